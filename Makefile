@@ -1,0 +1,57 @@
+# aqmlab: every set-up step a fresh machine needs lives here.
+#   make demo   - set up, build, run the default demo (results/demo/)
+#   make test   - set up, build, run the whole suite (cargo + pytest)
+#   make build  - set up and build only (leaves the CLI at .venv/bin/aqmlab)
+#   make bench  - benchmarks (prints ratios against in-process references)
+#   make ns3    - install Debian's ns-3 and build the cross-check program (validation/ns3)
+
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.deps-stamp
+export VIRTUAL_ENV := $(abspath $(VENV))
+export PATH := $(abspath $(VENV))/bin:$(PATH)
+
+.PHONY: all build test demo bench ns3 lint fmt clean test-rust test-python
+
+all: build
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet "maturin>=1.5,<2"
+	touch $(STAMP)
+
+build: $(STAMP)
+	$(VENV)/bin/maturin develop --release --quiet -E dev
+
+test: build test-rust test-python
+
+test-rust:
+	cargo test --workspace --exclude aqmlab-pybind --release
+
+test-python: build
+	$(PY) -m pytest -q
+
+demo: build
+	$(VENV)/bin/aqmlab demo --out results/demo
+
+bench: build
+	cargo run --release -p netsim --example bench_sim
+	$(PY) benches/run_all.py
+
+ns3:
+	bash validation/ns3/install.sh
+
+lint:
+	cargo fmt --all -- --check
+	cargo clippy --workspace --all-targets -- -D warnings
+	$(VENV)/bin/ruff check python tests benches
+
+fmt:
+	cargo fmt --all
+	$(VENV)/bin/ruff format python tests benches
+
+clean:
+	rm -rf target $(VENV) results
