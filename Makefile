@@ -38,7 +38,6 @@ demo: build
 	$(VENV)/bin/aqmlab demo --out results/demo
 
 bench: build
-	cargo run --release -p netsim --example bench_sim
 	$(PY) benches/run_all.py
 
 ns3:

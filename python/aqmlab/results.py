@@ -1,0 +1,185 @@
+"""Simulation results: the results contract of DESIGN.md as a Python object.
+
+A :class:`SimResult` holds the summary (a plain ``dict`` shaped like ``summary.json``) and the
+columnar records the simulator produced (time series per monitored link, per-flow rows, optional
+congestion-window traces). It converts them to pandas, plots them and writes them to a directory:
+
+``DIR/summary.json``, ``DIR/timeseries.parquet``, ``DIR/flows.parquet``, ``DIR/cwnd.parquet``
+(when traces were asked for) and ``DIR/queue.png`` / ``DIR/throughput.png``.
+
+Writing is atomic per directory: everything goes to a temporary sibling directory first, which is
+renamed into place only when every file has been written, so a failure leaves no half-written output.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["SimResult", "atomic_output_dir", "jain_index"]
+
+
+def jain_index(values) -> float:
+    """Jain's fairness index ``(sum x)^2 / (n sum x^2)``; 1.0 for an empty or all-zero input."""
+    xs = [float(v) for v in values]
+    sq = sum(x * x for x in xs)
+    if not xs or sq == 0.0:
+        return 1.0
+    return sum(xs) ** 2 / (len(xs) * sq)
+
+
+class atomic_output_dir:  # noqa: N801 - used as a context manager like open()
+    """Context manager yielding a temporary directory that replaces ``path`` on success.
+
+    On an exception the temporary directory is removed and ``path`` is left as it was (absent if it
+    did not exist), so callers never leave half-written results behind.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]):
+        self.path = Path(path)
+        self.tmp: Path | None = None
+
+    def __enter__(self) -> Path:
+        parent = self.path.resolve().parent
+        parent.mkdir(parents=True, exist_ok=True)
+        self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.path.name}.", dir=parent))
+        return self.tmp
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        assert self.tmp is not None
+        if exc_type is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            return False
+        if self.path.exists():
+            shutil.rmtree(self.path)
+        os.replace(self.tmp, self.path)
+        return False
+
+
+@dataclass
+class SimResult:
+    """Results of one simulation run.
+
+    Attributes
+    ----------
+    summary : dict
+        The ``summary.json`` content (see DESIGN.md, results contract). Times in seconds unless the
+        key says ``_ms``; rates in bits per second; queue lengths in packets or bytes as named.
+    columns : dict
+        Raw columnar records: ``"timeseries"``, ``"flows"`` and ``"cwnd"``, each a mapping from
+        column name to a list or array of equal length.
+    """
+
+    summary: dict[str, Any]
+    columns: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    # -- pandas views ---------------------------------------------------------------------------
+    def _frame(self, key: str):
+        import pandas as pd
+
+        return pd.DataFrame(self.columns.get(key, {}))
+
+    def timeseries(self):
+        """Per sample interval and monitored link: queue, delay, arrivals, drops, marks, throughput.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``time_s, link, queue_pkts, queue_bytes, queue_delay_ms_mean, arrivals, drops,
+            marks, throughput_bps``.
+        """
+        return self._frame("timeseries")
+
+    def flows(self):
+        """One row per flow: id, kind, cc, goodput_bps, rtt_ms_mean, retransmits, fct_s, ..."""
+        return self._frame("flows")
+
+    def cwnd(self):
+        """Congestion-window traces (``time_s, flow, cwnd_pkts``) for the flows that asked for one."""
+        return self._frame("cwnd")
+
+    def link(self, name: str = "bottleneck") -> dict[str, Any]:
+        """The summary of one link (``KeyError`` naming the known links if absent)."""
+        links = self.summary.get("links", {})
+        if name not in links:
+            raise KeyError(f"no link {name!r} in the results (links: {', '.join(links)})")
+        return links[name]
+
+    # -- plots ----------------------------------------------------------------------------------
+    def plot(self, link: str | None = None, ax=None):
+        """Plot queue length and per-interval throughput of ``link`` (all monitored if None).
+
+        Returns the matplotlib Figure.
+        """
+        import matplotlib
+
+        matplotlib.use("Agg", force=False)
+        import matplotlib.pyplot as plt
+
+        ts = self.timeseries()
+        if ax is None:
+            fig, axes = plt.subplots(2, 1, figsize=(8, 5.5), sharex=True)
+        else:
+            axes = ax
+            fig = axes[0].figure
+        if len(ts):
+            names = [link] if link else list(dict.fromkeys(ts["link"]))
+            for name in names:
+                part = ts[ts["link"] == name]
+                axes[0].plot(part["time_s"], part["queue_pkts"], lw=0.8, label=name)
+                axes[1].plot(part["time_s"], part["throughput_bps"] / 1e6, lw=0.8, label=name)
+        axes[0].set_ylabel("queue [packets]")
+        axes[1].set_ylabel("throughput [Mb/s]")
+        axes[1].set_xlabel("time [s]")
+        axes[0].legend(loc="upper right", fontsize="small")
+        warm = self.summary.get("warmup_s")
+        if warm:
+            for a in axes:
+                a.axvline(warm, color="grey", ls=":", lw=0.8)
+        axes[0].set_title(f"{self.summary.get('scenario', '')} (seed {self.summary.get('seed')})")
+        fig.tight_layout()
+        return fig
+
+    # -- persistence ----------------------------------------------------------------------------
+    def write_into(self, directory: str | os.PathLike[str], plots: bool = True) -> None:
+        """Write the results contract files into an existing directory (not atomic by itself)."""
+        import matplotlib.pyplot as plt
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        d = Path(directory)
+        (d / "summary.json").write_text(json.dumps(self.summary, indent=2, sort_keys=False) + "\n")
+        for key in ("timeseries", "flows", "cwnd"):
+            cols = self.columns.get(key)
+            if cols is None or (key == "cwnd" and not any(len(v) for v in cols.values())):
+                continue
+            pq.write_table(pa.table(cols), d / f"{key}.parquet")
+        if plots:
+            fig = self.plot()
+            fig.savefig(d / "queue.png", dpi=110)
+            plt.close(fig)
+
+    def save(self, directory: str | os.PathLike[str], plots: bool = True) -> Path:
+        """Write the results to ``directory`` atomically (replacing it) and return its path."""
+        with atomic_output_dir(directory) as tmp:
+            self.write_into(tmp, plots=plots)
+        return Path(directory)
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike[str]) -> SimResult:
+        """Read a results directory written by :meth:`save`."""
+        import pyarrow.parquet as pq
+
+        d = Path(directory)
+        summary = json.loads((d / "summary.json").read_text())
+        columns = {}
+        for key in ("timeseries", "flows", "cwnd"):
+            f = d / f"{key}.parquet"
+            if f.exists():
+                columns[key] = pq.read_table(f).to_pydict()
+        return cls(summary=summary, columns=columns)
