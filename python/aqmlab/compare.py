@@ -1,0 +1,128 @@
+"""Run one scenario under several AQMs and compare them (the engine behind ``aqmlab demo``)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from aqmlab.results import SimResult, atomic_output_dir
+from aqmlab.scenario import AqmSpec, Scenario, load_scenario
+
+__all__ = ["Comparison", "compare_aqms", "default_demo_scenario", "plot_comparison"]
+
+_DEMO = Path(__file__).resolve().parents[2] / "scenarios" / "demo.toml"
+
+
+def default_demo_scenario() -> Scenario:
+    """The bundled demo scenario (``scenarios/demo.toml``)."""
+    return load_scenario(_DEMO)
+
+
+@dataclass
+class Comparison:
+    """Results of one scenario under several AQMs, keyed by AQM name."""
+
+    results: dict[str, SimResult]
+
+    @property
+    def summaries(self) -> dict[str, dict]:
+        return {k: r.summary for k, r in self.results.items()}
+
+    def table(self) -> list[dict]:
+        """One row per AQM with the headline numbers of the bottleneck link."""
+        rows = []
+        for name, r in self.results.items():
+            link = r.link("bottleneck")
+            rows.append(
+                {
+                    "aqm": name,
+                    "utilization": link["utilization"],
+                    "mean_queue_pkts": link["mean_queue_pkts"],
+                    "mean_delay_ms": link["queue_delay_ms"]["mean"],
+                    "p99_delay_ms": link["queue_delay_ms"]["p99"],
+                    "loss": link["drops"] / max(link.get("arrivals", 0), 1),
+                    "marks": link["marks"],
+                    "jain": r.summary["fairness"]["jain"],
+                }
+            )
+        return rows
+
+
+def with_aqm(base: Scenario, name: str, params: dict | None = None) -> Scenario:
+    """A copy of ``base`` whose AQM is ``name`` with ``params`` (defaults otherwise)."""
+    sc = base.model_copy(deep=True)
+    sc.aqm = AqmSpec(type=name, **(params or {}))
+    sc.name = f"{base.name}-{name}"
+    return sc
+
+
+def plot_comparison(cmp: Comparison, link: str = "bottleneck"):
+    """Queue length over time per AQM, plus bars of delay, utilization and loss."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure(figsize=(11, 7))
+    gs = fig.add_gridspec(2, 3, height_ratios=[1.3, 1])
+    ax_q = fig.add_subplot(gs[0, :])
+    for name, r in cmp.results.items():
+        ts = r.timeseries()
+        ts = ts[ts["link"] == link]
+        ax_q.plot(ts["time_s"], ts["queue_delay_ms_mean"], lw=0.7, label=name)
+    ax_q.set_xlabel("time [s]")
+    ax_q.set_ylabel("queue delay [ms]")
+    ax_q.legend(ncol=len(cmp.results), fontsize="small")
+    rows = cmp.table()
+    names = [row["aqm"] for row in rows]
+    for ax, key, label, scale in (
+        (fig.add_subplot(gs[1, 0]), "mean_delay_ms", "mean queue delay [ms]", 1.0),
+        (fig.add_subplot(gs[1, 1]), "utilization", "utilization [%]", 100.0),
+        (fig.add_subplot(gs[1, 2]), "loss", "loss [%]", 100.0),
+    ):
+        ax.bar(names, [row[key] * scale for row in rows], color="C0")
+        ax.set_ylabel(label)
+        ax.tick_params(axis="x", rotation=45)
+    fig.tight_layout()
+    return fig
+
+
+def compare_aqms(
+    base: Scenario, aqms: list[str], out: str | Path, progress_factory=None
+) -> Comparison:
+    """Simulate ``base`` once per AQM (defaults) and write per-AQM results plus a comparison.
+
+    All AQM names are validated before anything runs; ``out`` is written atomically with
+    ``out/NAME/`` (results contract per AQM), ``out/comparison.json`` and ``out/comparison.png``.
+    """
+    import matplotlib.pyplot as plt
+
+    from aqmlab.sim import build_config, simulate
+
+    if not aqms:
+        raise ValueError("aqms: give at least one AQM")
+    scenarios = {name: with_aqm(base, name) for name in aqms}
+    for sc in scenarios.values():
+        build_config(sc)
+    results: dict[str, SimResult] = {}
+    with atomic_output_dir(out) as tmp:
+        if progress_factory is not None:
+            with progress_factory() as prog:
+                for name, sc in scenarios.items():
+                    task = prog.add_task(name, total=sc.duration)
+                    results[name] = simulate(
+                        sc, progress=lambda t, task=task: prog.update(task, completed=t)
+                    )
+        else:
+            for name, sc in scenarios.items():
+                results[name] = simulate(sc)
+        for name, r in results.items():
+            (tmp / name).mkdir()
+            r.write_into(tmp / name)
+        cmp = Comparison(results)
+        (tmp / "comparison.json").write_text(json.dumps(cmp.table(), indent=2) + "\n")
+        fig = plot_comparison(cmp)
+        fig.savefig(tmp / "comparison.png", dpi=110)
+        plt.close(fig)
+    return cmp
