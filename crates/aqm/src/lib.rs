@@ -1,1 +1,87 @@
-//! AQM algorithms.
+//! # aqm — queue disciplines and Active Queue Management algorithms
+//!
+//! Pure logic: no I/O, no clock, no simulator types. Shared by the `netsim` simulator and
+//! (later) a live dataplane. Style follows smoltcp: time is passed in, one file per
+//! algorithm, constants cite the RFC/paper section they come from.
+//!
+//! ## Public API
+//!
+//! * Time and units ([`time`]): [`Instant`]`(u64 ns)`, [`Duration`]`(u64 ns)` with
+//!   saturating `+`/`-` and checked variants, [`BitsPerSec`]`::tx_time(bytes) -> Duration`
+//!   (rounded up), [`Bytes`].
+//! * [`Packet`]: the trait a packet type implements (`size_bytes`, `flow_hash`,
+//!   `ecn_capable`, `set_ce`, `enqueued_at`, `set_enqueued_at`).
+//! * [`Rng`]: per-queue seeded Xoshiro256++ stream (`uniform() -> f64` in `[0,1)`).
+//! * [`AqmConfig`]: serde enum tagged by `"type"` (`droptail`, `red`, `ared`, `pi`, `pie`,
+//!   `codel`, `blue`, `sred`, `rem`, `avq`), one config struct per algorithm with documented
+//!   defaults and `validate()`. `AqmConfig::from_name(name, &[(key, f64)])`,
+//!   `AqmConfig::names()`, `AqmConfig::describe(name) -> Vec<ParamInfo>`. At this
+//!   name/value boundary time parameters are seconds and booleans 0/1; in serde form time
+//!   fields are integer nanoseconds. Every AQM has `ecn` (default false): when set, a
+//!   congestion signal on an ECN-capable packet becomes a CE mark instead of a drop (never at
+//!   the hard limit).
+//! * [`QueueDisc<P>`]: FIFO + hard [`QueueLimit`] + [`QueueStats`] + RNG + one algorithm.
+//!   - `QueueDisc::new(&cfg, limit, LinkInfo::new(rate), seed) -> Result<Self, ConfigError>`
+//!   - `enqueue(now, pkt) -> Enqueue<P>` (`Queued` | `Marked` | `Dropped(pkt, DropReason)`)
+//!   - `dequeue(now, &mut on_drop) -> Option<P>` (CoDel may drop several heads per call;
+//!     dropped packets go to `on_drop(pkt, reason)`)
+//!   - `poll_at() -> Option<Instant>` / `on_timer(now)` for periodic laws (PI, PIE, REM,
+//!     Adaptive RED's max_p update)
+//!   - `len_pkts()`, `len_bytes()`, `stats()`, `head_sojourn(now)`, `probability()`,
+//!     `set_param(key, f64)`, `param(key)`, `config()`
+//! * [`ConfigError`]: `UnknownAqm`, `UnknownParam`, `InvalidParam { key, value, reason }`.
+//!
+//! ## Contract for the driver (simulator or dataplane)
+//!
+//! * Call `dequeue` when the link can take a packet. When a dequeue empties the queue, the
+//!   queue assumes the link goes idle when that packet's transmission ends (at the link rate
+//!   given in [`LinkInfo`]); RED/BLUE use this for their idle-time rules.
+//! * Call `on_timer(t)` at every `t = poll_at()`; `poll_at` may change after any call, so
+//!   re-read it after `enqueue`, `dequeue`, `on_timer` and `set_param`.
+//! * Counter invariants: `received = dropped_enqueue() + enqueued`,
+//!   `enqueued = dequeued + dropped_dequeue + len_pkts()`.
+//!
+//! ## Example
+//!
+//! ```
+//! use aqm::*;
+//! # #[derive(Debug)] struct Pkt { size: u32, t: Instant }
+//! # impl Packet for Pkt {
+//! #   fn size_bytes(&self) -> u32 { self.size } fn flow_hash(&self) -> u64 { 0 }
+//! #   fn ecn_capable(&self) -> bool { false } fn set_ce(&mut self) {}
+//! #   fn enqueued_at(&self) -> Instant { self.t } fn set_enqueued_at(&mut self, t: Instant) { self.t = t }
+//! # }
+//! let cfg = AqmConfig::from_name("fifo", &[]).unwrap();
+//! let mut q = QueueDisc::new(&cfg, QueueLimit::Packets(100),
+//!                            LinkInfo::new(BitsPerSec::from_mbps(10)), 42).unwrap();
+//! assert!(matches!(q.enqueue(Instant(0), Pkt { size: 1500, t: Instant(0) }), Enqueue::Queued));
+//! let p = q.dequeue(Instant(1_000), &mut |_p, _reason| {}).unwrap();
+//! assert_eq!(p.size, 1500);
+//! ```
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod algorithm;
+pub mod config;
+pub mod error;
+pub mod packet;
+pub mod params;
+pub mod queue;
+pub mod rng;
+pub mod time;
+
+pub mod droptail;
+
+#[cfg(test)]
+mod tests_wrapper;
+#[cfg(test)]
+mod testutil;
+
+pub use config::AqmConfig;
+pub use error::ConfigError;
+pub use packet::Packet;
+pub use params::{ParamInfo, Params};
+pub use queue::{DropReason, Enqueue, LinkInfo, QueueDisc, QueueLimit, QueueStats, DEFAULT_MTU};
+pub use rng::Rng;
+pub use time::{BitsPerSec, Bytes, Duration, Instant};

@@ -1,0 +1,114 @@
+//! The interface between the queue wrapper ([`crate::QueueDisc`]) and one algorithm.
+//!
+//! An algorithm only *decides* (accept, congestion signal, drop) and keeps its own state;
+//! the wrapper owns the packets, the hard limit, the counters and the random stream
+//! (DESIGN.md "Core abstractions"). Dispatch is static: [`crate::config`] wraps every
+//! algorithm in one enum and `match`es.
+
+use crate::packet::Packet;
+use crate::params::Params;
+use crate::queue::{Backlog, DropReason, LinkInfo, QueueLimit, QueueStats};
+use crate::rng::Rng;
+use crate::time::{Duration, Instant};
+
+/// Queue occupancy as seen by an algorithm. At an arrival it is the state *before* the
+/// arrival is added; after a dequeue, the state *after* the packet left.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct QueueView {
+    /// Packets in the queue.
+    pub len_pkts: u32,
+    /// Bytes in the queue.
+    pub len_bytes: u64,
+    /// Sojourn time of the packet at the head (zero if empty).
+    pub head_sojourn: Duration,
+}
+
+/// The arriving packet's attributes an algorithm may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arrival {
+    /// Size in bytes.
+    pub size: u32,
+    /// Flow hash ([`Packet::flow_hash`]).
+    pub flow_hash: u64,
+    /// [`Packet::ecn_capable`].
+    pub ecn_capable: bool,
+}
+
+/// Static facts about the queue an algorithm is attached to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Env {
+    /// The hard buffer limit enforced by the wrapper.
+    pub limit: QueueLimit,
+    /// The outgoing link.
+    pub link: LinkInfo,
+}
+
+/// An algorithm's decision for an arriving packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Enqueue unchanged.
+    Accept,
+    /// Congestion signal: the wrapper marks CE if the config's `ecn` is set and the packet is
+    /// ECN-capable (RFC 3168 §5), otherwise drops it with this reason.
+    Signal(DropReason),
+    /// Drop regardless of ECN (e.g. PIE above its 10 % marking limit, RFC 8033 §5.1).
+    Drop(DropReason),
+}
+
+/// One AQM algorithm's state machine.
+pub trait Algorithm: Sized {
+    /// Its configuration struct.
+    type Config: Params;
+
+    /// Fresh state for a validated config.
+    fn build(cfg: &Self::Config, env: &Env) -> Self;
+    /// The current configuration.
+    fn cfg(&self) -> &Self::Config;
+    /// Install a new (validated) configuration while running, keeping the dynamic state.
+    fn reconfigure(&mut self, cfg: Self::Config);
+    /// True if congestion signals may be ECN marks.
+    fn ecn(&self) -> bool;
+
+    /// Decide on an arrival. `q` is the queue before the arrival.
+    fn enqueue(&mut self, now: Instant, pkt: &Arrival, q: &QueueView, rng: &mut Rng) -> Verdict;
+
+    /// Take the next packet to send. The default pops the head; dequeue-side AQMs (CoDel)
+    /// override it, may drop several heads (counting them in `stats.dropped_dequeue` and
+    /// handing them to `on_drop`) and mark (counting `stats.marked`).
+    #[inline]
+    fn dequeue<P: Packet, F: FnMut(P, DropReason)>(
+        &mut self,
+        _now: Instant,
+        backlog: &mut Backlog<P>,
+        _stats: &mut QueueStats,
+        _on_drop: &mut F,
+    ) -> Option<P> {
+        backlog.pop()
+    }
+
+    /// A packet of `size` bytes with sojourn `sojourn` was handed to the link; `q` is the
+    /// queue after it left.
+    #[inline]
+    fn on_dequeued(&mut self, _now: Instant, _size: u32, _sojourn: Duration, _q: &QueueView) {}
+    /// The queue became empty; the link goes idle at `idle_from` (end of the last
+    /// transmission).
+    #[inline]
+    fn on_empty(&mut self, _idle_from: Instant) {}
+    /// An accepted arrival was dropped at the hard limit.
+    #[inline]
+    fn on_overflow(&mut self, _now: Instant) {}
+    /// Next time the periodic law must run, if any.
+    #[inline]
+    fn poll_at(&self) -> Option<Instant> {
+        None
+    }
+    /// Run the periodic law.
+    #[inline]
+    fn on_timer(&mut self, _now: Instant, _q: &QueueView) {}
+    /// How many times the control law ran (definition documented per algorithm).
+    fn activations(&self) -> u64;
+    /// The current drop/mark probability in [0, 1] (0 for algorithms without one).
+    fn probability(&self) -> f64 {
+        0.0
+    }
+}

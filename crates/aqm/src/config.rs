@@ -1,0 +1,187 @@
+//! [`AqmConfig`]: the serde-tagged description of which AQM runs with which parameters,
+//! shared by scenario files, Python and pickling; and [`AnyAqm`], the matching enum of
+//! algorithm states (static dispatch by `match`).
+//!
+//! Serialized form (JSON shown): `{"type": "codel", "target": 5000000, "ecn": true}`.
+//! Time fields serialize as integer **nanoseconds**; at the name/value boundary
+//! ([`AqmConfig::from_name`], [`AqmConfig::describe`], `set_param`) they are seconds.
+
+use serde::{Deserialize, Serialize};
+
+use crate::algorithm::{Algorithm, Arrival, Env, QueueView, Verdict};
+use crate::error::ConfigError;
+use crate::packet::Packet;
+use crate::params::{ParamInfo, Params};
+use crate::queue::{Backlog, DropReason, QueueStats};
+use crate::rng::Rng;
+use crate::time::{Duration, Instant};
+
+/// Aliases accepted by [`AqmConfig::from_name`] besides the canonical names.
+const ALIASES: &[(&str, &str)] = &[("fifo", "droptail"), ("taildrop", "droptail")];
+
+macro_rules! aqm_registry {
+    ($( $variant:ident => $module:ident :: $cfg:ident, $algo:ident; )*) => {
+        /// Which AQM, with its parameters. Internally tagged by `"type"` (lowercase name).
+        #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "type", rename_all = "lowercase")]
+        pub enum AqmConfig {
+            $(
+                #[doc = concat!("See [`crate::", stringify!($module), "`].")]
+                $variant(crate::$module::$cfg),
+            )*
+        }
+
+        /// The running state of one AQM (one variant per algorithm).
+        #[derive(Debug, Clone)]
+        pub(crate) enum AnyAqm {
+            $( $variant(crate::$module::$algo), )*
+        }
+
+        impl AqmConfig {
+            /// Canonical names, in the order of the enum.
+            pub fn names() -> &'static [&'static str] {
+                &[$( <crate::$module::$cfg as Params>::AQM ),*]
+            }
+
+            /// This config's canonical name.
+            pub fn name(&self) -> &'static str {
+                match self { $( AqmConfig::$variant(_) => <crate::$module::$cfg as Params>::AQM, )* }
+            }
+
+            /// The default config of AQM `name` (canonical or alias, case-insensitive).
+            pub fn default_for(name: &str) -> Result<AqmConfig, ConfigError> {
+                let lower = name.trim().to_ascii_lowercase();
+                let canon = ALIASES
+                    .iter()
+                    .find(|(a, _)| *a == lower)
+                    .map_or(lower.as_str(), |(_, c)| *c);
+                $(
+                    if canon == <crate::$module::$cfg as Params>::AQM {
+                        return Ok(AqmConfig::$variant(Default::default()));
+                    }
+                )*
+                Err(ConfigError::UnknownAqm { name: name.to_string(), known: Self::known_names() })
+            }
+
+            /// Parameter descriptions of AQM `name` (for `aqmlab aqms`).
+            pub fn describe(name: &str) -> Result<Vec<ParamInfo>, ConfigError> {
+                Ok(match Self::default_for(name)? {
+                    $( AqmConfig::$variant(_) => <crate::$module::$cfg as Params>::describe(), )*
+                })
+            }
+
+            /// Parameter descriptions of this config's AQM.
+            pub fn param_info(&self) -> Vec<ParamInfo> {
+                match self { $( AqmConfig::$variant(_) => <crate::$module::$cfg as Params>::describe(), )* }
+            }
+
+            /// Check every parameter's range and cross-field constraints.
+            pub fn validate(&self) -> Result<(), ConfigError> {
+                match self { $( AqmConfig::$variant(c) => c.validate(), )* }
+            }
+
+            /// Set one parameter (boundary units) and re-validate; unchanged on error.
+            pub fn set_param(&mut self, key: &str, value: f64) -> Result<(), ConfigError> {
+                match self { $( AqmConfig::$variant(c) => c.set_param(key, value), )* }
+            }
+
+            /// Read one parameter (boundary units).
+            pub fn get_param(&self, key: &str) -> Option<f64> {
+                match self { $( AqmConfig::$variant(c) => c.get_param(key), )* }
+            }
+
+            fn set_field(&mut self, key: &str, value: f64) -> Result<(), ConfigError> {
+                match self { $( AqmConfig::$variant(c) => c.set_field(key, value), )* }
+            }
+        }
+
+        impl AnyAqm {
+            pub(crate) fn build(cfg: &AqmConfig, env: &Env) -> AnyAqm {
+                match cfg { $( AqmConfig::$variant(c) => AnyAqm::$variant(crate::$module::$algo::build(c, env)), )* }
+            }
+            pub(crate) fn config(&self) -> AqmConfig {
+                match self { $( AnyAqm::$variant(a) => AqmConfig::$variant(*a.cfg()), )* }
+            }
+            pub(crate) fn set_param(&mut self, key: &str, value: f64) -> Result<(), ConfigError> {
+                match self {
+                    $( AnyAqm::$variant(a) => {
+                        let mut c = *a.cfg();
+                        c.set_param(key, value)?;
+                        a.reconfigure(c);
+                        Ok(())
+                    } )*
+                }
+            }
+            #[inline]
+            pub(crate) fn ecn(&self) -> bool {
+                match self { $( AnyAqm::$variant(a) => a.ecn(), )* }
+            }
+            #[inline]
+            pub(crate) fn enqueue(&mut self, now: Instant, pkt: &Arrival, q: &QueueView, rng: &mut Rng) -> Verdict {
+                match self { $( AnyAqm::$variant(a) => a.enqueue(now, pkt, q, rng), )* }
+            }
+            #[inline]
+            pub(crate) fn dequeue<P: Packet, F: FnMut(P, DropReason)>(
+                &mut self, now: Instant, backlog: &mut Backlog<P>, stats: &mut QueueStats, on_drop: &mut F,
+            ) -> Option<P> {
+                match self { $( AnyAqm::$variant(a) => a.dequeue(now, backlog, stats, on_drop), )* }
+            }
+            #[inline]
+            pub(crate) fn on_dequeued(&mut self, now: Instant, size: u32, sojourn: Duration, q: &QueueView) {
+                match self { $( AnyAqm::$variant(a) => a.on_dequeued(now, size, sojourn, q), )* }
+            }
+            #[inline]
+            pub(crate) fn on_empty(&mut self, idle_from: Instant) {
+                match self { $( AnyAqm::$variant(a) => a.on_empty(idle_from), )* }
+            }
+            #[inline]
+            pub(crate) fn on_overflow(&mut self, now: Instant) {
+                match self { $( AnyAqm::$variant(a) => a.on_overflow(now), )* }
+            }
+            #[inline]
+            pub(crate) fn poll_at(&self) -> Option<Instant> {
+                match self { $( AnyAqm::$variant(a) => a.poll_at(), )* }
+            }
+            #[inline]
+            pub(crate) fn on_timer(&mut self, now: Instant, q: &QueueView) {
+                match self { $( AnyAqm::$variant(a) => a.on_timer(now, q), )* }
+            }
+            #[inline]
+            pub(crate) fn activations(&self) -> u64 {
+                match self { $( AnyAqm::$variant(a) => a.activations(), )* }
+            }
+            #[inline]
+            pub(crate) fn probability(&self) -> f64 {
+                match self { $( AnyAqm::$variant(a) => a.probability(), )* }
+            }
+        }
+    };
+}
+
+aqm_registry! {
+    DropTail => droptail::DropTailConfig, DropTail;
+}
+
+impl AqmConfig {
+    fn known_names() -> String {
+        let mut v: Vec<&str> = Self::names().to_vec();
+        v.extend(ALIASES.iter().map(|(a, _)| *a));
+        v.join(", ")
+    }
+
+    /// Build a config from an AQM name (canonical or alias, case-insensitive) and
+    /// `(parameter, value)` pairs in boundary units (time in seconds, booleans 0/1).
+    /// All pairs are applied, then the whole config is validated.
+    ///
+    /// Errors name the offending AQM, key and value: `unknown AQM 'foo' (known: ...)`,
+    /// `unknown parameter 'x' = 1 for AQM 'red' (known: ...)`,
+    /// `aqm parameter 'target' = -1: must be ...`.
+    pub fn from_name(name: &str, params: &[(String, f64)]) -> Result<AqmConfig, ConfigError> {
+        let mut cfg = Self::default_for(name)?;
+        for (k, v) in params {
+            cfg.set_field(k, *v)?;
+        }
+        cfg.validate()?;
+        Ok(cfg)
+    }
+}

@@ -1,0 +1,145 @@
+//! Drop-tail (FIFO): accept while the buffer has room (ALGORITHMS.md §3.1).
+//!
+//! The hard limit itself is enforced by [`crate::QueueDisc`]; this algorithm never signals
+//! congestion. Activations: none (it has no control law; the counter stays 0).
+
+use crate::algorithm::{Algorithm, Arrival, Env, QueueView, Verdict};
+use crate::error::ConfigError;
+use crate::params::aqm_config;
+use crate::rng::Rng;
+use crate::time::Instant;
+
+aqm_config! {
+    /// Drop-tail configuration. The buffer size is the queue's [`crate::QueueLimit`].
+    pub struct DropTailConfig as "droptail" {
+        /// Accepted for uniformity with the other AQMs; drop-tail never marks
+        /// (packets over the limit are always dropped). Default false.
+        pub ecn: bool = false, "bool";
+    }
+}
+
+impl DropTailConfig {
+    fn check(&self) -> Result<(), ConfigError> {
+        Ok(())
+    }
+}
+
+/// Drop-tail state (none).
+#[derive(Debug, Clone)]
+pub struct DropTail {
+    cfg: DropTailConfig,
+}
+
+impl Algorithm for DropTail {
+    type Config = DropTailConfig;
+
+    fn build(cfg: &DropTailConfig, _env: &Env) -> Self {
+        DropTail { cfg: *cfg }
+    }
+    fn cfg(&self) -> &DropTailConfig {
+        &self.cfg
+    }
+    fn reconfigure(&mut self, cfg: DropTailConfig) {
+        self.cfg = cfg;
+    }
+    fn ecn(&self) -> bool {
+        self.cfg.ecn
+    }
+    #[inline]
+    fn enqueue(
+        &mut self,
+        _now: Instant,
+        _pkt: &Arrival,
+        _q: &QueueView,
+        _rng: &mut Rng,
+    ) -> Verdict {
+        Verdict::Accept
+    }
+    fn activations(&self) -> u64 {
+        0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testutil::TestPacket;
+    use crate::*;
+
+    fn q(limit: QueueLimit) -> QueueDisc<TestPacket> {
+        QueueDisc::new(
+            &AqmConfig::DropTail(Default::default()),
+            limit,
+            LinkInfo::new(BitsPerSec::from_mbps(10)),
+            1,
+        )
+        .unwrap()
+    }
+
+    /// Reference: ALGORITHMS.md §3.1 (accept while room, else drop the arrival), FIFO order.
+    #[test]
+    fn packet_limit_tail_drop_and_fifo_order() {
+        let mut q = q(QueueLimit::Packets(3));
+        for i in 0..5u64 {
+            let r = q.enqueue(Instant(i), TestPacket::new(i, 1000));
+            if i < 3 {
+                assert_eq!(r, Enqueue::Queued);
+            } else {
+                match r {
+                    Enqueue::Dropped(p, DropReason::ForcedLimit) => assert_eq!(p.id, i),
+                    other => panic!("expected forced drop, got {other:?}"),
+                }
+            }
+        }
+        assert_eq!(q.len_pkts(), 3);
+        assert_eq!(q.len_bytes(), 3000);
+        assert_eq!(q.head_sojourn(Instant(10)), Duration(10));
+        let mut never = |_p: TestPacket, _r: DropReason| panic!("droptail never drops at dequeue");
+        for i in 0..3u64 {
+            let p = q.dequeue(Instant(20), &mut never).unwrap();
+            assert_eq!(p.id, i);
+            assert_eq!(p.enqueued_at, Instant(i));
+        }
+        assert!(q.dequeue(Instant(21), &mut never).is_none());
+        let s = q.stats();
+        assert_eq!(s.received, 5);
+        assert_eq!(s.enqueued, 3);
+        assert_eq!(s.dropped_limit, 2);
+        assert_eq!(s.dropped_early, 0);
+        assert_eq!(s.dequeued, 3);
+        assert_eq!(s.received, s.dropped_enqueue() + s.enqueued);
+    }
+
+    /// Byte limit: a packet is stored only if the bytes after storing it stay <= the limit.
+    #[test]
+    fn byte_limit() {
+        let mut q = q(QueueLimit::Bytes(2500));
+        assert_eq!(
+            q.enqueue(Instant(0), TestPacket::new(0, 1000)),
+            Enqueue::Queued
+        );
+        assert_eq!(
+            q.enqueue(Instant(0), TestPacket::new(1, 1000)),
+            Enqueue::Queued
+        );
+        assert!(matches!(
+            q.enqueue(Instant(0), TestPacket::new(2, 1000)),
+            Enqueue::Dropped(_, DropReason::ForcedLimit)
+        ));
+        assert_eq!(
+            q.enqueue(Instant(0), TestPacket::new(3, 500)),
+            Enqueue::Queued
+        );
+        assert_eq!(q.len_bytes(), 2500);
+    }
+
+    #[test]
+    fn zero_limit_is_rejected() {
+        let r = QueueDisc::<TestPacket>::new(
+            &AqmConfig::DropTail(Default::default()),
+            QueueLimit::Packets(0),
+            LinkInfo::new(BitsPerSec(1)),
+            0,
+        );
+        assert!(r.is_err());
+    }
+}

@@ -1,0 +1,90 @@
+//! Typed errors.
+
+use core::fmt;
+
+/// Errors in building or re-parameterising an AQM configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ConfigError {
+    /// The AQM name is not known.
+    UnknownAqm {
+        /// The name given.
+        name: String,
+        /// Comma-separated list of known names.
+        known: String,
+    },
+    /// The parameter does not exist for this AQM.
+    UnknownParam {
+        /// The AQM the parameter was given for.
+        aqm: String,
+        /// The parameter name given.
+        key: String,
+        /// The value given.
+        value: f64,
+        /// Comma-separated list of known parameters.
+        known: String,
+    },
+    /// The parameter exists but the value is not acceptable.
+    InvalidParam {
+        /// The parameter name.
+        key: String,
+        /// The offending value (time parameters in seconds).
+        value: f64,
+        /// Why it is rejected, e.g. "must be > 0".
+        reason: String,
+    },
+}
+
+impl ConfigError {
+    /// Shorthand for [`ConfigError::InvalidParam`].
+    pub fn invalid(key: &str, value: f64, reason: impl Into<String>) -> ConfigError {
+        ConfigError::InvalidParam {
+            key: key.to_string(),
+            value,
+            reason: reason.into(),
+        }
+    }
+    /// The offending key, if any.
+    pub fn key(&self) -> Option<&str> {
+        match self {
+            ConfigError::UnknownAqm { .. } => None,
+            ConfigError::UnknownParam { key, .. } | ConfigError::InvalidParam { key, .. } => {
+                Some(key)
+            }
+        }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigError::UnknownAqm { name, known } => {
+                write!(f, "unknown AQM '{name}' (known: {known})")
+            }
+            ConfigError::UnknownParam {
+                aqm,
+                key,
+                value,
+                known,
+            } => write!(
+                f,
+                "unknown parameter '{key}' = {value} for AQM '{aqm}' (known: {known})"
+            ),
+            ConfigError::InvalidParam { key, value, reason } => {
+                write!(f, "aqm parameter '{key}' = {value}: {reason}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Returns `Err(InvalidParam)` unless `ok`.
+#[allow(dead_code)]
+#[inline]
+pub(crate) fn ensure(ok: bool, key: &str, value: f64, reason: &str) -> Result<(), ConfigError> {
+    if ok {
+        Ok(())
+    } else {
+        Err(ConfigError::invalid(key, value, reason))
+    }
+}

@@ -1,0 +1,391 @@
+//! The queue wrapper: storage, hard limit, counters, random stream and one AQM.
+//!
+//! Counter invariants (ns-3 `QueueDisc` style), checked in tests:
+//! `received = dropped_enqueue() + enqueued` and
+//! `enqueued = dequeued + dropped_dequeue + len_pkts()`.
+
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+
+use crate::algorithm::{Arrival, Env, QueueView, Verdict};
+use crate::config::{AnyAqm, AqmConfig};
+use crate::error::ConfigError;
+use crate::packet::Packet;
+use crate::rng::Rng;
+use crate::time::{BitsPerSec, Duration, Instant};
+
+/// Default MTU in bytes used by [`LinkInfo::new`] (Ethernet payload).
+pub const DEFAULT_MTU: u32 = 1500;
+
+/// Hard buffer limit, enforced by the wrapper before any packet is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QueueLimit {
+    /// At most this many packets.
+    Packets(u32),
+    /// At most this many bytes.
+    Bytes(u64),
+}
+
+impl QueueLimit {
+    /// The limit in packets, converting a byte limit with `mtu`-sized packets.
+    pub fn as_packets(self, mtu: u32) -> u64 {
+        match self {
+            QueueLimit::Packets(n) => n as u64,
+            QueueLimit::Bytes(b) => b / mtu.max(1) as u64,
+        }
+    }
+    /// The limit in bytes, converting a packet limit with `mtu`-sized packets.
+    pub fn as_bytes(self, mtu: u32) -> u64 {
+        match self {
+            QueueLimit::Packets(n) => n as u64 * mtu as u64,
+            QueueLimit::Bytes(b) => b,
+        }
+    }
+    fn is_zero(self) -> bool {
+        matches!(self, QueueLimit::Packets(0) | QueueLimit::Bytes(0))
+    }
+}
+
+/// The outgoing link of the queue (used by rate-based laws and idle-time corrections).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct LinkInfo {
+    /// Link rate.
+    pub rate: BitsPerSec,
+    /// Maximum packet size in bytes (CoDel's MAXPACKET default, PIE's "2 packets" rule,
+    /// conversions between packet and byte limits).
+    pub mtu: u32,
+}
+
+impl LinkInfo {
+    /// A link of `rate` with [`DEFAULT_MTU`].
+    pub const fn new(rate: BitsPerSec) -> LinkInfo {
+        LinkInfo {
+            rate,
+            mtu: DEFAULT_MTU,
+        }
+    }
+}
+
+/// Why a packet was dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum DropReason {
+    /// The hard buffer limit was reached (tail drop).
+    ForcedLimit,
+    /// Probabilistic early drop by the AQM at enqueue.
+    Early,
+    /// Deterministic AQM drop at enqueue (e.g. RED's average above max_th (non-gentle) or
+    /// 2·max_th (gentle), AVQ's virtual-queue overflow, PIE's de-randomisation bound).
+    AqmForced,
+    /// Dropped at dequeue by CoDel's control law (RFC 8289 §5.5).
+    CodelDequeue,
+}
+
+/// Result of [`QueueDisc::enqueue`].
+#[derive(Debug, PartialEq, Eq)]
+pub enum Enqueue<P> {
+    /// Stored unchanged.
+    Queued,
+    /// Stored with CE set (congestion signal as an ECN mark).
+    Marked,
+    /// Not stored; the packet is handed back so the caller can recycle it.
+    Dropped(P, DropReason),
+}
+
+/// Counters of one queue (packets unless named `_bytes`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueueStats {
+    /// Arrivals offered to `enqueue`.
+    pub received: u64,
+    /// Arrivals stored (including marked ones).
+    pub enqueued: u64,
+    /// Arrivals dropped at the hard limit ([`DropReason::ForcedLimit`]).
+    pub dropped_limit: u64,
+    /// Arrivals dropped by the AQM at enqueue ([`DropReason::Early`], [`DropReason::AqmForced`]).
+    pub dropped_early: u64,
+    /// Stored packets dropped at dequeue (CoDel).
+    pub dropped_dequeue: u64,
+    /// Packets marked CE (at enqueue or dequeue).
+    pub marked: u64,
+    /// Packets handed to the link.
+    pub dequeued: u64,
+    /// Times the AQM control law ran (see each algorithm's docs for what counts).
+    pub activations: u64,
+    /// Bytes offered to `enqueue`.
+    pub received_bytes: u64,
+    /// Bytes handed to the link.
+    pub dequeued_bytes: u64,
+}
+
+impl QueueStats {
+    /// All drops before storage: `dropped_limit + dropped_early`.
+    #[inline]
+    pub fn dropped_enqueue(&self) -> u64 {
+        self.dropped_limit + self.dropped_early
+    }
+    /// All drops.
+    #[inline]
+    pub fn dropped(&self) -> u64 {
+        self.dropped_enqueue() + self.dropped_dequeue
+    }
+}
+
+/// FIFO storage with a byte counter. Pre-allocated; no per-packet allocation.
+#[derive(Debug, Clone)]
+pub struct Backlog<P> {
+    q: VecDeque<P>,
+    bytes: u64,
+}
+
+impl<P: Packet> Backlog<P> {
+    fn with_capacity(n: usize) -> Self {
+        Backlog {
+            q: VecDeque::with_capacity(n),
+            bytes: 0,
+        }
+    }
+    /// Remove the head.
+    #[inline]
+    pub fn pop(&mut self) -> Option<P> {
+        let p = self.q.pop_front()?;
+        self.bytes -= p.size_bytes() as u64;
+        Some(p)
+    }
+    #[inline]
+    fn push(&mut self, p: P) {
+        self.bytes += p.size_bytes() as u64;
+        self.q.push_back(p);
+    }
+    /// Packets stored.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.q.len()
+    }
+    /// True if no packet is stored.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.q.is_empty()
+    }
+    /// Bytes stored.
+    #[inline]
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+    /// The head packet.
+    #[inline]
+    pub fn front(&self) -> Option<&P> {
+        self.q.front()
+    }
+}
+
+/// A queue discipline: FIFO + hard limit + counters + seeded RNG + one AQM algorithm.
+///
+/// Driven from outside (no clock, no self-scheduling): every call takes `now`; a periodic
+/// law announces its next run through [`QueueDisc::poll_at`] and is run by
+/// [`QueueDisc::on_timer`].
+#[derive(Debug, Clone)]
+pub struct QueueDisc<P> {
+    backlog: Backlog<P>,
+    limit: QueueLimit,
+    link: LinkInfo,
+    stats: QueueStats,
+    rng: Rng,
+    aqm: AnyAqm,
+}
+
+impl<P: Packet> QueueDisc<P> {
+    /// A queue running `cfg` with hard limit `limit` on `link`; `seed` starts its random
+    /// stream. Fails if the config does not validate or the limit is zero.
+    pub fn new(
+        cfg: &AqmConfig,
+        limit: QueueLimit,
+        link: LinkInfo,
+        seed: u64,
+    ) -> Result<Self, ConfigError> {
+        cfg.validate()?;
+        if limit.is_zero() {
+            return Err(ConfigError::invalid("limit", 0.0, "must be > 0"));
+        }
+        let env = Env { limit, link };
+        let cap = match limit {
+            QueueLimit::Packets(n) => n as usize,
+            // Room for minimum-size (64 B) packets, capped to keep huge byte limits cheap.
+            QueueLimit::Bytes(b) => (b / 64).min(1 << 20) as usize,
+        };
+        Ok(QueueDisc {
+            backlog: Backlog::with_capacity(cap),
+            limit,
+            link,
+            stats: QueueStats::default(),
+            rng: Rng::new(seed),
+            aqm: AnyAqm::build(cfg, &env),
+        })
+    }
+
+    #[inline]
+    fn view(&self, now: Instant) -> QueueView {
+        QueueView {
+            len_pkts: self.backlog.len() as u32,
+            len_bytes: self.backlog.bytes(),
+            head_sojourn: self.head_sojourn(now),
+        }
+    }
+
+    #[inline]
+    fn fits(&self, size: u32) -> bool {
+        match self.limit {
+            QueueLimit::Packets(n) => (self.backlog.len() as u64) < n as u64,
+            QueueLimit::Bytes(b) => self.backlog.bytes() + size as u64 <= b,
+        }
+    }
+
+    /// Offer a packet. The AQM decides first (on the queue before the arrival); an accepted
+    /// or marked packet that does not fit under the hard limit is dropped with
+    /// [`DropReason::ForcedLimit`] (never marked).
+    pub fn enqueue(&mut self, now: Instant, mut pkt: P) -> Enqueue<P> {
+        let size = pkt.size_bytes();
+        self.stats.received += 1;
+        self.stats.received_bytes += size as u64;
+        let arrival = Arrival {
+            size,
+            flow_hash: pkt.flow_hash(),
+            ecn_capable: pkt.ecn_capable(),
+        };
+        let view = self.view(now);
+        let verdict = self.aqm.enqueue(now, &arrival, &view, &mut self.rng);
+        self.stats.activations = self.aqm.activations();
+        let mark = match verdict {
+            Verdict::Accept => false,
+            Verdict::Signal(reason) => {
+                if self.aqm.ecn() && arrival.ecn_capable {
+                    true
+                } else {
+                    self.stats.dropped_early += 1;
+                    return Enqueue::Dropped(pkt, reason);
+                }
+            }
+            Verdict::Drop(reason) => {
+                self.stats.dropped_early += 1;
+                return Enqueue::Dropped(pkt, reason);
+            }
+        };
+        if !self.fits(size) {
+            self.aqm.on_overflow(now);
+            self.stats.dropped_limit += 1;
+            return Enqueue::Dropped(pkt, DropReason::ForcedLimit);
+        }
+        pkt.set_enqueued_at(now);
+        self.backlog.push(pkt);
+        self.stats.enqueued += 1;
+        if mark {
+            // Only reached for ECN-capable packets (checked above).
+            if let Some(p) = self.backlog.q.back_mut() {
+                p.set_ce();
+            }
+            self.stats.marked += 1;
+            Enqueue::Marked
+        } else {
+            Enqueue::Queued
+        }
+    }
+
+    /// Take the next packet for the link, or `None` if the queue is empty. Dequeue-side AQMs
+    /// may drop heads first; each such packet goes to `on_drop` with its reason.
+    pub fn dequeue(&mut self, now: Instant, on_drop: &mut impl FnMut(P, DropReason)) -> Option<P> {
+        let pkt = self
+            .aqm
+            .dequeue(now, &mut self.backlog, &mut self.stats, on_drop);
+        self.stats.activations = self.aqm.activations();
+        let pkt = pkt?;
+        let size = pkt.size_bytes();
+        self.stats.dequeued += 1;
+        self.stats.dequeued_bytes += size as u64;
+        let sojourn = now - pkt.enqueued_at();
+        let view = self.view(now);
+        self.aqm.on_dequeued(now, size, sojourn, &view);
+        if self.backlog.is_empty() {
+            self.aqm.on_empty(now + self.link.rate.tx_time(size as u64));
+        }
+        Some(pkt)
+    }
+
+    /// Next time [`QueueDisc::on_timer`] must be called, if the AQM has a periodic law.
+    #[inline]
+    pub fn poll_at(&self) -> Option<Instant> {
+        self.aqm.poll_at()
+    }
+
+    /// Run the AQM's periodic law (call at or after [`QueueDisc::poll_at`]; calling early is
+    /// harmless: the law only runs when its deadline has passed).
+    pub fn on_timer(&mut self, now: Instant) {
+        let view = self.view(now);
+        self.aqm.on_timer(now, &view);
+        self.stats.activations = self.aqm.activations();
+    }
+
+    /// Packets stored.
+    #[inline]
+    pub fn len_pkts(&self) -> usize {
+        self.backlog.len()
+    }
+    /// Bytes stored.
+    #[inline]
+    pub fn len_bytes(&self) -> u64 {
+        self.backlog.bytes()
+    }
+    /// True if empty.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.backlog.is_empty()
+    }
+    /// The counters.
+    #[inline]
+    pub fn stats(&self) -> &QueueStats {
+        &self.stats
+    }
+    /// Sojourn time of the head packet at `now` (zero if empty).
+    #[inline]
+    pub fn head_sojourn(&self, now: Instant) -> Duration {
+        self.backlog
+            .front()
+            .map_or(Duration::ZERO, |p| now - p.enqueued_at())
+    }
+    /// The head packet, if any.
+    #[inline]
+    pub fn peek(&self) -> Option<&P> {
+        self.backlog.front()
+    }
+    /// The hard limit.
+    #[inline]
+    pub fn limit(&self) -> QueueLimit {
+        self.limit
+    }
+    /// The link this queue feeds.
+    #[inline]
+    pub fn link(&self) -> LinkInfo {
+        self.link
+    }
+    /// The AQM's current drop/mark probability in [0, 1] (0 if it has none).
+    #[inline]
+    pub fn probability(&self) -> f64 {
+        self.aqm.probability()
+    }
+    /// Change one parameter while running (boundary units: seconds, 0/1, ...). The dynamic
+    /// state is kept; derived constants are recomputed. On error nothing changes.
+    pub fn set_param(&mut self, key: &str, value: f64) -> Result<(), ConfigError> {
+        self.aqm.set_param(key, value)
+    }
+    /// The current value of one parameter (boundary units).
+    pub fn param(&self, key: &str) -> Option<f64> {
+        self.config().get_param(key)
+    }
+    /// The current configuration.
+    pub fn config(&self) -> AqmConfig {
+        self.aqm.config()
+    }
+    /// Canonical name of the running AQM.
+    pub fn aqm_name(&self) -> &'static str {
+        self.config().name()
+    }
+}
