@@ -1,0 +1,737 @@
+// ns3-dumbbell: aqmlab's dumbbell scenario, rebuilt in ns-3 for cross-checks and benchmarks.
+//
+//   S_1 ..                                          .. D_1
+//   S_i -- access --  R1 ==== bottleneck ==== R2  -- access -- D_i
+//   S_N ..            (AQM + buffer on R1->R2)       .. D_N
+//
+// Modelling choices (see README.md in this directory for the full parameter mapping):
+//  * Bottleneck rate C, access links 10 x C. Propagation delay: every access link rtt/8, bottleneck
+//    rtt/4, so the two-way propagation delay of every flow is exactly rtt.
+//  * ns-3's PointToPointNetDevice puts a 2-byte PPP header on every frame; aqmlab's links
+//    serialise bare IP packets. Every device rate is therefore scaled by (S + 2) / S (S = data
+//    packet IP size) so that a full-size data packet takes exactly S * 8 / C seconds, as in aqmlab.
+//    Byte counts reported below are IP bytes (no PPP header).
+//  * The AQM is a traffic-control queue disc on R1's bottleneck device. That device's own transmit
+//    queue is set to 1 packet (no BQL), so the backlog builds in the queue disc: at most one packet
+//    waits in the device queue while another one is being serialised.
+//  * Every other device has no queue disc and a drop-tail device queue of 10000 packets, so only
+//    the bottleneck drops.
+//  * Routing: ns-3's Ipv4StaticRouting scans its whole route list for every packet (about 7x slower
+//    than necessary at 1000 flows). For a fair benchmark every node uses HostRouteRouting below:
+//    host routes in an std::unordered_map (O(1) per packet), a default route on hosts, and the
+//    strong end-system model for local delivery.
+//  * TCP: SACK and timestamps off (40-byte TCP/IP headers, pure ACKs are 40 B), window scaling on,
+//    send/receive buffers of 2 x (BDP + buffer) + 64 KiB, initial cwnd 10, min RTO 200 ms,
+//    classic (RFC 6582) fast recovery instead of ns-3's default PRR, limited transmit off,
+//    DelAckCount 1 (2 with --delack). CUBIC: ns-3's TcpCubic with HyStart off (RFC 9438 core).
+//  * Long-lived BulkSend flows start at seeded uniform times in [0, 1 s].
+//
+// Output (--json): one JSON object shaped like aqmlab's summary.json.
+
+#include "ns3/applications-module.h"
+#include "ns3/core-module.h"
+#include "ns3/internet-module.h"
+#include "ns3/network-module.h"
+#include "ns3/point-to-point-module.h"
+#include "ns3/traffic-control-module.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#ifndef NS3_PKG_VERSION
+#define NS3_PKG_VERSION "unknown"
+#endif
+
+using namespace ns3;
+
+// ---------------------------------------------------------------------------------------------
+// O(1) routing: host routes in a hash map.
+// ---------------------------------------------------------------------------------------------
+
+class HostRouteRouting : public Ipv4RoutingProtocol
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("aqmlab::HostRouteRouting")
+                                .SetParent<Ipv4RoutingProtocol>()
+                                .SetGroupName("Internet")
+                                .AddConstructor<HostRouteRouting>();
+        return tid;
+    }
+
+    /// Route to the single host `dst` out of `iface` via next hop `gw`.
+    void AddHostRoute(Ipv4Address dst, uint32_t iface, Ipv4Address gw)
+    {
+        m_routes[dst.Get()] = MakeRoute(dst, iface, gw);
+    }
+
+    /// Route for every destination without a host route.
+    void SetDefaultRoute(uint32_t iface, Ipv4Address gw)
+    {
+        m_default = MakeRoute(Ipv4Address::GetAny(), iface, gw);
+    }
+
+    Ptr<Ipv4Route> RouteOutput(Ptr<Packet>,
+                               const Ipv4Header& header,
+                               Ptr<NetDevice>,
+                               Socket::SocketErrno& sockerr) override
+    {
+        Ptr<Ipv4Route> r = Lookup(header.GetDestination());
+        sockerr = r ? Socket::ERROR_NOTERROR : Socket::ERROR_NOROUTETOHOST;
+        return r;
+    }
+
+    bool RouteInput(Ptr<const Packet> p,
+                    const Ipv4Header& header,
+                    Ptr<const NetDevice> idev,
+                    UnicastForwardCallback ucb,
+                    MulticastForwardCallback,
+                    LocalDeliverCallback lcb,
+                    ErrorCallback ecb) override
+    {
+        const int32_t iif = m_ipv4->GetInterfaceForDevice(idev);
+        const Ipv4Address dst = header.GetDestination();
+        // Strong end-system model: deliver locally only what is addressed to the receiving
+        // interface (every interface here has exactly one address).
+        if (iif >= 0 && m_ipv4->GetNAddresses(iif) > 0 && m_ipv4->GetAddress(iif, 0).GetLocal() == dst)
+        {
+            lcb(p, header, iif);
+            return true;
+        }
+        Ptr<Ipv4Route> r = Lookup(dst);
+        if (!r)
+        {
+            ecb(p, header, Socket::ERROR_NOROUTETOHOST);
+            return false;
+        }
+        ucb(r, p, header);
+        return true;
+    }
+
+    void NotifyInterfaceUp(uint32_t) override {}
+    void NotifyInterfaceDown(uint32_t) override {}
+    void NotifyAddAddress(uint32_t, Ipv4InterfaceAddress) override {}
+    void NotifyRemoveAddress(uint32_t, Ipv4InterfaceAddress) override {}
+    void SetIpv4(Ptr<Ipv4> ipv4) override { m_ipv4 = ipv4; }
+
+    void PrintRoutingTable(Ptr<OutputStreamWrapper> stream, Time::Unit) const override
+    {
+        *stream->GetStream() << "HostRouteRouting: " << m_routes.size() << " host routes"
+                             << (m_default ? " + default" : "") << "\n";
+    }
+
+  protected:
+    void DoDispose() override
+    {
+        m_routes.clear();
+        m_default = nullptr;
+        m_ipv4 = nullptr;
+        Ipv4RoutingProtocol::DoDispose();
+    }
+
+  private:
+    Ptr<Ipv4Route> MakeRoute(Ipv4Address dst, uint32_t iface, Ipv4Address gw) const
+    {
+        Ptr<Ipv4Route> r = Create<Ipv4Route>();
+        r->SetDestination(dst);
+        r->SetGateway(gw);
+        r->SetOutputDevice(m_ipv4->GetNetDevice(iface));
+        r->SetSource(m_ipv4->GetAddress(iface, 0).GetLocal());
+        return r;
+    }
+
+    Ptr<Ipv4Route> Lookup(Ipv4Address dst) const
+    {
+        auto it = m_routes.find(dst.Get());
+        return it != m_routes.end() ? it->second : m_default;
+    }
+
+    Ptr<Ipv4> m_ipv4;
+    std::unordered_map<uint32_t, Ptr<Ipv4Route>> m_routes;
+    Ptr<Ipv4Route> m_default;
+};
+
+class HostRouteRoutingHelper : public Ipv4RoutingHelper
+{
+  public:
+    Ipv4RoutingHelper* Copy() const override { return new HostRouteRoutingHelper(*this); }
+
+    Ptr<Ipv4RoutingProtocol> Create(Ptr<Node>) const override
+    {
+        return CreateObject<HostRouteRouting>();
+    }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Command line (aqmlab style: `--key value` or `--key=value`).
+// ---------------------------------------------------------------------------------------------
+
+struct Options
+{
+    uint32_t flows = 10;
+    std::string rate = "10Mbps";
+    std::string rtt = "100ms";
+    uint32_t buffer = 100;
+    std::string aqm = "fifo";
+    std::vector<std::string> aqmParams;
+    std::string cc = "newreno";
+    bool ecn = false;
+    bool delack = false;
+    uint32_t pktSize = 1000;
+    std::string duration = "60s";
+    std::string warmup = "10s";
+    uint32_t seed = 1;
+    bool json = false;
+};
+
+static void
+Usage(int code)
+{
+    std::cerr
+        << "usage: ns3-dumbbell [--flows N] [--rate 10Mbps] [--rtt 100ms] [--buffer PKTS]\n"
+           "                    [--aqm fifo|red|pie|codel] [--aqm-param key=value ...]\n"
+           "                    [--cc newreno|cubic] [--ecn] [--delack] [--pkt-size BYTES]\n"
+           "                    [--duration 60s] [--warmup 10s] [--seed S] [--json]\n"
+           "aqm-param keys: red: min_th max_th (packets) w_q max_p gentle\n"
+           "                pie: target t_update alpha beta max_burst\n"
+           "                codel: target interval\n"
+           "times take a unit (15ms, 0.1s); a bare number is read as milliseconds.\n";
+    std::exit(code);
+}
+
+static Options
+ParseArgs(int argc, char** argv)
+{
+    Options o;
+    std::vector<std::string> args(argv + 1, argv + argc);
+    for (size_t i = 0; i < args.size(); ++i)
+    {
+        std::string key = args[i];
+        std::string val;
+        bool hasInline = false;
+        if (key.rfind("--", 0) != 0)
+        {
+            std::cerr << "unexpected argument: " << key << "\n";
+            Usage(2);
+        }
+        auto eq = key.find('=');
+        if (eq != std::string::npos && key.rfind("--aqm-param", 0) != 0)
+        {
+            val = key.substr(eq + 1);
+            key = key.substr(0, eq);
+            hasInline = true;
+        }
+        else if (key.rfind("--aqm-param=", 0) == 0)
+        {
+            val = key.substr(std::string("--aqm-param=").size());
+            key = "--aqm-param";
+            hasInline = true;
+        }
+        auto flag = [&](bool& b) { b = hasInline ? (val == "1" || val == "true") : true; };
+        auto next = [&]() -> std::string {
+            if (hasInline)
+            {
+                return val;
+            }
+            if (i + 1 >= args.size())
+            {
+                std::cerr << "missing value for " << key << "\n";
+                Usage(2);
+            }
+            return args[++i];
+        };
+        try
+        {
+            if (key == "--help" || key == "-h")
+                Usage(0);
+            else if (key == "--flows")
+                o.flows = std::stoul(next());
+            else if (key == "--rate")
+                o.rate = next();
+            else if (key == "--rtt")
+                o.rtt = next();
+            else if (key == "--buffer")
+                o.buffer = std::stoul(next());
+            else if (key == "--aqm")
+                o.aqm = next();
+            else if (key == "--aqm-param")
+                o.aqmParams.push_back(next());
+            else if (key == "--cc")
+                o.cc = next();
+            else if (key == "--ecn")
+                flag(o.ecn);
+            else if (key == "--delack")
+                flag(o.delack);
+            else if (key == "--pkt-size")
+                o.pktSize = std::stoul(next());
+            else if (key == "--duration")
+                o.duration = next();
+            else if (key == "--warmup")
+                o.warmup = next();
+            else if (key == "--seed")
+                o.seed = std::stoul(next());
+            else if (key == "--json")
+                flag(o.json);
+            else
+            {
+                std::cerr << "unknown option: " << key << "\n";
+                Usage(2);
+            }
+        }
+        catch (const std::exception&)
+        {
+            std::cerr << "bad value for " << key << "\n";
+            Usage(2);
+        }
+    }
+    if (o.aqm == "droptail")
+        o.aqm = "fifo";
+    if (o.flows == 0 || o.buffer == 0 || o.pktSize <= 40 + 1)
+    {
+        std::cerr << "flows and buffer must be > 0 and pkt-size > 41\n";
+        std::exit(2);
+    }
+    return o;
+}
+
+static Time
+ParseTime(const std::string& s)
+{
+    bool bare = !s.empty() && s.find_first_not_of("0123456789.eE+-") == std::string::npos;
+    return bare ? MilliSeconds(std::stod(s)) : Time(s);
+}
+
+static bool
+ParseBool(const std::string& s)
+{
+    if (s == "1" || s == "true" || s == "True" || s == "on" || s == "yes")
+        return true;
+    if (s == "0" || s == "false" || s == "False" || s == "off" || s == "no")
+        return false;
+    std::cerr << "not a boolean: " << s << "\n";
+    std::exit(2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Measurement state.
+// ---------------------------------------------------------------------------------------------
+
+struct Meter
+{
+    Time warmup;
+    Ptr<QueueDisc> qdisc;
+    std::vector<double> sojournMs; // per dequeued packet after warm-up
+    double qPktsSum = 0;
+    double qBytesSum = 0;
+    uint64_t qSamples = 0;
+    QueueDisc::Stats statsAtWarmup;
+    std::vector<Ptr<PacketSink>> sinks;
+    std::vector<uint64_t> rxAtWarmup;
+};
+
+static Meter g_meter;
+
+static void
+OnSojourn(Time t)
+{
+    if (Simulator::Now() >= g_meter.warmup)
+        g_meter.sojournMs.push_back(t.GetSeconds() * 1e3);
+}
+
+static void
+SampleQueue(Time interval, Time end)
+{
+    g_meter.qPktsSum += g_meter.qdisc->GetNPackets();
+    g_meter.qBytesSum += g_meter.qdisc->GetNBytes();
+    g_meter.qSamples++;
+    if (Simulator::Now() + interval < end)
+        Simulator::Schedule(interval, &SampleQueue, interval, end);
+}
+
+static void
+SnapshotWarmup()
+{
+    g_meter.statsAtWarmup = g_meter.qdisc->GetStats();
+    g_meter.rxAtWarmup.clear();
+    for (auto& s : g_meter.sinks)
+        g_meter.rxAtWarmup.push_back(s->GetTotalRx());
+}
+
+static double
+Percentile(std::vector<double>& v, double q)
+{
+    // Linear interpolation between closest ranks (numpy's default "linear" method).
+    if (v.empty())
+        return 0.0;
+    double pos = q * (v.size() - 1);
+    size_t lo = static_cast<size_t>(std::floor(pos));
+    size_t hi = std::min(lo + 1, v.size() - 1);
+    std::nth_element(v.begin(), v.begin() + lo, v.end());
+    double a = v[lo];
+    double b = *std::min_element(v.begin() + lo + (hi > lo ? 1 : 0), v.end());
+    if (hi == lo)
+        b = a;
+    return a + (pos - lo) * (b - a);
+}
+
+// ---------------------------------------------------------------------------------------------
+// AQM configuration.
+// ---------------------------------------------------------------------------------------------
+
+static TrafficControlHelper
+MakeQueueDisc(const Options& o, DataRate rate, Time rtt)
+{
+    TrafficControlHelper tch;
+    const QueueSizeValue maxSize(QueueSize(std::to_string(o.buffer) + "p"));
+    std::map<std::string, std::string> p;
+    for (const auto& kv : o.aqmParams)
+    {
+        auto eq = kv.find('=');
+        if (eq == std::string::npos)
+        {
+            std::cerr << "--aqm-param expects key=value, got " << kv << "\n";
+            std::exit(2);
+        }
+        p[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    auto take = [&](const std::string& k, const std::string& dflt) {
+        auto it = p.find(k);
+        if (it == p.end())
+            return dflt;
+        std::string v = it->second;
+        p.erase(it);
+        return v;
+    };
+
+    if (o.aqm == "fifo")
+    {
+        tch.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", maxSize);
+    }
+    else if (o.aqm == "red")
+    {
+        // Floyd & Jacobson RED as in ns-2: packet mode (MaxSize in packets), gentle, wait,
+        // idle-time correction with MeanPktSize and LinkBandwidth (ns-2's ptc), max_p = 1/LInterm.
+        double maxP = std::stod(take("max_p", "0.1"));
+        tch.SetRootQueueDisc("ns3::RedQueueDisc",
+                             "MaxSize", maxSize,
+                             "MinTh", DoubleValue(std::stod(take("min_th", "5"))),
+                             "MaxTh", DoubleValue(std::stod(take("max_th", "15"))),
+                             "QW", DoubleValue(std::stod(take("w_q", "0.002"))),
+                             "LInterm", DoubleValue(1.0 / maxP),
+                             "Gentle", BooleanValue(ParseBool(take("gentle", "true"))),
+                             "Wait", BooleanValue(true),
+                             "ARED", BooleanValue(false),
+                             "AdaptMaxP", BooleanValue(false),
+                             "MeanPktSize", UintegerValue(o.pktSize),
+                             "IdlePktSize", UintegerValue(0),
+                             "LinkBandwidth", DataRateValue(rate),
+                             "LinkDelay", TimeValue(rtt / 4),
+                             "UseHardDrop", BooleanValue(true),
+                             "UseEcn", BooleanValue(o.ecn));
+    }
+    else if (o.aqm == "pie")
+    {
+        // RFC 8033 defaults, all set explicitly. Queue delay from per-packet timestamps
+        // (UseDequeueRateEstimator=false), cap drop adjustment on, derandomization off,
+        // no activation threshold.
+        tch.SetRootQueueDisc("ns3::PieQueueDisc",
+                             "MaxSize", maxSize,
+                             "QueueDelayReference", TimeValue(ParseTime(take("target", "15ms"))),
+                             "Tupdate", TimeValue(ParseTime(take("t_update", "15ms"))),
+                             "A", DoubleValue(std::stod(take("alpha", "0.125"))),
+                             "B", DoubleValue(std::stod(take("beta", "1.25"))),
+                             "MaxBurstAllowance", TimeValue(ParseTime(take("max_burst", "150ms"))),
+                             "MeanPktSize", UintegerValue(o.pktSize),
+                             "UseDequeueRateEstimator", BooleanValue(false),
+                             "UseCapDropAdjustment", BooleanValue(true),
+                             "UseDerandomization", BooleanValue(false),
+                             "MarkEcnThreshold", DoubleValue(0.1),
+                             "UseEcn", BooleanValue(o.ecn));
+    }
+    else if (o.aqm == "codel")
+    {
+        // RFC 8289; MinBytes (the pseudo-code's maxpacket) = one full data packet.
+        tch.SetRootQueueDisc("ns3::CoDelQueueDisc",
+                             "MaxSize", maxSize,
+                             "Target", TimeValue(ParseTime(take("target", "5ms"))),
+                             "Interval", TimeValue(ParseTime(take("interval", "100ms"))),
+                             "MinBytes", UintegerValue(o.pktSize),
+                             "UseEcn", BooleanValue(o.ecn));
+    }
+    else
+    {
+        std::cerr << "unknown --aqm " << o.aqm << " (fifo|red|pie|codel)\n";
+        std::exit(2);
+    }
+    if (!p.empty())
+    {
+        std::cerr << "unknown --aqm-param for " << o.aqm << ": " << p.begin()->first << "\n";
+        std::exit(2);
+    }
+    return tch;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+int
+main(int argc, char** argv)
+{
+    const Options o = ParseArgs(argc, argv);
+    const auto wallStart = std::chrono::steady_clock::now();
+
+    const DataRate rate(o.rate);
+    const Time rtt = Time(o.rtt);
+    const Time duration = Time(o.duration);
+    const Time warmup = Time(o.warmup);
+    if (warmup >= duration)
+    {
+        std::cerr << "warmup must be shorter than duration\n";
+        return 2;
+    }
+    const uint32_t S = o.pktSize;
+    const uint32_t mss = S - 40; // 20 B IPv4 + 20 B TCP (no options once established)
+
+    RngSeedManager::SetSeed(1);
+    RngSeedManager::SetRun(o.seed);
+
+    // ---- TCP defaults ----
+    const double bdpBytes = rate.GetBitRate() * rtt.GetSeconds() / 8.0;
+    const uint32_t sockBuf =
+        static_cast<uint32_t>(2.0 * (bdpBytes + double(o.buffer) * S)) + 65536;
+    Config::SetDefault("ns3::TcpL4Protocol::SocketType",
+                       TypeIdValue(o.cc == "cubic" ? TcpCubic::GetTypeId()
+                                                   : TcpNewReno::GetTypeId()));
+    if (o.cc != "cubic" && o.cc != "newreno")
+    {
+        std::cerr << "unknown --cc " << o.cc << " (newreno|cubic)\n";
+        return 2;
+    }
+    Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
+                       TypeIdValue(TcpClassicRecovery::GetTypeId()));
+    Config::SetDefault("ns3::TcpCubic::HyStart", BooleanValue(false));
+    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(mss));
+    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(sockBuf));
+    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(sockBuf));
+    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
+    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(o.delack ? 2 : 1));
+    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(200)));
+    Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(false));
+    Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));
+    Config::SetDefault("ns3::TcpSocketBase::WindowScaling", BooleanValue(true));
+    Config::SetDefault("ns3::TcpSocketBase::LimitedTransmit", BooleanValue(false));
+    Config::SetDefault("ns3::TcpSocketBase::UseEcn", StringValue(o.ecn ? "On" : "Off"));
+
+    // ---- topology ----
+    NodeContainer senders, receivers, routers;
+    senders.Create(o.flows);
+    receivers.Create(o.flows);
+    routers.Create(2);
+    Ptr<Node> r1 = routers.Get(0);
+    Ptr<Node> r2 = routers.Get(1);
+
+    InternetStackHelper stack;
+    stack.SetIpv6StackInstall(false);
+    HostRouteRoutingHelper routing;
+    stack.SetRoutingHelper(routing);
+    stack.InstallAll();
+
+    // Device rates carry the 2-byte PPP header: scale so an S-byte IP packet takes S*8/C.
+    const double pppScale = double(S + 2) / double(S);
+    const DataRate bnRate(static_cast<uint64_t>(std::llround(rate.GetBitRate() * pppScale)));
+    const DataRate accRate(static_cast<uint64_t>(std::llround(10.0 * rate.GetBitRate() * pppScale)));
+
+    PointToPointHelper access;
+    access.SetDeviceAttribute("DataRate", DataRateValue(accRate));
+    access.SetChannelAttribute("Delay", TimeValue(rtt / 8));
+    access.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", QueueSizeValue(QueueSize("10000p")));
+
+    PointToPointHelper bottleneck;
+    bottleneck.SetDeviceAttribute("DataRate", DataRateValue(bnRate));
+    bottleneck.SetChannelAttribute("Delay", TimeValue(rtt / 4));
+    bottleneck.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", QueueSizeValue(QueueSize("10000p")));
+
+    // Addresses: one /30 per link, assigned by hand (no address helper, so no default queue disc
+    // is installed on any device).
+    uint32_t linkIndex = 0;
+    const Ipv4Mask mask("255.255.255.252");
+    auto attach = [&](Ptr<Node> n, Ptr<NetDevice> dev, Ipv4Address a) {
+        Ptr<Ipv4> ip = n->GetObject<Ipv4>();
+        int32_t iface = ip->AddInterface(dev);
+        ip->AddAddress(iface, Ipv4InterfaceAddress(a, mask));
+        ip->SetUp(iface);
+        return static_cast<uint32_t>(iface);
+    };
+    struct Link
+    {
+        uint32_t ifA, ifB;
+        Ipv4Address a, b;
+    };
+    auto connect = [&](PointToPointHelper& h, Ptr<Node> na, Ptr<Node> nb, NetDeviceContainer* out) {
+        NetDeviceContainer d = h.Install(na, nb);
+        const uint32_t base = (10u << 24) + 4u * linkIndex++;
+        Link l;
+        l.a = Ipv4Address(base + 1);
+        l.b = Ipv4Address(base + 2);
+        l.ifA = attach(na, d.Get(0), l.a);
+        l.ifB = attach(nb, d.Get(1), l.b);
+        if (out)
+            *out = d;
+        return l;
+    };
+
+    NetDeviceContainer bnDevs;
+    const Link bn = connect(bottleneck, r1, r2, &bnDevs);
+    // The bottleneck device's own queue holds 1 packet: the backlog builds in the queue disc.
+    DynamicCast<PointToPointNetDevice>(bnDevs.Get(0))->GetQueue()->SetMaxSize(QueueSize("1p"));
+
+    Ptr<HostRouteRouting> rt1 = DynamicCast<HostRouteRouting>(r1->GetObject<Ipv4>()->GetRoutingProtocol());
+    Ptr<HostRouteRouting> rt2 = DynamicCast<HostRouteRouting>(r2->GetObject<Ipv4>()->GetRoutingProtocol());
+    std::vector<Ipv4Address> dstAddr(o.flows);
+    for (uint32_t i = 0; i < o.flows; ++i)
+    {
+        Ptr<Node> s = senders.Get(i);
+        Ptr<Node> d = receivers.Get(i);
+        Link ls = connect(access, s, r1, nullptr); // a = sender, b = R1
+        Link ld = connect(access, r2, d, nullptr); // a = R2, b = receiver
+        DynamicCast<HostRouteRouting>(s->GetObject<Ipv4>()->GetRoutingProtocol())
+            ->SetDefaultRoute(ls.ifA, ls.b);
+        DynamicCast<HostRouteRouting>(d->GetObject<Ipv4>()->GetRoutingProtocol())
+            ->SetDefaultRoute(ld.ifB, ld.a);
+        rt1->AddHostRoute(ls.a, ls.ifB, ls.a);
+        rt1->AddHostRoute(ld.b, bn.ifA, bn.b);
+        rt2->AddHostRoute(ld.b, ld.ifA, ld.b);
+        rt2->AddHostRoute(ls.a, bn.ifB, bn.a);
+        dstAddr[i] = ld.b;
+    }
+
+    // ---- AQM on R1 -> R2 ----
+    TrafficControlHelper tch = MakeQueueDisc(o, rate, rtt);
+    QueueDiscContainer qdiscs = tch.Install(bnDevs.Get(0));
+    g_meter.qdisc = qdiscs.Get(0);
+    g_meter.warmup = warmup;
+    g_meter.qdisc->TraceConnectWithoutContext("SojournTime", MakeCallback(&OnSojourn));
+
+    // ---- applications ----
+    const uint16_t port = 5000;
+    Ptr<UniformRandomVariable> startRv = CreateObject<UniformRandomVariable>();
+    startRv->SetAttribute("Min", DoubleValue(0.0));
+    startRv->SetAttribute("Max", DoubleValue(1.0));
+    // BulkSend hands data to TCP in large chunks (payloads are virtual, so this costs no memory).
+    const uint32_t sendSize = std::max(mss, std::min<uint32_t>(sockBuf / 16, 1u << 20) / mss * mss);
+    for (uint32_t i = 0; i < o.flows; ++i)
+    {
+        PacketSinkHelper sinkHelper("ns3::TcpSocketFactory",
+                                    InetSocketAddress(Ipv4Address::GetAny(), port));
+        ApplicationContainer sa = sinkHelper.Install(receivers.Get(i));
+        sa.Start(Seconds(0));
+        g_meter.sinks.push_back(DynamicCast<PacketSink>(sa.Get(0)));
+
+        BulkSendHelper bulk("ns3::TcpSocketFactory", InetSocketAddress(dstAddr[i], port));
+        bulk.SetAttribute("MaxBytes", UintegerValue(0));
+        bulk.SetAttribute("SendSize", UintegerValue(sendSize));
+        ApplicationContainer ba = bulk.Install(senders.Get(i));
+        ba.Start(Seconds(startRv->GetValue()));
+    }
+
+    // ---- measurement ----
+    const Time sampleInterval = MilliSeconds(10);
+    Simulator::Schedule(warmup, &SnapshotWarmup);
+    Simulator::Schedule(warmup, &SampleQueue, sampleInterval, duration);
+    Simulator::Stop(duration);
+
+    const auto runStart = std::chrono::steady_clock::now();
+    Simulator::Run();
+    const auto runEnd = std::chrono::steady_clock::now();
+
+    const double measured = (duration - warmup).GetSeconds();
+    const QueueDisc::Stats end = g_meter.qdisc->GetStats();
+    const QueueDisc::Stats& w = g_meter.statsAtWarmup;
+    const uint64_t arrivals = end.nTotalReceivedPackets - w.nTotalReceivedPackets;
+    const uint64_t drops = end.nTotalDroppedPackets - w.nTotalDroppedPackets;
+    const uint64_t marks = end.nTotalMarkedPackets - w.nTotalMarkedPackets;
+    const uint64_t enqueued = end.nTotalEnqueuedPackets - w.nTotalEnqueuedPackets;
+    const uint64_t sentBytes = end.nTotalSentBytes - w.nTotalSentBytes;
+    const uint64_t sentPkts = end.nTotalSentPackets - w.nTotalSentPackets;
+    const double utilization = sentBytes * 8.0 / (rate.GetBitRate() * measured);
+
+    std::vector<double> goodput(o.flows);
+    double sum = 0, sumSq = 0;
+    for (uint32_t i = 0; i < o.flows; ++i)
+    {
+        goodput[i] = (g_meter.sinks[i]->GetTotalRx() - g_meter.rxAtWarmup[i]) * 8.0 / measured;
+        sum += goodput[i];
+        sumSq += goodput[i] * goodput[i];
+    }
+    const double jain = sumSq > 0 ? sum * sum / (o.flows * sumSq) : 0.0;
+
+    std::vector<double>& soj = g_meter.sojournMs;
+    double sojMean = 0;
+    for (double v : soj)
+        sojMean += v;
+    sojMean = soj.empty() ? 0.0 : sojMean / soj.size();
+    const double p50 = Percentile(soj, 0.50);
+    const double p95 = Percentile(soj, 0.95);
+    const double p99 = Percentile(soj, 0.99);
+    const double meanQ = g_meter.qSamples ? g_meter.qPktsSum / g_meter.qSamples : 0.0;
+    const double meanQB = g_meter.qSamples ? g_meter.qBytesSum / g_meter.qSamples : 0.0;
+
+    const uint64_t events = Simulator::GetEventCount();
+    const double runWall = std::chrono::duration<double>(runEnd - runStart).count();
+    const double totalWall = std::chrono::duration<double>(runEnd - wallStart).count();
+    Simulator::Destroy();
+
+    char buf[256];
+    auto num = [&](double v) {
+        std::snprintf(buf, sizeof buf, "%.9g", std::isfinite(v) ? v : 0.0);
+        return std::string(buf);
+    };
+    std::ostringstream js;
+    js << "{\"scenario\": \"ns3-dumbbell\", \"simulator\": \"ns-3 " << NS3_PKG_VERSION << "\""
+       << ", \"seed\": " << o.seed << ", \"sim_seconds\": " << num(duration.GetSeconds())
+       << ", \"warmup_s\": " << num(warmup.GetSeconds())
+       << ", \"wall_seconds\": " << num(runWall) << ", \"wall_seconds_total\": " << num(totalWall)
+       << ", \"events\": " << events << ", \"packets_forwarded\": " << end.nTotalSentPackets
+       << ", \"links\": {\"bottleneck\": {\"aqm\": \"" << o.aqm << "\""
+       << ", \"utilization\": " << num(utilization) << ", \"mean_queue_pkts\": " << num(meanQ)
+       << ", \"mean_queue_bytes\": " << num(meanQB) << ", \"queue_delay_ms\": {\"mean\": "
+       << num(sojMean) << ", \"p50\": " << num(p50) << ", \"p95\": " << num(p95)
+       << ", \"p99\": " << num(p99) << "}, \"arrivals\": " << arrivals << ", \"drops\": " << drops
+       << ", \"marks\": " << marks << ", \"enqueued\": " << enqueued
+       << ", \"packets_sent\": " << sentPkts << "}}, \"flows\": [";
+    for (uint32_t i = 0; i < o.flows; ++i)
+    {
+        js << (i ? ", " : "") << "{\"id\": " << i << ", \"kind\": \"tcp\", \"cc\": \"" << o.cc
+           << "\", \"goodput_bps\": " << num(goodput[i]) << "}";
+    }
+    js << "], \"fairness\": {\"jain\": " << num(jain) << "}}";
+
+    if (o.json)
+    {
+        std::cout << js.str() << std::endl;
+    }
+    else
+    {
+        std::printf("ns3-dumbbell (ns-3 %s): %u flows, %s, rtt %s, buffer %u, aqm %s, cc %s\n",
+                    NS3_PKG_VERSION, o.flows, o.rate.c_str(), o.rtt.c_str(), o.buffer,
+                    o.aqm.c_str(), o.cc.c_str());
+        std::printf("  utilization %.4f  mean queue %.2f pkts  delay mean %.2f p50 %.2f p95 %.2f "
+                    "p99 %.2f ms\n",
+                    utilization, meanQ, sojMean, p50, p95, p99);
+        std::printf("  arrivals %llu drops %llu marks %llu enqueued %llu  jain %.4f\n",
+                    (unsigned long long)arrivals, (unsigned long long)drops,
+                    (unsigned long long)marks, (unsigned long long)enqueued, jain);
+        std::printf("  events %llu  packets over bottleneck %u  wall %.2f s (run) %.2f s (total)\n",
+                    (unsigned long long)events, end.nTotalSentPackets, runWall, totalWall);
+    }
+    return 0;
+}
