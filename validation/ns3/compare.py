@@ -1,0 +1,246 @@
+#!/usr/bin/env python3
+"""Run the same dumbbell scenarios in ns-3 and in aqmlab and write a side-by-side table.
+
+Scenarios: fifo, red, pie and codel, each with 10 and 100 long-lived NewReno flows over a
+10 Mbps bottleneck, two-way propagation delay 100 ms, 1000-byte packets, a 200-packet bottleneck
+buffer (1.6 x BDP at 10 Mbps x 100 ms = 125 packets), 60 s simulated with the first 10 s
+excluded, averaged over several seeds.
+
+ns-3 runs ``validation/ns3/build/ns3-dumbbell`` (built by ``make ns3``); aqmlab runs
+``.venv/bin/aqmlab dumbbell ... --out DIR`` and reads ``DIR/summary.json``. Both print the same
+keys (see README.md). Loss is drops / arrivals at the bottleneck queue.
+
+Usage::
+
+    .venv/bin/python validation/ns3/compare.py             # both simulators
+    .venv/bin/python validation/ns3/compare.py --ns3-only  # ns-3 columns only, aqmlab "pending"
+
+The table goes to validation/ns3/RESULTS.md. Anything below the line ``<!-- notes -->`` in an
+existing RESULTS.md (hand-written explanations of the gaps) is kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+NS3_BIN = HERE / "build" / "ns3-dumbbell"
+AQMLAB = ROOT / ".venv" / "bin" / "aqmlab"
+RESULTS = HERE / "RESULTS.md"
+NOTES_MARK = "<!-- notes -->"
+
+AQMS = ("fifo", "red", "pie", "codel")
+FLOWS = (10, 100)
+# aqmlab's name for each ns-3 queue disc.
+AQMLAB_NAME = {"fifo": "droptail", "red": "red", "pie": "pie", "codel": "codel"}
+
+# (column title, extractor, format, relative gap is meaningful)
+METRICS = (
+    ("mean queue (pkts)", lambda s: _link(s)["mean_queue_pkts"], "{:.1f}"),
+    ("mean delay (ms)", lambda s: _link(s)["queue_delay_ms"]["mean"], "{:.1f}"),
+    ("p99 delay (ms)", lambda s: _link(s)["queue_delay_ms"]["p99"], "{:.1f}"),
+    ("utilization", lambda s: _link(s)["utilization"], "{:.3f}"),
+    ("loss (%)", lambda s: 100.0 * _loss(_link(s)), "{:.2f}"),
+    ("Jain", lambda s: s["fairness"]["jain"], "{:.3f}"),
+)
+GAP = 0.20
+
+
+def _link(summary: dict) -> dict:
+    links = summary["links"]
+    return links["bottleneck"] if "bottleneck" in links else next(iter(links.values()))
+
+
+def _loss(link: dict) -> float:
+    arrivals = link.get("arrivals")
+    if arrivals is None:  # older summaries: arrivals = enqueued + drops before enqueue
+        arrivals = link["enqueued"] + link["drops"]
+    return link["drops"] / arrivals if arrivals else 0.0
+
+
+def common_args(a: argparse.Namespace, aqm: str, flows: int, seed: int) -> list[str]:
+    return [
+        "--flows", str(flows), "--rate", a.rate, "--rtt", a.rtt, "--buffer", str(a.buffer),
+        "--aqm", aqm, "--cc", "newreno", "--pkt-size", "1000",
+        "--duration", a.duration, "--warmup", a.warmup, "--seed", str(seed),
+    ]  # fmt: skip
+
+
+def run_ns3(a: argparse.Namespace, aqm: str, flows: int, seed: int) -> dict:
+    cmd = ["nice", "-n", "10", str(a.ns3_bin), *common_args(a, aqm, flows, seed), "--json"]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def run_aqmlab(a: argparse.Namespace, aqm: str, flows: int, seed: int) -> dict:
+    with tempfile.TemporaryDirectory(prefix="aqmlab-cmp-") as tmp:
+        out = Path(tmp) / "run"
+        cmd = [
+            "nice", "-n", "10", str(a.aqmlab), "dumbbell",
+            *common_args(a, AQMLAB_NAME[aqm], flows, seed),
+            "--out", str(out), "--no-plots", "--quiet",
+        ]  # fmt: skip
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["(no output)"]
+            raise RuntimeError(f"exit {proc.returncode}: {tail[0]}")
+        return json.loads((out / "summary.json").read_text())
+
+
+def aqmlab_available(a: argparse.Namespace) -> tuple[bool, str]:
+    if not Path(a.aqmlab).exists():
+        return False, f"{a.aqmlab} not found (run `make build`)"
+    proc = subprocess.run([str(a.aqmlab), "dumbbell", "--help"], capture_output=True, text=True)
+    if proc.returncode != 0:
+        return False, "`aqmlab dumbbell --help` failed"
+    return True, ""
+
+
+def mean_sd(values: list[float]) -> tuple[float, float]:
+    if not values:
+        return math.nan, math.nan
+    return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else 0.0)
+
+
+def cell(values: list[float] | None, fmt: str) -> str:
+    if values is None:
+        return "pending"
+    if not values:
+        return "failed"
+    m, sd = mean_sd(values)
+    return fmt.format(m) + (f" ±{fmt.format(sd)}" if len(values) > 1 else "")
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--ns3-only", action="store_true", help="run ns-3 only; aqmlab columns pending")
+    p.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3, 4, 5])
+    p.add_argument("--buffer", type=int, default=200, help="bottleneck buffer, packets")
+    p.add_argument("--rate", default="10Mbps")
+    p.add_argument("--rtt", default="100ms")
+    p.add_argument("--duration", default="60s")
+    p.add_argument("--warmup", default="10s")
+    p.add_argument("--aqms", nargs="+", default=list(AQMS), choices=AQMS)
+    p.add_argument("--flows", type=int, nargs="+", default=list(FLOWS))
+    p.add_argument("--ns3-bin", default=str(NS3_BIN))
+    p.add_argument("--aqmlab", default=str(AQMLAB))
+    p.add_argument("--out", default=str(RESULTS))
+    a = p.parse_args()
+
+    if not Path(a.ns3_bin).exists():
+        print(f"error: {a.ns3_bin} not built; run `make ns3` first", file=sys.stderr)
+        return 2
+    use_aqmlab = not a.ns3_only
+    why_pending = "--ns3-only"
+    if use_aqmlab:
+        ok, why = aqmlab_available(a)
+        if not ok:
+            print(f"aqmlab side unavailable: {why}; filling ns-3 columns only", file=sys.stderr)
+            use_aqmlab, why_pending = False, why
+
+    rows = []  # (aqm, flows, {metric: (ns3 values, aqmlab values|None)}, errors)
+    for aqm in a.aqms:
+        for flows in a.flows:
+            ns3_runs, aq_runs, errors = [], [], []
+            for seed in a.seeds:
+                t0 = time.time()
+                ns3_runs.append(run_ns3(a, aqm, flows, seed))
+                msg = f"{aqm:6s} {flows:4d} flows seed {seed}: ns-3 {time.time() - t0:5.1f}s"
+                if use_aqmlab:
+                    t0 = time.time()
+                    try:
+                        aq_runs.append(run_aqmlab(a, aqm, flows, seed))
+                        msg += f", aqmlab {time.time() - t0:5.1f}s"
+                    except (RuntimeError, OSError, ValueError, KeyError) as e:
+                        errors.append(f"seed {seed}: {e}")
+                        msg += f", aqmlab FAILED ({e})"
+                print(msg, flush=True)
+            vals = {}
+            for title, get, _fmt in METRICS:
+                ns = [get(s) for s in ns3_runs]
+                aq = [get(s) for s in aq_runs] if use_aqmlab else None
+                vals[title] = (ns, aq)
+            wall = statistics.fmean(s["wall_seconds"] for s in ns3_runs)
+            rows.append((aqm, flows, vals, errors, wall))
+
+    # ---- Markdown ----
+    lines = [
+        "# ns-3 vs aqmlab: dumbbell cross-check",
+        "",
+        "Generated by `validation/ns3/compare.py"
+        + (" --ns3-only" if a.ns3_only else "")
+        + "`; do not edit above the notes marker.",
+        "",
+        f"Scenario: {a.rate} bottleneck, two-way propagation delay {a.rtt}, buffer {a.buffer} "
+        f"packets, 1000-byte packets (MSS 960), long-lived TCP NewReno flows starting uniformly "
+        f"in [0, 1 s], no ECN, no delayed ACKs, {a.duration} simulated, first {a.warmup} "
+        f"excluded. Values are the mean over seeds {', '.join(map(str, a.seeds))}"
+        + (" ± the standard deviation across seeds." if len(a.seeds) > 1 else "."),
+        "Queue and delay are those of the bottleneck queue (disc): mean of 10 ms samples, "
+        "per-packet sojourn time. Loss = drops / arrivals at the bottleneck queue.",
+        "",
+    ]
+    if not use_aqmlab:
+        lines += [f"aqmlab columns: pending ({why_pending}).", ""]
+    head = "| AQM | flows |"
+    sep = "|---|---:|"
+    for title, _get, _fmt in METRICS:
+        head += f" {title} ns-3 | aqmlab |"
+        sep += "---:|---:|"
+    lines += [head, sep]
+    gaps = []
+    for aqm, flows, vals, errors, _wall in rows:
+        line = f"| {aqm} | {flows} |"
+        for title, _get, fmt in METRICS:
+            ns, aq = vals[title]
+            ns_cell, aq_cell = cell(ns, fmt), cell(aq, fmt)
+            if aq:
+                m_ns, m_aq = mean_sd(ns)[0], mean_sd(aq)[0]
+                ref = max(abs(m_ns), abs(m_aq))
+                rel = abs(m_aq - m_ns) / ref if ref > 0 else 0.0
+                if rel > GAP:
+                    aq_cell = f"**{aq_cell}**"
+                    gaps.append(
+                        f"- {aqm}, {flows} flows, {title}: ns-3 {fmt.format(m_ns)}, aqmlab "
+                        f"{fmt.format(m_aq)} ({100 * rel:.0f}% of the larger)"
+                    )
+            line += f" {ns_cell} | {aq_cell} |"
+        lines.append(line)
+        for e in errors:
+            gaps.append(f"- {aqm}, {flows} flows: aqmlab run failed: {e}")
+    lines += [
+        "",
+        "ns-3 wall seconds per run (Simulator::Run only): "
+        + ", ".join(f"{aqm}/{flows}: {wall:.2f}" for aqm, flows, _v, _e, wall in rows),
+        "",
+    ]
+    if use_aqmlab:
+        lines += [f"## Gaps larger than {int(GAP * 100)}% (bold above)", ""]
+        lines += gaps or ["None."]
+        lines.append("")
+
+    out = Path(a.out)
+    notes = ""
+    if out.exists():
+        old = out.read_text()
+        if NOTES_MARK in old:
+            notes = old[old.index(NOTES_MARK) :]
+    if not notes:
+        notes = NOTES_MARK + "\n\n## Notes\n\n(Hand-written explanations of the gaps go here.)\n"
+    out.write_text("\n".join(lines) + "\n" + notes)
+    print(f"wrote {os.path.relpath(out)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
