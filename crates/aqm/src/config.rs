@@ -160,6 +160,15 @@ macro_rules! aqm_registry {
 
 aqm_registry! {
     DropTail => droptail::DropTailConfig, DropTail;
+    Red => red::RedConfig, Red;
+    Ared => ared::AredConfig, Ared;
+    Pi => pi::PiConfig, Pi;
+    Pie => pie::PieConfig, Pie;
+    Codel => codel::CodelConfig, Codel;
+    Blue => blue::BlueConfig, Blue;
+    Sred => sred::SredConfig, Sred;
+    Rem => rem::RemConfig, Rem;
+    Avq => avq::AvqConfig, Avq;
 }
 
 impl AqmConfig {

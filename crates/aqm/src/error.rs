@@ -79,7 +79,6 @@ impl fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 /// Returns `Err(InvalidParam)` unless `ok`.
-#[allow(dead_code)]
 #[inline]
 pub(crate) fn ensure(ok: bool, key: &str, value: f64, reason: &str) -> Result<(), ConfigError> {
     if ok {

@@ -71,7 +71,16 @@ pub mod queue;
 pub mod rng;
 pub mod time;
 
+pub mod ared;
+pub mod avq;
+pub mod blue;
+pub mod codel;
 pub mod droptail;
+pub mod pi;
+pub mod pie;
+pub mod red;
+pub mod rem;
+pub mod sred;
 
 #[cfg(test)]
 mod tests_wrapper;

@@ -1,0 +1,272 @@
+//! CoDel — Controlled Delay (RFC 8289; ALGORITHMS.md §3.13).
+//!
+//! Dequeue-side: the sojourn time of each departing packet is compared with `target`; once
+//! it has stayed above `target` for `interval`, CoDel enters the dropping state and drops
+//! (or ECN-marks) heads at times spaced by `interval / sqrt(count)` (the control law,
+//! RFC 8289 §5.5 `control_law`). The code follows the RFC's pseudo-code (§5.3–§5.5,
+//! `dodequeue` and `dequeue`) with integer-nanosecond time; `interval / sqrt(count)` is
+//! computed with an exact `f64` square root and truncated to whole ns (Linux uses a Newton
+//! inverse-sqrt in Q0.32 instead; the difference is below one part in 10^6 for count < 10^6).
+//!
+//! ECN (RFC 8289 §5.5 / Linux `codel_dequeue`): with `ecn` set, an ECN-capable packet due for
+//! dropping is marked CE and delivered; in the dropping loop the next drop time is then
+//! scheduled and the call returns that packet.
+//!
+//! Activations: one per `dequeue` call that finds a packet (the control logic runs on every
+//! dequeue, RFC 8289 §5.5).
+
+use crate::algorithm::{Algorithm, Arrival, Env, QueueView, Verdict};
+use crate::error::{ensure, ConfigError};
+use crate::packet::Packet;
+use crate::params::aqm_config;
+use crate::queue::{Backlog, DropReason, QueueStats};
+use crate::rng::Rng;
+use crate::time::{Duration, Instant};
+
+/// TARGET, according to RFC 8289 §4.4: 5 ms.
+pub const TARGET: Duration = Duration::from_millis(5);
+/// INTERVAL, according to RFC 8289 §4.3: 100 ms.
+pub const INTERVAL: Duration = Duration::from_millis(100);
+/// Re-entry window in intervals: count decay applies if the last dropping state ended less
+/// than 16 intervals ago (RFC 8289 §5.5, "this is the Linux version").
+pub const REENTRY_INTERVALS: u64 = 16;
+
+aqm_config! {
+    /// CoDel configuration (RFC 8289).
+    pub struct CodelConfig as "codel" {
+        /// Acceptable standing queue delay (TARGET), seconds. Default 0.005 (RFC 8289 §4.4).
+        pub target: Duration = TARGET, "s";
+        /// Sliding window for the minimum sojourn time (INTERVAL), seconds.
+        /// Default 0.1 (RFC 8289 §4.3).
+        pub interval: Duration = INTERVAL, "s";
+        /// MAXPACKET in bytes: no drop while the bytes left in the queue are <= this
+        /// (RFC 8289 §5.4 `dodequeue`). 0 = the link's MTU (default).
+        pub max_packet: u32 = 0, "bytes";
+        /// Mark CE instead of dropping ECN-capable packets. Default false.
+        pub ecn: bool = false, "bool";
+    }
+}
+
+impl CodelConfig {
+    fn check(&self) -> Result<(), ConfigError> {
+        ensure(
+            self.target > Duration::ZERO,
+            "target",
+            self.target.as_secs_f64(),
+            "must be > 0",
+        )?;
+        ensure(
+            self.interval > Duration::ZERO,
+            "interval",
+            self.interval.as_secs_f64(),
+            "must be > 0",
+        )
+    }
+}
+
+/// CoDel state (RFC 8289 §5.2 state variables).
+#[derive(Debug, Clone)]
+pub struct Codel {
+    cfg: CodelConfig,
+    /// MAXPACKET actually used (config or link MTU).
+    max_packet: u64,
+    /// The link's MTU (default MAXPACKET).
+    link_mtu: u32,
+    /// Time when the sojourn time went (and stayed) above target, plus INTERVAL;
+    /// `None` is the RFC's `first_above_time_ = 0`.
+    first_above_time: Option<Instant>,
+    /// Time of the next drop while in the dropping state.
+    drop_next: Instant,
+    /// Drops (or marks) since entering the dropping state.
+    count: u32,
+    /// `count` when the dropping state was last entered.
+    lastcount: u32,
+    /// In the dropping state.
+    dropping: bool,
+    activations: u64,
+}
+
+impl Codel {
+    /// RFC 8289 §5.5 `control_law`: `t + interval / sqrt(count)`.
+    #[inline]
+    pub fn control_law(t: Instant, interval: Duration, count: u32) -> Instant {
+        let step = interval.0 as f64 / (count.max(1) as f64).sqrt();
+        t + Duration(step as u64)
+    }
+
+    /// RFC 8289 §5.4 `dodequeue`: pop the head and decide whether dropping is allowed.
+    #[inline]
+    fn dodequeue<P: Packet>(
+        &mut self,
+        now: Instant,
+        backlog: &mut Backlog<P>,
+    ) -> (Option<P>, bool) {
+        let Some(p) = backlog.pop() else {
+            // Queue is empty: we can't be above TARGET.
+            self.first_above_time = None;
+            return (None, false);
+        };
+        let sojourn = now - p.enqueued_at();
+        let mut ok_to_drop = false;
+        if sojourn < self.cfg.target || backlog.bytes() <= self.max_packet {
+            // Went below: stay below for at least INTERVAL.
+            self.first_above_time = None;
+        } else {
+            match self.first_above_time {
+                // Just went above from below; if still above at first_above_time, drop.
+                None => self.first_above_time = Some(now + self.cfg.interval),
+                Some(t) if now >= t => ok_to_drop = true,
+                Some(_) => {}
+            }
+        }
+        (Some(p), ok_to_drop)
+    }
+
+    /// Drop `p`, or mark and return it when ECN applies.
+    #[inline]
+    fn signal<P: Packet, F: FnMut(P, DropReason)>(
+        &self,
+        mut p: P,
+        stats: &mut QueueStats,
+        on_drop: &mut F,
+    ) -> Option<P> {
+        if self.cfg.ecn && p.ecn_capable() {
+            p.set_ce();
+            stats.marked += 1;
+            Some(p)
+        } else {
+            stats.dropped_dequeue += 1;
+            on_drop(p, DropReason::CodelDequeue);
+            None
+        }
+    }
+
+    /// True while in the dropping state.
+    pub fn dropping(&self) -> bool {
+        self.dropping
+    }
+    /// Current drop count.
+    pub fn count(&self) -> u32 {
+        self.count
+    }
+    /// Scheduled time of the next drop (meaningful while dropping).
+    pub fn drop_next(&self) -> Instant {
+        self.drop_next
+    }
+}
+
+impl Algorithm for Codel {
+    type Config = CodelConfig;
+
+    fn build(cfg: &CodelConfig, env: &Env) -> Self {
+        let mut c = Codel {
+            cfg: *cfg,
+            max_packet: 0,
+            link_mtu: env.link.mtu,
+            first_above_time: None,
+            drop_next: Instant::ZERO,
+            count: 0,
+            lastcount: 0,
+            dropping: false,
+            activations: 0,
+        };
+        c.update_max_packet();
+        c
+    }
+    fn cfg(&self) -> &CodelConfig {
+        &self.cfg
+    }
+    fn reconfigure(&mut self, cfg: CodelConfig) {
+        self.cfg = cfg;
+        self.update_max_packet();
+    }
+    fn ecn(&self) -> bool {
+        self.cfg.ecn
+    }
+    #[inline]
+    fn enqueue(
+        &mut self,
+        _now: Instant,
+        _pkt: &Arrival,
+        _q: &QueueView,
+        _rng: &mut Rng,
+    ) -> Verdict {
+        // CoDel only timestamps on enqueue (done by the wrapper), RFC 8289 §5.2.
+        Verdict::Accept
+    }
+
+    /// RFC 8289 §5.5 `dequeue`.
+    fn dequeue<P: Packet, F: FnMut(P, DropReason)>(
+        &mut self,
+        now: Instant,
+        backlog: &mut Backlog<P>,
+        stats: &mut QueueStats,
+        on_drop: &mut F,
+    ) -> Option<P> {
+        let (mut p, mut ok_to_drop) = self.dodequeue(now, backlog);
+        if p.is_none() {
+            self.dropping = false;
+            return None;
+        }
+        self.activations += 1;
+        if self.dropping {
+            if !ok_to_drop {
+                // Sojourn time below TARGET: leave the dropping state.
+                self.dropping = false;
+            }
+            // Time for the next drop: drop the current packet and dequeue the next; a large
+            // backlog may need several drops now, hence the loop.
+            while self.dropping && now >= self.drop_next {
+                let head = p.take().expect("dropping implies a packet");
+                self.count = self.count.saturating_add(1);
+                if let Some(marked) = self.signal(head, stats, on_drop) {
+                    self.drop_next =
+                        Self::control_law(self.drop_next, self.cfg.interval, self.count);
+                    return Some(marked);
+                }
+                (p, ok_to_drop) = self.dodequeue(now, backlog);
+                if !ok_to_drop {
+                    self.dropping = false;
+                } else {
+                    self.drop_next =
+                        Self::control_law(self.drop_next, self.cfg.interval, self.count);
+                }
+            }
+        } else if ok_to_drop {
+            // Sojourn above TARGET for INTERVAL: enter the dropping state.
+            let head = p.take().expect("ok_to_drop implies a packet");
+            p = match self.signal(head, stats, on_drop) {
+                Some(marked) => Some(marked),
+                None => self.dodequeue(now, backlog).0,
+            };
+            self.dropping = true;
+            // Count decay on re-entry (RFC 8289 §5.5): resume near the last drop rate if the
+            // previous dropping state ended recently.
+            let delta = self.count.saturating_sub(self.lastcount);
+            let since = now.signed_diff(self.drop_next);
+            let window = self.cfg.interval.0.saturating_mul(REENTRY_INTERVALS);
+            self.count = if delta > 1 && since < window.min(i64::MAX as u64) as i64 {
+                delta
+            } else {
+                1
+            };
+            self.drop_next = Self::control_law(now, self.cfg.interval, self.count);
+            self.lastcount = self.count;
+        }
+        p
+    }
+
+    fn activations(&self) -> u64 {
+        self.activations
+    }
+}
+
+impl Codel {
+    fn update_max_packet(&mut self) {
+        self.max_packet = if self.cfg.max_packet == 0 {
+            self.link_mtu as u64
+        } else {
+            self.cfg.max_packet as u64
+        };
+    }
+}

@@ -1,0 +1,129 @@
+//! PI controller (Hollot, Misra, Towsley & Gong, INFOCOM 2001; ALGORITHMS.md §3.8),
+//! following ns-2 `pi.cc` in packet mode.
+//!
+//! Periodic at `w` Hz: `p(k) = p(k−1) + a (q(k) − q_ref) − b (q(k−1) − q_ref)`, clamped to
+//! [0, 1], `q` the instantaneous queue in packets at the sampling instant. Each arrival is
+//! dropped (or marked) with probability `p`; the hard limit stays underneath.
+//!
+//! Activations: one per sampling-period run of the law.
+
+use crate::algorithm::{Algorithm, Arrival, Env, QueueView, Verdict};
+use crate::error::{ensure, ConfigError};
+use crate::params::aqm_config;
+use crate::queue::DropReason;
+use crate::rng::Rng;
+use crate::time::{Duration, Instant, NANOS_PER_SEC};
+
+aqm_config! {
+    /// PI configuration (ns-2 `pi.cc` defaults).
+    pub struct PiConfig as "pi" {
+        /// Gain on the current error, 1/packet. Default 1.822e-5 (Hollot et al. 2001 §V; ns-2 `a_`).
+        pub a: f64 = 1.822e-5, "1/packets";
+        /// Gain on the previous error, 1/packet. Default 1.816e-5 (Hollot et al. 2001 §V; ns-2 `b_`).
+        pub b: f64 = 1.816e-5, "1/packets";
+        /// Sampling frequency, Hz. Default 170 (ns-2 `w_`; the paper uses 160).
+        pub w: f64 = 170.0, "Hz";
+        /// Reference queue length, packets. Default 50 (ns-2 `qref_`; the paper uses 200).
+        pub q_ref: f64 = 50.0, "packets";
+        /// Mark CE instead of dropping ECN-capable packets. Default false.
+        pub ecn: bool = false, "bool";
+    }
+}
+
+impl PiConfig {
+    fn check(&self) -> Result<(), ConfigError> {
+        ensure(self.a.is_finite(), "a", self.a, "must be finite")?;
+        ensure(self.b.is_finite(), "b", self.b, "must be finite")?;
+        ensure(
+            self.w > 0.0 && self.w <= 1e9,
+            "w",
+            self.w,
+            "must be in (0, 1e9] Hz",
+        )?;
+        ensure(self.q_ref >= 0.0, "q_ref", self.q_ref, "must be >= 0")
+    }
+    /// Sampling period, integer ns (rounded to nearest).
+    pub fn period(&self) -> Duration {
+        Duration(((NANOS_PER_SEC as f64 / self.w).round() as u64).max(1))
+    }
+}
+
+/// PI state.
+#[derive(Debug, Clone)]
+pub struct Pi {
+    cfg: PiConfig,
+    period: Duration,
+    p: f64,
+    q_old: f64,
+    next_update: Instant,
+    activations: u64,
+}
+
+impl Pi {
+    /// One run of the law with the current queue `q` (packets).
+    pub fn update(&mut self, q: f64) {
+        let c = &self.cfg;
+        self.p = (self.p + c.a * (q - c.q_ref) - c.b * (self.q_old - c.q_ref)).clamp(0.0, 1.0);
+        self.q_old = q;
+        self.activations += 1;
+    }
+    /// Current probability.
+    pub fn p(&self) -> f64 {
+        self.p
+    }
+}
+
+impl Algorithm for Pi {
+    type Config = PiConfig;
+
+    fn build(cfg: &PiConfig, _env: &Env) -> Self {
+        Pi {
+            cfg: *cfg,
+            period: cfg.period(),
+            p: 0.0,
+            q_old: 0.0,
+            next_update: Instant::ZERO + cfg.period(),
+            activations: 0,
+        }
+    }
+    fn cfg(&self) -> &PiConfig {
+        &self.cfg
+    }
+    fn reconfigure(&mut self, cfg: PiConfig) {
+        let period = cfg.period();
+        if period != self.period {
+            self.next_update = (self.next_update - self.period) + period;
+            self.period = period;
+        }
+        self.cfg = cfg;
+    }
+    fn ecn(&self) -> bool {
+        self.cfg.ecn
+    }
+    #[inline]
+    fn enqueue(&mut self, _now: Instant, _pkt: &Arrival, _q: &QueueView, rng: &mut Rng) -> Verdict {
+        if self.p > 0.0 && rng.uniform() < self.p {
+            Verdict::Signal(DropReason::Early)
+        } else {
+            Verdict::Accept
+        }
+    }
+    fn poll_at(&self) -> Option<Instant> {
+        Some(self.next_update)
+    }
+    fn on_timer(&mut self, now: Instant, q: &QueueView) {
+        if now < self.next_update {
+            return;
+        }
+        self.update(q.len_pkts as f64);
+        while self.next_update <= now {
+            self.next_update += self.period;
+        }
+    }
+    fn activations(&self) -> u64 {
+        self.activations
+    }
+    fn probability(&self) -> f64 {
+        self.p
+    }
+}

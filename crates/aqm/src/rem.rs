@@ -1,0 +1,155 @@
+//! REM — Random Exponential Marking (Athuraliya, Li, Low & Yin 2001; ALGORITHMS.md §3.6),
+//! following ns-2 `rem.cc`.
+//!
+//! Every `t_update`: `price ← max(0, price + gamma (alpha_q (q − q_ref) + x − c))` with `q`
+//! the queue in packets, `x` the packets that arrived during the last interval (input-rate
+//! EWMA weight 1, i.e. no smoothing, as in ns-2) and `c` the packets the link can send per
+//! interval (`t_update · C / (8 · mean_pkt_size)`); `p = 1 − phi^(−price)`. Each arrival is
+//! marked/dropped with `p` (at enqueue; ns-2 marks at dequeue when marking — the signal
+//! timing differs by one queueing delay, documented deviation).
+//!
+//! Activations: one per price update.
+
+use crate::algorithm::{Algorithm, Arrival, Env, QueueView, Verdict};
+use crate::error::{ensure, ConfigError};
+use crate::params::aqm_config;
+use crate::queue::DropReason;
+use crate::rng::Rng;
+use crate::time::{Duration, Instant};
+
+aqm_config! {
+    /// REM configuration (ns-2 defaults).
+    pub struct RemConfig as "rem" {
+        /// Price step size gamma. Default 0.001 (ns-2 `gamma_`).
+        pub gamma: f64 = 0.001, "1/packets";
+        /// Base of the marking function, > 1. Default 1.001 (ns-2 `phi_`).
+        pub phi: f64 = 1.001, "factor";
+        /// Weight of the queue error alpha_q. Default 0.1 (ns-2, hard-coded `inw`).
+        pub alpha_q: f64 = 0.1, "weight";
+        /// Target queue q*, packets. Default 20 (ns-2 `pbo_`).
+        pub q_ref: f64 = 20.0, "packets";
+        /// Price update period, seconds. Default 0.002 (ns-2 `updtime_`).
+        pub t_update: Duration = Duration::from_millis(2), "s";
+        /// Packet size used to express the link rate in packets, bytes. Default 1000
+        /// (assumption of this implementation; set it to the scenario's packet size).
+        pub mean_pkt_size: u32 = 1000, "bytes";
+        /// Mark CE instead of dropping ECN-capable packets. Default false.
+        pub ecn: bool = false, "bool";
+    }
+}
+
+impl RemConfig {
+    fn check(&self) -> Result<(), ConfigError> {
+        ensure(self.gamma >= 0.0, "gamma", self.gamma, "must be >= 0")?;
+        ensure(self.phi > 1.0, "phi", self.phi, "must be > 1")?;
+        ensure(self.alpha_q >= 0.0, "alpha_q", self.alpha_q, "must be >= 0")?;
+        ensure(self.q_ref >= 0.0, "q_ref", self.q_ref, "must be >= 0")?;
+        ensure(
+            self.t_update > Duration::ZERO,
+            "t_update",
+            self.t_update.as_secs_f64(),
+            "must be > 0",
+        )?;
+        ensure(
+            self.mean_pkt_size > 0,
+            "mean_pkt_size",
+            self.mean_pkt_size as f64,
+            "must be > 0",
+        )
+    }
+}
+
+/// REM state.
+#[derive(Debug, Clone)]
+pub struct Rem {
+    cfg: RemConfig,
+    env: Env,
+    /// Link capacity in packets per update interval.
+    c: f64,
+    price: f64,
+    p: f64,
+    arrivals: u64,
+    next_update: Instant,
+    activations: u64,
+}
+
+impl Rem {
+    /// One price update with queue `q` and `x` arrivals in the interval (packets).
+    pub fn update(&mut self, q: f64, x: f64) {
+        let c = &self.cfg;
+        self.price = (self.price + c.gamma * (c.alpha_q * (q - c.q_ref) + x - self.c)).max(0.0);
+        self.p = (1.0 - c.phi.powf(-self.price)).clamp(0.0, 1.0);
+        self.activations += 1;
+    }
+    /// Current price.
+    pub fn price(&self) -> f64 {
+        self.price
+    }
+    /// Link capacity in packets per update interval.
+    pub fn capacity_per_interval(&self) -> f64 {
+        self.c
+    }
+    fn capacity(cfg: &RemConfig, env: &Env) -> f64 {
+        env.link.rate.packets_per_sec(cfg.mean_pkt_size) * cfg.t_update.as_secs_f64()
+    }
+}
+
+impl Algorithm for Rem {
+    type Config = RemConfig;
+
+    fn build(cfg: &RemConfig, env: &Env) -> Self {
+        Rem {
+            cfg: *cfg,
+            env: *env,
+            c: Self::capacity(cfg, env),
+            price: 0.0,
+            p: 0.0,
+            arrivals: 0,
+            next_update: Instant::ZERO + cfg.t_update,
+            activations: 0,
+        }
+    }
+    fn cfg(&self) -> &RemConfig {
+        &self.cfg
+    }
+    fn reconfigure(&mut self, cfg: RemConfig) {
+        if cfg.t_update != self.cfg.t_update {
+            self.next_update = (self.next_update - self.cfg.t_update) + cfg.t_update;
+        }
+        self.cfg = cfg;
+        self.c = Self::capacity(&cfg, &self.env);
+        self.p = (1.0 - cfg.phi.powf(-self.price)).clamp(0.0, 1.0);
+    }
+    fn ecn(&self) -> bool {
+        self.cfg.ecn
+    }
+    #[inline]
+    fn enqueue(&mut self, _now: Instant, _pkt: &Arrival, _q: &QueueView, rng: &mut Rng) -> Verdict {
+        self.arrivals += 1;
+        if self.p > 0.0 && rng.uniform() < self.p {
+            Verdict::Signal(DropReason::Early)
+        } else {
+            Verdict::Accept
+        }
+    }
+    fn poll_at(&self) -> Option<Instant> {
+        Some(self.next_update)
+    }
+    fn on_timer(&mut self, now: Instant, q: &QueueView) {
+        if now < self.next_update {
+            return;
+        }
+        let x = self.arrivals as f64;
+        self.arrivals = 0;
+        self.update(q.len_pkts as f64, x);
+        while self.next_update <= now {
+            self.next_update += self.cfg.t_update;
+        }
+    }
+    fn activations(&self) -> u64 {
+        self.activations
+    }
+    fn probability(&self) -> f64 {
+        self.p
+    }
+}
