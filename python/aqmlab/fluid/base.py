@@ -1,0 +1,240 @@
+"""Shared machinery of the fluid models: the generic ``simulate()`` and the single-bottleneck
+window-model skeleton (state ``[W, q, law states]``) that Misra-Hollot, Gao-Hou and Kim-Tang-Low
+specialise by their window equation only.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from aqmlab.fluid.laws import FluidLaw
+from aqmlab.fluid.result import Equilibrium, FluidResult, LinearizedModel
+from aqmlab.fluid.solver import project_rate, solve_dde
+
+__all__ = ["FluidModel", "WindowModel", "as_param", "batch_size"]
+
+
+def as_param(value, name: str, *, positive=False, nonneg=False) -> np.ndarray:
+    """Float array of a parameter, validated; the error names the parameter and the value."""
+    arr = np.asarray(value, dtype=float)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite (got {value})")
+    if positive and np.any(arr <= 0):
+        raise ValueError(f"{name} must be > 0 (got {value})")
+    if nonneg and np.any(arr < 0):
+        raise ValueError(f"{name} must be >= 0 (got {value})")
+    return arr
+
+
+def batch_size(*arrays) -> int:
+    """Batch size ``B`` implied by parameters of shape ``()`` or ``(B,)`` (first axis)."""
+    shape = np.broadcast_shapes(*[np.shape(a)[:1] for a in arrays])
+    return int(shape[0]) if shape else 1
+
+
+class FluidModel:
+    """Base of all fluid models.
+
+    Subclasses define ``name``, ``state_names``, ``B`` and the methods ``rhs(t, y, lag)``,
+    ``initial_state()``, ``bounds()``, ``max_delay()``, ``default_dt()``, ``equilibrium()``,
+    ``linearize()``; optionally ``hook``/``hook_every`` for sampled-data parts.
+    """
+
+    name = "model"
+    t_label = "t [s]"
+    hook = None
+    hook_every = 0
+
+    def simulate(self, duration, *, dt=None, y0=None, history=None, record_dt=None):
+        """Integrate the nonlinear model over ``[0, duration]``.
+
+        Parameters
+        ----------
+        duration : float
+            Horizon (s; packets for the EDC spatial model).
+        dt : float, optional
+            RK4 step; default :meth:`default_dt`.
+        y0 : array, shape (B, n) or (n,), optional
+            Initial state; default :meth:`initial_state`. With no ``history`` the history is
+            constant and equal to ``y0``.
+        history : callable, optional
+            ``history(s, comps) -> (B, k)`` for ``s <= 0`` (see :func:`solve_dde`).
+        record_dt : float, optional
+            Recording interval; default ``dt`` or coarser so that at most ~5000 samples are kept.
+
+        Returns
+        -------
+        FluidResult
+        """
+        duration = float(duration)
+        if not duration > 0:
+            raise ValueError(f"duration must be > 0 (got {duration})")
+        dt = float(dt or self.default_dt())
+        if y0 is None:
+            y0 = self.initial_state()
+        y0 = np.broadcast_to(np.asarray(y0, float), (self.B, len(self.state_names))).copy()
+        if record_dt is None:
+            record_every = max(1, int(np.ceil(duration / dt / 5000)))
+        else:
+            record_every = max(1, int(round(record_dt / dt)))
+        lo, hi = self.bounds()
+        t0 = time.perf_counter()
+        sol = solve_dde(
+            self.rhs,
+            (0.0, duration),
+            y0,
+            dt=dt,
+            max_delay=self.max_delay(),
+            history=history,
+            lower=lo,
+            upper=hi,
+            record_every=record_every,
+            hook=self.hook,
+            hook_every=self.hook_every,
+        )
+        info = {
+            "dt": dt,
+            "wall_seconds": time.perf_counter() - t0,
+            "clamped_queries": sol.clamped,
+            "extrapolated_queries": sol.extrapolated,
+        }
+        try:
+            eq = self.equilibrium()
+        except ValueError:
+            eq = None
+        return FluidResult(
+            self.name, sol.t, sol.y, list(self.state_names), eq, info, t_label=self.t_label
+        )
+
+
+class WindowModel(FluidModel):
+    """Single bottleneck, ``N`` homogeneous window-based flows, any :mod:`~aqmlab.fluid.laws` law.
+
+    State ``[W, q, law states...]``: ``W`` window (packets), ``q`` queue (packets). Common parts
+    (ALGORITHMS.md §1.1, §1.3, §1.4):
+
+    * arrival rate ``lambda = N W / R(q)`` (packets/s), with ``R(q) = q/C + T_p`` (s) or constant;
+    * ``dq/dt = lambda - C`` projected onto ``[0, buffer]`` (§1.1, ``[.]^+`` at ``q = 0``); the
+      buffer bound only stops the queue, drop-tail losses at the buffer are not fed back;
+    * the window sees the delayed state at ``t - R(t)``: ``W(t-R)``, ``R(t-R) = R(q(t-R))`` and
+      ``p(t-R)`` evaluated by the law from the delayed queue, law state and rate;
+    * ``W`` is projected to ``W >= w_min`` (default 1 packet; decision: a TCP window never falls
+      below one segment, which also keeps the ``1/W`` terms of §1.3/§1.4 finite).
+
+    Subclasses implement ``window_rhs(W, Wd, pd, R, Rd)``, ``window_partials(W0, p0, R0)``
+    (analytic partial derivatives at the equilibrium), ``p_required(q)`` (the probability that
+    makes ``dW/dt = 0`` at ``W = R(q) C / N``) and set ``queue_dependent_rtt``.
+    """
+
+    queue_dependent_rtt = True
+
+    def __init__(self, n_flows, capacity, rtt_prop, law: FluidLaw, buffer=np.inf, w_min=1.0):
+        self.N = as_param(n_flows, "n_flows", positive=True)
+        self.C = as_param(capacity, "capacity", positive=True)
+        self.Tp = as_param(rtt_prop, "rtt", positive=True)
+        self.buffer = np.asarray(buffer, float)
+        if np.any(self.buffer <= 0):
+            raise ValueError(f"buffer must be > 0 (got {buffer})")
+        if not isinstance(law, FluidLaw):
+            raise ValueError(f"law must be a FluidLaw (got {law!r})")
+        self.law = law
+        self.w_min = float(w_min)
+        self._qmax = self.buffer if np.any(np.isfinite(self.buffer)) else np.inf
+        self.B = batch_size(self.N, self.C, self.Tp, self.buffer, *law.params().values())
+        self.state_names = ("W", "q", *law.state_names)
+
+    # --- model pieces -------------------------------------------------------------------
+    def rtt(self, q):
+        """Round-trip time (s): ``q/C + T_p`` (or ``T_p`` when not queue-dependent)."""
+        return q / self.C + self.Tp if self.queue_dependent_rtt else self.Tp + 0.0 * q
+
+    def rhs(self, t, y, lag):
+        W, q, z = y[:, 0], y[:, 1], y[:, 2:]
+        R = self.rtt(q)
+        d = lag.rows(R)  # all states at t - R(t)
+        Wd, qd, zd = d[:, 0], d[:, 1], d[:, 2:]
+        Rd = self.rtt(qd)
+        pd = self.law.prob(qd, zd, self.N * Wd / Rd, self.C)
+        rate = self.N * W / R
+        out = np.empty_like(y)
+        out[:, 0] = project_rate(W, self.window_rhs(W, Wd, pd, R, Rd), self.w_min)
+        out[:, 1] = project_rate(q, rate - self.C, 0.0, self._qmax)
+        if z.shape[1]:
+            out[:, 2:] = self.law.deriv(q, z, rate, self.C, out[:, 1])
+        return out
+
+    def initial_state(self):
+        """Flows start with ``W = w_min`` and an empty queue; the law starts at rest."""
+        W = np.full(self.B, self.w_min)
+        q = np.zeros(self.B)
+        return np.column_stack([W, q, self.law.initial(q)])
+
+    def bounds(self):
+        lo = [self.w_min, 0.0, *self.law.lower]
+        hi = [np.inf, float(np.max(self.buffer)), *self.law.upper]
+        return np.array(lo), np.array(hi)
+
+    def max_delay(self):
+        qmax = self.buffer if np.all(np.isfinite(self.buffer)) else 10.0 * self.C * self.Tp
+        return float(np.max(self.Tp + qmax / self.C))
+
+    def default_dt(self):
+        """``min(T_p)/10``, at most 10 ms (RK4 error well below plotting accuracy)."""
+        return float(min(0.01, np.min(self.Tp) / 10))
+
+    # --- equilibrium and linearisation --------------------------------------------------
+    def equilibrium(self) -> Equilibrium:
+        """Closed-loop operating point: ``W' = q' = 0`` and the law at rest.
+
+        Integral laws (PI, REM) fix ``q0`` at their set point; proportional laws (RED, PD-LQ,
+        SFC) meet the plant where ``law.static_prob(q) = p_required(q)`` (vectorised bisection
+        on ``[0, buffer]``). Raises ``ValueError`` when no meaningful point exists.
+        """
+        law = self.law
+        B = self.B
+        if law.setpoint is not None:
+            q0 = np.broadcast_to(np.asarray(law.setpoint, float), (B,)).copy()
+        else:
+            hi = np.broadcast_to(
+                np.where(np.isfinite(self.buffer), self.buffer, 1e3 * self.C * self.Tp), (B,)
+            ).copy()
+            lo = np.zeros(B)
+            for _ in range(200):
+                mid = 0.5 * (lo + hi)
+                g = law.static_prob(mid, self.C) - self.p_required(mid)
+                lo, hi = np.where(g < 0, mid, lo), np.where(g < 0, hi, mid)
+            q0 = 0.5 * (lo + hi)
+        q0 = np.broadcast_to(q0, (B,)).astype(float)
+        p0 = np.broadcast_to(self.p_required(q0), (B,)).astype(float)
+        if np.any((p0 < 0) | (p0 > 1)):
+            raise ValueError(f"no meaningful equilibrium: p0 = {p0} outside [0, 1]")
+        R0 = np.broadcast_to(self.rtt(q0), (B,)).astype(float)
+        W0 = np.broadcast_to(R0 * self.C / self.N, (B,)).astype(float)
+        z0 = law.rest_state(q0, p0, np.broadcast_to(self.C, (B,)))
+        state = np.column_stack([W0, q0, z0])
+        return Equilibrium({"W": W0, "q": q0, "p": p0, "R": R0}, state)
+
+    def linearize(self) -> LinearizedModel:
+        """Open-loop plant linearisation at :meth:`equilibrium` (input ``dp(t - R0)``).
+
+        States ``[dW, dq]``. ``A``/``Ad`` hold the partials with respect to the current/delayed
+        state, including the queue dependence of ``R``; ``A_identified`` (``A + Ad``) is the
+        papers' form (Hollot §1.1, SFC eq. 14, KTL eq. 2).
+        """
+        eq = self.equilibrium()
+        W0, q0, p0, R0 = eq["W"], eq["q"], eq["p"], eq["R"]
+        dR = (1.0 / self.C if self.queue_dependent_rtt else 0.0) * np.ones(self.B)
+        P = self.window_partials(W0, p0, R0)
+        A = np.zeros((self.B, 2, 2))
+        Ad = np.zeros((self.B, 2, 2))
+        Bm = np.zeros((self.B, 2, 1))
+        A[:, 0, 0] = P["W"]
+        A[:, 0, 1] = P["R"] * dR
+        Ad[:, 0, 0] = P["Wd"]
+        Ad[:, 0, 1] = P["Rd"] * dR
+        Bm[:, 0, 0] = P["p"]
+        A[:, 1, 0] = self.N / R0  # d(N W / R)/dW
+        A[:, 1, 1] = -self.N * W0 / R0**2 * dR  # d(N W / R)/dq = -1/R0 when R = q/C + Tp
+        return LinearizedModel(A, Ad, Bm, R0, ["W", "q"], ["p"], {"equilibrium": eq})

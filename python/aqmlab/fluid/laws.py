@@ -1,0 +1,298 @@
+"""Fluid (continuous-time) AQM laws that close the loop of the single-bottleneck models.
+
+Each law is a small object with parameter arrays (scalars or shape ``(B,)``, broadcast against the
+batch) and ``n_states`` internal states appended to the model's state vector. All probabilities
+are clamped to [0, 1] (ALGORITHMS.md, preamble). Units: queue in packets, rates in packets/s,
+time in s.
+
+Interface used by the models (all vectorised over the batch):
+
+* ``initial(q0)`` -> ``(B, n_states)`` law state at start;
+* ``prob(q, z, rate, C)`` -> ``p`` of shape ``(B,)``: mark/drop probability given queue ``q``,
+  law state ``z`` (``(B, n_states)``), arrival rate ``rate`` and capacity ``C``;
+* ``deriv(q, z, rate, C, qdot)`` -> ``(B, n_states)``;
+* ``setpoint`` (integral laws: the equilibrium queue) or ``static_prob(q, C)`` (the probability
+  at rest as a function of the queue, used to find the closed-loop equilibrium);
+* ``rest_state(q0, p0, C)`` -> law state at the equilibrium.
+
+Example
+-------
+>>> from aqmlab.fluid.laws import PI
+>>> law = PI.from_continuous(k_pi=9.64e-6, z=0.53, qref=200.0)
+>>> round(float(law.a * 160), 6) > 0
+True
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["FluidLaw", "RED", "PI", "REM", "PDLQ", "SFC", "make_law"]
+
+
+def _clip01(p):
+    return np.clip(p, 0.0, 1.0)
+
+
+class FluidLaw:
+    """Base class. Subclasses set ``name``, ``state_names``, ``lower``, ``upper``."""
+
+    name = "law"
+    state_names: tuple = ()
+    lower: tuple = ()
+    upper: tuple = ()
+    setpoint = None  # equilibrium queue of integral laws (packets), else None
+
+    @property
+    def n_states(self) -> int:
+        return len(self.state_names)
+
+    def initial(self, q0):
+        return np.zeros((np.shape(q0)[0], self.n_states))
+
+    def deriv(self, q, z, rate, C, qdot):
+        return np.zeros((q.shape[0], 0))
+
+    def static_prob(self, q, C):  # pragma: no cover - integral laws do not need it
+        raise NotImplementedError
+
+    def rest_state(self, q0, p0, C):
+        return np.zeros((np.shape(q0)[0], 0))
+
+    def params(self) -> dict:
+        return {k: v for k, v in vars(self).items() if not k.startswith("_")}
+
+
+class RED(FluidLaw):
+    """RED with its EWMA filter (ALGORITHMS.md §3.2, §1.1).
+
+    ``d avg/dt = K (q - avg)``, ``K = -C ln(1 - w_q)`` (1/s; ``w_q`` per packet, ``C`` pkt/s,
+    Hollot's low-pass form, §1.1). ``p = max_p (avg - min_th)/(max_th - min_th)`` on
+    ``[min_th, max_th)``; above ``max_th`` gentle RED ramps to 1 at ``2 max_th`` (``gentle=True``,
+    ns-2 default) or jumps to 1 (classic). The count-based spreading of drops (§3.2 step 3) has no
+    fluid counterpart and is not modelled.
+
+    Parameters
+    ----------
+    min_th, max_th : float or array (packets)
+    max_p : float or array
+    w_q : float or array (per packet)
+    gentle : bool
+    """
+
+    name = "red"
+    state_names = ("avg",)
+    lower = (0.0,)
+    upper = (np.inf,)
+
+    def __init__(self, min_th=150.0, max_th=300.0, max_p=0.1, w_q=0.00133, gentle=True):
+        self.min_th, self.max_th = np.asarray(min_th, float), np.asarray(max_th, float)
+        self.max_p, self.w_q = np.asarray(max_p, float), np.asarray(w_q, float)
+        self.gentle = bool(gentle)
+        if np.any(self.max_th <= self.min_th):
+            raise ValueError(f"max_th must exceed min_th (got {max_th} <= {min_th})")
+        if np.any((self.w_q <= 0) | (self.w_q >= 1)):
+            raise ValueError(f"w_q must be in (0, 1) (got {w_q})")
+
+    def curve(self, avg):
+        """RED's static drop curve (§3.2 step 2)."""
+        lin = self.max_p * (avg - self.min_th) / (self.max_th - self.min_th)
+        if self.gentle:
+            above = self.max_p + (1 - self.max_p) * (avg - self.max_th) / self.max_th
+        else:
+            above = np.ones_like(avg)
+        p = np.where(avg < self.min_th, 0.0, np.where(avg < self.max_th, lin, above))
+        return _clip01(p)
+
+    def initial(self, q0):
+        return np.asarray(q0, float)[:, None].copy()
+
+    def prob(self, q, z, rate, C):
+        return self.curve(z[:, 0])
+
+    def deriv(self, q, z, rate, C, qdot):
+        K = -C * np.log1p(-self.w_q)  # §1.1: K = -C ln(1 - w_q)
+        return (K * (q - z[:, 0]))[:, None]
+
+    def static_prob(self, q, C):
+        return self.curve(q)
+
+    def rest_state(self, q0, p0, C):
+        return np.asarray(q0, float)[:, None].copy()
+
+
+class PI(FluidLaw):
+    """Hollot's PI controller as a fluid law (ALGORITHMS.md §3.8).
+
+    The discrete law ``p(k) = p(k-1) + a e(k) - b e(k-1)``, ``e = q - q_ref``, sampled at ``fs``,
+    is the Tustin image of ``C(s) = K_PI (s/z + 1)/s`` with ``K_PI = (a - b) fs`` and
+    ``K_PI / z = (a + b) fs / 2``; the fluid law integrates it:
+    ``dp/dt = fs (a - b) e + (a + b)/2 de/dt`` with ``de/dt = dq/dt`` (projected queue
+    derivative). ``p`` is a state projected onto [0, 1] (anti-windup by projection).
+
+    Parameters
+    ----------
+    a, b : float or array (1/packet)  -- ns-2 defaults 1.822e-5, 1.816e-5
+    fs : float or array (Hz)          -- sampling frequency, 160 Hz in the paper
+    qref : float or array (packets)
+    """
+
+    name = "pi"
+    state_names = ("p",)
+    lower = (0.0,)
+    upper = (1.0,)
+
+    def __init__(self, a=1.822e-5, b=1.816e-5, fs=160.0, qref=200.0):
+        self.a, self.b = np.asarray(a, float), np.asarray(b, float)
+        self.fs, self.qref = np.asarray(fs, float), np.asarray(qref, float)
+        if np.any(self.fs <= 0):
+            raise ValueError(f"fs must be > 0 (got {fs})")
+
+    @classmethod
+    def from_continuous(cls, k_pi, z, qref=200.0, fs=160.0):
+        """Build from Hollot's ``K_PI`` (1/(packet s)) and zero ``z`` (rad/s), Tustin at ``fs``."""
+        T = 1.0 / np.asarray(fs, float)
+        k_pi, z = np.asarray(k_pi, float), np.asarray(z, float)
+        return cls(a=k_pi * (1 / z + T / 2), b=k_pi * (1 / z - T / 2), fs=fs, qref=qref)
+
+    @property
+    def setpoint(self):
+        return self.qref
+
+    def prob(self, q, z, rate, C):
+        return _clip01(z[:, 0])
+
+    def deriv(self, q, z, rate, C, qdot):
+        e = q - self.qref
+        return (self.fs * (self.a - self.b) * e + 0.5 * (self.a + self.b) * qdot)[:, None]
+
+    def rest_state(self, q0, p0, C):
+        return np.asarray(p0, float)[:, None].copy()
+
+
+class REM(FluidLaw):
+    """REM's price law (ALGORITHMS.md §3.6), continuous-time.
+
+    ``pi(k+1) = [pi(k) + gamma (alpha_q (q - q*) + x - c)]^+`` per update interval ``T_u`` with
+    ``x - c = (rate - C) T_u`` packets becomes
+    ``d pi/dt = (gamma / T_u) (alpha_q (q - q*) + (rate - C) T_u)``, projected to ``pi >= 0``;
+    ``p = 1 - phi^(-pi)``.
+
+    Parameters
+    ----------
+    gamma, phi, alpha_q, qref (= q*, packets), t_u (s): ns-2 defaults 0.001, 1.001, 0.1, 20, 0.002.
+    """
+
+    name = "rem"
+    state_names = ("price",)
+    lower = (0.0,)
+    upper = (np.inf,)
+
+    def __init__(self, gamma=0.001, phi=1.001, alpha_q=0.1, qref=20.0, t_u=0.002):
+        self.gamma, self.phi = np.asarray(gamma, float), np.asarray(phi, float)
+        self.alpha_q, self.qref = np.asarray(alpha_q, float), np.asarray(qref, float)
+        self.t_u = np.asarray(t_u, float)
+        if np.any(self.phi <= 1):
+            raise ValueError(f"phi must be > 1 (got {phi})")
+
+    @property
+    def setpoint(self):
+        return self.qref
+
+    def prob(self, q, z, rate, C):
+        return _clip01(1.0 - self.phi ** (-z[:, 0]))
+
+    def deriv(self, q, z, rate, C, qdot):
+        g = self.gamma / self.t_u * (self.alpha_q * (q - self.qref) + (rate - C) * self.t_u)
+        return g[:, None]
+
+    def rest_state(self, q0, p0, C):
+        return (-np.log1p(-np.asarray(p0, float)) / np.log(self.phi))[:, None]
+
+
+class PDLQ(FluidLaw):
+    """Memoryless PD-LQ law on RED's filtered queue (ALGORITHMS.md §2.3, KTL eqs. 3 and 6).
+
+    ``d bh/dt = P1 (q - bh)``;
+    ``p = p_offset + H1 (bh - qref) + H2 bh' + H3 bh''`` with ``bh' = P1 (q - bh)`` and
+    ``bh'' = P1 (qdot - bh')``, ``qdot = rate - C`` (§4 item 22 default: input rate minus capacity).
+    ``p_offset`` is the operating-point offset ``p*`` (§4 item 3: PD-LQ adds it; pass 0 to switch
+    it off). The memory (predictor) law is not implemented here. ``H2 = H3 = 0`` is the
+    "RED-like" comparator (§4 item 24).
+
+    Parameters
+    ----------
+    h1 (1/packet), h2 (s/packet), h3 (s^2/packet), p1 (1/s, default 1: §4 item 21),
+    qref (packets), p_offset (probability).
+    """
+
+    name = "pd-lq"
+    state_names = ("bhat",)
+    lower = (0.0,)
+    upper = (np.inf,)
+
+    def __init__(self, h1=5.657e-4, h2=3.626e-4, h3=4.894e-5, p1=1.0, qref=200.0, p_offset=0.0):
+        self.h1, self.h2, self.h3 = (np.asarray(v, float) for v in (h1, h2, h3))
+        self.p1, self.qref = np.asarray(p1, float), np.asarray(qref, float)
+        self.p_offset = np.asarray(p_offset, float)
+        if np.any(self.p1 <= 0):
+            raise ValueError(f"p1 must be > 0 (got {p1})")
+
+    def initial(self, q0):
+        return np.asarray(q0, float)[:, None].copy()
+
+    def prob(self, q, z, rate, C):
+        bh = z[:, 0]
+        d1 = self.p1 * (q - bh)
+        d2 = self.p1 * ((rate - C) - d1)
+        return _clip01(self.p_offset + self.h1 * (bh - self.qref) + self.h2 * d1 + self.h3 * d2)
+
+    def deriv(self, q, z, rate, C, qdot):
+        return (self.p1 * (q - z[:, 0]))[:, None]
+
+    def static_prob(self, q, C):
+        return _clip01(self.p_offset + self.h1 * (q - self.qref))
+
+    def rest_state(self, q0, p0, C):
+        return np.asarray(q0, float)[:, None].copy()
+
+
+class SFC(FluidLaw):
+    """Gao-Hou state-feedback law (ALGORITHMS.md §2.5, SFC Fig. 5).
+
+    ``p = p_offset + k1 (q - qref) + (k2 / C0) (rate - C0)``, clamped to [0, 1]. The router's rate
+    estimator (§4 item 30) is idealised: ``rate`` is the fluid arrival rate. ``C0`` defaults to the
+    model's capacity. ``p_offset`` defaults to 0: the paper's Fig. 5 has no offset (§4 item 3), so
+    the queue settles above ``qref``.
+
+    Parameters
+    ----------
+    k1 (1/packet), k2 (dimensionless), qref (packets), c0 (packets/s or None), p_offset.
+    """
+
+    name = "sfc"
+
+    def __init__(self, k1=0.0005, k2=0.2, qref=50.0, c0=None, p_offset=0.0):
+        self.k1, self.k2 = np.asarray(k1, float), np.asarray(k2, float)
+        self.qref, self.p_offset = np.asarray(qref, float), np.asarray(p_offset, float)
+        self.c0 = None if c0 is None else np.asarray(c0, float)
+
+    def prob(self, q, z, rate, C):
+        c0 = C if self.c0 is None else self.c0
+        return _clip01(self.p_offset + self.k1 * (q - self.qref) + self.k2 / c0 * (rate - c0))
+
+    def static_prob(self, q, C):
+        c0 = C if self.c0 is None else self.c0
+        return _clip01(self.p_offset + self.k1 * (q - self.qref) + self.k2 / c0 * (C - c0))
+
+
+_LAWS = {"red": RED, "pi": PI, "rem": REM, "pd-lq": PDLQ, "pdlq": PDLQ, "sfc": SFC}
+
+
+def make_law(name: str, **params) -> FluidLaw:
+    """Construct a law by name (``red``, ``pi``, ``rem``, ``pd-lq``, ``sfc``)."""
+    try:
+        cls = _LAWS[name.lower()]
+    except KeyError:
+        raise ValueError(f"unknown law {name!r}; choose from red, pi, rem, pd-lq, sfc") from None
+    return cls(**params)
