@@ -192,6 +192,7 @@ struct Options
     std::string warmup = "10s";
     uint32_t seed = 1;
     bool json = false;
+    bool staticRouting = false; // --routing static: ns-3's stock Ipv4StaticRouting (for comparison)
 };
 
 static void
@@ -202,6 +203,7 @@ Usage(int code)
            "                    [--aqm fifo|red|pie|codel] [--aqm-param key=value ...]\n"
            "                    [--cc newreno|cubic] [--ecn] [--delack] [--pkt-size BYTES]\n"
            "                    [--duration 60s] [--warmup 10s] [--seed S] [--json]\n"
+           "                    [--routing hash|static]  (static: ns-3's linear-scan routing)\n"
            "aqm-param keys: red: min_th max_th (packets) w_q max_p gentle\n"
            "                pie: target t_update alpha beta max_burst\n"
            "                codel: target interval\n"
@@ -282,6 +284,16 @@ ParseArgs(int argc, char** argv)
                 o.seed = std::stoul(next());
             else if (key == "--json")
                 flag(o.json);
+            else if (key == "--routing")
+            {
+                std::string r = next();
+                if (r != "static" && r != "hash")
+                {
+                    std::cerr << "--routing expects hash|static\n";
+                    Usage(2);
+                }
+                o.staticRouting = (r == "static");
+            }
             else
             {
                 std::cerr << "unknown option: " << key << "\n";
@@ -542,7 +554,11 @@ main(int argc, char** argv)
     InternetStackHelper stack;
     stack.SetIpv6StackInstall(false);
     HostRouteRoutingHelper routing;
-    stack.SetRoutingHelper(routing);
+    Ipv4StaticRoutingHelper staticHelper;
+    if (o.staticRouting)
+        stack.SetRoutingHelper(staticHelper);
+    else
+        stack.SetRoutingHelper(routing);
     stack.InstallAll();
 
     // Device rates carry the 2-byte PPP header: scale so an S-byte IP packet takes S*8/C.
@@ -594,8 +610,21 @@ main(int argc, char** argv)
     // The bottleneck device's own queue holds 1 packet: the backlog builds in the queue disc.
     DynamicCast<PointToPointNetDevice>(bnDevs.Get(0))->GetQueue()->SetMaxSize(QueueSize("1p"));
 
-    Ptr<HostRouteRouting> rt1 = DynamicCast<HostRouteRouting>(r1->GetObject<Ipv4>()->GetRoutingProtocol());
-    Ptr<HostRouteRouting> rt2 = DynamicCast<HostRouteRouting>(r2->GetObject<Ipv4>()->GetRoutingProtocol());
+    // Routes: hosts send everything to their router; routers hold one host route per host.
+    auto hostRoute = [&](Ptr<Node> n, Ipv4Address dst, uint32_t iface, Ipv4Address gw) {
+        Ptr<Ipv4RoutingProtocol> rp = n->GetObject<Ipv4>()->GetRoutingProtocol();
+        if (o.staticRouting)
+            DynamicCast<Ipv4StaticRouting>(rp)->AddHostRouteTo(dst, gw, iface);
+        else
+            DynamicCast<HostRouteRouting>(rp)->AddHostRoute(dst, iface, gw);
+    };
+    auto defaultRoute = [&](Ptr<Node> n, uint32_t iface, Ipv4Address gw) {
+        Ptr<Ipv4RoutingProtocol> rp = n->GetObject<Ipv4>()->GetRoutingProtocol();
+        if (o.staticRouting)
+            DynamicCast<Ipv4StaticRouting>(rp)->SetDefaultRoute(gw, iface);
+        else
+            DynamicCast<HostRouteRouting>(rp)->SetDefaultRoute(iface, gw);
+    };
     std::vector<Ipv4Address> dstAddr(o.flows);
     for (uint32_t i = 0; i < o.flows; ++i)
     {
@@ -603,14 +632,12 @@ main(int argc, char** argv)
         Ptr<Node> d = receivers.Get(i);
         Link ls = connect(access, s, r1, nullptr); // a = sender, b = R1
         Link ld = connect(access, r2, d, nullptr); // a = R2, b = receiver
-        DynamicCast<HostRouteRouting>(s->GetObject<Ipv4>()->GetRoutingProtocol())
-            ->SetDefaultRoute(ls.ifA, ls.b);
-        DynamicCast<HostRouteRouting>(d->GetObject<Ipv4>()->GetRoutingProtocol())
-            ->SetDefaultRoute(ld.ifB, ld.a);
-        rt1->AddHostRoute(ls.a, ls.ifB, ls.a);
-        rt1->AddHostRoute(ld.b, bn.ifA, bn.b);
-        rt2->AddHostRoute(ld.b, ld.ifA, ld.b);
-        rt2->AddHostRoute(ls.a, bn.ifB, bn.a);
+        defaultRoute(s, ls.ifA, ls.b);
+        defaultRoute(d, ld.ifB, ld.a);
+        hostRoute(r1, ls.a, ls.ifB, ls.a);
+        hostRoute(r1, ld.b, bn.ifA, bn.b);
+        hostRoute(r2, ld.b, ld.ifA, ld.b);
+        hostRoute(r2, ls.a, bn.ifB, bn.a);
         dstAddr[i] = ld.b;
     }
 

@@ -1,0 +1,296 @@
+#!/usr/bin/env python3
+"""Simulator speed: aqmlab (crates/netsim) against ns-3 on the same two dumbbell scenarios.
+
+Scenarios (aqmlab's ``bench_sim`` example defines them; the ns-3 side mirrors whatever
+parameters the example reports, else the defaults below):
+
+  A. 10 Mbps bottleneck, 100 TCP NewReno flows, 60 s simulated (drop-tail, 100-packet buffer)
+  B. 1 Gbps bottleneck, 1000 TCP CUBIC flows, 5 s simulated, CoDel (10000-packet buffer)
+
+both with a 100 ms two-way propagation delay and 1000-byte packets.
+
+aqmlab: ``cargo run --release -p netsim --example bench_sim -- --json`` (the example is built
+first, then its binary is run directly so that cargo's own memory does not count).
+ns-3: ``validation/ns3/build/ns3-dumbbell`` (``make ns3``), one scenario at a time, under nice.
+
+Speed is packets sent over the bottleneck per wall-clock second (ns-3: wall time of
+``Simulator::Run`` only, which favours ns-3 slightly); events per wall-second are shown too but
+are not comparable one-to-one (the two simulators schedule different events). Peak RSS is the
+child's ru_maxrss.
+
+Bar: aqmlab >= 20x ns-3 in packets per wall-second on both scenarios, and aqmlab's peak memory
+< 1 GiB on scenario B. Exit status 0 = PASS, 1 = FAIL, 2 = cannot run (e.g. example missing).
+
+Options: ``--ns3-only`` measures only ns-3 (no bar); ``--skip-ns3`` only aqmlab.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NS3_BIN = ROOT / "validation" / "ns3" / "build" / "ns3-dumbbell"
+RATIO_BAR = 20.0
+RSS_BAR = 1 << 30  # bytes
+
+SCENARIOS = {
+    "A": dict(label="10Mbps x 100 NewReno x 60s", rate="10Mbps", flows=100, cc="newreno",
+              aqm="fifo", buffer=100, rtt="100ms", duration="60s", warmup="10s"),
+    "B": dict(label="1Gbps x 1000 CUBIC x 5s CoDel", rate="1Gbps", flows=1000, cc="cubic",
+              aqm="codel", buffer=10000, rtt="100ms", duration="5s", warmup="1s"),
+}  # fmt: skip
+
+
+def run_with_rss(cmd: list[str], cwd: Path = ROOT) -> tuple[str, int, float, int, str]:
+    """Run cmd with stdout to a pipe; returns (stdout, rc, wall s, peak RSS bytes, stderr tail)."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # Read pipes fully before reaping with wait4 (which gives this child's own rusage).
+    out_b, err_b = proc.stdout.read(), proc.stderr.read()
+    _pid, status, ru = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = err_b.decode(errors="replace").strip().splitlines()
+    return out_b.decode(errors="replace"), proc.returncode, wall, ru.ru_maxrss * 1024, (
+        err[-1] if err else ""
+    )
+
+
+def last_json(text: str):
+    text = text.strip()
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    for line in reversed(text.splitlines()):
+        line = line.strip()
+        if line.startswith(("{", "[")):
+            try:
+                return json.loads(line)
+            except ValueError:
+                continue
+    raise ValueError("no JSON object in output")
+
+
+# ---------------------------------------------------------------------------------------------
+# aqmlab side
+# ---------------------------------------------------------------------------------------------
+
+def _first(d: dict, *keys, default=None):
+    for k in keys:
+        if k in d and d[k] is not None:
+            return d[k]
+    return default
+
+
+def _rate_bps(v) -> float | None:
+    if v is None:
+        return None
+    if isinstance(v, (int, float)):
+        return float(v)
+    s = str(v).strip().lower().replace("bps", "").replace("bit/s", "")
+    mult = {"k": 1e3, "m": 1e6, "g": 1e9}.get(s[-1:], 1.0)
+    try:
+        return float(s[:-1] if mult != 1.0 else s) * mult
+    except ValueError:
+        return None
+
+
+def parse_aqmlab(report) -> dict[str, dict]:
+    """Map aqmlab's bench JSON to {"A": {...}, "B": {...}} with pps, eps, rss and parameters."""
+    entries = report
+    peak_top = None
+    if isinstance(report, dict):
+        peak_top = _first(report, "peak_rss_bytes")
+        if peak_top is None and "peak_rss_mib" in report:
+            peak_top = report["peak_rss_mib"] * (1 << 20)
+        entries = _first(report, "scenarios", "results", "benches", default=None)
+        if entries is None:
+            entries = [report]
+        if isinstance(entries, dict):
+            entries = [dict(v, name=k) for k, v in entries.items()]
+    out: dict[str, dict] = {}
+    for i, e in enumerate(entries):
+        rate = _rate_bps(_first(e, "rate_bps", "rate", "bottleneck_bps"))
+        name = str(_first(e, "name", "scenario", default=""))
+        if rate is not None:
+            key = "B" if rate >= 1e8 else "A"
+        elif "1g" in name.lower():
+            key = "B"
+        else:
+            key = "A" if i == 0 else "B"
+        pkts = _first(e, "packets_forwarded", "packets", "packets_over_bottleneck")
+        wall = _first(e, "wall_seconds", "wall_s", "wall")
+        pps = _first(e, "packets_per_wall_s", "packets_per_sec", "packets_per_second", "pkts_per_s")
+        if pps is None and pkts and wall:
+            pps = pkts / wall
+        eps = _first(e, "events_per_wall_s", "events_per_sec", "events_per_second")
+        if eps is None and _first(e, "events") and wall:
+            eps = e["events"] / wall
+        rss = _first(e, "peak_rss_bytes")
+        if rss is None and _first(e, "peak_rss_mib") is not None:
+            rss = e["peak_rss_mib"] * (1 << 20)
+        if rss is None and _first(e, "peak_rss_kb", "peak_rss_kib") is not None:
+            rss = _first(e, "peak_rss_kb", "peak_rss_kib") * 1024
+        if rss is None:
+            rss = peak_top
+        params = {}
+        for k_src, k_dst in (("flows", "flows"), ("cc", "cc"), ("aqm", "aqm"), ("rtt", "rtt"),
+                             ("buffer", "buffer"), ("buffer_pkts", "buffer"),
+                             ("duration", "duration"), ("rate", "rate")):  # fmt: skip
+            if k_src in e and isinstance(e[k_src], (str, int)):
+                params[k_dst] = e[k_src]
+        out[key] = dict(pps=pps, eps=eps, rss=rss, wall=wall, packets=pkts, params=params)
+    return out
+
+
+def run_aqmlab() -> tuple[dict[str, dict] | None, str]:
+    ex = ROOT / "crates" / "netsim" / "examples" / "bench_sim.rs"
+    if not ex.exists():
+        return None, f"aqmlab's bench example is missing ({ex.relative_to(ROOT)} does not exist yet)"
+    build = subprocess.run(
+        ["cargo", "build", "--release", "-p", "netsim", "--example", "bench_sim"],
+        cwd=ROOT, capture_output=True, text=True,
+    )  # fmt: skip
+    if build.returncode != 0:
+        tail = "\n".join(build.stderr.strip().splitlines()[-5:])
+        return None, f"`cargo build --release -p netsim --example bench_sim` failed:\n{tail}"
+    target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+    binary = target / "release" / "examples" / "bench_sim"
+    print("running aqmlab: cargo run --release -p netsim --example bench_sim -- --json", flush=True)
+    out, rc, _wall, rss, err = run_with_rss([str(binary), "--json"])
+    if rc != 0:
+        return None, f"bench_sim exited with {rc}: {err}"
+    try:
+        res = parse_aqmlab(last_json(out))
+    except (ValueError, TypeError, KeyError, AttributeError) as e:
+        return None, f"could not read bench_sim --json output ({e})"
+    for r in res.values():
+        if r["rss"] is None:  # both scenarios ran in one process: its peak bounds each
+            r["rss"] = rss
+            r["rss_note"] = "process peak"
+    return res, ""
+
+
+# ---------------------------------------------------------------------------------------------
+# ns-3 side
+# ---------------------------------------------------------------------------------------------
+
+def run_ns3(sc: dict) -> dict:
+    cmd = [
+        "nice", "-n", "10", str(NS3_BIN),
+        "--flows", str(sc["flows"]), "--rate", str(sc["rate"]), "--rtt", str(sc["rtt"]),
+        "--buffer", str(sc["buffer"]), "--aqm", str(sc["aqm"]), "--cc", str(sc["cc"]),
+        "--pkt-size", "1000", "--duration", str(sc["duration"]), "--warmup", str(sc["warmup"]),
+        "--seed", "1", "--json",
+    ]  # fmt: skip
+    print("running ns-3:", " ".join(cmd[3:]), flush=True)
+    out, rc, wall, rss, err = run_with_rss(cmd)
+    if rc != 0:
+        raise RuntimeError(f"ns3-dumbbell exited with {rc}: {err}")
+    s = last_json(out)
+    run_wall = s["wall_seconds"]
+    return dict(
+        pps=s["packets_forwarded"] / run_wall,
+        eps=s["events"] / run_wall,
+        rss=rss,
+        wall=run_wall,
+        process_wall=wall,
+        packets=s["packets_forwarded"],
+        events=s["events"],
+        utilization=s["links"]["bottleneck"]["utilization"],
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+
+def fmt_rate(v) -> str:
+    if v is None:
+        return "n/a"
+    return f"{v / 1e6:.2f} M" if v >= 1e6 else f"{v / 1e3:.1f} k"
+
+
+def fmt_mib(v) -> str:
+    return "n/a" if v is None or v < 0 else f"{v / (1 << 20):.0f} MiB"
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--ns3-only", action="store_true", help="measure ns-3 only (no bar)")
+    p.add_argument("--skip-ns3", action="store_true", help="measure aqmlab only (no ratio)")
+    p.add_argument("--json", action="store_true", help="also print the results as JSON")
+    a = p.parse_args()
+
+    aq: dict[str, dict] | None = None
+    if not a.ns3_only:
+        aq, why = run_aqmlab()
+        if aq is None:
+            print(f"bench_sim: {why}", file=sys.stderr)
+            print("bench_sim: cannot compare against ns-3 without aqmlab's numbers (exit 2)",
+                  file=sys.stderr)  # fmt: skip
+            return 2
+
+    scenarios = {k: dict(v) for k, v in SCENARIOS.items()}
+    if aq:  # mirror the parameters aqmlab reports, where it reports them
+        for k, r in aq.items():
+            if k in scenarios:
+                scenarios[k].update(r.get("params", {}))
+                if scenarios[k]["aqm"] == "droptail":
+                    scenarios[k]["aqm"] = "fifo"
+
+    ns: dict[str, dict] = {}
+    if not a.skip_ns3:
+        if not NS3_BIN.exists():
+            print(f"bench_sim: {NS3_BIN.relative_to(ROOT)} not built (run `make ns3`); "
+                  "reporting aqmlab only", file=sys.stderr)  # fmt: skip
+        else:
+            for k, sc in scenarios.items():
+                ns[k] = run_ns3(sc)
+
+    print()
+    hdr = (f"{'scenario':32s} {'sim':7s} {'pkts/wall-s':>12s} {'events/wall-s':>14s} "
+           f"{'wall s':>8s} {'peak RSS':>10s}")  # fmt: skip
+    print(hdr)
+    print("-" * len(hdr))
+    verdicts = []
+    for k, sc in scenarios.items():
+        for sim, r in (("aqmlab", (aq or {}).get(k)), ("ns-3", ns.get(k))):
+            if r is None:
+                continue
+            wall = f"{r['wall']:.2f}" if r.get("wall") else "n/a"
+            print(f"{sc['label']:32s} {sim:7s} {fmt_rate(r['pps']):>12s} "
+                  f"{fmt_rate(r['eps']):>14s} {wall:>8s} {fmt_mib(r['rss']):>10s}")  # fmt: skip
+        r_aq, r_ns = (aq or {}).get(k), ns.get(k)
+        if r_aq and r_ns and r_aq.get("pps"):
+            ratio = r_aq["pps"] / r_ns["pps"]
+            ok = ratio >= RATIO_BAR
+            verdicts.append(ok)
+            print(f"{'':32s} ratio aqmlab/ns-3 (packets per wall-second): {ratio:.1f}x "
+                  f"(bar {RATIO_BAR:.0f}x) {'PASS' if ok else 'FAIL'}")  # fmt: skip
+        elif r_aq and not a.skip_ns3:
+            verdicts.append(False)
+            print(f"{'':32s} no ratio (missing aqmlab packets/s or ns-3 run)")
+        if k == "B" and r_aq:
+            rss = r_aq.get("rss")
+            ok = rss is not None and 0 <= rss < RSS_BAR
+            verdicts.append(ok)
+            note = f" ({r_aq['rss_note']})" if r_aq.get("rss_note") else ""
+            print(f"{'':32s} aqmlab peak memory {fmt_mib(rss)}{note} (bar < 1 GiB) "
+                  f"{'PASS' if ok else 'FAIL'}")  # fmt: skip
+    if a.json:
+        print(json.dumps({"aqmlab": aq, "ns3": ns, "scenarios": scenarios}, indent=1, default=str))
+    if a.ns3_only or a.skip_ns3:
+        return 0
+    ok = bool(verdicts) and all(verdicts)
+    print(f"\nbench_sim: {'PASS' if ok else 'FAIL'}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
