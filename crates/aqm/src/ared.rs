@@ -245,3 +245,78 @@ impl Algorithm for Ared {
         self.red.probability()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::env;
+    use crate::QueueLimit;
+
+    /// FGS 2001 §4 auto-configuration at 10 Mb/s with 500-byte packets: C = 2500 pkt/s,
+    /// min_th = max(5, 0.005·2500/2) = 6.25, max_th = 18.75, w_q = 1 − exp(−1/2500).
+    #[test]
+    fn auto_configuration() {
+        let rc = AredConfig::default().resolve(&env(QueueLimit::Packets(100), 10));
+        assert!((rc.min_th - 6.25).abs() < 1e-12);
+        assert!((rc.max_th - 18.75).abs() < 1e-12);
+        assert!((rc.w_q - (1.0 - (-1.0f64 / 2500.0).exp())).abs() < 1e-15);
+        assert!(rc.gentle);
+        // Slow link: the floor of 5 packets applies (1 Mb/s -> 250 pkt/s -> 0.625).
+        let rc = AredConfig::default().resolve(&env(QueueLimit::Packets(100), 1));
+        assert_eq!(rc.min_th, 5.0);
+        assert_eq!(rc.max_th, 15.0);
+    }
+
+    /// FGS 2001 Fig. 5 max_p adaptation on hand-computed inputs (min_th 10, max_th 30:
+    /// target band [18, 22]).
+    #[test]
+    fn max_p_adaptation() {
+        let cfg = AredConfig {
+            min_th: 10.0,
+            max_th: 30.0,
+            ..Default::default()
+        };
+        let e = env(QueueLimit::Packets(100), 10);
+        let mut a = Ared::build(&cfg, &e);
+        // avg above 22: +min(0.01, 0.1/4) = +0.01.
+        a.red.set_avg(25.0);
+        a.update_max_p();
+        assert!((a.red().max_p() - 0.11).abs() < 1e-15);
+        // Small max_p: increase is max_p/4: 0.02 -> 0.025.
+        a.red.set_max_p(0.02);
+        a.update_max_p();
+        assert!((a.red().max_p() - 0.025).abs() < 1e-15);
+        // In the band: unchanged.
+        a.red.set_avg(20.0);
+        a.update_max_p();
+        assert!((a.red().max_p() - 0.025).abs() < 1e-15);
+        // Below 18: ×0.9.
+        a.red.set_avg(12.0);
+        a.update_max_p();
+        assert!((a.red().max_p() - 0.0225).abs() < 1e-15);
+        // Bounded by bottom (0.01) and top (0.5).
+        a.red.set_max_p(0.0105);
+        a.update_max_p();
+        assert!((a.red().max_p() - 0.01).abs() < 1e-15);
+        a.update_max_p();
+        assert!((a.red().max_p() - 0.01).abs() < 1e-15);
+        a.red.set_avg(29.0);
+        a.red.set_max_p(0.495);
+        a.update_max_p();
+        assert!((a.red().max_p() - 0.5).abs() < 1e-15);
+        a.update_max_p();
+        assert!((a.red().max_p() - 0.5).abs() < 1e-15);
+        assert_eq!(a.activations(), 8);
+    }
+
+    /// The adaptation runs every 0.5 s through poll_at / on_timer.
+    #[test]
+    fn timer_every_interval() {
+        let mut a = Ared::build(&AredConfig::default(), &env(QueueLimit::Packets(100), 10));
+        let v = crate::testutil::view(0, 0);
+        assert_eq!(a.poll_at(), Some(Instant(500_000_000)));
+        a.on_timer(Instant(500_000_000), &v);
+        assert_eq!(a.poll_at(), Some(Instant(1_000_000_000)));
+        assert_eq!(a.activations(), 1);
+    }
+}

@@ -270,3 +270,219 @@ impl Codel {
         };
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::AnyAqm;
+    use crate::testutil::{env, ms, TestPacket};
+    use crate::{AqmConfig, LinkInfo, QueueDisc, QueueLimit};
+
+    const I: u64 = 100_000_000; // INTERVAL in ns
+
+    fn codel_queue() -> QueueDisc<TestPacket> {
+        QueueDisc::new(
+            &AqmConfig::Codel(CodelConfig::default()),
+            QueueLimit::Packets(10_000),
+            LinkInfo::new(crate::BitsPerSec::from_mbps(10)),
+            1,
+        )
+        .unwrap()
+    }
+    fn state(q: &QueueDisc<TestPacket>) -> &Codel {
+        match q.aqm() {
+            AnyAqm::Codel(c) => c,
+            _ => unreachable!(),
+        }
+    }
+    /// Dequeue once at `t`; returns (delivered?, number of drops).
+    fn tick(q: &mut QueueDisc<TestPacket>, t: Instant) -> (bool, u32) {
+        let mut drops = 0;
+        let got = q.dequeue(t, &mut |_p, r| {
+            assert_eq!(r, DropReason::CodelDequeue);
+            drops += 1
+        });
+        (got.is_some(), drops)
+    }
+    /// Reference drop schedule from RFC 8289 §5.5 independent of the implementation:
+    /// D_1 = entry time, D_2 = D_1 + I/sqrt(1), D_{k+1} = D_k + I/sqrt(k) (integer ns,
+    /// truncated as the RFC's integer `time_t` arithmetic does).
+    fn reference_schedule(entry: u64, n: usize, first_count: u64) -> Vec<u64> {
+        let mut d = vec![entry];
+        let mut next = entry + (I as f64 / (first_count as f64).sqrt()) as u64;
+        let mut count = first_count;
+        while d.len() < n {
+            d.push(next);
+            count += 1;
+            next += (I as f64 / (count as f64).sqrt()) as u64;
+        }
+        d
+    }
+
+    /// RFC 8289 §5.4–5.5: a queue whose sojourn stays above TARGET. Ticks every 1 ms from
+    /// 10 ms; first_above_time = 10 ms + INTERVAL, so the first drop is at 110 ms, then drop k
+    /// happens at the first tick >= D_k of the reference schedule. Tolerance: exact (the drop
+    /// must fall on that very tick).
+    #[test]
+    fn drop_times_follow_rfc_spacing() {
+        let mut q = codel_queue();
+        for i in 0..5000 {
+            q.enqueue(Instant::ZERO, TestPacket::new(i, 1000));
+        }
+        let mut drop_ticks = Vec::new();
+        for k in 0..1990u64 {
+            let t = ms(10 + k);
+            let (delivered, drops) = tick(&mut q, t);
+            assert!(delivered, "a packet is delivered on every tick");
+            for _ in 0..drops {
+                drop_ticks.push(t.0);
+            }
+        }
+        let reference = reference_schedule(ms(110).0, drop_ticks.len(), 1);
+        assert!(drop_ticks.len() > 30, "got {} drops", drop_ticks.len());
+        for (k, (&got, &d)) in drop_ticks.iter().zip(&reference).enumerate() {
+            let expected_tick = d.div_ceil(1_000_000) * 1_000_000;
+            assert_eq!(got, expected_tick, "drop #{} (D = {d} ns)", k + 1);
+        }
+        // And no extra drop: the next reference time lies beyond the last tick.
+        let next = reference_schedule(ms(110).0, drop_ticks.len() + 1, 1);
+        assert!(*next.last().unwrap() > ms(1999).0);
+        assert_eq!(state(&q).count() as usize, drop_ticks.len());
+        let s = q.stats();
+        assert_eq!(s.dropped_dequeue as usize, drop_ticks.len());
+        assert_eq!(
+            s.enqueued,
+            s.dequeued + s.dropped_dequeue + q.len_pkts() as u64
+        );
+    }
+
+    /// Phase 1 as above until 1 s, drain the queue (leaves the dropping state), refill and
+    /// re-enter. RFC 8289 §5.5: re-entry within 16 intervals resumes with
+    /// count = count − lastcount (lastcount = 1 here); after longer, count = 1.
+    #[test]
+    fn reentry_count_decay() {
+        for (gap_ms, expect_decay) in [(10u64, true), (2_000, false)] {
+            let mut q = codel_queue();
+            for i in 0..3000 {
+                q.enqueue(Instant::ZERO, TestPacket::new(i, 1000));
+            }
+            for k in 0..990u64 {
+                tick(&mut q, ms(10 + k));
+            }
+            let n = state(&q).count();
+            assert!(n > 5);
+            // Drain at 1 s: the last dequeues leave <= MTU behind, so dropping stops.
+            while q.len_pkts() > 0 {
+                tick(&mut q, ms(1000));
+            }
+            assert!(!state(&q).dropping());
+            assert_eq!(state(&q).count(), n, "count is kept while not dropping");
+            let t2 = 1000 + gap_ms;
+            for i in 0..3000 {
+                q.enqueue(ms(t2), TestPacket::new(10_000 + i, 1000));
+            }
+            // Re-entry at t2 + 10 ms + INTERVAL.
+            let mut entry = None;
+            for k in 0..200u64 {
+                let t = ms(t2 + 10 + k);
+                let (_, drops) = tick(&mut q, t);
+                if drops > 0 {
+                    entry = Some(t);
+                    break;
+                }
+            }
+            let entry = entry.expect("re-entered dropping");
+            assert_eq!(entry, ms(t2 + 110));
+            let expected = if expect_decay { n - 1 } else { 1 };
+            assert_eq!(state(&q).count(), expected, "gap {gap_ms} ms");
+            assert_eq!(
+                state(&q).drop_next(),
+                entry + Duration((I as f64 / (expected as f64).sqrt()) as u64)
+            );
+        }
+    }
+
+    /// RFC 8289 §5.5: in the dropping state, a dequeue whose packet has sojourn < TARGET
+    /// leaves the dropping state without dropping (state fixture).
+    #[test]
+    fn leaves_dropping_state_when_sojourn_below_target() {
+        let mut c = Codel::build(&CodelConfig::default(), &env(QueueLimit::Packets(100), 10));
+        let mut b = Backlog::with_capacity(16);
+        let now = ms(1000);
+        for i in 0..4 {
+            // Head sojourn 1 ms < TARGET.
+            b.push(TestPacket::at(i, 1500, ms(999)));
+        }
+        c.dropping = true;
+        c.count = 5;
+        c.drop_next = ms(900); // a drop would be due
+        c.first_above_time = Some(ms(800));
+        let mut stats = QueueStats::default();
+        let p = c.dequeue(now, &mut b, &mut stats, &mut |_p, _r| {
+            panic!("no drop expected")
+        });
+        assert_eq!(p.unwrap().id, 0);
+        assert!(!c.dropping);
+        assert_eq!(c.first_above_time, None);
+        assert_eq!(stats.dropped_dequeue, 0);
+    }
+
+    /// RFC 8289 §5.4: no drop while the bytes left after the dequeue are <= MAXPACKET (MTU),
+    /// even with a huge sojourn. Control: with one more packet queued, drops do happen.
+    #[test]
+    fn no_drop_when_backlog_at_most_one_mtu() {
+        for (keep, expect_drops) in [(2usize, false), (3, true)] {
+            let mut c = Codel::build(&CodelConfig::default(), &env(QueueLimit::Packets(100), 10));
+            let mut b = Backlog::with_capacity(16);
+            let mut stats = QueueStats::default();
+            let mut id = 0;
+            let mut drops = 0;
+            for k in 0..1000u64 {
+                while b.len() < keep {
+                    b.push(TestPacket::at(id, 1500, Instant::ZERO));
+                    id += 1;
+                }
+                c.dequeue(ms(1000 + k), &mut b, &mut stats, &mut |_p, _r| drops += 1);
+            }
+            assert_eq!(drops > 0, expect_drops, "keep {keep}: {drops} drops");
+        }
+    }
+
+    /// With ECN, the packet due for dropping is marked CE and delivered instead.
+    #[test]
+    fn ecn_marks_instead_of_dropping() {
+        let cfg = CodelConfig {
+            ecn: true,
+            ..Default::default()
+        };
+        let mut q = QueueDisc::<TestPacket>::new(
+            &AqmConfig::Codel(cfg),
+            QueueLimit::Packets(10_000),
+            LinkInfo::new(crate::BitsPerSec::from_mbps(10)),
+            1,
+        )
+        .unwrap();
+        for i in 0..2000 {
+            q.enqueue(Instant::ZERO, TestPacket::new(i, 1000).ect());
+        }
+        let mut ce = 0;
+        for k in 0..1000u64 {
+            let p = q
+                .dequeue(ms(10 + k), &mut |_p, _r| panic!("ECN-capable: no drop"))
+                .unwrap();
+            ce += p.ce as u64;
+        }
+        assert!(ce > 10);
+        assert_eq!(q.stats().marked, ce);
+        assert_eq!(q.stats().dropped_dequeue, 0);
+    }
+
+    #[test]
+    fn control_law_values() {
+        // interval / sqrt(count): 100 ms, 70.710678 ms, 57.735026 ms (truncated to ns).
+        let i = Duration::from_millis(100);
+        assert_eq!(Codel::control_law(Instant(0), i, 1), Instant(100_000_000));
+        assert_eq!(Codel::control_law(Instant(0), i, 2), Instant(70_710_678));
+        assert_eq!(Codel::control_law(Instant(0), i, 3), Instant(57_735_026));
+    }
+}

@@ -305,3 +305,233 @@ impl Algorithm for Pie {
         self.drop_prob
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{arrival, env, view};
+    use crate::QueueLimit;
+
+    fn pie(cfg: PieConfig) -> Pie {
+        Pie::build(&cfg, &env(QueueLimit::Packets(1000), 10))
+    }
+    fn msd(x: f64) -> Duration {
+        Duration((x * 1e6).round() as u64)
+    }
+
+    /// RFC 8033 §4.2 / §5.5 on hand-computed inputs (defaults alpha = 0.125, beta = 1.25,
+    /// target 15 ms). Each row: (drop_prob before, qdelay_old ms, qdelay ms, expected after).
+    /// Tolerance 1e-12 absolute (f64 rounding only).
+    #[test]
+    fn probability_update_hand_computed() {
+        let rows: &[(f64, f64, f64, f64, &str)] = &[
+            // Δ = 0.125·0.015 + 1.25·0.030 = 0.039375; /2048.
+            (0.0, 0.0, 30.0, 0.039375 / 2048.0, "p < 1e-6: /2048"),
+            // Δ = 0.125·0.005 + 1.25·0.010 = 0.013125 for the next rows.
+            (5e-6, 10.0, 20.0, 5e-6 + 0.013125 / 512.0, "p < 1e-5: /512"),
+            (5e-5, 10.0, 20.0, 5e-5 + 0.013125 / 128.0, "p < 1e-4: /128"),
+            (5e-4, 10.0, 20.0, 5e-4 + 0.013125 / 32.0, "p < 1e-3: /32"),
+            (5e-3, 10.0, 20.0, 5e-3 + 0.013125 / 8.0, "p < 1e-2: /8"),
+            (0.05, 10.0, 20.0, 0.05 + 0.013125 / 2.0, "p < 0.1: /2"),
+            (
+                0.2,
+                10.0,
+                20.0,
+                0.2 + 0.013125,
+                "p >= 0.1: unscaled, below the cap",
+            ),
+            // Δ = 0.125·0.085 + 1.25·0.085 = 0.116875 -> capped at 0.02 (§5.5).
+            (0.2, 15.0, 100.0, 0.22, "cap 0.02 when p >= 0.1"),
+            // Not capped below 0.1: 0.05 + 0.116875/2.
+            (0.05, 15.0, 100.0, 0.05 + 0.116875 / 2.0, "no cap below 0.1"),
+            // Δ = 0.125·(−0.010) + 1.25·(−0.005) = −0.0075; /2.
+            (0.05, 10.0, 5.0, 0.05 - 0.0075 / 2.0, "negative step"),
+            // Δ = 0.125·(−0.015) = −0.001875; /2; then ×0.98 since both delays are 0.
+            (0.05, 0.0, 0.0, (0.05 - 0.001875 / 2.0) * 0.98, "0.98 decay"),
+            // Clamp at 0.
+            (1e-7, 0.0, 0.0, 0.0, "clamp at 0"),
+            // Clamp at 1: 0.99 + 0.02.
+            (0.99, 15.0, 100.0, 1.0, "clamp at 1"),
+        ];
+        for &(p0, old, qd, expected, what) in rows {
+            let mut p = pie(PieConfig::default());
+            p.drop_prob = p0;
+            p.qdelay_old = msd(old);
+            p.calculate_drop_prob(msd(qd));
+            assert!(
+                (p.drop_prob - expected).abs() < 1e-12,
+                "{what}: got {} expected {expected}",
+                p.drop_prob
+            );
+            assert_eq!(p.qdelay_old, msd(qd));
+        }
+    }
+
+    /// RFC 8033 §4.4: the burst allowance starts at MAX_BURST, shrinks by T_UPDATE per update,
+    /// suppresses every random drop while > 0, and is reset when drop_prob = 0 and both
+    /// delays are below target/2.
+    #[test]
+    fn burst_allowance() {
+        let mut p = pie(PieConfig::default());
+        let mut rng = Rng::new(3);
+        let busy = view(500, 500 * 1500);
+        assert_eq!(p.burst_allowance(), Duration::from_millis(150));
+        for k in 1..=10u64 {
+            p.drop_prob = 1.0;
+            p.qdelay_old = msd(100.0);
+            assert_eq!(
+                p.enqueue(Instant::ZERO, &arrival(1500, 0, false), &busy, &mut rng),
+                Verdict::Accept,
+                "burst allowance left"
+            );
+            p.calculate_drop_prob(msd(100.0));
+            assert_eq!(p.burst_allowance(), Duration::from_millis(150 - 15 * k));
+        }
+        p.drop_prob = 1.0;
+        assert_eq!(
+            p.enqueue(Instant::ZERO, &arrival(1500, 0, false), &busy, &mut rng),
+            Verdict::Drop(DropReason::Early)
+        );
+        // Reset: drop_prob 0 and both delays < 7.5 ms.
+        p.drop_prob = 0.0;
+        p.qdelay_old = msd(1.0);
+        p.calculate_drop_prob(msd(2.0));
+        assert_eq!(p.burst_allowance(), Duration::from_millis(150));
+        // Not reset when the old delay is above target/2.
+        let mut p2 = pie(PieConfig::default());
+        p2.burst_allowance = Duration::ZERO;
+        p2.qdelay_old = msd(8.0);
+        p2.calculate_drop_prob(msd(0.0));
+        assert_eq!(p2.burst_allowance(), Duration::ZERO);
+    }
+
+    /// RFC 8033 §4.1: no random drop when (qdelay_old < target/2 and drop_prob < 0.2) or the
+    /// queue holds <= 2 MTU-sized packets; controls show drops happen just outside.
+    #[test]
+    fn no_drop_conditions() {
+        let mut rng = Rng::new(5);
+        let a = arrival(1500, 0, false);
+        let count_drops = |p: &mut Pie, q: QueueView, rng: &mut Rng| {
+            (0..2000)
+                .filter(|_| p.enqueue(Instant::ZERO, &a, &q, rng) != Verdict::Accept)
+                .count()
+        };
+        let big = view(100, 150_000);
+        let mut p = pie(PieConfig::default());
+        p.burst_allowance = Duration::ZERO;
+        p.qdelay_old = msd(7.0);
+        p.drop_prob = 0.19;
+        assert_eq!(
+            count_drops(&mut p, big, &mut rng),
+            0,
+            "low delay and p < 0.2"
+        );
+        p.drop_prob = 0.2;
+        assert!(count_drops(&mut p, big, &mut rng) > 0, "p = 0.2 drops");
+        p.drop_prob = 0.19;
+        p.qdelay_old = msd(7.5);
+        assert!(
+            count_drops(&mut p, big, &mut rng) > 0,
+            "qdelay_old = target/2 drops"
+        );
+        p.drop_prob = 1.0;
+        p.qdelay_old = msd(100.0);
+        assert_eq!(count_drops(&mut p, view(2, 3000), &mut rng), 0, "<= 2 MTU");
+        assert_eq!(
+            count_drops(&mut p, view(3, 3001), &mut rng),
+            2000,
+            "> 2 MTU"
+        );
+    }
+
+    /// RFC 8033 §5.1: ECN marking only while drop_prob <= 10 %; above, drop.
+    #[test]
+    fn ecn_only_below_ten_percent() {
+        let mut rng = Rng::new(9);
+        let a = arrival(1500, 0, true);
+        let big = view(100, 150_000);
+        let cfg = PieConfig {
+            ecn: true,
+            derandomize: false,
+            ..Default::default()
+        };
+        let mut p = pie(cfg);
+        p.burst_allowance = Duration::ZERO;
+        p.qdelay_old = msd(100.0);
+        p.drop_prob = 0.1;
+        let v: Vec<_> = (0..2000)
+            .map(|_| p.enqueue(Instant::ZERO, &a, &big, &mut rng))
+            .filter(|v| *v != Verdict::Accept)
+            .collect();
+        assert!(!v.is_empty());
+        assert!(v.iter().all(|v| *v == Verdict::Signal(DropReason::Early)));
+        p.drop_prob = 0.11;
+        let v: Vec<_> = (0..2000)
+            .map(|_| p.enqueue(Instant::ZERO, &a, &big, &mut rng))
+            .filter(|v| *v != Verdict::Accept)
+            .collect();
+        assert!(!v.is_empty());
+        assert!(v.iter().all(|v| *v == Verdict::Drop(DropReason::Early)));
+    }
+
+    /// RFC 8033 §5.4 de-randomisation: with drop_prob 0.1 the accumulated probability reaches
+    /// 0.85 only at the 9th arrival, so the first 8 arrivals after a drop are never dropped.
+    #[test]
+    fn derandomization_bounds() {
+        let mut rng = Rng::new(1);
+        let a = arrival(1500, 0, false);
+        let big = view(100, 150_000);
+        let mut p = pie(PieConfig::default());
+        p.burst_allowance = Duration::ZERO;
+        p.qdelay_old = msd(100.0);
+        p.drop_prob = 0.1;
+        let mut since = 0u32;
+        let mut drops = 0;
+        for _ in 0..20_000 {
+            since += 1;
+            if p.enqueue(Instant::ZERO, &a, &big, &mut rng) != Verdict::Accept {
+                assert!(since >= 9, "drop after {since} arrivals");
+                // 85 x 0.1 in f64 is just below 8.5, so the forced drop is the 86th.
+                assert!(since <= 86, "accu >= 8.5 forces a drop");
+                since = 0;
+                drops += 1;
+            }
+        }
+        assert!(drops > 100);
+    }
+
+    /// RFC 8033 §5.2 Little's law: 1000-byte departures every 0.8 ms (10 Mb/s, 0.8 µs per
+    /// byte) -> a 100 000-byte queue is estimated at 80 ms. Tolerance 0.1 % (exact up to
+    /// integer rounding of ns).
+    #[test]
+    fn dequeue_rate_estimator_littles_law() {
+        let mut p = pie(PieConfig::default());
+        let mut t = Instant(1_000_000);
+        for _ in 0..200 {
+            t += Duration(800_000);
+            p.on_dequeued(t, 1000, Duration::ZERO, &view(100, 100_000));
+        }
+        let qd = p.current_qdelay(&view(100, 100_000)).as_secs_f64();
+        assert!((qd - 0.080).abs() < 0.080 * 1e-3, "qdelay {qd}");
+        // Timestamp mode uses the last departure's sojourn instead.
+        let mut p2 = pie(PieConfig {
+            use_timestamps: true,
+            ..Default::default()
+        });
+        p2.on_dequeued(t, 1000, Duration::from_millis(42), &view(5, 5000));
+        assert_eq!(p2.current_qdelay(&view(5, 5000)), Duration::from_millis(42));
+        assert_eq!(p2.current_qdelay(&view(0, 0)), Duration::ZERO);
+    }
+
+    /// The periodic law runs every t_update and counts activations.
+    #[test]
+    fn timer_schedule() {
+        let mut p = pie(PieConfig::default());
+        assert_eq!(p.poll_at(), Some(Instant(15_000_000)));
+        p.on_timer(Instant(10_000_000), &view(0, 0));
+        assert_eq!(p.activations(), 0, "early call is a no-op");
+        p.on_timer(Instant(15_000_000), &view(0, 0));
+        assert_eq!(p.activations(), 1);
+        assert_eq!(p.poll_at(), Some(Instant(30_000_000)));
+    }
+}

@@ -139,7 +139,7 @@ pub struct Backlog<P> {
 }
 
 impl<P: Packet> Backlog<P> {
-    fn with_capacity(n: usize) -> Self {
+    pub(crate) fn with_capacity(n: usize) -> Self {
         Backlog {
             q: VecDeque::with_capacity(n),
             bytes: 0,
@@ -153,7 +153,7 @@ impl<P: Packet> Backlog<P> {
         Some(p)
     }
     #[inline]
-    fn push(&mut self, p: P) {
+    pub(crate) fn push(&mut self, p: P) {
         self.bytes += p.size_bytes() as u64;
         self.q.push_back(p);
     }
@@ -383,6 +383,11 @@ impl<P: Packet> QueueDisc<P> {
     /// The current configuration.
     pub fn config(&self) -> AqmConfig {
         self.aqm.config()
+    }
+    /// The algorithm state (tests only).
+    #[cfg(test)]
+    pub(crate) fn aqm(&self) -> &AnyAqm {
+        &self.aqm
     }
     /// Canonical name of the running AQM.
     pub fn aqm_name(&self) -> &'static str {

@@ -172,6 +172,12 @@ impl Red {
         self.avg = (1.0 - w) * self.avg + w * q as f64;
     }
 
+    /// Force the average (test fixtures).
+    #[cfg(test)]
+    pub(crate) fn set_avg(&mut self, avg: f64) {
+        self.avg = avg;
+    }
+
     fn set_link(&mut self, env: &Env) {
         // Packets per second C / (8 · mean size), per ns.
         self.ptc_per_ns = env.link.rate.packets_per_sec(self.cfg.mean_pkt_size)
@@ -253,5 +259,155 @@ impl Algorithm for Red {
     }
     fn probability(&self) -> f64 {
         self.last_p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{arrival, env, view};
+    use crate::QueueLimit;
+
+    fn red(cfg: RedConfig) -> Red {
+        Red::build(&cfg, &env(QueueLimit::Packets(1000), 10))
+    }
+
+    /// Floyd & Jacobson 1993 §4 / Floyd 2000 (gentle) drop curve with min_th 5, max_th 15,
+    /// max_p 0.1 at chosen averages (hand-computed). Tolerance 1e-12.
+    #[test]
+    fn drop_curve_including_gentle_region() {
+        let cases = [
+            (4.0, true, 0.0),
+            (5.0, true, 0.0),
+            (10.0, true, 0.05),
+            (14.0, true, 0.09),
+            (15.0, true, 0.1),
+            (22.5, true, 0.1 + 0.9 * 7.5 / 15.0),
+            (29.0, true, 0.1 + 0.9 * 14.0 / 15.0),
+            (30.0, true, 1.0),
+            (40.0, true, 1.0),
+            (10.0, false, 0.05),
+            (15.0, false, 1.0),
+        ];
+        for (avg, gentle, expected) in cases {
+            let got = p_b(avg, 5.0, 15.0, 0.1, gentle);
+            assert!(
+                (got - expected).abs() < 1e-12,
+                "avg {avg} gentle {gentle}: {got}"
+            );
+        }
+    }
+
+    /// ns-2 `modify_p` (wait) and Floyd & Jacobson §7 (original) on hand-computed inputs.
+    #[test]
+    fn count_spacing_formulas() {
+        assert_eq!(p_a(0.02, 10, true), 0.0); // count·p_b = 0.2 < 1
+        assert!((p_a(0.02, 60, true) - 0.02 / 0.8).abs() < 1e-15); // 1.2 -> p_b/(2 − 1.2)
+        assert_eq!(p_a(0.02, 100, true), 1.0); // >= 2
+        assert!((p_a(0.02, 10, false) - 0.02 / 0.8).abs() < 1e-15); // p_b/(1 − 0.2)
+        assert_eq!(p_a(0.02, 50, false), 1.0); // count·p_b = 1
+    }
+
+    /// EWMA against its closed form for a constant queue q: avg_n = q (1 − (1 − w)^n).
+    /// Tolerance 1e-9 relative.
+    #[test]
+    fn ewma_update() {
+        let mut r = red(RedConfig::default());
+        for _ in 0..700 {
+            r.update_avg(Instant::ZERO, 10);
+        }
+        let expected = 10.0 * (1.0 - 0.998f64.powi(700));
+        assert!((r.avg() - expected).abs() < 1e-9 * expected, "{}", r.avg());
+    }
+
+    /// ns-2 `estimator` idle correction: link 10 Mb/s, mean_pkt_size 500 B -> 2500 pkt/s;
+    /// idle 10 ms -> m = 25; avg = (1 − w)^25 · avg, then the arrival's EWMA with q = 0.
+    /// Tolerance 1e-12 relative.
+    #[test]
+    fn idle_time_correction() {
+        let mut r = red(RedConfig::default());
+        r.set_avg(10.0);
+        r.on_empty(Instant(1_000_000_000));
+        r.update_avg(Instant(1_010_000_000), 0);
+        let expected = 10.0 * 0.998f64.powi(26);
+        assert!((r.avg() - expected).abs() < 1e-12 * expected, "{}", r.avg());
+        // Without an idle period only one EWMA step applies.
+        r.set_avg(10.0);
+        r.update_avg(Instant(1_020_000_000), 0);
+        assert!((r.avg() - 9.98).abs() < 1e-12);
+    }
+
+    /// Count spacing measured over many arrivals at a constant average (avg = q = 10, so
+    /// p_b = 0.05). ns-2 wait: gaps between drops are uniform on {20, …, 39}
+    /// (hazard p_b/(2 − c·p_b) = 1/(40 − c)); original: uniform on {1, …, 19}
+    /// (hazard p_b/(1 − c·p_b) = 1/(20 − c)). Every gap must lie in its range (deterministic
+    /// bound) and the mean gap within 4 standard errors (sd of uniform: sqrt((n²−1)/12)).
+    #[test]
+    fn count_spacing_empirical() {
+        for (wait, lo, hi) in [(true, 20u64, 39u64), (false, 1, 19)] {
+            let cfg = RedConfig {
+                wait,
+                ..Default::default()
+            };
+            let mut r = red(cfg);
+            r.set_avg(10.0);
+            r.old = true;
+            let mut rng = Rng::new(2024);
+            let q = view(10, 10_000);
+            let a = arrival(1000, 0, false);
+            let mut gaps = Vec::new();
+            let mut since = 0u64;
+            for _ in 0..300_000 {
+                since += 1;
+                if r.enqueue(Instant::ZERO, &a, &q, &mut rng) != Verdict::Accept {
+                    gaps.push(since);
+                    since = 0;
+                }
+                assert!((r.avg() - 10.0).abs() < 1e-9);
+            }
+            assert!(gaps.iter().all(|g| (lo..=hi).contains(g)), "wait {wait}");
+            let n = (hi - lo + 1) as f64;
+            let mean_expected = (lo + hi) as f64 / 2.0;
+            let sd = ((n * n - 1.0) / 12.0).sqrt() / (gaps.len() as f64).sqrt();
+            let mean = gaps.iter().sum::<u64>() as f64 / gaps.len() as f64;
+            assert!(
+                (mean - mean_expected).abs() < 4.0 * sd,
+                "wait {wait}: mean gap {mean} vs {mean_expected} ± {}",
+                4.0 * sd
+            );
+        }
+    }
+
+    /// Forced region: gentle drops everything from 2·max_th, classic from max_th; forced
+    /// drops are drops even with ECN (ns-2 DTYPE_FORCED).
+    #[test]
+    fn forced_region_and_first_crossing() {
+        let mut rng = Rng::new(1);
+        let a = arrival(1000, 0, true);
+        let mut r = red(RedConfig::default());
+        r.set_avg(31.0);
+        r.old = true;
+        assert_eq!(
+            r.enqueue(Instant::ZERO, &a, &view(31, 31_000), &mut rng),
+            Verdict::Drop(DropReason::AqmForced)
+        );
+        let mut r = red(RedConfig {
+            gentle: false,
+            ..Default::default()
+        });
+        r.set_avg(16.0);
+        assert_eq!(
+            r.enqueue(Instant::ZERO, &a, &view(16, 16_000), &mut rng),
+            Verdict::Drop(DropReason::AqmForced)
+        );
+        // First arrival above min_th only starts the count (ns-2 edv_.old).
+        let mut r = red(RedConfig::default());
+        r.set_avg(10.0);
+        assert_eq!(
+            r.enqueue(Instant::ZERO, &a, &view(10, 10_000), &mut rng),
+            Verdict::Accept
+        );
+        assert_eq!(r.count(), 1);
+        assert_eq!(r.activations(), 0);
     }
 }

@@ -1,7 +1,40 @@
 //! Test helpers: a minimal packet type.
 
+use crate::algorithm::{Arrival, Env, QueueView};
 use crate::packet::Packet;
-use crate::time::Instant;
+use crate::queue::{LinkInfo, QueueLimit};
+use crate::time::{BitsPerSec, Duration, Instant};
+
+/// An environment: `limit` on a link of `mbps` Mb/s with MTU 1500.
+pub fn env(limit: QueueLimit, mbps: u64) -> Env {
+    Env {
+        limit,
+        link: LinkInfo::new(BitsPerSec::from_mbps(mbps)),
+    }
+}
+
+/// A queue view with `pkts` packets of `bytes` total.
+pub fn view(pkts: u32, bytes: u64) -> QueueView {
+    QueueView {
+        len_pkts: pkts,
+        len_bytes: bytes,
+        head_sojourn: Duration::ZERO,
+    }
+}
+
+/// An arrival of `size` bytes from `flow`.
+pub fn arrival(size: u32, flow: u64, ect: bool) -> Arrival {
+    Arrival {
+        size,
+        flow_hash: flow,
+        ecn_capable: ect,
+    }
+}
+
+/// Milliseconds as an instant.
+pub fn ms(x: u64) -> Instant {
+    Instant(x * 1_000_000)
+}
 
 /// A plain packet for tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,6 +48,11 @@ pub struct TestPacket {
 }
 
 impl TestPacket {
+    pub fn at(id: u64, size: u32, t: Instant) -> Self {
+        let mut p = Self::new(id, size);
+        p.enqueued_at = t;
+        p
+    }
     pub fn new(id: u64, size: u32) -> Self {
         TestPacket {
             id,
