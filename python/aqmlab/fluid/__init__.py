@@ -1,6 +1,8 @@
 """Fluid (delay-differential) models of TCP/AQM and their solver."""
 
+from aqmlab.fluid.edc import EDC
 from aqmlab.fluid.gao_hou import GaoHou
+from aqmlab.fluid.kelly import Kelly
 from aqmlab.fluid.ktl import KTL
 from aqmlab.fluid.laws import PDLQ, PI, RED, REM, SFC, FluidLaw, make_law
 from aqmlab.fluid.misra import Misra
@@ -25,4 +27,6 @@ __all__ = [
     "GaoHou",
     "KTL",
     "SQM",
+    "Kelly",
+    "EDC",
 ]

@@ -224,7 +224,7 @@ class WindowModel(FluidModel):
         papers' form (Hollot §1.1, SFC eq. 14, KTL eq. 2).
         """
         eq = self.equilibrium()
-        W0, q0, p0, R0 = eq["W"], eq["q"], eq["p"], eq["R"]
+        W0, p0, R0 = eq["W"], eq["p"], eq["R"]
         dR = (1.0 / self.C if self.queue_dependent_rtt else 0.0) * np.ones(self.B)
         P = self.window_partials(W0, p0, R0)
         A = np.zeros((self.B, 2, 2))

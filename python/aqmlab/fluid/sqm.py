@@ -116,7 +116,7 @@ class SQM(FluidModel):
             sigma = 4.0 * xs ** (self.alpha + 2) / (self.alpha**2 * self.k[:, fi])
         self.sigma = np.broadcast_to(as_param(sigma, "sigma", positive=True), (B, self.M)).copy()
         self.state_names = tuple(
-            [f"x[{i}]" for i in range(N)] + [f"q[{i},{l}]" for i, l in zip(fi, li, strict=True)]
+            [f"x[{i}]" for i in range(N)] + [f"q[{i},{j}]" for i, j in zip(fi, li, strict=True)]
         )
         self._qcols = N + np.arange(self.M)
         self._one_queue_per_flow = self.M == N and np.array_equal(fi, np.arange(N))
