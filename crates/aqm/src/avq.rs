@@ -177,3 +177,62 @@ impl Algorithm for Avq {
         self.last_signal
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{arrival, env, view};
+
+    /// ns-2 vq.cc law on hand-computed inputs: packet limit 100, 8 Mb/s, 1000-byte packets:
+    /// C = 1000 pkt/s, B̄ = 100, C̃(0) = 800. Tolerance 1e-9.
+    #[test]
+    fn update_law_hand_computed() {
+        let mut a = Avq::build(&AvqConfig::default(), &env(QueueLimit::Packets(100), 8));
+        assert!((a.virtual_capacity() - 800.0).abs() < 1e-12);
+        // t = 0 (first arrival, dt = 0): VQ = 1, C̃ = 800 − 0.15.
+        assert!(!a.arrival(Instant::ZERO, 1.0, true));
+        assert!((a.virtual_queue() - 1.0).abs() < 1e-12);
+        assert!((a.virtual_capacity() - 799.85).abs() < 1e-9);
+        // t = 10 ms: VQ drains to 0 then +1; C̃ = 799.85 + 0.15·0.98·1000·0.01 − 0.15 = 801.17.
+        assert!(!a.arrival(Instant(10_000_000), 1.0, true));
+        assert!((a.virtual_queue() - 1.0).abs() < 1e-12);
+        assert!((a.virtual_capacity() - 801.17).abs() < 1e-9);
+        // t = 20 ms: drain, then a burst of 100 arrivals at the same instant fills B̄ = 100.
+        for _ in 0..100 {
+            assert!(!a.arrival(Instant(20_000_000), 1.0, true));
+        }
+        // C̃ = 801.17 + 1.47 − 100·0.15 = 787.64.
+        assert!((a.virtual_capacity() - 787.64).abs() < 1e-9);
+        assert!((a.virtual_queue() - 100.0).abs() < 1e-12);
+        // The 101st overflows: signalled; as a drop, C̃ is not adapted.
+        assert!(a.arrival(Instant(20_000_000), 1.0, true));
+        assert!((a.virtual_capacity() - 787.64).abs() < 1e-9);
+        // As a mark (not dropped), C̃ is adapted: −0.15.
+        assert!(a.arrival(Instant(20_000_000), 1.0, false));
+        assert!((a.virtual_capacity() - 787.49).abs() < 1e-9);
+        // C̃ never exceeds C: after a long quiet period it saturates at C − alpha·b.
+        a.arrival(Instant(100_000_000_000), 1.0, true);
+        assert!((a.virtual_capacity() - (1000.0 - 0.15)).abs() < 1e-9);
+    }
+
+    /// Verdicts through the algorithm interface; byte mode uses packet sizes.
+    #[test]
+    fn verdicts_and_byte_mode() {
+        let mut rng = Rng::new(1);
+        let mut a = Avq::build(&AvqConfig::default(), &env(QueueLimit::Bytes(3000), 8));
+        let v = view(0, 0);
+        assert_eq!(
+            a.enqueue(Instant::ZERO, &arrival(1500, 0, false), &v, &mut rng),
+            Verdict::Accept
+        );
+        assert_eq!(
+            a.enqueue(Instant::ZERO, &arrival(1500, 0, false), &v, &mut rng),
+            Verdict::Accept
+        );
+        assert_eq!(
+            a.enqueue(Instant::ZERO, &arrival(1, 0, false), &v, &mut rng),
+            Verdict::Signal(DropReason::AqmForced)
+        );
+        assert!((a.virtual_queue() - 3000.0).abs() < 1e-12);
+    }
+}

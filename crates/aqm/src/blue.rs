@@ -129,3 +129,68 @@ impl Algorithm for Blue {
         self.p_m
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::TestPacket;
+    use crate::{AqmConfig, BitsPerSec, Enqueue, LinkInfo, QueueDisc, QueueLimit};
+
+    fn blue(cfg: BlueConfig) -> Blue {
+        Blue::build(&cfg, &crate::testutil::env(QueueLimit::Packets(10), 10))
+    }
+
+    /// Feng et al. 2002: +delta_1 on overflow, −delta_2 on idle, at most one change per
+    /// freeze_time (0.1 s). Hand-computed sequence; tolerance 1e-15.
+    #[test]
+    fn update_law_with_freeze_time() {
+        let mut b = blue(BlueConfig::default());
+        b.overflow(crate::testutil::ms(0));
+        assert!((b.p_m() - 0.0025).abs() < 1e-15);
+        b.overflow(crate::testutil::ms(50)); // frozen
+        assert!((b.p_m() - 0.0025).abs() < 1e-15);
+        b.overflow(crate::testutil::ms(100));
+        assert!((b.p_m() - 0.005).abs() < 1e-15);
+        b.idle(crate::testutil::ms(150)); // frozen
+        assert!((b.p_m() - 0.005).abs() < 1e-15);
+        b.idle(crate::testutil::ms(200));
+        assert!((b.p_m() - 0.00475).abs() < 1e-15);
+        assert_eq!(b.activations(), 3);
+    }
+
+    #[test]
+    fn clamped_to_unit_interval() {
+        let mut b = blue(BlueConfig {
+            increment: 0.6,
+            decrement: 0.7,
+            freeze_time: Duration::ZERO,
+            ..Default::default()
+        });
+        b.overflow(Instant(1));
+        b.overflow(Instant(2));
+        assert_eq!(b.p_m(), 1.0);
+        b.idle(Instant(3));
+        b.idle(Instant(4));
+        assert_eq!(b.p_m(), 0.0);
+    }
+
+    /// Through the wrapper: a hard-limit drop raises p_m; emptying the queue lowers it.
+    #[test]
+    fn events_from_the_wrapper() {
+        let mut q = QueueDisc::<TestPacket>::new(
+            &AqmConfig::Blue(BlueConfig::default()),
+            QueueLimit::Packets(2),
+            LinkInfo::new(BitsPerSec::from_mbps(10)),
+            1,
+        )
+        .unwrap();
+        q.enqueue(Instant(0), TestPacket::new(0, 1500));
+        q.enqueue(Instant(0), TestPacket::new(1, 1500));
+        let r = q.enqueue(Instant(0), TestPacket::new(2, 1500));
+        assert!(matches!(r, Enqueue::Dropped(_, DropReason::ForcedLimit)));
+        assert!((q.probability() - 0.0025).abs() < 1e-15);
+        q.dequeue(Instant(200_000_000), &mut |_, _| {});
+        q.dequeue(Instant(200_000_000), &mut |_, _| {});
+        assert!((q.probability() - 0.00225).abs() < 1e-15);
+    }
+}

@@ -127,3 +127,65 @@ impl Algorithm for Pi {
         self.p
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{env, view};
+    use crate::QueueLimit;
+
+    fn pi(cfg: PiConfig) -> Pi {
+        Pi::build(&cfg, &env(QueueLimit::Packets(1000), 10))
+    }
+
+    /// Hollot et al. 2001 discrete law with ns-2 defaults (a = 1.822e-5, b = 1.816e-5,
+    /// q_ref = 50, q(0) = 0) over samples 60, 70, 40, 50, hand-computed:
+    /// p1 = 1.822e-5·10 + 1.816e-5·50 = 1.0902e-3; p2 = p1 + 1.822e-5·20 − 1.816e-5·10 = 1.2730e-3;
+    /// p3 = p2 − 1.822e-5·10 − 1.816e-5·20 = 7.276e-4; p4 = p3 + 1.816e-5·10 = 9.092e-4.
+    /// Tolerance 1e-15 absolute.
+    #[test]
+    fn update_equation_hand_computed() {
+        let mut p = pi(PiConfig::default());
+        for (q, expected) in [
+            (60.0, 1.0902e-3),
+            (70.0, 1.2730e-3),
+            (40.0, 7.276e-4),
+            (50.0, 9.092e-4),
+        ] {
+            p.update(q);
+            assert!((p.p() - expected).abs() < 1e-15, "q {q}: {}", p.p());
+        }
+        assert_eq!(p.activations(), 4);
+    }
+
+    /// p is clamped to [0, 1].
+    #[test]
+    fn clamp() {
+        let mut p = pi(PiConfig {
+            a: 0.1,
+            b: 0.0,
+            ..Default::default()
+        });
+        p.update(100.0); // 0.1·50 = 5 -> 1
+        assert_eq!(p.p(), 1.0);
+        p.update(0.0); // 1 − 5 -> 0
+        assert_eq!(p.p(), 0.0);
+    }
+
+    /// Sampling every 1/170 s = 5 882 353 ns (rounded); the queue length at the timer is used;
+    /// q_ref can be changed while running.
+    #[test]
+    fn timer_and_runtime_q_ref() {
+        let mut p = pi(PiConfig::default());
+        assert_eq!(p.poll_at(), Some(Instant(5_882_353)));
+        p.on_timer(Instant(5_882_353), &view(60, 60_000));
+        assert!((p.p() - 1.0902e-3).abs() < 1e-15);
+        assert_eq!(p.poll_at(), Some(Instant(11_764_706)));
+        let mut c = *p.cfg();
+        c.q_ref = 60.0;
+        p.reconfigure(c);
+        p.on_timer(Instant(11_764_706), &view(60, 60_000));
+        // + a·0 − b·(60 − 60) = unchanged.
+        assert!((p.p() - 1.0902e-3).abs() < 1e-15);
+    }
+}

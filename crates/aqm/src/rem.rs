@@ -153,3 +153,51 @@ impl Algorithm for Rem {
         self.p
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{arrival, env, view};
+    use crate::QueueLimit;
+
+    /// ns-2 REM law on hand-computed inputs. 10 Mb/s, 1000-byte packets: C = 1250 pkt/s,
+    /// c = 2.5 packets per 2 ms. q = 30, x = 5: price = 0.001·(0.1·10 + 5 − 2.5) = 0.0035,
+    /// p = 1 − 1.001^(−0.0035) = 1 − exp(−0.0035·ln 1.001) ≈ 3.4982e-6.
+    /// Then q = 0, x = 0: 0.0035 + 0.001·(−2 − 2.5) < 0 -> price 0, p = 0. Tolerance 1e-15.
+    #[test]
+    fn price_update_hand_computed() {
+        let mut r = Rem::build(&RemConfig::default(), &env(QueueLimit::Packets(100), 10));
+        assert!((r.capacity_per_interval() - 2.5).abs() < 1e-12);
+        r.update(30.0, 5.0);
+        assert!((r.price() - 0.0035).abs() < 1e-15);
+        let expected = 1.0 - (-0.0035f64 * 1.001f64.ln()).exp();
+        assert!((r.probability() - expected).abs() < 1e-15);
+        assert!((r.probability() - 3.4982e-6).abs() < 1e-9);
+        r.update(0.0, 0.0);
+        assert_eq!(r.price(), 0.0);
+        assert_eq!(r.probability(), 0.0);
+    }
+
+    /// Arrivals are counted per interval and reset by the timer.
+    #[test]
+    fn arrivals_measured_per_interval() {
+        let mut r = Rem::build(&RemConfig::default(), &env(QueueLimit::Packets(100), 10));
+        let mut rng = Rng::new(1);
+        for _ in 0..7 {
+            r.enqueue(
+                Instant::ZERO,
+                &arrival(1000, 0, false),
+                &view(0, 0),
+                &mut rng,
+            );
+        }
+        assert_eq!(r.poll_at(), Some(Instant(2_000_000)));
+        r.on_timer(Instant(2_000_000), &view(20, 20_000));
+        // price = 0.001·(0 + 7 − 2.5) = 0.0045.
+        assert!((r.price() - 0.0045).abs() < 1e-15);
+        r.on_timer(Instant(4_000_000), &view(20, 20_000));
+        // No arrivals: 0.0045 + 0.001·(−2.5) = 0.002.
+        assert!((r.price() - 0.002).abs() < 1e-15);
+        assert_eq!(r.activations(), 2);
+    }
+}

@@ -182,3 +182,78 @@ impl Algorithm for Sred {
         self.last_p
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{arrival, env, view};
+
+    /// Ott et al. 1999 p_sred with B = 120: 0 below 20, p_max/4 on [20, 40), p_max from 40.
+    #[test]
+    fn p_sred_thresholds() {
+        assert_eq!(p_sred(19.0, 120.0, 0.15), 0.0);
+        assert_eq!(p_sred(20.0, 120.0, 0.15), 0.0375);
+        assert_eq!(p_sred(39.0, 120.0, 0.15), 0.0375);
+        assert_eq!(p_sred(40.0, 120.0, 0.15), 0.15);
+    }
+
+    /// Simple and full SRED p_zap, hand-computed. Tolerance 1e-15.
+    #[test]
+    fn p_zap_hand_computed() {
+        // P = 0.01: 1/(2.56)^2 = 0.152587890625.
+        assert!((p_zap(0.15, 0.01, false, false) - 0.15 * 0.152_587_890_625).abs() < 1e-15);
+        // P = 0.001: 1/(0.256)^2 > 1 -> 1.
+        assert_eq!(p_zap(0.15, 0.001, false, false), 0.15);
+        // Full SRED, hit, P = 0.5: 0.15 · 1/128^2 · (1 + 2).
+        assert!((p_zap(0.15, 0.5, true, true) - 0.15 / 16384.0 * 3.0).abs() < 1e-15);
+        // Full SRED without a hit: as simple.
+        assert_eq!(
+            p_zap(0.15, 0.5, false, true),
+            p_zap(0.15, 0.5, false, false)
+        );
+        // Clamped at 1.
+        assert_eq!(p_zap(0.15, 0.01, true, true), 1.0);
+    }
+
+    /// Zombie list: fills first, then P follows the hit EWMA (alpha = 0.5: 0.5, 0.75, …);
+    /// with p_o = 1 a miss overwrites the zombie.
+    #[test]
+    fn zombie_list_and_hit_frequency() {
+        let cfg = SredConfig {
+            m: 4,
+            alpha: 0.5,
+            p_o: 1.0,
+            ..Default::default()
+        };
+        let mut s = Sred::build(&cfg, &env(QueueLimit::Packets(120), 10));
+        let mut rng = Rng::new(1);
+        for _ in 0..4 {
+            assert_eq!(s.observe(7, &mut rng), None);
+        }
+        assert_eq!(s.observe(7, &mut rng), Some(true));
+        assert_eq!(s.p_hit(), 0.5);
+        assert_eq!(s.observe(7, &mut rng), Some(true));
+        assert_eq!(s.p_hit(), 0.75);
+        assert_eq!(s.observe(9, &mut rng), Some(false));
+        assert_eq!(s.p_hit(), 0.375);
+        assert_eq!(s.zombies().iter().filter(|&&z| z == 9).count(), 1);
+    }
+
+    /// P estimates 1/N for N equally active flows (Ott et al. 1999 §3): N = 10 random flows,
+    /// 200 000 arrivals -> P within 0.1 ± 0.02 (EWMA over ~1000 arrivals: sd ≈ 0.007).
+    #[test]
+    fn hit_frequency_estimates_flow_count() {
+        let mut s = Sred::build(&SredConfig::default(), &env(QueueLimit::Packets(120), 10));
+        let mut rng = Rng::new(42);
+        let mut flows = Rng::new(43);
+        for _ in 0..200_000 {
+            s.enqueue(
+                Instant::ZERO,
+                &arrival(1000, flows.below(10), false),
+                &view(0, 0),
+                &mut rng,
+            );
+        }
+        assert!((s.p_hit() - 0.1).abs() < 0.02, "P = {}", s.p_hit());
+    }
+}

@@ -4,10 +4,21 @@
 use crate::testutil::TestPacket;
 use crate::*;
 
+/// Every AQM with its defaults, except PI's q_ref lowered to 10 packets (so that it acts
+/// under the 40-packet test limit) and PIE's target lowered to 2 ms (its auto-scaled
+/// probability otherwise needs more than the test's few seconds to reach a drop).
 fn all_defaults() -> Vec<AqmConfig> {
     AqmConfig::names()
         .iter()
-        .map(|n| AqmConfig::from_name(n, &[]).unwrap())
+        .map(|n| {
+            if *n == "pi" {
+                AqmConfig::from_name(n, &[("q_ref".into(), 10.0)]).unwrap()
+            } else if *n == "pie" {
+                AqmConfig::from_name(n, &[("target".into(), 0.002)]).unwrap()
+            } else {
+                AqmConfig::from_name(n, &[]).unwrap()
+            }
+        })
         .collect()
 }
 
@@ -73,6 +84,9 @@ fn drive(cfg: &AqmConfig, limit: QueueLimit, seed: u64, steps: usize) -> (Vec<u8
         );
     }
     assert_eq!(dropped_at_deq, q.stats().dropped_dequeue);
+    if std::env::var("AQM_DEBUG").is_ok() {
+        eprintln!("{} p={} {:?}", cfg.name(), q.probability(), q.stats());
+    }
     (trace, *q.stats())
 }
 
@@ -87,6 +101,15 @@ fn invariants_hold_for_every_aqm() {
             for seed in [1u64, 2, 3] {
                 let (_, s) = drive(&cfg, QueueLimit::Packets(40), seed, 20_000);
                 assert!(s.dequeued > 0);
+                // The driver overloads the queue, so every AQM (not drop-tail) acts.
+                if cfg.name() != "droptail" {
+                    assert!(
+                        s.dropped_early + s.dropped_dequeue + s.marked > 0,
+                        "{} never acted: {s:?}",
+                        cfg.name()
+                    );
+                    assert!(s.activations > 0, "{}", cfg.name());
+                }
                 drive(&cfg, QueueLimit::Bytes(30_000), seed, 5_000);
             }
         }
@@ -119,7 +142,7 @@ fn serde_round_trip() {
         // Missing fields take their defaults.
         let minimal: AqmConfig =
             serde_json::from_str(&format!("{{\"type\":\"{}\"}}", cfg.name())).unwrap();
-        assert_eq!(minimal, cfg);
+        assert_eq!(minimal, AqmConfig::default_for(cfg.name()).unwrap());
         // Unknown fields are rejected.
         let bad = serde_json::from_str::<AqmConfig>(&format!(
             "{{\"type\":\"{}\",\"no_such_field\":1}}",
@@ -166,4 +189,67 @@ fn from_name_errors_name_key_and_value() {
         AqmConfig::from_name("FIFO", &[]).unwrap(),
         AqmConfig::DropTail(Default::default())
     );
+}
+
+/// Parameters change while running; invalid values are rejected and leave the config as is.
+#[test]
+fn set_param_while_running() {
+    let link = LinkInfo::new(BitsPerSec::from_mbps(10));
+    let mut q = QueueDisc::<TestPacket>::new(
+        &AqmConfig::from_name("pi", &[]).unwrap(),
+        QueueLimit::Packets(100),
+        link,
+        1,
+    )
+    .unwrap();
+    q.set_param("q_ref", 200.0).unwrap();
+    assert_eq!(q.param("q_ref"), Some(200.0));
+    let e = q.set_param("q_ref", -1.0).unwrap_err();
+    assert!(e.to_string().contains("'q_ref' = -1"), "{e}");
+    assert_eq!(q.param("q_ref"), Some(200.0));
+    assert!(q.set_param("nope", 1.0).is_err());
+
+    let mut q = QueueDisc::<TestPacket>::new(
+        &AqmConfig::from_name("codel", &[("target".into(), 0.002)]).unwrap(),
+        QueueLimit::Packets(100),
+        link,
+        1,
+    )
+    .unwrap();
+    assert_eq!(q.param("target"), Some(0.002));
+    q.set_param("target", 0.01).unwrap();
+    match q.config() {
+        AqmConfig::Codel(c) => assert_eq!(c.target, Duration::from_millis(10)),
+        other => panic!("{other:?}"),
+    }
+    let e = q.set_param("target", 0.0).unwrap_err();
+    assert_eq!(e.to_string(), "aqm parameter 'target' = 0: must be > 0");
+
+    let mut q = QueueDisc::<TestPacket>::new(
+        &AqmConfig::from_name("red", &[("min_th".into(), 20.0), ("max_th".into(), 60.0)]).unwrap(),
+        QueueLimit::Packets(100),
+        link,
+        1,
+    )
+    .unwrap();
+    q.set_param("max_p", 0.25).unwrap();
+    assert_eq!(q.param("max_p"), Some(0.25));
+    // Cross-field check: max_th must stay above min_th.
+    let e = q.set_param("max_th", 10.0).unwrap_err();
+    assert_eq!(e.key(), Some("max_th"));
+    assert_eq!(q.param("max_th"), Some(60.0));
+}
+
+/// Time parameters are seconds at the name/value boundary and integer ns in serde form.
+#[test]
+fn time_units_at_the_boundaries() {
+    let cfg = AqmConfig::from_name("pie", &[("target".into(), 0.02)]).unwrap();
+    let json = serde_json::to_value(cfg).unwrap();
+    assert_eq!(json["target"], serde_json::json!(20_000_000u64));
+    assert_eq!(cfg.get_param("target"), Some(0.02));
+    let info = AqmConfig::describe("codel").unwrap();
+    let target = info.iter().find(|p| p.name == "target").unwrap();
+    assert_eq!(target.unit, "s");
+    assert_eq!(target.default, 0.005);
+    assert!(target.doc.contains("RFC 8289"));
 }
