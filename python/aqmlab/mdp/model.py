@@ -1,0 +1,424 @@
+"""PAQMAN single flow, negligible RTT: the semi-Markov decision process of ALGORITHMS.md §2.2.1.
+
+The state is ``(q, r)``: ``q`` in ``0..B`` packets in the system just before an arrival and ``r`` in
+``1..2G`` the index of the effective arrival rate ``x = r * unit`` (packets/s). The action is
+*admit* or *drop* of the arriving packet. Everything a solver needs is collected in a
+:class:`Smdp`, which :mod:`aqmlab.mdp.rtt` builds for the non-negligible-RTT model as well.
+
+Decisions recorded here (ALGORITHMS.md §4; every equation of §2.2 is a reconstruction):
+
+* item 13, reward: the default is one packet of throughput per admitted packet and ``-P`` when the
+  admitted packet's expected delay ``(q + 1) / mu`` exceeds the target ``d``. The literal reading
+  (a change of ``phi(rate)``, ``phi = sqrt``) telescopes, so its long-run average is decided by the
+  penalty alone; it is kept as ``reward="literal"`` for comparison.
+* item 14, a drop is never penalised (the queue after a drop is unchanged by the decision).
+* item 15, the rate grid: unit ``mu / G`` (``G = 50``), indices ``1..2G``; admit ``r -> min(r + 1, 2G)``,
+  drop ``r -> max(1, r // 2)``.
+* item 16, full buffer: admit is infeasible at ``q = B`` (a forced drop, which is the drop action,
+  including its rate update).
+* item 18, the penalty: ``P = 100 * max |non-penalty reward|`` unless given.
+
+Examples
+--------
+>>> from aqmlab.mdp import negligible_rtt_model, solve
+>>> m = negligible_rtt_model(service_pps=833.3, target_s=0.005, buffer=40, grid=10)
+>>> res = solve(m)
+>>> bool(res.policy[:, 0].any())          # an arrival to an empty queue is never dropped
+False
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.sparse as sp
+from scipy import special, stats
+
+__all__ = [
+    "ADMIT",
+    "DROP",
+    "RateGrid",
+    "Smdp",
+    "negligible_rtt_model",
+    "lemma_iii1",
+    "served_pmf",
+    "reward_table",
+]
+
+#: Action indices used in every table (``policy[q, r] == DROP`` means drop).
+ADMIT, DROP = 0, 1
+
+
+@dataclass(frozen=True)
+class RateGrid:
+    """Finite grid of effective arrival rates (ALGORITHMS.md §4 item 15).
+
+    Parameters
+    ----------
+    unit_pps : float
+        One grid step in packets/s (the AIMD additive increase ``a``); default ``mu / G``.
+    size : int
+        Number of grid points; indices ``1..size`` stand for rates ``index * unit_pps``.
+    drop_factor : float
+        Multiplicative decrease ``b`` (1/2 for Reno); a drop maps ``r`` to ``max(1, floor(b r))``.
+    """
+
+    unit_pps: float
+    size: int
+    drop_factor: float = 0.5
+
+    @property
+    def index(self) -> np.ndarray:
+        """Grid indices ``1..size``."""
+        return np.arange(1, self.size + 1)
+
+    @property
+    def rates_pps(self) -> np.ndarray:
+        """Effective rates (packets/s) of the grid points."""
+        return self.index * self.unit_pps
+
+    def after_admit(self, r: np.ndarray) -> np.ndarray:
+        """Index after an admit: ``min(r + 1, size)`` (AIMD additive increase, clamped)."""
+        return np.minimum(np.asarray(r) + 1, self.size)
+
+    def after_drop(self, r: np.ndarray) -> np.ndarray:
+        """Index after a drop: ``max(1, floor(b r))`` (AIMD multiplicative decrease)."""
+        return np.maximum(1, np.floor(np.asarray(r) * self.drop_factor).astype(int))
+
+    def nearest(self, rate_pps: float | np.ndarray) -> np.ndarray:
+        """Grid index nearest to a rate in packets/s (clamped to the grid)."""
+        idx = np.rint(np.asarray(rate_pps, dtype=float) / self.unit_pps).astype(int)
+        return np.clip(idx, 1, self.size)
+
+
+@dataclass
+class Smdp:
+    """A PAQMAN semi-Markov decision process over states ``(q, r)``, ``q = 0..B``, ``r = 1..R``.
+
+    The kernel is stored by blocks so that one value-iteration sweep costs two batched
+    matrix-vector products instead of a generic sparse product: for action ``a`` the next queue
+    follows row ``qrow[a][q]`` of ``kernel[blk[a][r - 1]]`` and the next rate index is
+    ``nxt[a][r - 1]``. Arrays over states have shape ``(R, B + 1)`` (rate-major).
+
+    Attributes
+    ----------
+    kernel : ndarray, shape (n_blocks, B + 1, B + 1)
+        Row-stochastic queue transition matrices.
+    blk, nxt : ndarray, shape (2, R)
+        Kernel block and next rate index (1-based) per action and current rate index.
+    qrow : ndarray, shape (2, B + 1)
+        Kernel row per action and current queue (``q`` for drop, ``q + 1`` for admit).
+    reward : ndarray, shape (2, R, B + 1)
+        Expected reward per decision (reward units).
+    tau : ndarray, shape (2, R, B + 1)
+        Expected time to the next decision epoch (s).
+    feasible : ndarray of bool, shape (2, R, B + 1)
+        Whether the action is allowed (admit is not at ``q = B``).
+    grid : RateGrid
+    meta : dict
+        Model parameters (service rate, target, penalty, reward variant, ...), for policy files.
+    """
+
+    kernel: np.ndarray
+    blk: np.ndarray
+    nxt: np.ndarray
+    qrow: np.ndarray
+    reward: np.ndarray
+    tau: np.ndarray
+    feasible: np.ndarray
+    grid: RateGrid
+    meta: dict = field(default_factory=dict)
+    _fft: tuple | None = field(default=None, repr=False)
+
+    @property
+    def buffer(self) -> int:
+        """Buffer size ``B`` (packets)."""
+        return self.kernel.shape[1] - 1
+
+    @property
+    def n_states(self) -> int:
+        """Number of states ``(B + 1) * R``."""
+        return self.grid.size * (self.buffer + 1)
+
+    def expected_next(self, values: np.ndarray) -> np.ndarray:
+        """``E[V(s') | s, a]`` for both actions, shape ``(2, R, B + 1)``.
+
+        Parameters
+        ----------
+        values : ndarray, shape (R, B + 1)
+        """
+        out = np.empty((2, *values.shape))
+        if self.meta.get("block_by") == "next":
+            # blk == nxt: one product per block serves both actions.
+            w = self._toeplitz_apply(values) if self._fft is not None else _bmv(self.kernel, values)
+            for a in (ADMIT, DROP):
+                out[a] = w[self.nxt[a] - 1][:, self.qrow[a]]
+        else:
+            ident = (self.blk == np.arange(self.grid.size)[None, :]).all(axis=1)
+            for a in (ADMIT, DROP):
+                k = self.kernel if ident[a] else self.kernel[self.blk[a]]
+                w = _bmv(k, values[self.nxt[a] - 1])
+                out[a] = w[:, self.qrow[a]]
+        return out
+
+    def use_toeplitz(self, pmf: np.ndarray, sf: np.ndarray) -> None:
+        """Declare ``kernel[b, i, j] = pmf[b, i - j]`` (``j >= 1``), ``kernel[b, i, 0] = sf[b, i]``.
+
+        :meth:`expected_next` then applies the kernel as an FFT convolution, ``O(B log B)`` per
+        block instead of ``O(B^2)`` (the negligible-RTT kernel of Prop. III.2 has this form).
+        """
+        nq = self.buffer + 1
+        n = 1 << int(np.ceil(np.log2(2 * nq)))
+        self._fft = (np.fft.rfft(pmf, n=n, axis=1), sf, n)
+
+    def _toeplitz_apply(self, values: np.ndarray) -> np.ndarray:
+        fp, sf, n = self._fft
+        nq = values.shape[1]
+        conv = np.fft.irfft(fp * np.fft.rfft(values[:, 1:], n=n, axis=1), n=n, axis=1)
+        w = np.empty_like(values)
+        w[:, 0] = values[:, 0]
+        w[:, 1:] = conv[:, : nq - 1] + sf[:, 1:] * values[:, :1]
+        return w
+
+    def to_sparse(self) -> list[sp.csr_matrix]:
+        """Explicit transition matrices ``P_a`` (``n_states x n_states``, CSR), one per action.
+
+        Rows of infeasible state-action pairs are copies of the drop row so that every row is a
+        distribution; use :attr:`feasible` to mask them. State index ``s = (r - 1) * (B + 1) + q``.
+        """
+        nq, nr = self.buffer + 1, self.grid.size
+        out = []
+        for a in (ADMIT, DROP):
+            rows, cols, vals = [], [], []
+            for ri in range(nr):
+                for q in range(nq):
+                    b = a if self.feasible[a, ri, q] else DROP
+                    row = self.kernel[self.blk[b][ri], self.qrow[b][q]]
+                    nz = np.nonzero(row)[0]
+                    rows.append(np.full(nz.size, ri * nq + q))
+                    cols.append((self.nxt[b][ri] - 1) * nq + nz)
+                    vals.append(row[nz])
+            out.append(
+                sp.csr_matrix(
+                    (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                    shape=(nq * nr, nq * nr),
+                )
+            )
+        return out
+
+
+# --- PAQMAN Lemma III.1 / Prop. III.2 ------------------------------------------------------------
+
+
+def served_pmf(alpha: float, lam: float, mu: float, kmax: int) -> np.ndarray:
+    """Law of the number of exponential(mu) services completed in a Gamma(alpha, lam) time.
+
+    Negative binomial ``NB(alpha, pi)``, ``pi = lam / (lam + mu)`` (PAQMAN Lemma III.1):
+    ``P(K = j) = Gamma(alpha + j) / (Gamma(alpha) j!) pi^alpha (1 - pi)^j``.
+
+    Parameters
+    ----------
+    alpha : float
+        Gamma shape of the interarrival time.
+    lam : float
+        Gamma rate parameter (1/s); the mean interarrival time is ``alpha / lam``.
+    mu : float
+        Service rate (packets/s).
+    kmax : int
+        Largest ``j`` returned.
+
+    Returns
+    -------
+    ndarray, shape (kmax + 1,)
+
+    Examples
+    --------
+    >>> round(float(served_pmf(1.0, 1.0, 1.0, 3)[0]), 3)
+    0.5
+    """
+    pi = lam / (lam + mu)
+    return stats.nbinom.pmf(np.arange(kmax + 1), alpha, pi)
+
+
+def lemma_iii1(k: int, alpha: float, lam: float, mu: float) -> float:
+    """``P(S_k < X)`` for ``S_k ~ Gamma(k, mu)`` and ``X ~ Gamma(alpha, lam)`` (PAQMAN Lemma III.1).
+
+    ``1 - sum_{j<k} Gamma(alpha + j) / (Gamma(alpha) j!) pi^alpha (1 - pi)^j``, ``pi = lam/(lam+mu)``.
+
+    Examples
+    --------
+    >>> round(lemma_iii1(1, 2.0, 1.0, 1.0), 4)     # 1 - pi^alpha
+    0.75
+    """
+    if k <= 0:
+        return 1.0
+    pi = lam / (lam + mu)
+    j = np.arange(k)
+    logt = (
+        special.gammaln(alpha + j)
+        - special.gammaln(alpha)
+        - special.gammaln(j + 1)
+        + alpha * np.log(pi)
+        + j * np.log1p(-pi)
+    )
+    return float(1.0 - np.exp(logt).sum())
+
+
+def _nb_kernel(alpha: float, lam_next: np.ndarray, mu: float, buffer: int) -> np.ndarray:
+    """Queue kernels of Prop. III.2, one per next gamma rate: ``K[b, q+, q+ - k]``.
+
+    ``NB(k)`` for ``k < q+`` and the tail ``P(K >= q+)`` lumped on the empty queue.
+    """
+    nq = buffer + 1
+    pi = lam_next / (lam_next + mu)
+    k = np.arange(nq)
+    pmf = stats.nbinom.pmf(k[None, :], alpha, pi[:, None])  # (nb, nq): P(K = k)
+    sf = stats.nbinom.sf(k[None, :] - 1, alpha, pi[:, None])  # P(K >= k)
+    qp = k[:, None]
+    j = k[None, :]
+    lag = qp - j  # k = q+ - j services
+    kern = np.where((lag >= 0)[None], pmf[:, np.clip(lag, 0, nq - 1)], 0.0)
+    kern[:, :, 0] = sf[:, :]  # all q+ served: empty queue (Prop. III.2, k = q+)
+    kern[:, 0, 0] = 1.0
+    return kern, pmf, sf
+
+
+def reward_table(
+    kind: str,
+    grid: RateGrid,
+    buffer: int,
+    service_pps: float,
+    target_s: float,
+    penalty: float | None,
+    phi: str = "sqrt",
+) -> tuple[np.ndarray, float]:
+    """Per-decision reward ``r((q, r), a)`` (ALGORITHMS.md §2.2.1 eq. (1), §4 items 13, 14, 18).
+
+    Parameters
+    ----------
+    kind : {"default", "literal"}
+        ``"default"``: ``1`` per admitted packet, ``0`` per drop. ``"literal"``:
+        ``phi(x') - phi(x)`` with ``x`` the effective rate in units of the service rate.
+        Both add ``-penalty`` to an admit whose expected delay ``(q + 1) / mu`` exceeds ``target_s``.
+    penalty : float or None
+        ``P``; ``None`` means ``100 * max |non-penalty reward|``.
+    phi : {"sqrt", "square", "log"}
+        Literal variant only.
+
+    Returns
+    -------
+    reward : ndarray, shape (2, R, B + 1)
+    penalty : float
+        The penalty actually used.
+    """
+    nr, nq = grid.size, buffer + 1
+    q = np.arange(nq)
+    r = grid.index
+    if kind == "default":
+        base = np.zeros((2, nr, nq))
+        base[ADMIT] = 1.0
+    elif kind == "literal":
+        f = {"sqrt": np.sqrt, "square": np.square, "log": np.log}[phi]
+        x = grid.rates_pps / service_pps
+        xa = grid.after_admit(r) * grid.unit_pps / service_pps
+        xd = grid.after_drop(r) * grid.unit_pps / service_pps
+        base = np.zeros((2, nr, nq))
+        base[ADMIT] = (f(xa) - f(x))[:, None]
+        base[DROP] = (f(xd) - f(x))[:, None]
+    else:
+        raise ValueError(f"reward {kind!r}: expected 'default' or 'literal'")
+    if penalty is None:
+        penalty = 100.0 * float(np.abs(base).max())
+    breach = (q + 1) / service_pps > target_s  # PAQMAN eq. (1): admitted packet's delay
+    base[ADMIT] -= penalty * breach[None, :]
+    return base, float(penalty)
+
+
+def negligible_rtt_model(
+    service_pps: float,
+    target_s: float,
+    buffer: int = 200,
+    grid: int = 50,
+    alpha: float = 2.0,
+    penalty: float | None = None,
+    reward: str = "default",
+    phi: str = "sqrt",
+    drop_factor: float = 0.5,
+) -> Smdp:
+    """Build the negligible-RTT PAQMAN SMDP (ALGORITHMS.md §2.2.1, PAQMAN §III).
+
+    Parameters
+    ----------
+    service_pps : float
+        Exponential service rate ``mu`` (packets/s).
+    target_s : float
+        Delay target ``d`` (s).
+    buffer : int
+        ``B`` (packets, including the one in service).
+    grid : int
+        ``G``; the rate unit is ``mu / G`` and the grid has ``2G`` points (rates up to ``2 mu``).
+    alpha : float
+        Gamma shape of interarrival times (item 18 default 2).
+    penalty : float or None
+        Delay-breach penalty ``P`` (reward units); ``None`` = item 18 default.
+    reward : {"default", "literal"}
+        Reward variant, see :func:`reward_table`.
+    phi : str
+        ``phi`` of the literal variant.
+    drop_factor : float
+        Multiplicative decrease.
+
+    Returns
+    -------
+    Smdp
+
+    Examples
+    --------
+    >>> m = negligible_rtt_model(100.0, 0.05, buffer=20, grid=5)
+    >>> m.kernel.shape, bool(abs(m.kernel.sum(axis=2) - 1).max() < 1e-12)
+    ((10, 21, 21), True)
+    """
+    _check_positive(service_pps=service_pps, target_s=target_s, alpha=alpha)
+    if buffer < 1 or grid < 1:
+        raise ValueError(f"buffer {buffer!r} / grid {grid!r}: must be >= 1")
+    g = RateGrid(service_pps / grid, 2 * grid, drop_factor)
+    nq = buffer + 1
+    r = g.index
+    lam_next = alpha * g.rates_pps  # gamma rate parameter of the next interarrival
+    kernel, pmf, sf = _nb_kernel(alpha, lam_next, service_pps, buffer)
+    nxt = np.stack([g.after_admit(r), g.after_drop(r)])
+    q = np.arange(nq)
+    qrow = np.stack([np.minimum(q + 1, buffer), q])
+    rew, pen = reward_table(reward, g, buffer, service_pps, target_s, penalty, phi)
+    # Expected sojourn: mean of the next interarrival, alpha / lambda' = 1 / x' (PAQMAN §III).
+    tau = np.empty((2, g.size, nq))
+    tau[ADMIT] = (1.0 / (nxt[ADMIT] * g.unit_pps))[:, None]
+    tau[DROP] = (1.0 / (nxt[DROP] * g.unit_pps))[:, None]
+    feasible = np.ones((2, g.size, nq), dtype=bool)
+    feasible[ADMIT, :, buffer] = False  # item 16: full buffer forces a drop
+    meta = dict(
+        model="negligible_rtt",
+        block_by="next",
+        service_pps=service_pps,
+        target_s=target_s,
+        rtt_s=0.0,
+        alpha=alpha,
+        penalty=pen,
+        reward=reward,
+        phi=phi,
+    )
+    m = Smdp(kernel, nxt - 1, nxt, qrow, rew, tau, feasible, g, meta)
+    m.use_toeplitz(pmf, sf)
+    return m
+
+
+def _bmv(kernels: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Batched matrix-vector product ``kernels[b] @ values[b]``."""
+    return np.matmul(kernels, values[:, :, None])[:, :, 0]
+
+
+def _check_positive(**kw: float) -> None:
+    for k, v in kw.items():
+        if not np.isfinite(v) or v <= 0:
+            raise ValueError(f"{k} {v!r}: must be a positive number")
