@@ -1,1 +1,51 @@
-//! Discrete-event packet simulator.
+//! netsim: a deterministic discrete-event packet simulator for AQM studies.
+//!
+//! * [`engine`]: integer-ns time, events in a binary heap keyed by
+//!   `(time, insertion sequence)`.
+//! * [`link`]: egress queue ([`aqm::QueueDisc`]), transmitter, Bernoulli
+//!   loss, propagation pipe (one pending event per link and per pipe).
+//! * [`routing`]: static shortest paths in an O(1) next-hop table.
+//! * [`topology`]: explicit, dumbbell and parking-lot builders.
+//! * [`tcp`]: Reno, NewReno, CUBIC with ECN and delayed ACKs; [`udp`]: CBR
+//!   and on/off; [`traffic`]: flows and short-flow arrivals.
+//! * [`monitor`], [`results`]: bounded-memory statistics and results.
+//! * [`config`]: the JSON [`SimConfig`] (documented in `SCHEMA.md`).
+//! * [`sim`]: [`Simulation`], the public entry point.
+//!
+//! ```
+//! use netsim::{SimConfig, Simulation};
+//! let cfg = SimConfig::from_json(r#"{
+//!     "seed": 1, "duration": 2.0, "warmup": 0.5,
+//!     "topology": {"type": "dumbbell", "bottleneck_rate": 1e7, "rtt": 0.05,
+//!                  "buffer_pkts": 100},
+//!     "flows": [{"kind": "tcp", "count": 2, "cc": "newreno"}]
+//! }"#).unwrap();
+//! let mut sim = Simulation::new(cfg).unwrap();
+//! sim.run();
+//! let s = sim.summary();
+//! assert!(s.links["R1->R2"].utilization > 0.5);
+//! sim.check_conservation().unwrap();
+//! ```
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod config;
+pub mod engine;
+pub mod link;
+pub mod monitor;
+pub mod node;
+pub mod packet;
+pub mod queue;
+pub mod results;
+pub mod rng;
+pub mod routing;
+pub mod sim;
+pub mod tcp;
+pub mod topology;
+pub mod traffic;
+pub mod udp;
+
+pub use config::{ConfigError, SimConfig};
+pub use results::{SimResults, Summary};
+pub use sim::{Conservation, FlowStatus, LinkStatus, SimError, Simulation};

@@ -1,0 +1,774 @@
+//! The simulation configuration (`SimConfig`), its JSON form and validation.
+//!
+//! Units at this boundary (see `SCHEMA.md`): **times in seconds** (`f64`),
+//! **rates in bits per second** (`f64`), **sizes in bytes or packets**
+//! (integers). Everything is converted once to integer nanoseconds and
+//! integer bit rates. Unknown keys are rejected (`deny_unknown_fields`) so a
+//! typo never silently falls back to a default.
+
+use std::fmt;
+
+use aqm::AqmConfig;
+use serde::{Deserialize, Serialize};
+
+use crate::routing::Metric;
+use crate::tcp::CcKind;
+
+/// Default monitor sample interval, 10 ms.
+pub const DEFAULT_SAMPLE_INTERVAL: f64 = 0.01;
+/// Default packet size in bytes (IP size including 40 bytes of TCP/IP
+/// headers, so MSS = 960).
+pub const DEFAULT_PACKET_SIZE: u32 = 1000;
+/// Default buffer of the non-bottleneck queues of the builders (packets),
+/// large enough that only the bottleneck drops.
+pub const DEFAULT_SIDE_BUFFER: u32 = 10_000;
+/// Default buffer of an explicit link without a limit (packets).
+pub const DEFAULT_LINK_BUFFER: u32 = 1000;
+/// Default minimum RTO, seconds (Linux).
+pub const DEFAULT_MIN_RTO_S: f64 = 0.2;
+/// Default start-time jitter of long-lived groups without a `start`: flows
+/// start uniformly in `[0, 1 s]`.
+pub const DEFAULT_START_JITTER: f64 = 1.0;
+/// Largest packet size accepted, bytes.
+pub const MAX_PACKET_SIZE: u32 = 65_535;
+
+fn default_sample_interval() -> f64 {
+    DEFAULT_SAMPLE_INTERVAL
+}
+fn default_packet_size() -> u32 {
+    DEFAULT_PACKET_SIZE
+}
+fn default_side_buffer() -> u32 {
+    DEFAULT_SIDE_BUFFER
+}
+fn default_count() -> u32 {
+    1
+}
+fn default_init_cwnd() -> u32 {
+    crate::tcp::DEFAULT_INIT_CWND
+}
+fn default_min_rto() -> f64 {
+    DEFAULT_MIN_RTO_S
+}
+fn default_true() -> bool {
+    true
+}
+fn default_shape() -> f64 {
+    1.2
+}
+/// Drop-tail, the default queue discipline.
+pub fn droptail() -> AqmConfig {
+    AqmConfig::default_for("droptail").expect("drop-tail is always registered")
+}
+
+/// A whole simulation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimConfig {
+    /// Scenario name, copied into the results.
+    #[serde(default)]
+    pub scenario: String,
+    /// Scenario seed; every random stream is derived from it.
+    #[serde(default)]
+    pub seed: u64,
+    /// Simulated time, seconds (> 0).
+    pub duration: f64,
+    /// Warm-up, seconds (>= 0, < duration): statistics exclude it.
+    #[serde(default)]
+    pub warmup: f64,
+    /// Monitor sample interval, seconds (> 0).
+    #[serde(default = "default_sample_interval")]
+    pub sample_interval: f64,
+    /// Routing metric for the static shortest paths.
+    #[serde(default)]
+    pub routing: Metric,
+    /// The network.
+    pub topology: TopologyConfig,
+    /// Traffic, as flow groups.
+    #[serde(default)]
+    pub flows: Vec<FlowGroup>,
+    /// Names of monitored links (time series, delay histograms). Default:
+    /// the bottleneck(s) of a builder, every link of an explicit topology.
+    #[serde(default)]
+    pub monitor: Option<Vec<String>>,
+    /// Flow ids whose congestion window is traced (ids are assigned in
+    /// group order: group 0's flows first).
+    #[serde(default)]
+    pub cwnd_trace: Vec<u32>,
+    /// Congestion-window trace interval, seconds (default: `sample_interval`).
+    #[serde(default)]
+    pub cwnd_interval: Option<f64>,
+}
+
+/// Topology: explicit, or one of the builders. Tagged by `"type"`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum TopologyConfig {
+    /// Nodes, links and optional static routes given one by one.
+    Explicit(ExplicitTopology),
+    /// The dumbbell (see `SCHEMA.md` for its fixed semantics).
+    Dumbbell(DumbbellConfig),
+    /// A chain of `hops` bottlenecks.
+    ParkingLot(ParkingLotConfig),
+}
+
+/// An explicit topology.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExplicitTopology {
+    /// Node names (unique).
+    pub nodes: Vec<String>,
+    /// Links.
+    pub links: Vec<LinkConfig>,
+    /// Static route overrides applied after shortest-path routing.
+    #[serde(default)]
+    pub routes: Vec<RouteConfig>,
+}
+
+/// One link (and, if `duplex`, its reverse twin).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkConfig {
+    /// Link name (default `"FROM->TO"`); the reverse twin is named
+    /// `"TO->FROM"`.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Source node.
+    pub from: String,
+    /// Destination node.
+    pub to: String,
+    /// Rate, bits/s (> 0).
+    pub rate: f64,
+    /// One-way propagation delay, seconds (>= 0).
+    pub delay: f64,
+    /// Bernoulli loss probability in [0, 1).
+    #[serde(default)]
+    pub loss: f64,
+    /// Queue discipline at the egress (default drop-tail).
+    #[serde(default = "droptail")]
+    pub aqm: AqmConfig,
+    /// Buffer limit in packets (default 1000 unless `limit_bytes`).
+    #[serde(default)]
+    pub limit_pkts: Option<u32>,
+    /// Buffer limit in bytes (exclusive with `limit_pkts`).
+    #[serde(default)]
+    pub limit_bytes: Option<u64>,
+    /// Also create the reverse link with the same parameters (default true).
+    #[serde(default = "default_true")]
+    pub duplex: bool,
+}
+
+/// A static route: at node `at`, packets for `dst` leave on link `link`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouteConfig {
+    /// Node where the entry is installed.
+    pub at: String,
+    /// Destination node.
+    pub dst: String,
+    /// Name of an outgoing link of `at`.
+    pub link: String,
+}
+
+/// Dumbbell builder.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DumbbellConfig {
+    /// Bottleneck rate C, bits/s (> 0).
+    pub bottleneck_rate: f64,
+    /// Two-way propagation delay of every flow (without extra delay),
+    /// seconds (> 0): access links rtt/8 each, bottleneck rtt/4.
+    pub rtt: f64,
+    /// Queue discipline on R1->R2 (default drop-tail).
+    #[serde(default = "droptail")]
+    pub aqm: AqmConfig,
+    /// Bottleneck buffer in packets (exactly one of `buffer_pkts`,
+    /// `buffer_bytes`).
+    #[serde(default)]
+    pub buffer_pkts: Option<u32>,
+    /// Bottleneck buffer in bytes.
+    #[serde(default)]
+    pub buffer_bytes: Option<u64>,
+    /// Access link rate, bits/s (default 10 x `bottleneck_rate`).
+    #[serde(default)]
+    pub access_rate: Option<f64>,
+    /// Buffer of every other queue, packets (default 10000).
+    #[serde(default = "default_side_buffer")]
+    pub side_buffer_pkts: u32,
+    /// Bernoulli loss on R1->R2, in [0, 1).
+    #[serde(default)]
+    pub loss: f64,
+}
+
+/// Parking-lot builder: routers R0 .. R{hops}, bottleneck i = `R{i}->R{i+1}`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParkingLotConfig {
+    /// Number of bottlenecks K (>= 1).
+    pub hops: u32,
+    /// Rate of every bottleneck, bits/s (> 0).
+    pub bottleneck_rate: f64,
+    /// One-way propagation delay of each bottleneck, seconds.
+    pub hop_delay: f64,
+    /// One-way propagation delay of each access link, seconds.
+    pub access_delay: f64,
+    /// Queue discipline on every forward bottleneck.
+    #[serde(default = "droptail")]
+    pub aqm: AqmConfig,
+    /// Bottleneck buffer in packets (exactly one of the two).
+    #[serde(default)]
+    pub buffer_pkts: Option<u32>,
+    /// Bottleneck buffer in bytes.
+    #[serde(default)]
+    pub buffer_bytes: Option<u64>,
+    /// Access link rate, bits/s (default 10 x `bottleneck_rate`).
+    #[serde(default)]
+    pub access_rate: Option<f64>,
+    /// Buffer of every other queue, packets (default 10000).
+    #[serde(default = "default_side_buffer")]
+    pub side_buffer_pkts: u32,
+    /// Bernoulli loss on every forward bottleneck, in [0, 1).
+    #[serde(default)]
+    pub loss: f64,
+}
+
+/// Where a group's flows attach. Explicit topologies need `src` and `dst`;
+/// builders allocate one host pair per flow (one per short-flow group) and
+/// parking lots use `path = [entry router, exit router]` (default
+/// `[0, hops]`, the long flows).
+#[derive(Clone, Copy, Debug)]
+pub struct Endpoints<'a> {
+    /// Source node (explicit topologies).
+    pub src: Option<&'a str>,
+    /// Destination node (explicit topologies).
+    pub dst: Option<&'a str>,
+    /// Parking lot: `[entry router index, exit router index]`.
+    pub path: Option<[u32; 2]>,
+    /// Builders: extra one-way delay per flow (seconds).
+    pub extra_delay: &'a [f64],
+}
+
+/// A group of flows. Tagged by `"kind"`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum FlowGroup {
+    /// `count` TCP flows, backlogged or of `bytes` each.
+    Tcp(TcpGroup),
+    /// `count` constant-bit-rate UDP sources.
+    UdpCbr(UdpGroup),
+    /// `count` on/off UDP sources (exponential on and off periods).
+    UdpOnoff(UdpGroup),
+    /// Short TCP flows: Poisson arrivals, Pareto sizes.
+    ShortTcp(ShortTcpGroup),
+}
+
+/// Long-lived (or fixed-size) TCP flows.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpGroup {
+    /// Group name (results, errors). Default `"flows[i]"`.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Number of flows (>= 1).
+    #[serde(default = "default_count")]
+    pub count: u32,
+    /// Congestion control.
+    #[serde(default)]
+    pub cc: CcKind,
+    /// ECN (RFC 3168).
+    #[serde(default)]
+    pub ecn: bool,
+    /// Delayed ACKs at the receiver.
+    #[serde(default)]
+    pub delayed_ack: bool,
+    /// IP packet size of full segments, bytes (> 40).
+    #[serde(default = "default_packet_size")]
+    pub packet_size: u32,
+    /// Bytes per flow (`None`: backlogged).
+    #[serde(default)]
+    pub bytes: Option<u64>,
+    /// Start time, seconds (default 0 with 1 s jitter).
+    #[serde(default)]
+    pub start: Option<f64>,
+    /// Each flow starts at `start + U[0, start_jitter]` (default 1 s if
+    /// `start` is absent, else 0).
+    #[serde(default)]
+    pub start_jitter: Option<f64>,
+    /// Time the flows stop offering new data, seconds.
+    #[serde(default)]
+    pub stop: Option<f64>,
+    /// Initial window, segments (>= 1).
+    #[serde(default = "default_init_cwnd")]
+    pub init_cwnd: u32,
+    /// Minimum RTO, seconds (> 0).
+    #[serde(default = "default_min_rto")]
+    pub min_rto: f64,
+    /// Receive window, segments (default unlimited).
+    #[serde(default)]
+    pub rwnd: Option<u32>,
+    /// Source node (explicit topologies).
+    #[serde(default)]
+    pub src: Option<String>,
+    /// Destination node (explicit topologies).
+    #[serde(default)]
+    pub dst: Option<String>,
+    /// Parking lot: `[entry router index, exit router index]` (default
+    /// `[0, hops]`).
+    #[serde(default)]
+    pub path: Option<[u32; 2]>,
+    /// Builders: extra one-way delay (seconds) on each flow's sender access
+    /// link, both directions: `[]` none, `[d]` for all flows, or one value
+    /// per flow.
+    #[serde(default)]
+    pub extra_delay: Vec<f64>,
+}
+
+/// UDP sources (CBR or on/off).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UdpGroup {
+    /// Group name.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Number of sources (>= 1).
+    #[serde(default = "default_count")]
+    pub count: u32,
+    /// Sending rate while on, bits/s (> 0).
+    pub rate: f64,
+    /// IP packet size, bytes (> 28).
+    #[serde(default = "default_packet_size")]
+    pub packet_size: u32,
+    /// Start time, seconds (default 0 with 1 s jitter).
+    #[serde(default)]
+    pub start: Option<f64>,
+    /// Start jitter, seconds.
+    #[serde(default)]
+    pub start_jitter: Option<f64>,
+    /// Stop time, seconds.
+    #[serde(default)]
+    pub stop: Option<f64>,
+    /// On/off: mean on period, seconds (required for `udp_onoff`).
+    #[serde(default)]
+    pub on_mean: Option<f64>,
+    /// On/off: mean off period, seconds (required for `udp_onoff`).
+    #[serde(default)]
+    pub off_mean: Option<f64>,
+    /// Source node (explicit topologies).
+    #[serde(default)]
+    pub src: Option<String>,
+    /// Destination node (explicit topologies).
+    #[serde(default)]
+    pub dst: Option<String>,
+    /// Parking lot: `[entry router index, exit router index]` (default
+    /// `[0, hops]`).
+    #[serde(default)]
+    pub path: Option<[u32; 2]>,
+    /// Builders: extra one-way delay (seconds) on each flow's sender access
+    /// link, both directions: `[]` none, `[d]` for all flows, or one value
+    /// per flow.
+    #[serde(default)]
+    pub extra_delay: Vec<f64>,
+}
+
+/// Short TCP flows with Poisson arrivals and Pareto sizes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShortTcpGroup {
+    /// Group name.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Poisson arrival rate, flows per second (> 0).
+    pub arrival_rate: f64,
+    /// Mean flow size, bytes (> 0).
+    pub mean_size: f64,
+    /// Pareto shape (> 1; default 1.2).
+    #[serde(default = "default_shape")]
+    pub pareto_shape: f64,
+    /// Congestion control.
+    #[serde(default)]
+    pub cc: CcKind,
+    /// ECN.
+    #[serde(default)]
+    pub ecn: bool,
+    /// Delayed ACKs.
+    #[serde(default)]
+    pub delayed_ack: bool,
+    /// IP packet size, bytes.
+    #[serde(default = "default_packet_size")]
+    pub packet_size: u32,
+    /// First arrival process start, seconds (default 0).
+    #[serde(default)]
+    pub start: Option<f64>,
+    /// No arrivals after this time, seconds.
+    #[serde(default)]
+    pub stop: Option<f64>,
+    /// Initial window, segments.
+    #[serde(default = "default_init_cwnd")]
+    pub init_cwnd: u32,
+    /// Minimum RTO, seconds.
+    #[serde(default = "default_min_rto")]
+    pub min_rto: f64,
+    /// Source node (explicit topologies).
+    #[serde(default)]
+    pub src: Option<String>,
+    /// Destination node (explicit topologies).
+    #[serde(default)]
+    pub dst: Option<String>,
+    /// Parking lot: `[entry router index, exit router index]` (default
+    /// `[0, hops]`).
+    #[serde(default)]
+    pub path: Option<[u32; 2]>,
+    /// Builders: extra one-way delay (seconds) on each flow's sender access
+    /// link, both directions: `[]` none, `[d]` for all flows, or one value
+    /// per flow.
+    #[serde(default)]
+    pub extra_delay: Vec<f64>,
+}
+
+impl FlowGroup {
+    /// The attachment of the group.
+    pub fn endpoints(&self) -> Endpoints<'_> {
+        macro_rules! ep {
+            ($g:expr) => {
+                Endpoints {
+                    src: $g.src.as_deref(),
+                    dst: $g.dst.as_deref(),
+                    path: $g.path,
+                    extra_delay: &$g.extra_delay,
+                }
+            };
+        }
+        match self {
+            FlowGroup::Tcp(g) => ep!(g),
+            FlowGroup::UdpCbr(g) | FlowGroup::UdpOnoff(g) => ep!(g),
+            FlowGroup::ShortTcp(g) => ep!(g),
+        }
+    }
+
+    /// Number of host pairs / flows created at build time (short-flow groups
+    /// share one pair).
+    pub fn static_count(&self) -> u32 {
+        match self {
+            FlowGroup::Tcp(g) => g.count,
+            FlowGroup::UdpCbr(g) | FlowGroup::UdpOnoff(g) => g.count,
+            FlowGroup::ShortTcp(_) => 1,
+        }
+    }
+
+    /// Display name: the `name` field or `flows[i]`.
+    pub fn display_name(&self, i: usize) -> String {
+        let n = match self {
+            FlowGroup::Tcp(g) => &g.name,
+            FlowGroup::UdpCbr(g) | FlowGroup::UdpOnoff(g) => &g.name,
+            FlowGroup::ShortTcp(g) => &g.name,
+        };
+        n.clone().unwrap_or_else(|| format!("flows[{i}]"))
+    }
+
+    /// Kind as in the JSON tag.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            FlowGroup::Tcp(_) => "tcp",
+            FlowGroup::UdpCbr(_) => "udp_cbr",
+            FlowGroup::UdpOnoff(_) => "udp_onoff",
+            FlowGroup::ShortTcp(_) => "short_tcp",
+        }
+    }
+}
+
+/// Configuration errors. Each names the offending key (a dotted path such as
+/// `topology.bottleneck_rate` or `flows[2].rate`) and value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ConfigError {
+    /// The JSON could not be parsed or does not match the schema (serde's
+    /// message names the key, e.g. unknown field `rtt_ms`).
+    Json(String),
+    /// A value is out of range.
+    Invalid {
+        /// Dotted key.
+        key: String,
+        /// The offending value, as text.
+        value: String,
+        /// What is required.
+        reason: String,
+    },
+    /// A node name that does not exist.
+    UnknownNode {
+        /// Dotted key.
+        key: String,
+        /// The name.
+        name: String,
+    },
+    /// A link name that does not exist.
+    UnknownLink {
+        /// Dotted key.
+        key: String,
+        /// The name.
+        name: String,
+    },
+    /// Two nodes or links with the same name.
+    Duplicate {
+        /// Dotted key.
+        key: String,
+        /// The name.
+        name: String,
+    },
+    /// No route between a flow's endpoints (in either direction for TCP).
+    Unroutable {
+        /// Flow (group name and index).
+        flow: String,
+        /// Source node.
+        src: String,
+        /// Destination node.
+        dst: String,
+    },
+    /// The AQM rejected its configuration.
+    Aqm {
+        /// Dotted key of the queue.
+        key: String,
+        /// The AQM crate's error.
+        error: aqm::ConfigError,
+    },
+}
+
+impl ConfigError {
+    pub(crate) fn invalid(key: impl Into<String>, value: impl fmt::Display, reason: &str) -> Self {
+        ConfigError::Invalid {
+            key: key.into(),
+            value: value.to_string(),
+            reason: reason.to_string(),
+        }
+    }
+
+    /// The offending key, if the error has one.
+    pub fn key(&self) -> Option<&str> {
+        match self {
+            ConfigError::Json(_) | ConfigError::Unroutable { .. } => None,
+            ConfigError::Invalid { key, .. }
+            | ConfigError::UnknownNode { key, .. }
+            | ConfigError::UnknownLink { key, .. }
+            | ConfigError::Duplicate { key, .. }
+            | ConfigError::Aqm { key, .. } => Some(key),
+        }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigError::Json(m) => write!(f, "invalid simulation config: {m}"),
+            ConfigError::Invalid { key, value, reason } => write!(f, "{key} = {value}: {reason}"),
+            ConfigError::UnknownNode { key, name } => write!(f, "{key}: unknown node '{name}'"),
+            ConfigError::UnknownLink { key, name } => write!(f, "{key}: unknown link '{name}'"),
+            ConfigError::Duplicate { key, name } => write!(f, "{key}: duplicate name '{name}'"),
+            ConfigError::Unroutable { flow, src, dst } => {
+                write!(
+                    f,
+                    "flow {flow} is unroutable: no path between {src} and {dst}"
+                )
+            }
+            ConfigError::Aqm { key, error } => write!(f, "{key}: {error}"),
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Validation helpers: each returns a typed error naming `key`.
+pub(crate) mod check {
+    use super::ConfigError;
+
+    pub fn positive(key: &str, v: f64) -> Result<(), ConfigError> {
+        if v.is_finite() && v > 0.0 {
+            Ok(())
+        } else {
+            Err(ConfigError::invalid(key, v, "must be a finite number > 0"))
+        }
+    }
+    pub fn non_negative(key: &str, v: f64) -> Result<(), ConfigError> {
+        if v.is_finite() && v >= 0.0 {
+            Ok(())
+        } else {
+            Err(ConfigError::invalid(key, v, "must be a finite number >= 0"))
+        }
+    }
+    pub fn probability(key: &str, v: f64) -> Result<(), ConfigError> {
+        if v.is_finite() && (0.0..1.0).contains(&v) {
+            Ok(())
+        } else {
+            Err(ConfigError::invalid(key, v, "must be in [0, 1)"))
+        }
+    }
+    pub fn rate(key: &str, v: f64) -> Result<(), ConfigError> {
+        if v.is_finite() && (1.0..=1e15).contains(&v) {
+            Ok(())
+        } else {
+            Err(ConfigError::invalid(
+                key,
+                v,
+                "must be a rate in bits/s in [1, 1e15]",
+            ))
+        }
+    }
+    pub fn opt_non_negative(key: &str, v: Option<f64>) -> Result<(), ConfigError> {
+        v.map_or(Ok(()), |v| non_negative(key, v))
+    }
+}
+
+impl SimConfig {
+    /// Parses JSON.
+    pub fn from_json(s: &str) -> Result<SimConfig, ConfigError> {
+        serde_json::from_str(s).map_err(|e| ConfigError::Json(e.to_string()))
+    }
+
+    /// Serialises to JSON.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("SimConfig serialises")
+    }
+
+    /// Checks every value, resolves every name and checks that every flow is
+    /// routable. `Simulation::new` performs the same checks.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        self.validate_scalars()?;
+        crate::topology::build(self).map(|_| ())
+    }
+
+    /// Range checks of the scalar fields (names are resolved by the
+    /// topology builder).
+    pub(crate) fn validate_scalars(&self) -> Result<(), ConfigError> {
+        use check::*;
+        positive("duration", self.duration)?;
+        non_negative("warmup", self.warmup)?;
+        if self.warmup >= self.duration {
+            return Err(ConfigError::invalid(
+                "warmup",
+                self.warmup,
+                "must be smaller than duration",
+            ));
+        }
+        positive("sample_interval", self.sample_interval)?;
+        if let Some(c) = self.cwnd_interval {
+            positive("cwnd_interval", c)?;
+        }
+        for (i, g) in self.flows.iter().enumerate() {
+            let k = |f: &str| format!("flows[{i}].{f}");
+            let at = g.endpoints();
+            for (j, d) in at.extra_delay.iter().enumerate() {
+                non_negative(&format!("flows[{i}].extra_delay[{j}]"), *d)?;
+            }
+            let n = g.static_count();
+            if !(at.extra_delay.len() <= 1 || at.extra_delay.len() == n as usize) {
+                return Err(ConfigError::invalid(
+                    k("extra_delay"),
+                    format!("{:?}", at.extra_delay),
+                    "must have 0, 1 or `count` entries",
+                ));
+            }
+            match g {
+                FlowGroup::Tcp(t) => {
+                    if t.count == 0 {
+                        return Err(ConfigError::invalid(k("count"), 0, "must be >= 1"));
+                    }
+                    tcp_common(&k, t.packet_size, t.init_cwnd, t.min_rto)?;
+                    if t.bytes == Some(0) {
+                        return Err(ConfigError::invalid(k("bytes"), 0, "must be >= 1"));
+                    }
+                    if t.rwnd == Some(0) {
+                        return Err(ConfigError::invalid(k("rwnd"), 0, "must be >= 1"));
+                    }
+                    times(&k, t.start, t.start_jitter, t.stop)?;
+                }
+                FlowGroup::UdpCbr(u) | FlowGroup::UdpOnoff(u) => {
+                    if u.count == 0 {
+                        return Err(ConfigError::invalid(k("count"), 0, "must be >= 1"));
+                    }
+                    rate(&k("rate"), u.rate)?;
+                    if u.packet_size <= 28 || u.packet_size > MAX_PACKET_SIZE {
+                        return Err(ConfigError::invalid(
+                            k("packet_size"),
+                            u.packet_size,
+                            "must be in (28, 65535] bytes",
+                        ));
+                    }
+                    times(&k, u.start, u.start_jitter, u.stop)?;
+                    if matches!(g, FlowGroup::UdpOnoff(_)) {
+                        match (u.on_mean, u.off_mean) {
+                            (Some(a), Some(b)) => {
+                                positive(&k("on_mean"), a)?;
+                                positive(&k("off_mean"), b)?;
+                            }
+                            (None, _) => {
+                                return Err(ConfigError::invalid(
+                                    k("on_mean"),
+                                    "null",
+                                    "required for udp_onoff",
+                                ))
+                            }
+                            (_, None) => {
+                                return Err(ConfigError::invalid(
+                                    k("off_mean"),
+                                    "null",
+                                    "required for udp_onoff",
+                                ))
+                            }
+                        }
+                    }
+                }
+                FlowGroup::ShortTcp(s) => {
+                    positive(&k("arrival_rate"), s.arrival_rate)?;
+                    positive(&k("mean_size"), s.mean_size)?;
+                    if !(s.pareto_shape.is_finite() && s.pareto_shape > 1.0) {
+                        return Err(ConfigError::invalid(
+                            k("pareto_shape"),
+                            s.pareto_shape,
+                            "must be > 1 (finite mean)",
+                        ));
+                    }
+                    tcp_common(&k, s.packet_size, s.init_cwnd, s.min_rto)?;
+                    times(&k, s.start, None, s.stop)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn tcp_common(
+    k: &dyn Fn(&str) -> String,
+    packet_size: u32,
+    init_cwnd: u32,
+    min_rto: f64,
+) -> Result<(), ConfigError> {
+    if packet_size <= crate::packet::HEADER_BYTES || packet_size > MAX_PACKET_SIZE {
+        return Err(ConfigError::invalid(
+            k("packet_size"),
+            packet_size,
+            "must be in (40, 65535] bytes (IP size including 40 bytes of headers)",
+        ));
+    }
+    if init_cwnd == 0 {
+        return Err(ConfigError::invalid(k("init_cwnd"), 0, "must be >= 1"));
+    }
+    check::positive(&k("min_rto"), min_rto)
+}
+
+fn times(
+    k: &dyn Fn(&str) -> String,
+    start: Option<f64>,
+    jitter: Option<f64>,
+    stop: Option<f64>,
+) -> Result<(), ConfigError> {
+    check::opt_non_negative(&k("start"), start)?;
+    check::opt_non_negative(&k("start_jitter"), jitter)?;
+    check::opt_non_negative(&k("stop"), stop)?;
+    if let (Some(a), Some(b)) = (start, stop) {
+        if b <= a {
+            return Err(ConfigError::invalid(
+                k("stop"),
+                b,
+                "must be later than start",
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,277 @@
+//! Point-to-point unidirectional links: an egress queue, a transmitter that
+//! serialises one packet at a time, optional Bernoulli loss, and a
+//! propagation pipe.
+//!
+//! Event discipline (htsim style): a link has at most one pending
+//! [`Event::TxDone`] (for its head-of-line packet) and at most one pending
+//! [`Event::PipeArrive`] (for the oldest packet in its pipe). The pipe is a
+//! FIFO ring of `(arrival time, packet)`; since every packet on a link has the
+//! same propagation delay, arrival times are non-decreasing and one event per
+//! link suffices however many packets are in flight.
+//!
+//! Counter invariants (checked by `Simulation::check_conservation`):
+//! `arrivals = drops_enqueue + drops_dequeue + tx_pkts + queued + in_tx` and
+//! `tx_pkts = lost + delivered + in_pipe`.
+
+use std::collections::VecDeque;
+
+use crate::engine::{Event, EventQueue, Ns, NS_PER_SEC};
+use crate::monitor::LinkMonitor;
+use crate::packet::{Packet, F_CE, F_CE_IN};
+use crate::queue::{inst, Queue};
+use crate::rng::Rng;
+
+/// Cumulative per-link counters (packets unless named otherwise).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LinkCounters {
+    /// Packets offered to the egress queue.
+    pub arrivals: u64,
+    /// Dropped at enqueue (hard limit or AQM).
+    pub drops_enqueue: u64,
+    /// Dropped at dequeue by the AQM (CoDel).
+    pub drops_dequeue: u64,
+    /// CE marks set by this hop's AQM (counted when the packet leaves the
+    /// queue).
+    pub marks: u64,
+    /// Packets whose transmission completed.
+    pub tx_pkts: u64,
+    /// Bytes whose transmission completed.
+    pub tx_bytes: u64,
+    /// Packets lost to the link's Bernoulli loss (after transmission).
+    pub lost: u64,
+    /// Packets that reached the far node.
+    pub delivered: u64,
+    /// Integral of queue length in packets over time (packet·ns).
+    pub q_area_pkts: u128,
+    /// Integral of queue length in bytes over time (byte·ns).
+    pub q_area_bytes: u128,
+}
+
+impl LinkCounters {
+    /// All drops at this hop caused by the queue (not random loss).
+    pub fn queue_drops(&self) -> u64 {
+        self.drops_enqueue + self.drops_dequeue
+    }
+}
+
+/// A unidirectional link with its egress queue.
+#[derive(Debug)]
+pub struct Link {
+    /// Unique name (e.g. `"R1->R2"`).
+    pub name: String,
+    /// Node the egress queue belongs to.
+    pub from: u32,
+    /// Node at the far end.
+    pub to: u32,
+    /// Transmission rate in bits per second (> 0).
+    pub rate_bps: u64,
+    /// One-way propagation delay (ns).
+    pub delay: Ns,
+    /// Bernoulli loss probability applied to every packet after
+    /// transmission, in [0, 1).
+    pub loss: f64,
+    loss_rng: Rng,
+    /// The egress queue discipline.
+    pub queue: Queue,
+    in_tx: Option<Packet>,
+    /// Remainder of `bits * 1e9 / rate` carried between packets so the
+    /// long-run rate is exact although each serialisation time is an integer.
+    tx_carry: u128,
+    pipe: VecDeque<(Ns, Packet)>,
+    /// Cumulative counters.
+    pub ctr: LinkCounters,
+    q_last_change: Ns,
+    /// Time of the earliest pending [`Event::AqmTimer`], if any.
+    pub aqm_timer_at: Option<Ns>,
+    /// Monitoring state (only for monitored links).
+    pub mon: Option<Box<LinkMonitor>>,
+    /// True once the warm-up period is over.
+    pub warm: bool,
+}
+
+impl Link {
+    /// A new idle link.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        name: String,
+        from: u32,
+        to: u32,
+        rate_bps: u64,
+        delay: Ns,
+        loss: f64,
+        loss_rng: Rng,
+        queue: Queue,
+    ) -> Self {
+        Link {
+            name,
+            from,
+            to,
+            rate_bps,
+            delay,
+            loss,
+            loss_rng,
+            queue,
+            in_tx: None,
+            tx_carry: 0,
+            pipe: VecDeque::new(),
+            ctr: LinkCounters::default(),
+            q_last_change: 0,
+            aqm_timer_at: None,
+            mon: None,
+            warm: false,
+        }
+    }
+
+    /// Serialisation time of `bytes` at this link's rate (ns). Each call
+    /// rounds down and carries the remainder to the next packet, so a
+    /// back-to-back train of packets takes exactly `bits / rate` in total
+    /// (to within one ns). From an idle start with no carry, one packet takes
+    /// `floor(8 * bytes * 1e9 / rate)` ns.
+    #[inline]
+    fn tx_time(&mut self, bytes: u32) -> Ns {
+        let num = bytes as u128 * 8 * NS_PER_SEC as u128 + self.tx_carry;
+        let r = self.rate_bps as u128;
+        self.tx_carry = num % r;
+        (num / r) as Ns
+    }
+
+    /// Adds the queue-length integral up to `now`.
+    #[inline]
+    fn account_area(&mut self, now: Ns) {
+        let dt = (now - self.q_last_change) as u128;
+        if dt > 0 {
+            self.ctr.q_area_pkts += self.queue.len_pkts() as u128 * dt;
+            self.ctr.q_area_bytes += self.queue.len_bytes() as u128 * dt;
+            self.q_last_change = now;
+        }
+    }
+
+    /// Queue-length integrals (packet·ns, byte·ns) up to `now`.
+    pub fn area_at(&self, now: Ns) -> (u128, u128) {
+        let dt = now.saturating_sub(self.q_last_change) as u128;
+        (
+            self.ctr.q_area_pkts + self.queue.len_pkts() as u128 * dt,
+            self.ctr.q_area_bytes + self.queue.len_bytes() as u128 * dt,
+        )
+    }
+
+    /// A packet arrives at the egress of this link (link index `id`).
+    #[inline]
+    pub fn arrive(&mut self, now: Ns, mut pkt: Packet, id: u32, ev: &mut EventQueue) {
+        self.ctr.arrivals += 1;
+        if pkt.has(F_CE) {
+            pkt.flags |= F_CE_IN;
+        } else {
+            pkt.flags &= !F_CE_IN;
+        }
+        self.account_area(now);
+        if let aqm::Enqueue::Dropped(..) = self.queue.enqueue(inst(now), pkt) {
+            self.ctr.drops_enqueue += 1;
+        }
+        if self.in_tx.is_none() {
+            self.start_next(now, id, ev);
+        }
+    }
+
+    /// Starts transmitting the next packet from the queue, if any.
+    #[inline]
+    fn start_next(&mut self, now: Ns, id: u32, ev: &mut EventQueue) {
+        self.account_area(now);
+        let mut dropped = 0u64;
+        let next = self.queue.dequeue(inst(now), &mut |_p, _r| dropped += 1);
+        self.ctr.drops_dequeue += dropped;
+        if let Some(p) = next {
+            if p.has(F_CE) && !p.has(F_CE_IN) {
+                self.ctr.marks += 1;
+            }
+            if let Some(m) = self.mon.as_deref_mut() {
+                m.on_dequeue(now.saturating_sub(p.enq), self.warm);
+            }
+            let t = self.tx_time(p.size);
+            self.in_tx = Some(p);
+            ev.schedule(now + t, Event::TxDone(id));
+        }
+    }
+
+    /// The head-of-line transmission finished: the packet enters the pipe
+    /// (unless lost) and the next one starts.
+    #[inline]
+    pub fn tx_done(&mut self, now: Ns, id: u32, ev: &mut EventQueue) {
+        if let Some(p) = self.in_tx.take() {
+            self.ctr.tx_pkts += 1;
+            self.ctr.tx_bytes += p.size as u64;
+            if self.loss_rng.bernoulli(self.loss) {
+                self.ctr.lost += 1;
+            } else {
+                let at = now + self.delay;
+                if self.pipe.is_empty() {
+                    ev.schedule(at, Event::PipeArrive(id));
+                }
+                self.pipe.push_back((at, p));
+            }
+        }
+        self.start_next(now, id, ev);
+    }
+
+    /// Moves every packet whose propagation has completed by `now` into
+    /// `out` and re-arms the pipe event for the next one.
+    #[inline]
+    pub fn pipe_arrivals(&mut self, now: Ns, id: u32, ev: &mut EventQueue, out: &mut Vec<Packet>) {
+        while let Some(&(at, p)) = self.pipe.front() {
+            if at > now {
+                break;
+            }
+            self.pipe.pop_front();
+            out.push(p);
+        }
+        self.ctr.delivered += out.len() as u64;
+        if let Some(&(at, _)) = self.pipe.front() {
+            ev.schedule(at, Event::PipeArrive(id));
+        }
+    }
+
+    /// Runs the AQM's periodic law if due.
+    pub fn aqm_timer(&mut self, now: Ns) {
+        if let Some(t) = self.queue.poll_at() {
+            if t.0 <= now {
+                self.queue.on_timer(inst(now));
+            }
+        }
+    }
+
+    /// Replaces the queue discipline; packets stored in the old one are
+    /// dequeued (any AQM drops at dequeue are counted) and offered to the new
+    /// one in order (any drops counted). Conservation is preserved.
+    pub fn replace_queue(&mut self, now: Ns, mut new_queue: Queue, id: u32, ev: &mut EventQueue) {
+        self.account_area(now);
+        let mut moved = Vec::with_capacity(self.queue.len_pkts());
+        let mut dropped = 0u64;
+        while let Some(p) = self.queue.dequeue(inst(now), &mut |_p, _r| dropped += 1) {
+            moved.push(p);
+        }
+        self.ctr.drops_dequeue += dropped;
+        for p in moved {
+            let enq = p.enq;
+            let mut p = p;
+            p.enq = enq;
+            if let aqm::Enqueue::Dropped(..) = new_queue.enqueue(inst(now), p) {
+                self.ctr.drops_enqueue += 1;
+            }
+        }
+        self.queue = new_queue;
+        self.aqm_timer_at = None;
+        if self.in_tx.is_none() {
+            self.start_next(now, id, ev);
+        }
+    }
+
+    /// Packets currently being serialised (0 or 1).
+    pub fn in_tx(&self) -> u64 {
+        self.in_tx.is_some() as u64
+    }
+
+    /// Packets currently propagating.
+    pub fn in_pipe(&self) -> u64 {
+        self.pipe.len() as u64
+    }
+}

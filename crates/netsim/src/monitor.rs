@@ -1,0 +1,173 @@
+//! Bounded-memory statistics: a log-linear histogram for queue delays and the
+//! per-link monitor state sampled every `sample_interval`.
+
+use crate::engine::Ns;
+
+/// Sub-bucket bits of [`LogHistogram`]: each power-of-two range is split into
+/// `2^SUB_BITS = 32` equal bins.
+const SUB_BITS: u32 = 5;
+const SUB: u64 = 1 << SUB_BITS;
+/// Number of bins: values below 32 are exact, then 59 octaves of 32 bins.
+const BINS: usize = ((64 - SUB_BITS as usize) + 1) * SUB as usize;
+
+/// Log-linear (HDR-style) histogram of non-negative integers (nanoseconds).
+///
+/// Values `< 32` are recorded exactly; a larger value `v` in octave
+/// `[2^e, 2^(e+1))` falls into one of 32 equal bins of width `2^(e-5)`, so a
+/// bin's width is at most 1/32 of its lower edge. Quantiles report the bin
+/// midpoint: **relative error at most 1/64 (1.6 %)**. The mean is exact (kept
+/// as a sum). Memory is fixed: 1920 `u64` counters (15 KiB).
+#[derive(Clone, Debug)]
+pub struct LogHistogram {
+    counts: Vec<u64>,
+    total: u64,
+    sum: u128,
+}
+
+impl Default for LogHistogram {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LogHistogram {
+    /// An empty histogram.
+    pub fn new() -> Self {
+        LogHistogram {
+            counts: vec![0; BINS],
+            total: 0,
+            sum: 0,
+        }
+    }
+
+    #[inline]
+    fn index(v: u64) -> usize {
+        if v < SUB {
+            v as usize
+        } else {
+            let e = 63 - v.leading_zeros(); // e >= SUB_BITS
+            let m = (v >> (e - SUB_BITS)) & (SUB - 1);
+            ((e - SUB_BITS + 1) as u64 * SUB + m) as usize
+        }
+    }
+
+    /// Midpoint of bin `i` (exact value for the first 32 bins).
+    fn midpoint(i: usize) -> f64 {
+        let i = i as u64;
+        if i < SUB {
+            i as f64
+        } else {
+            let e = i / SUB + SUB_BITS as u64 - 1;
+            let m = i % SUB;
+            let width = 1u64 << (e - SUB_BITS as u64);
+            let low = (SUB + m) << (e - SUB_BITS as u64);
+            low as f64 + width as f64 / 2.0
+        }
+    }
+
+    /// Records one value.
+    #[inline]
+    pub fn record(&mut self, v: u64) {
+        self.counts[Self::index(v)] += 1;
+        self.total += 1;
+        self.sum += v as u128;
+    }
+
+    /// Number of recorded values.
+    pub fn count(&self) -> u64 {
+        self.total
+    }
+
+    /// Exact mean, 0 if empty.
+    pub fn mean(&self) -> f64 {
+        if self.total == 0 {
+            0.0
+        } else {
+            self.sum as f64 / self.total as f64
+        }
+    }
+
+    /// The `q`-quantile (`0 <= q <= 1`), within 1.6 % relative error; 0 if
+    /// empty.
+    pub fn quantile(&self, q: f64) -> f64 {
+        if self.total == 0 {
+            return 0.0;
+        }
+        let rank = ((q.clamp(0.0, 1.0) * self.total as f64).ceil() as u64).max(1);
+        let mut acc = 0;
+        for (i, &c) in self.counts.iter().enumerate() {
+            acc += c;
+            if acc >= rank {
+                return Self::midpoint(i);
+            }
+        }
+        Self::midpoint(BINS - 1)
+    }
+
+    /// Forgets everything (end of warm-up).
+    pub fn clear(&mut self) {
+        self.counts.iter_mut().for_each(|c| *c = 0);
+        self.total = 0;
+        self.sum = 0;
+    }
+}
+
+/// Per-link monitoring state: the post-warm-up delay histogram and the
+/// running sums of the current sample interval.
+#[derive(Clone, Debug, Default)]
+pub struct LinkMonitor {
+    /// Queue sojourn times (ns) of packets dequeued after warm-up.
+    pub delay: LogHistogram,
+    /// Sum of sojourn times (ns) dequeued in the current interval.
+    pub interval_delay_sum: u64,
+    /// Packets dequeued in the current interval.
+    pub interval_delay_count: u64,
+    /// Link counters at the start of the current interval (arrivals, drops,
+    /// marks, transmitted bytes).
+    pub last: [u64; 4],
+}
+
+impl LinkMonitor {
+    /// Records the sojourn time of a dequeued packet.
+    #[inline]
+    pub fn on_dequeue(&mut self, sojourn: Ns, after_warmup: bool) {
+        self.interval_delay_sum += sojourn;
+        self.interval_delay_count += 1;
+        if after_warmup {
+            self.delay.record(sojourn);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reference: the exact order statistics of the recorded values; the
+    /// histogram promises 1.6 % relative error.
+    #[test]
+    fn quantiles_within_stated_error() {
+        let mut h = LogHistogram::new();
+        let vals: Vec<u64> = (1..=100_000u64).map(|i| i * 997 % 10_000_019).collect();
+        for &v in &vals {
+            h.record(v);
+        }
+        let mut sorted = vals.clone();
+        sorted.sort_unstable();
+        for q in [0.5, 0.95, 0.99] {
+            let exact = sorted[((q * sorted.len() as f64).ceil() as usize) - 1] as f64;
+            let est = h.quantile(q);
+            assert!(
+                (est - exact).abs() / exact <= 1.0 / 64.0 + 1e-9,
+                "q{q}: {est} vs {exact}"
+            );
+        }
+        let mean = vals.iter().sum::<u64>() as f64 / vals.len() as f64;
+        assert!((h.mean() - mean).abs() < 1e-6);
+        // Small values are exact.
+        let mut h = LogHistogram::new();
+        h.record(7);
+        assert_eq!(h.quantile(0.5), 7.0);
+        assert_eq!(LogHistogram::index(u64::MAX), BINS - 1);
+    }
+}

@@ -1,0 +1,41 @@
+//! The egress queue of a link: an [`aqm::QueueDisc`] over simulator packets.
+
+use crate::engine::Ns;
+use crate::packet::{Packet, F_CE, F_ECT};
+use aqm::Instant;
+
+impl aqm::Packet for Packet {
+    #[inline]
+    fn size_bytes(&self) -> u32 {
+        self.size
+    }
+    #[inline]
+    fn flow_hash(&self) -> u64 {
+        crate::rng::splitmix64(self.flow as u64)
+    }
+    #[inline]
+    fn ecn_capable(&self) -> bool {
+        self.has(F_ECT)
+    }
+    #[inline]
+    fn set_ce(&mut self) {
+        self.flags |= F_CE;
+    }
+    #[inline]
+    fn enqueued_at(&self) -> Instant {
+        Instant(self.enq)
+    }
+    #[inline]
+    fn set_enqueued_at(&mut self, t: Instant) {
+        self.enq = t.0;
+    }
+}
+
+/// Queue discipline type used at every egress.
+pub type Queue = aqm::QueueDisc<Packet>;
+
+/// Converts simulator time to the AQM crate's instant.
+#[inline]
+pub fn inst(ns: Ns) -> Instant {
+    Instant(ns)
+}

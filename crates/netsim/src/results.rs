@@ -1,0 +1,196 @@
+//! Simulation results: the serde summary (DESIGN.md results contract) plus
+//! column vectors for time series, per-flow rows and cwnd traces.
+//!
+//! All statistics in [`Summary`] exclude the warm-up: they cover
+//! `[warmup, now]`. Time series cover the whole run (warm-up included) so the
+//! transient can be plotted.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Queue-delay statistics in milliseconds (from the log-linear histogram:
+/// quantiles within 1.6 % relative error, mean exact).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DelayStats {
+    /// Mean.
+    pub mean: f64,
+    /// Median.
+    pub p50: f64,
+    /// 95th percentile.
+    pub p95: f64,
+    /// 99th percentile.
+    pub p99: f64,
+}
+
+/// Per-link summary (post-warm-up).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LinkSummary {
+    /// Name of the running AQM.
+    pub aqm: String,
+    /// Transmitted bits / (rate x measured time), in [0, 1].
+    pub utilization: f64,
+    /// Time-average queue length, packets (excluding the packet in
+    /// transmission).
+    pub mean_queue_pkts: f64,
+    /// Time-average queue length, bytes.
+    pub mean_queue_bytes: f64,
+    /// Queue sojourn time of dequeued packets, ms.
+    pub queue_delay_ms: DelayStats,
+    /// Packets dropped by the queue (limit + AQM at enqueue + AQM at
+    /// dequeue).
+    pub drops: u64,
+    /// CE marks set by this queue.
+    pub marks: u64,
+    /// Packets accepted into the queue.
+    pub enqueued: u64,
+    /// AQM control-law activations.
+    pub aqm_activations: u64,
+    /// Packets offered to the queue.
+    pub arrivals: u64,
+    /// Packets lost to the link's random loss.
+    pub lost: u64,
+    /// Packets transmitted.
+    pub tx_packets: u64,
+    /// Link rate, bits/s.
+    pub rate_bps: f64,
+}
+
+/// Per-flow summary (post-warm-up).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FlowSummary {
+    /// Flow id.
+    pub id: u32,
+    /// Flow group index.
+    pub group: u32,
+    /// `tcp`, `short_tcp`, `udp_cbr` or `udp_onoff`.
+    pub kind: String,
+    /// Congestion control (TCP), else null.
+    pub cc: Option<String>,
+    /// Start time, s.
+    pub start_s: f64,
+    /// In-order payload bytes delivered to the receiver after warm-up, x8,
+    /// divided by the flow's active time after warm-up (start to completion,
+    /// stop, or end of run); 0 if the flow was not active after warm-up.
+    pub goodput_bps: f64,
+    /// Mean RTT sample after warm-up, ms (null without samples or for UDP).
+    pub rtt_ms_mean: Option<f64>,
+    /// Retransmitted segments after warm-up.
+    pub retransmits: u64,
+    /// Retransmission timeouts after warm-up.
+    pub timeouts: u64,
+    /// Flow completion time of a finite flow (start to last byte
+    /// acknowledged), s; null if unfinished or not finite.
+    pub fct_s: Option<f64>,
+    /// Size of a finite flow, bytes.
+    pub size_bytes: Option<u64>,
+    /// Payload bytes delivered in order over the whole run.
+    pub bytes_delivered: u64,
+}
+
+/// Fairness over long-lived TCP flows.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Fairness {
+    /// Jain's index `(sum x)^2 / (n sum x^2)` of the goodputs of the
+    /// long-lived TCP flows (kind `tcp` without `bytes`) active after
+    /// warm-up; null if there are none.
+    pub jain: Option<f64>,
+    /// Number of flows in the index.
+    pub flows: usize,
+}
+
+/// The summary (`summary.json` minus `wall_seconds`, which the caller
+/// measures).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Scenario name.
+    pub scenario: String,
+    /// Seed.
+    pub seed: u64,
+    /// Simulated seconds (the run's current time).
+    pub sim_seconds: f64,
+    /// Warm-up, seconds.
+    pub warmup_s: f64,
+    /// Events processed.
+    pub events: u64,
+    /// Packet transmissions completed over all links (hops).
+    pub packets_forwarded: u64,
+    /// Monitored links by name.
+    pub links: BTreeMap<String, LinkSummary>,
+    /// Every flow.
+    pub flows: Vec<FlowSummary>,
+    /// Fairness.
+    pub fairness: Fairness,
+}
+
+/// Monitor time series, one row per (sample instant, monitored link).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TimeSeries {
+    /// Sample time, s (end of the interval).
+    pub time_s: Vec<f64>,
+    /// Link name.
+    pub link: Vec<String>,
+    /// Queue length at the sample instant, packets.
+    pub queue_pkts: Vec<u64>,
+    /// Queue length at the sample instant, bytes.
+    pub queue_bytes: Vec<u64>,
+    /// Mean sojourn time of packets dequeued in the interval, ms (NaN if
+    /// none left the queue).
+    pub queue_delay_ms_mean: Vec<f64>,
+    /// Packets offered to the queue in the interval.
+    pub arrivals: Vec<u64>,
+    /// Queue drops in the interval.
+    pub drops: Vec<u64>,
+    /// CE marks in the interval.
+    pub marks: Vec<u64>,
+    /// Bits transmitted in the interval / interval length, bits/s.
+    pub throughput_bps: Vec<f64>,
+}
+
+/// Congestion-window traces of the selected flows.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CwndTrace {
+    /// Sample time, s.
+    pub time_s: Vec<f64>,
+    /// Flow id.
+    pub flow: Vec<u32>,
+    /// Congestion window, segments.
+    pub cwnd: Vec<f64>,
+    /// Slow-start threshold, segments (infinite before the first loss).
+    pub ssthresh: Vec<f64>,
+    /// Smoothed RTT, ms (NaN before the first sample).
+    pub srtt_ms: Vec<f64>,
+}
+
+/// Everything a run produces.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SimResults {
+    /// The summary.
+    pub summary: Summary,
+    /// Time series of the monitored links.
+    pub timeseries: TimeSeries,
+    /// Cwnd traces.
+    pub cwnd: CwndTrace,
+}
+
+/// Jain's fairness index of `x` (1 for a single value; `None` if empty or
+/// all zero).
+pub fn jain(x: &[f64]) -> Option<f64> {
+    let s: f64 = x.iter().sum();
+    let s2: f64 = x.iter().map(|v| v * v).sum();
+    if x.is_empty() || s2 == 0.0 {
+        None
+    } else {
+        Some(s * s / (x.len() as f64 * s2))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn jain_index() {
+        assert_eq!(super::jain(&[1.0, 1.0, 1.0]), Some(1.0));
+        assert_eq!(super::jain(&[1.0, 0.0]), Some(0.5));
+        assert_eq!(super::jain(&[]), None);
+    }
+}

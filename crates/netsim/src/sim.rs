@@ -1,0 +1,1055 @@
+//! The simulation: owns the event queue, links, routes and flows, runs the
+//! event loop, and exposes stepping, inspection, re-parameterisation and
+//! results.
+//!
+//! Timers of TCP endpoints and AQMs are lazy: a component only stores its
+//! deadline; the simulation keeps at most one pending event per timer at
+//! the earliest known deadline and, when that event fires, either runs the
+//! timer (deadline reached) or re-arms it at the current deadline. This
+//! avoids one heap operation per ACK for the retransmission timer.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+
+use aqm::{AqmConfig, Instant, LinkInfo, QueueDisc, QueueStats};
+
+use crate::config::{ConfigError, FlowGroup, SimConfig, DEFAULT_START_JITTER};
+use crate::engine::{ns_to_secs, secs_to_ns, Event, EventQueue, Ns};
+use crate::link::{Link, LinkCounters};
+use crate::monitor::LinkMonitor;
+use crate::node::Node;
+use crate::packet::{Packet, F_ACK};
+use crate::results::{
+    jain, CwndTrace, DelayStats, Fairness, FlowSummary, LinkSummary, SimResults, Summary,
+    TimeSeries,
+};
+use crate::rng::{derive_seed, Rng, Stream};
+use crate::routing::{Routes, NO_ROUTE};
+use crate::tcp::{CcKind, TcpParams};
+use crate::traffic::{Endpoint, Flow, FlowKind, ShortFlowGen};
+use crate::udp::{UdpSource, UDP_HEADER_BYTES};
+
+/// Errors of operations on a running simulation.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SimError {
+    /// No link has this name.
+    UnknownLink(String),
+    /// No flow has this id.
+    UnknownFlow(u32),
+    /// The AQM rejected the parameter or configuration.
+    Aqm {
+        /// Link name.
+        link: String,
+        /// The AQM crate's error.
+        error: aqm::ConfigError,
+    },
+}
+
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SimError::UnknownLink(n) => write!(f, "unknown link '{n}'"),
+            SimError::UnknownFlow(i) => write!(f, "unknown flow id {i}"),
+            SimError::Aqm { link, error } => write!(f, "link '{link}': {error}"),
+        }
+    }
+}
+
+impl std::error::Error for SimError {}
+
+/// Snapshot of a link for inspection between steps.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkStatus {
+    /// Link name.
+    pub name: String,
+    /// Name of the running AQM.
+    pub aqm: String,
+    /// Packets in the queue.
+    pub queue_pkts: usize,
+    /// Bytes in the queue.
+    pub queue_bytes: u64,
+    /// The AQM's current drop/mark probability.
+    pub probability: f64,
+    /// Counters of the current queue discipline (reset by `set_aqm`).
+    pub aqm_stats: QueueStats,
+    /// Cumulative link counters.
+    pub counters: LinkCounters,
+}
+
+/// Snapshot of a flow for inspection between steps.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowStatus {
+    /// Flow id.
+    pub id: u32,
+    /// Kind name.
+    pub kind: &'static str,
+    /// Started yet.
+    pub started: bool,
+    /// Congestion window, segments (0 for UDP).
+    pub cwnd: f64,
+    /// Slow-start threshold, segments (infinite before the first loss).
+    pub ssthresh: f64,
+    /// Smoothed RTT, seconds (`None` before the first sample or for UDP).
+    pub srtt_s: Option<f64>,
+    /// Payload bytes acknowledged (TCP) or received (UDP).
+    pub bytes_acked: u64,
+    /// Payload bytes delivered in order to the receiver.
+    pub bytes_delivered: u64,
+    /// Retransmitted segments.
+    pub retransmits: u64,
+    /// Timeouts.
+    pub timeouts: u64,
+    /// Window reductions caused by ECN.
+    pub ecn_reductions: u64,
+    /// Smallest interval between two window reductions, seconds.
+    pub min_reduction_gap_s: Option<f64>,
+    /// Completion time (s since start) of a finished finite flow.
+    pub fct_s: Option<f64>,
+}
+
+/// Packet conservation totals (see [`Simulation::check_conservation`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Conservation {
+    /// Packets created by endpoints (data, ACKs, datagrams).
+    pub sent: u64,
+    /// Packets that reached their destination endpoint.
+    pub delivered: u64,
+    /// Packets dropped by queues.
+    pub dropped: u64,
+    /// Packets lost to random link loss.
+    pub lost: u64,
+    /// Packets in queues, in transmission or propagating.
+    pub in_flight: u64,
+}
+
+/// Runtime state of a flow group.
+#[derive(Clone, Debug)]
+enum GroupRt {
+    Static,
+    Short(ShortFlowGen),
+}
+
+/// A running simulation.
+pub struct Simulation {
+    cfg: SimConfig,
+    now: Ns,
+    warmup: Ns,
+    sample_interval: Ns,
+    cwnd_interval: Ns,
+    ev: EventQueue,
+    events: u64,
+    nodes: Vec<Node>,
+    links: Vec<Link>,
+    link_index: HashMap<String, u32>,
+    /// AQM activations of queue disciplines replaced by `set_aqm`.
+    activations_base: Vec<u64>,
+    routes: Routes,
+    flows: Vec<Flow>,
+    groups: Vec<GroupRt>,
+    monitored: Vec<u32>,
+    cwnd_flows: Vec<u32>,
+    ts: TimeSeries,
+    cwnd: CwndTrace,
+    pipe_buf: Vec<Packet>,
+    out_buf: Vec<Packet>,
+    sent: u64,
+    delivered: u64,
+    warm: bool,
+    link_snap: Vec<(LinkCounters, u64, (u128, u128))>,
+}
+
+fn tcp_params(
+    cc: CcKind,
+    ecn: bool,
+    delayed_ack: bool,
+    packet_size: u32,
+    init_cwnd: u32,
+    min_rto: f64,
+    rwnd: Option<u32>,
+) -> TcpParams {
+    TcpParams {
+        cc,
+        ecn,
+        delayed_ack,
+        mss: packet_size - crate::packet::HEADER_BYTES,
+        init_cwnd,
+        min_rto: secs_to_ns(min_rto),
+        rwnd,
+    }
+}
+
+impl Simulation {
+    /// Validates `cfg` and builds the simulation at time 0.
+    pub fn new(cfg: SimConfig) -> Result<Simulation, ConfigError> {
+        cfg.validate_scalars()?;
+        let built = crate::topology::build(&cfg)?;
+        let seed = cfg.seed;
+        let mut links = Vec::with_capacity(built.links.len());
+        let mut link_index = HashMap::new();
+        for (i, l) in built.links.iter().enumerate() {
+            let q = QueueDisc::new(
+                &l.aqm,
+                l.limit,
+                LinkInfo::new(aqm::BitsPerSec(l.rate_bps)),
+                derive_seed(seed, Stream::Queue, i as u64),
+            )
+            .map_err(|error| ConfigError::Aqm {
+                key: format!("{}.aqm", l.key),
+                error,
+            })?;
+            link_index.insert(l.name.clone(), i as u32);
+            links.push(Link::new(
+                l.name.clone(),
+                l.from,
+                l.to,
+                l.rate_bps,
+                l.delay,
+                l.loss,
+                Rng::derive(seed, Stream::LinkLoss, i as u64),
+                q,
+            ));
+        }
+        for &m in &built.monitor {
+            links[m as usize].mon = Some(Box::default());
+        }
+        let mut ev = EventQueue::new();
+        let mut flows = Vec::new();
+        let mut groups = Vec::new();
+        for (gi, g) in cfg.flows.iter().enumerate() {
+            let mut rng = Rng::derive(seed, Stream::Group, gi as u64);
+            let eps = &built.endpoints[gi];
+            let start_of = |rng: &mut Rng, start: Option<f64>, jitter: Option<f64>| {
+                let base = start.unwrap_or(0.0);
+                let j = jitter.unwrap_or(if start.is_none() {
+                    DEFAULT_START_JITTER
+                } else {
+                    0.0
+                });
+                secs_to_ns(base + j * rng.uniform())
+            };
+            match g {
+                FlowGroup::Tcp(t) => {
+                    let p = tcp_params(
+                        t.cc,
+                        t.ecn,
+                        t.delayed_ack,
+                        t.packet_size,
+                        t.init_cwnd,
+                        t.min_rto,
+                        t.rwnd,
+                    );
+                    for &(s, d) in eps {
+                        let id = flows.len() as u32;
+                        let start = start_of(&mut rng, t.start, t.start_jitter);
+                        flows.push(Flow::tcp(
+                            id,
+                            gi as u32,
+                            FlowKind::Tcp,
+                            s,
+                            d,
+                            start,
+                            t.stop.map(secs_to_ns),
+                            t.bytes,
+                            p,
+                        ));
+                    }
+                    groups.push(GroupRt::Static);
+                }
+                FlowGroup::UdpCbr(u) | FlowGroup::UdpOnoff(u) => {
+                    let onoff = matches!(g, FlowGroup::UdpOnoff(_));
+                    for &(s, d) in eps {
+                        let id = flows.len() as u32;
+                        let start = start_of(&mut rng, u.start, u.start_jitter);
+                        let src = UdpSource::new(
+                            d,
+                            u.packet_size,
+                            u.rate,
+                            if onoff {
+                                Some((u.on_mean.unwrap_or(1.0), u.off_mean.unwrap_or(1.0)))
+                            } else {
+                                None
+                            },
+                            Rng::derive(seed, Stream::Flow, id as u64),
+                        );
+                        flows.push(Flow {
+                            id,
+                            group: gi as u32,
+                            kind: if onoff {
+                                FlowKind::UdpOnoff
+                            } else {
+                                FlowKind::UdpCbr
+                            },
+                            cc: None,
+                            src: s,
+                            dst: d,
+                            start,
+                            stop: u.stop.map(secs_to_ns),
+                            size: None,
+                            mss: u.packet_size - UDP_HEADER_BYTES,
+                            started: false,
+                            ep: Endpoint::Udp(src),
+                            udp_bytes: 0,
+                            warm: Default::default(),
+                        });
+                    }
+                    groups.push(GroupRt::Static);
+                }
+                FlowGroup::ShortTcp(s) => {
+                    let p = tcp_params(
+                        s.cc,
+                        s.ecn,
+                        s.delayed_ack,
+                        s.packet_size,
+                        s.init_cwnd,
+                        s.min_rto,
+                        None,
+                    );
+                    let mut gen = ShortFlowGen {
+                        rate: s.arrival_rate,
+                        mean_size: s.mean_size,
+                        shape: s.pareto_shape,
+                        params: p,
+                        src: eps[0].0,
+                        dst: eps[0].1,
+                        stop: s.stop.map(secs_to_ns),
+                        rng,
+                    };
+                    let first = secs_to_ns(s.start.unwrap_or(0.0) + gen.next_gap());
+                    ev.schedule(first, Event::ShortArrival(gi as u32));
+                    groups.push(GroupRt::Short(gen));
+                }
+            }
+        }
+        for f in &flows {
+            ev.schedule(f.start, Event::FlowStart(f.id));
+            if let Some(s) = f.stop {
+                ev.schedule(s.max(f.start), Event::FlowStop(f.id));
+            }
+        }
+        let warmup = secs_to_ns(cfg.warmup);
+        let sample_interval = secs_to_ns(cfg.sample_interval).max(1);
+        let cwnd_interval = cfg.cwnd_interval.map_or(sample_interval, secs_to_ns).max(1);
+        let nf = flows.len() as u32;
+        let cwnd_flows: Vec<u32> = cfg.cwnd_trace.iter().copied().filter(|&f| f < nf).collect();
+        if let Some(&bad) = cfg.cwnd_trace.iter().find(|&&f| f >= nf) {
+            return Err(ConfigError::invalid(
+                "cwnd_trace",
+                bad,
+                "flow id out of range (ids count the statically created flows)",
+            ));
+        }
+        if !built.monitor.is_empty() {
+            ev.schedule(sample_interval, Event::Sample);
+        }
+        if !cwnd_flows.is_empty() {
+            ev.schedule(0, Event::CwndSample);
+        }
+        if warmup > 0 {
+            ev.schedule(warmup, Event::Warmup);
+        }
+        let nl = links.len();
+        let mut sim = Simulation {
+            now: 0,
+            warmup,
+            sample_interval,
+            cwnd_interval,
+            ev,
+            events: 0,
+            nodes: built.nodes.into_iter().map(|name| Node { name }).collect(),
+            links,
+            link_index,
+            activations_base: vec![0; nl],
+            routes: built.routes,
+            flows,
+            groups,
+            monitored: built.monitor,
+            cwnd_flows,
+            ts: TimeSeries::default(),
+            cwnd: CwndTrace::default(),
+            pipe_buf: Vec::new(),
+            out_buf: Vec::new(),
+            sent: 0,
+            delivered: 0,
+            warm: false,
+            link_snap: Vec::new(),
+            cfg,
+        };
+        if warmup == 0 {
+            sim.end_warmup();
+        }
+        Ok(sim)
+    }
+
+    /// Parses JSON and builds.
+    pub fn from_json(json: &str) -> Result<Simulation, ConfigError> {
+        Simulation::new(SimConfig::from_json(json)?)
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &SimConfig {
+        &self.cfg
+    }
+
+    /// Current simulated time.
+    pub fn now(&self) -> Instant {
+        Instant(self.now)
+    }
+
+    /// Events processed so far.
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    /// Processes every event up to and including time `t`; afterwards
+    /// `now() == max(now, t)`.
+    pub fn run_until(&mut self, t: Instant) {
+        let limit = t.0;
+        while let Some(time) = self.ev.peek_time() {
+            if time > limit {
+                break;
+            }
+            let (time, ev) = self.ev.pop().expect("peeked");
+            self.now = time;
+            self.events += 1;
+            self.handle(ev);
+        }
+        self.now = self.now.max(limit);
+    }
+
+    /// Runs to the configured duration.
+    pub fn run(&mut self) {
+        self.run_until(Instant(secs_to_ns(self.cfg.duration)));
+    }
+
+    #[inline]
+    fn handle(&mut self, ev: Event) {
+        let now = self.now;
+        match ev {
+            Event::TxDone(l) => {
+                self.links[l as usize].tx_done(now, l, &mut self.ev);
+                self.arm_aqm(l, now);
+            }
+            Event::PipeArrive(l) => {
+                let mut buf = std::mem::take(&mut self.pipe_buf);
+                let link = &mut self.links[l as usize];
+                link.pipe_arrivals(now, l, &mut self.ev, &mut buf);
+                let to = link.to;
+                for p in buf.drain(..) {
+                    self.deliver(to, p);
+                }
+                self.pipe_buf = buf;
+            }
+            Event::AqmTimer(l) => {
+                let link = &mut self.links[l as usize];
+                if link.aqm_timer_at == Some(now) {
+                    link.aqm_timer_at = None;
+                }
+                link.aqm_timer(now);
+                self.arm_aqm(l, now + 1);
+            }
+            Event::Rto(f) => {
+                let mut out = std::mem::take(&mut self.out_buf);
+                let flow = &mut self.flows[f as usize];
+                if let Endpoint::Tcp { snd, .. } = &mut flow.ep {
+                    if snd.rto_event == Some(now) {
+                        snd.rto_event = None;
+                    }
+                    if matches!(snd.rto_deadline, Some(d) if d <= now) {
+                        snd.on_rto(now, &mut out);
+                    }
+                }
+                let src = flow.src;
+                self.emit(src, &mut out);
+                self.out_buf = out;
+                self.arm_tcp(f);
+            }
+            Event::DelAck(f) => {
+                let mut out = std::mem::take(&mut self.out_buf);
+                let flow = &mut self.flows[f as usize];
+                if let Endpoint::Tcp { rcv, .. } = &mut flow.ep {
+                    if rcv.delack_event == Some(now) {
+                        rcv.delack_event = None;
+                    }
+                    if matches!(rcv.delack_deadline, Some(d) if d <= now) {
+                        rcv.on_delack(&mut out);
+                    }
+                }
+                let dst = flow.dst;
+                self.emit(dst, &mut out);
+                self.out_buf = out;
+                self.arm_tcp(f);
+            }
+            Event::FlowStart(f) => self.start_flow(f),
+            Event::FlowStop(f) => match &mut self.flows[f as usize].ep {
+                Endpoint::Tcp { snd, .. } => snd.stop(),
+                Endpoint::Udp(u) => u.stopped = true,
+            },
+            Event::UdpSend(f) => {
+                let flow = &mut self.flows[f as usize];
+                if let Endpoint::Udp(u) = &mut flow.ep {
+                    let (p, next) = u.on_send(now, f);
+                    if let Some(t) = next {
+                        self.ev.schedule(t, Event::UdpSend(f));
+                    }
+                    if let Some(p) = p {
+                        let src = flow.src;
+                        self.sent += 1;
+                        self.forward(src, p);
+                    }
+                }
+            }
+            Event::ShortArrival(g) => self.short_arrival(g),
+            Event::Sample => {
+                self.sample();
+                self.ev.schedule(now + self.sample_interval, Event::Sample);
+            }
+            Event::CwndSample => {
+                self.cwnd_sample();
+                self.ev
+                    .schedule(now + self.cwnd_interval, Event::CwndSample);
+            }
+            Event::Warmup => self.end_warmup(),
+        }
+    }
+
+    /// Sends packets created by an endpoint at `node`.
+    #[inline]
+    fn emit(&mut self, node: u32, out: &mut Vec<Packet>) {
+        self.sent += out.len() as u64;
+        for p in out.drain(..) {
+            self.forward(node, p);
+        }
+    }
+
+    /// Forwards `pkt` from `node` onto the next-hop link.
+    #[inline]
+    fn forward(&mut self, node: u32, pkt: Packet) {
+        let l = self.routes.next_hop(node, pkt.dst);
+        debug_assert_ne!(l, NO_ROUTE, "routability is checked at build time");
+        self.links[l as usize].arrive(self.now, pkt, l, &mut self.ev);
+        self.arm_aqm(l, self.now);
+    }
+
+    /// A packet reaches `node`: consume it at its destination or forward.
+    #[inline]
+    fn deliver(&mut self, node: u32, pkt: Packet) {
+        if pkt.dst != node {
+            self.forward(node, pkt);
+            return;
+        }
+        self.delivered += 1;
+        let now = self.now;
+        let f = pkt.flow;
+        let mut out = std::mem::take(&mut self.out_buf);
+        let flow = &mut self.flows[f as usize];
+        let at = match &mut flow.ep {
+            Endpoint::Tcp { snd, rcv } => {
+                if pkt.has(F_ACK) {
+                    snd.on_ack(now, &pkt, &mut out);
+                    flow.src
+                } else {
+                    rcv.on_data(now, &pkt, &mut out);
+                    flow.dst
+                }
+            }
+            Endpoint::Udp(_) => {
+                flow.udp_bytes += (pkt.size - UDP_HEADER_BYTES) as u64;
+                flow.dst
+            }
+        };
+        let tcp = matches!(flow.ep, Endpoint::Tcp { .. });
+        self.emit(at, &mut out);
+        self.out_buf = out;
+        if tcp {
+            self.arm_tcp(f);
+        }
+    }
+
+    /// Keeps one pending `AqmTimer` event at the AQM's `poll_at` (not
+    /// earlier than `earliest`).
+    #[inline]
+    fn arm_aqm(&mut self, l: u32, earliest: Ns) {
+        let link = &mut self.links[l as usize];
+        if let Some(t) = link.queue.poll_at() {
+            let t = t.0.max(earliest);
+            if link.aqm_timer_at.is_none_or(|a| t < a) {
+                link.aqm_timer_at = Some(t);
+                self.ev.schedule(t, Event::AqmTimer(l));
+            }
+        }
+    }
+
+    /// Keeps one pending event per TCP timer at its earliest deadline.
+    #[inline]
+    fn arm_tcp(&mut self, f: u32) {
+        if let Endpoint::Tcp { snd, rcv } = &mut self.flows[f as usize].ep {
+            if let Some(d) = snd.rto_deadline {
+                if snd.rto_event.is_none_or(|e| d < e) {
+                    snd.rto_event = Some(d);
+                    self.ev.schedule(d, Event::Rto(f));
+                }
+            }
+            if let Some(d) = rcv.delack_deadline {
+                if rcv.delack_event.is_none_or(|e| d < e) {
+                    rcv.delack_event = Some(d);
+                    self.ev.schedule(d, Event::DelAck(f));
+                }
+            }
+        }
+    }
+
+    fn start_flow(&mut self, f: u32) {
+        let now = self.now;
+        let flow = &mut self.flows[f as usize];
+        if flow.started {
+            return;
+        }
+        flow.started = true;
+        match &mut flow.ep {
+            Endpoint::Tcp { snd, .. } => {
+                let mut out = std::mem::take(&mut self.out_buf);
+                snd.send_allowed(now, &mut out);
+                let src = flow.src;
+                self.emit(src, &mut out);
+                self.out_buf = out;
+                self.arm_tcp(f);
+            }
+            Endpoint::Udp(u) => {
+                u.start(now);
+                self.ev.schedule(now, Event::UdpSend(f));
+            }
+        }
+    }
+
+    fn short_arrival(&mut self, g: u32) {
+        let now = self.now;
+        let GroupRt::Short(gen) = &mut self.groups[g as usize] else {
+            return;
+        };
+        if gen.stop.is_some_and(|s| now >= s) {
+            return;
+        }
+        let size = gen.next_size();
+        let next = now + secs_to_ns(gen.next_gap());
+        let (src, dst, p) = (gen.src, gen.dst, gen.params);
+        self.ev.schedule(next, Event::ShortArrival(g));
+        let id = self.flows.len() as u32;
+        self.flows.push(Flow::tcp(
+            id,
+            g,
+            FlowKind::ShortTcp,
+            src,
+            dst,
+            now,
+            None,
+            Some(size),
+            p,
+        ));
+        if self.warm {
+            // Started after warm-up: its warm-up snapshot is all zeros.
+        }
+        self.start_flow(id);
+    }
+
+    fn sample(&mut self) {
+        let t = ns_to_secs(self.now);
+        let dt = ns_to_secs(self.sample_interval);
+        for &m in &self.monitored {
+            let link = &mut self.links[m as usize];
+            let c = link.ctr;
+            let cur = [c.arrivals, c.queue_drops(), c.marks, c.tx_bytes];
+            let (qp, qb) = (link.queue.len_pkts() as u64, link.queue.len_bytes());
+            let Some(mon) = link.mon.as_deref_mut() else {
+                continue;
+            };
+            let d = |i: usize| cur[i] - mon.last[i];
+            self.ts.time_s.push(t);
+            self.ts.link.push(link.name.clone());
+            self.ts.queue_pkts.push(qp);
+            self.ts.queue_bytes.push(qb);
+            self.ts
+                .queue_delay_ms_mean
+                .push(if mon.interval_delay_count > 0 {
+                    mon.interval_delay_sum as f64 / mon.interval_delay_count as f64 / 1e6
+                } else {
+                    f64::NAN
+                });
+            self.ts.arrivals.push(d(0));
+            self.ts.drops.push(d(1));
+            self.ts.marks.push(d(2));
+            self.ts.throughput_bps.push(d(3) as f64 * 8.0 / dt);
+            mon.last = cur;
+            mon.interval_delay_sum = 0;
+            mon.interval_delay_count = 0;
+        }
+    }
+
+    fn cwnd_sample(&mut self) {
+        let t = ns_to_secs(self.now);
+        for &f in &self.cwnd_flows {
+            if let Endpoint::Tcp { snd, .. } = &self.flows[f as usize].ep {
+                self.cwnd.time_s.push(t);
+                self.cwnd.flow.push(f);
+                self.cwnd.cwnd.push(snd.cwnd);
+                self.cwnd.ssthresh.push(snd.ssthresh);
+                self.cwnd
+                    .srtt_ms
+                    .push(snd.srtt().map_or(f64::NAN, |s| s as f64 / 1e6));
+            }
+        }
+    }
+
+    fn end_warmup(&mut self) {
+        let now = self.now;
+        self.warm = true;
+        self.link_snap = self
+            .links
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                (
+                    l.ctr,
+                    self.activations_base[i] + l.queue.stats().activations,
+                    l.area_at(now),
+                )
+            })
+            .collect();
+        for l in &mut self.links {
+            l.warm = true;
+            if let Some(m) = l.mon.as_deref_mut() {
+                m.delay.clear();
+            }
+        }
+        for f in &mut self.flows {
+            f.warm = f.snapshot();
+        }
+    }
+
+    // ----- inspection and control between steps -----
+
+    fn link_id(&self, name: &str) -> Result<u32, SimError> {
+        self.link_index
+            .get(name)
+            .copied()
+            .ok_or_else(|| SimError::UnknownLink(name.to_string()))
+    }
+
+    /// Link names in index order.
+    pub fn link_names(&self) -> Vec<String> {
+        self.links.iter().map(|l| l.name.clone()).collect()
+    }
+
+    /// Names of the monitored links.
+    pub fn monitored_links(&self) -> Vec<String> {
+        self.monitored
+            .iter()
+            .map(|&l| self.links[l as usize].name.clone())
+            .collect()
+    }
+
+    /// Node names in index order.
+    pub fn node_names(&self) -> Vec<String> {
+        self.nodes.iter().map(|n| n.name.clone()).collect()
+    }
+
+    /// Queue length of link `name` as (packets, bytes).
+    pub fn link_queue(&self, name: &str) -> Result<(usize, u64), SimError> {
+        let l = &self.links[self.link_id(name)? as usize];
+        Ok((l.queue.len_pkts(), l.queue.len_bytes()))
+    }
+
+    /// Status of link `name`.
+    pub fn link_status(&self, name: &str) -> Result<LinkStatus, SimError> {
+        let l = &self.links[self.link_id(name)? as usize];
+        Ok(LinkStatus {
+            name: l.name.clone(),
+            aqm: l.queue.aqm_name().to_string(),
+            queue_pkts: l.queue.len_pkts(),
+            queue_bytes: l.queue.len_bytes(),
+            probability: l.queue.probability(),
+            aqm_stats: *l.queue.stats(),
+            counters: l.ctr,
+        })
+    }
+
+    /// Current AQM configuration of link `name`.
+    pub fn aqm_config(&self, name: &str) -> Result<AqmConfig, SimError> {
+        Ok(self.links[self.link_id(name)? as usize].queue.config())
+    }
+
+    /// Number of flows created so far (short flows are added as they arrive).
+    pub fn num_flows(&self) -> usize {
+        self.flows.len()
+    }
+
+    /// Status of flow `id`.
+    pub fn flow_status(&self, id: u32) -> Result<FlowStatus, SimError> {
+        let f = self
+            .flows
+            .get(id as usize)
+            .ok_or(SimError::UnknownFlow(id))?;
+        let fct_s = f.done_at().map(|d| ns_to_secs(d - f.start));
+        Ok(match &f.ep {
+            Endpoint::Tcp { snd, .. } => FlowStatus {
+                id,
+                kind: f.kind.name(),
+                started: f.started,
+                cwnd: snd.cwnd,
+                ssthresh: snd.ssthresh,
+                srtt_s: snd.srtt().map(ns_to_secs),
+                bytes_acked: snd.stats.bytes_acked,
+                bytes_delivered: f.delivered(),
+                retransmits: snd.stats.retransmits,
+                timeouts: snd.stats.timeouts,
+                ecn_reductions: snd.stats.ecn_reductions,
+                min_reduction_gap_s: (snd.stats.min_reduction_gap != u64::MAX)
+                    .then(|| ns_to_secs(snd.stats.min_reduction_gap)),
+                fct_s,
+            },
+            Endpoint::Udp(_) => FlowStatus {
+                id,
+                kind: f.kind.name(),
+                started: f.started,
+                cwnd: 0.0,
+                ssthresh: 0.0,
+                srtt_s: None,
+                bytes_acked: f.udp_bytes,
+                bytes_delivered: f.udp_bytes,
+                retransmits: 0,
+                timeouts: 0,
+                ecn_reductions: 0,
+                min_reduction_gap_s: None,
+                fct_s: None,
+            },
+        })
+    }
+
+    /// Changes one AQM parameter of link `name` (boundary units: seconds,
+    /// 0/1, ...). The AQM keeps its dynamic state.
+    pub fn set_aqm_param(&mut self, name: &str, key: &str, value: f64) -> Result<(), SimError> {
+        let l = self.link_id(name)?;
+        self.links[l as usize]
+            .queue
+            .set_param(key, value)
+            .map_err(|error| SimError::Aqm {
+                link: name.to_string(),
+                error,
+            })?;
+        self.arm_aqm(l, self.now);
+        Ok(())
+    }
+
+    /// Replaces the queue discipline of link `name`; queued packets are
+    /// moved to the new one in order. Counters of the link carry on.
+    pub fn set_aqm(&mut self, name: &str, cfg: AqmConfig) -> Result<(), SimError> {
+        let l = self.link_id(name)?;
+        let link = &self.links[l as usize];
+        let q = QueueDisc::new(
+            &cfg,
+            link.queue.limit(),
+            link.queue.link(),
+            derive_seed(
+                self.cfg.seed ^ self.now.rotate_left(17),
+                Stream::Queue,
+                l as u64,
+            ),
+        )
+        .map_err(|error| SimError::Aqm {
+            link: name.to_string(),
+            error,
+        })?;
+        self.activations_base[l as usize] += link.queue.stats().activations;
+        let now = self.now;
+        self.links[l as usize].replace_queue(now, q, l, &mut self.ev);
+        self.arm_aqm(l, now);
+        Ok(())
+    }
+
+    /// Packet conservation totals over the whole run.
+    pub fn conservation(&self) -> Conservation {
+        let mut c = Conservation {
+            sent: self.sent,
+            delivered: self.delivered,
+            ..Default::default()
+        };
+        for l in &self.links {
+            c.dropped += l.ctr.queue_drops();
+            c.lost += l.ctr.lost;
+            c.in_flight += l.queue.len_pkts() as u64 + l.in_tx() + l.in_pipe();
+        }
+        c
+    }
+
+    /// Checks packet conservation: globally, packets sent by sources =
+    /// delivered + dropped + lost + in flight; per link,
+    /// `arrivals = queue drops + transmitted + queued + in transmission` and
+    /// `transmitted = lost + delivered to the far node + propagating`.
+    pub fn check_conservation(&self) -> Result<Conservation, String> {
+        for l in &self.links {
+            let c = &l.ctr;
+            let rhs = c.queue_drops() + c.tx_pkts + l.queue.len_pkts() as u64 + l.in_tx();
+            if c.arrivals != rhs {
+                return Err(format!(
+                    "link {}: arrivals {} != drops {} + transmitted {} + queued {} + in tx {}",
+                    l.name,
+                    c.arrivals,
+                    c.queue_drops(),
+                    c.tx_pkts,
+                    l.queue.len_pkts(),
+                    l.in_tx()
+                ));
+            }
+            if c.tx_pkts != c.lost + c.delivered + l.in_pipe() {
+                return Err(format!(
+                    "link {}: transmitted {} != lost {} + delivered {} + propagating {}",
+                    l.name,
+                    c.tx_pkts,
+                    c.lost,
+                    c.delivered,
+                    l.in_pipe()
+                ));
+            }
+        }
+        let c = self.conservation();
+        if c.sent != c.delivered + c.dropped + c.lost + c.in_flight {
+            return Err(format!("global: {c:?}"));
+        }
+        Ok(c)
+    }
+
+    // ----- results -----
+
+    /// Post-warm-up summary at the current time.
+    pub fn summary(&self) -> Summary {
+        let now = self.now;
+        let measured = now.saturating_sub(self.warmup);
+        let mt = ns_to_secs(measured);
+        let mut links = BTreeMap::new();
+        for &m in &self.monitored {
+            let l = &self.links[m as usize];
+            let (snap, act0, area0) = self.link_snap.get(m as usize).copied().unwrap_or_default();
+            let c = l.ctr;
+            let area = l.area_at(now);
+            let hist = l.mon.as_deref().map(|m| &m.delay);
+            let q = |p: f64| hist.map_or(0.0, |h| h.quantile(p) / 1e6);
+            let per_s = |a: u128, a0: u128| {
+                if measured > 0 {
+                    (a - a0) as f64 / measured as f64
+                } else {
+                    0.0
+                }
+            };
+            let drops = c.queue_drops() - snap.queue_drops();
+            let arrivals = c.arrivals - snap.arrivals;
+            let acts = self.activations_base[m as usize] + l.queue.stats().activations;
+            links.insert(
+                l.name.clone(),
+                LinkSummary {
+                    aqm: l.queue.aqm_name().to_string(),
+                    utilization: if mt > 0.0 {
+                        (c.tx_bytes - snap.tx_bytes) as f64 * 8.0 / (l.rate_bps as f64 * mt)
+                    } else {
+                        0.0
+                    },
+                    mean_queue_pkts: per_s(area.0, area0.0),
+                    mean_queue_bytes: per_s(area.1, area0.1),
+                    queue_delay_ms: DelayStats {
+                        mean: hist.map_or(0.0, |h| h.mean() / 1e6),
+                        p50: q(0.5),
+                        p95: q(0.95),
+                        p99: q(0.99),
+                    },
+                    drops,
+                    marks: c.marks - snap.marks,
+                    enqueued: arrivals - (c.drops_enqueue - snap.drops_enqueue),
+                    aqm_activations: acts - act0,
+                    arrivals,
+                    lost: c.lost - snap.lost,
+                    tx_packets: c.tx_pkts - snap.tx_pkts,
+                    rate_bps: l.rate_bps as f64,
+                },
+            );
+        }
+        let mut flows = Vec::with_capacity(self.flows.len());
+        let mut long_goodputs = Vec::new();
+        for f in &self.flows {
+            let cur = f.snapshot();
+            let w = f.warm;
+            let t0 = f.start.max(self.warmup);
+            let mut t1 = now;
+            if let Some(d) = f.done_at() {
+                t1 = t1.min(d);
+            }
+            if let Some(s) = f.stop {
+                t1 = t1.min(s);
+            }
+            let active = t1 > t0 && f.started;
+            let goodput = if active {
+                (cur.delivered - w.delivered) as f64 * 8.0 / ns_to_secs(t1 - t0)
+            } else {
+                0.0
+            };
+            let rtt_n = cur.rtt_count - w.rtt_count;
+            if f.kind == FlowKind::Tcp && f.size.is_none() && active {
+                long_goodputs.push(goodput);
+            }
+            flows.push(FlowSummary {
+                id: f.id,
+                group: f.group,
+                kind: f.kind.name().to_string(),
+                cc: f.cc.map(|c| c.name().to_string()),
+                start_s: ns_to_secs(f.start),
+                goodput_bps: goodput,
+                rtt_ms_mean: (rtt_n > 0).then(|| (cur.rtt_sum - w.rtt_sum) / rtt_n as f64 / 1e6),
+                retransmits: cur.retransmits - w.retransmits,
+                timeouts: cur.timeouts - w.timeouts,
+                fct_s: f.done_at().map(|d| ns_to_secs(d - f.start)),
+                size_bytes: f.size,
+                bytes_delivered: cur.delivered,
+            });
+        }
+        Summary {
+            scenario: self.cfg.scenario.clone(),
+            seed: self.cfg.seed,
+            sim_seconds: ns_to_secs(now),
+            warmup_s: ns_to_secs(self.warmup),
+            events: self.events,
+            packets_forwarded: self.links.iter().map(|l| l.ctr.tx_pkts).sum(),
+            links,
+            flows,
+            fairness: Fairness {
+                jain: jain(&long_goodputs),
+                flows: long_goodputs.len(),
+            },
+        }
+    }
+
+    /// Summary plus time series and cwnd traces (copies; the simulation can
+    /// continue).
+    pub fn results(&self) -> SimResults {
+        SimResults {
+            summary: self.summary(),
+            timeseries: self.ts.clone(),
+            cwnd: self.cwnd.clone(),
+        }
+    }
+
+    /// Packets transmitted over link `name` so far.
+    pub fn link_tx_packets(&self, name: &str) -> Result<u64, SimError> {
+        Ok(self.links[self.link_id(name)? as usize].ctr.tx_pkts)
+    }
+}
+
+impl fmt::Debug for Simulation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Simulation")
+            .field("now", &self.now)
+            .field("events", &self.events)
+            .field("links", &self.links.len())
+            .field("flows", &self.flows.len())
+            .finish()
+    }
+}
+
+/// Re-exported for users who build `LinkMonitor`s manually in tests.
+pub type Monitor = LinkMonitor;

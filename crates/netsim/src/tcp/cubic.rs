@@ -1,0 +1,150 @@
+//! CUBIC window law (RFC 9438), in segments and seconds.
+//!
+//! Slow start is standard (RFC 5681 with ABC, no HyStart). Congestion
+//! avoidance follows RFC 9438 §4.2–4.5: the cubic window
+//! `W_cubic(t) = C (t - K)^3 + W_max`, the Reno-friendly estimate `W_est`
+//! (§4.3), concave/convex growth toward `W_cubic(t + RTT)` clamped to
+//! `[cwnd, 1.5 cwnd]` (§4.4–4.5). A congestion event applies `beta_cubic`
+//! and fast convergence (§4.6–4.7).
+
+use super::reno::{slow_start, MIN_SSTHRESH};
+use crate::engine::{ns_to_secs, Ns};
+
+/// C, in segments / s^3, according to RFC 9438 §5.1.
+pub const C: f64 = 0.4;
+/// beta_cubic, the multiplicative decrease factor, according to RFC 9438
+/// §4.6.
+pub const BETA: f64 = 0.7;
+/// alpha_cubic = 3 (1 - beta) / (1 + beta), the Reno-friendly additive
+/// increase, according to RFC 9438 §4.3 equation (4).
+pub const ALPHA: f64 = 3.0 * (1.0 - BETA) / (1.0 + BETA);
+
+/// CUBIC state.
+#[derive(Clone, Copy, Debug)]
+pub struct Cubic {
+    /// W_max: window just before the last reduction (segments).
+    pub w_max: f64,
+    /// K: time (s) the cubic function takes to return to `w_max`.
+    pub k: f64,
+    /// Start of the current congestion-avoidance epoch.
+    pub epoch_start: Option<Ns>,
+    /// W_est, the Reno-friendly window estimate (segments).
+    pub w_est: f64,
+    /// Fast convergence enabled (RFC 9438 §4.7).
+    pub fast_convergence: bool,
+}
+
+impl Default for Cubic {
+    fn default() -> Self {
+        Cubic {
+            w_max: 0.0,
+            k: 0.0,
+            epoch_start: None,
+            w_est: 0.0,
+            fast_convergence: true,
+        }
+    }
+}
+
+impl Cubic {
+    /// W_cubic(t) according to RFC 9438 §4.2 equation (1).
+    #[inline]
+    pub fn w_cubic(&self, t: f64) -> f64 {
+        C * (t - self.k).powi(3) + self.w_max
+    }
+
+    /// New data acknowledged outside recovery. `rtt` is the smoothed RTT.
+    pub fn on_ack(&mut self, cwnd: &mut f64, ssthresh: f64, acked: u32, now: Ns, rtt: Ns) {
+        let mut acked = acked;
+        if *cwnd < ssthresh {
+            acked = slow_start(cwnd, ssthresh, acked);
+            if acked == 0 {
+                return;
+            }
+        }
+        let start = match self.epoch_start {
+            Some(s) => s,
+            None => {
+                // RFC 9438 §4.2: a new epoch; K from cwnd_epoch (eq. 2).
+                self.epoch_start = Some(now);
+                if *cwnd < self.w_max {
+                    self.k = ((self.w_max - *cwnd) / C).cbrt();
+                } else {
+                    self.k = 0.0;
+                    self.w_max = *cwnd;
+                }
+                self.w_est = *cwnd;
+                now
+            }
+        };
+        let t = ns_to_secs(now - start);
+        // RFC 9438 §4.3: W_est grows by alpha per window (alpha = 1 once
+        // W_est has reached W_max).
+        let alpha = if self.w_est >= self.w_max { 1.0 } else { ALPHA };
+        self.w_est += alpha * acked as f64 / *cwnd;
+        if self.w_cubic(t) < self.w_est {
+            // Reno-friendly region (§4.3).
+            *cwnd = self.w_est;
+        } else {
+            // Concave (§4.4) or convex (§4.5) region.
+            let target = self.w_cubic(t + ns_to_secs(rtt)).clamp(*cwnd, 1.5 * *cwnd);
+            *cwnd += (target - *cwnd) / *cwnd * acked as f64;
+        }
+    }
+
+    /// A congestion event (loss detected by duplicate ACKs, ECN, or timeout)
+    /// with window `cwnd` and `flight` segments outstanding; returns the new
+    /// `ssthresh` (RFC 9438 §4.6: `flight_size * beta_cubic`, at least 2).
+    pub fn on_congestion(&mut self, cwnd: f64, flight: u32) -> f64 {
+        self.epoch_start = None;
+        // RFC 9438 §4.7 fast convergence.
+        self.w_max = if self.fast_convergence && cwnd < self.w_max {
+            cwnd * (1.0 + BETA) / 2.0
+        } else {
+            cwnd
+        };
+        (flight as f64 * BETA).max(MIN_SSTHRESH)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reference: RFC 9438 equations evaluated by hand. With W_max = 100 and
+    /// cwnd_epoch = 70, K = cbrt(30 / 0.4) = 4.217 s; W_cubic(K) = W_max.
+    #[test]
+    fn k_and_plateau() {
+        let mut c = Cubic::default();
+        let ss = c.on_congestion(100.0, 100);
+        assert!((ss - 70.0).abs() < 1e-9);
+        let mut cwnd = 70.0;
+        c.on_ack(&mut cwnd, ss, 1, 0, 100_000_000);
+        assert!((c.k - (30.0f64 / 0.4).cbrt()).abs() < 1e-9);
+        assert!((c.w_cubic(c.k) - 100.0).abs() < 1e-9);
+        // Fast convergence: a second loss below W_max lowers W_max further.
+        c.on_congestion(90.0, 90);
+        assert!((c.w_max - 90.0 * 0.85).abs() < 1e-9);
+        assert!((ALPHA - 0.529_411_764_7).abs() < 1e-9);
+    }
+
+    /// Growth over a long loss-free period is eventually convex (faster than
+    /// Reno's one segment per RTT).
+    #[test]
+    fn grows_past_w_max() {
+        let mut c = Cubic::default();
+        let ss = c.on_congestion(100.0, 100);
+        let mut cwnd = ss;
+        let rtt = 100_000_000;
+        let mut now = 0;
+        for _ in 0..200 {
+            // one RTT worth of ACKs
+            let n = cwnd as u32;
+            for _ in 0..n {
+                c.on_ack(&mut cwnd, ss, 1, now, rtt);
+            }
+            now += rtt;
+        }
+        assert!(cwnd > 150.0, "cwnd {cwnd}");
+    }
+}

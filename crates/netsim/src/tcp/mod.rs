@@ -1,0 +1,774 @@
+//! TCP endpoints at segment granularity (ns-2 style).
+//!
+//! * Sequence numbers count **segments** (see [`crate::packet::Packet`]);
+//!   every segment carries `mss` payload bytes except possibly the last one of
+//!   a finite flow. Windows (`cwnd`, `ssthresh`, `rwnd`) are in segments
+//!   (`f64` for fractional congestion-avoidance growth).
+//! * The sender is either backlogged (long-lived) or has a finite number of
+//!   bytes; it may be told to stop offering new data (load steps).
+//! * Loss recovery: RFC 5681 fast retransmit on 3 duplicate ACKs, fast
+//!   recovery with window inflation; Reno exits on the first new ACK, NewReno
+//!   and CUBIC follow RFC 6582 partial-ACK handling ([`newreno`]). Timeouts
+//!   follow RFC 6298 (Karn's rule, exponential backoff, configurable minimum)
+//!   and go back N (no SACK).
+//! * RTT samples: each ACK echoes the send timestamp of the segment that
+//!   triggered it (for a delayed ACK, the first of the segments it
+//!   acknowledges, RFC 7323 §4.3); a sample is taken when the ACK
+//!   acknowledges new data and the echoed segment was not a retransmission
+//!   (Karn's rule, RFC 6298 §3).
+//! * ECN (RFC 3168): ECT on data, the receiver echoes ECE from a CE mark
+//!   until it sees CWR, the sender reduces at most once per window of data
+//!   and sets CWR on its next new segment.
+//! * Delayed ACKs (optional): an ACK for every second full segment or after
+//!   [`DELACK_TIMEOUT`]; immediate ACK for out-of-order, duplicate,
+//!   gap-filling and CE-marked segments.
+
+pub mod cubic;
+pub mod newreno;
+pub mod reno;
+
+use std::collections::VecDeque;
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::{Ns, NS_PER_SEC};
+use crate::packet::{Packet, F_ACK, F_CE, F_CWR, F_ECE, F_ECT, F_RETX, HEADER_BYTES};
+use cubic::Cubic;
+use newreno::RecoveryAck;
+use reno::Reno;
+
+/// Duplicate-ACK threshold for fast retransmit, according to RFC 5681 §3.2.
+pub const DUPTHRESH: u32 = 3;
+/// Initial RTO, 1 s, according to RFC 6298 §2.1.
+pub const INITIAL_RTO: Ns = NS_PER_SEC;
+/// Upper bound of the RTO, 60 s, according to RFC 6298 §2.5.
+pub const MAX_RTO: Ns = 60 * NS_PER_SEC;
+/// Clock granularity G, 1 ms (Linux jiffy at HZ=1000), in RFC 6298 §2.
+pub const CLOCK_G: f64 = 1e6;
+/// K, according to RFC 6298 §2.
+pub const RTO_K: f64 = 4.0;
+/// alpha (RTT smoothing gain), according to RFC 6298 §2.3.
+pub const RTO_ALPHA: f64 = 1.0 / 8.0;
+/// beta (RTT variation gain), according to RFC 6298 §2.3.
+pub const RTO_BETA: f64 = 1.0 / 4.0;
+/// Default minimum RTO, 200 ms (Linux `TCP_RTO_MIN`; RFC 6298 §2.4 would say
+/// 1 s).
+pub const DEFAULT_MIN_RTO: Ns = 200_000_000;
+/// Default initial window, 10 segments (RFC 6928, Linux default).
+pub const DEFAULT_INIT_CWND: u32 = 10;
+/// Delayed-ACK timeout, 40 ms: Linux's `TCP_DELACK_MIN`, which is what an
+/// established bulk-transfer connection uses (RFC 1122 §4.2.3.2 allows up
+/// to 500 ms; RFC 5681 §4.2 requires an ACK for at least every second full
+/// segment, which is also applied).
+pub const DELACK_TIMEOUT: Ns = 40_000_000;
+
+/// Congestion-control algorithm.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CcKind {
+    /// Reno (RFC 5681).
+    Reno,
+    /// NewReno (RFC 6582).
+    #[default]
+    Newreno,
+    /// CUBIC (RFC 9438) with NewReno loss recovery.
+    Cubic,
+}
+
+impl CcKind {
+    /// Lower-case name as used in configs and results.
+    pub fn name(self) -> &'static str {
+        match self {
+            CcKind::Reno => "reno",
+            CcKind::Newreno => "newreno",
+            CcKind::Cubic => "cubic",
+        }
+    }
+}
+
+/// A congestion controller: the window law. Static dispatch by `match`.
+#[derive(Clone, Copy, Debug)]
+pub enum Cc {
+    /// Reno window law, Reno recovery.
+    Reno(Reno),
+    /// Reno window law, NewReno recovery.
+    NewReno(Reno),
+    /// CUBIC window law, NewReno recovery.
+    Cubic(Cubic),
+}
+
+impl Cc {
+    /// Controller for `kind` in its initial state.
+    pub fn new(kind: CcKind) -> Cc {
+        match kind {
+            CcKind::Reno => Cc::Reno(Reno),
+            CcKind::Newreno => Cc::NewReno(Reno),
+            CcKind::Cubic => Cc::Cubic(Cubic::default()),
+        }
+    }
+
+    /// True if partial ACKs keep the sender in fast recovery (RFC 6582).
+    fn newreno_recovery(&self) -> bool {
+        !matches!(self, Cc::Reno(_))
+    }
+
+    fn on_ack(&mut self, cwnd: &mut f64, ssthresh: f64, acked: u32, now: Ns, srtt: Ns) {
+        match self {
+            Cc::Reno(r) | Cc::NewReno(r) => r.on_ack(cwnd, ssthresh, acked),
+            Cc::Cubic(c) => c.on_ack(cwnd, ssthresh, acked, now, srtt),
+        }
+    }
+
+    /// New `ssthresh` after a congestion signal.
+    fn on_congestion(&mut self, cwnd: f64, flight: u32) -> f64 {
+        match self {
+            Cc::Reno(r) | Cc::NewReno(r) => r.ssthresh(flight),
+            Cc::Cubic(c) => c.on_congestion(cwnd, flight),
+        }
+    }
+}
+
+/// Per-flow TCP parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TcpParams {
+    /// Congestion control.
+    pub cc: CcKind,
+    /// Negotiate ECN (RFC 3168).
+    pub ecn: bool,
+    /// Receiver uses delayed ACKs.
+    pub delayed_ack: bool,
+    /// Payload bytes per full segment (packet size minus 40).
+    pub mss: u32,
+    /// Initial congestion window (segments).
+    pub init_cwnd: u32,
+    /// Minimum RTO (ns).
+    pub min_rto: Ns,
+    /// Receive window in segments (`None`: unlimited).
+    pub rwnd: Option<u32>,
+}
+
+/// Sender-side counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TcpStats {
+    /// Segments transmitted (including retransmissions).
+    pub segs_sent: u64,
+    /// Retransmitted segments.
+    pub retransmits: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// Fast retransmits (entries into fast recovery).
+    pub fast_retransmits: u64,
+    /// Window reductions caused by ECN-Echo.
+    pub ecn_reductions: u64,
+    /// Payload bytes cumulatively acknowledged.
+    pub bytes_acked: u64,
+    /// Sum of RTT samples (ns).
+    pub rtt_sum: f64,
+    /// Number of RTT samples.
+    pub rtt_count: u64,
+    /// Smallest interval (ns) between two successive window reductions
+    /// (any cause); `u64::MAX` until two reductions happened.
+    pub min_reduction_gap: Ns,
+}
+
+/// A TCP sender.
+#[derive(Clone, Debug)]
+pub struct TcpSender {
+    flow: u32,
+    /// Node the data is addressed to.
+    dst: u32,
+    p: TcpParams,
+    cc: Cc,
+    /// Total segments of a finite flow (`None`: backlogged).
+    total_segs: Option<u32>,
+    /// Payload of the last segment of a finite flow.
+    last_payload: u32,
+    /// Highest segment the application allows (stop time reached: `snd_max`).
+    app_limit: u32,
+    /// Oldest unacknowledged segment.
+    pub snd_una: u32,
+    /// Next segment to send.
+    pub snd_nxt: u32,
+    /// One past the highest segment ever sent.
+    pub snd_max: u32,
+    /// Congestion window (segments).
+    pub cwnd: f64,
+    /// Slow-start threshold (segments).
+    pub ssthresh: f64,
+    dupacks: u32,
+    in_recovery: bool,
+    /// RFC 6582 `recover`: one past the highest segment sent when the last
+    /// recovery (or timeout) began.
+    recover: u32,
+    /// No ECN reaction until an ACK acknowledges beyond this point (one
+    /// reduction per window, RFC 3168 §6.1.2).
+    ecn_recover: u32,
+    cwr_pending: bool,
+    srtt: f64,
+    rttvar: f64,
+    has_rtt: bool,
+    rto: Ns,
+    /// Retransmission timer deadline, if armed.
+    pub rto_deadline: Option<Ns>,
+    /// Time of the pending `Rto` event, if any (lazy timer, see `sim.rs`).
+    pub rto_event: Option<Ns>,
+    last_reduction: Option<Ns>,
+    /// Counters.
+    pub stats: TcpStats,
+    /// Time the last byte of a finite flow was acknowledged.
+    pub done_at: Option<Ns>,
+}
+
+impl TcpSender {
+    /// A sender for flow `flow` to node `dst`; `bytes` = `None` for a
+    /// backlogged flow.
+    pub fn new(flow: u32, dst: u32, p: TcpParams, bytes: Option<u64>) -> Self {
+        let mss = p.mss as u64;
+        let (total_segs, last_payload) = match bytes {
+            Some(b) => {
+                let b = b.max(1);
+                let n = b.div_ceil(mss);
+                (Some(n as u32), (b - (n - 1) * mss) as u32)
+            }
+            None => (None, p.mss),
+        };
+        TcpSender {
+            flow,
+            dst,
+            p,
+            cc: Cc::new(p.cc),
+            total_segs,
+            last_payload,
+            app_limit: total_segs.unwrap_or(u32::MAX),
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            cwnd: p.init_cwnd as f64,
+            ssthresh: f64::INFINITY,
+            dupacks: 0,
+            in_recovery: false,
+            recover: 0,
+            ecn_recover: 0,
+            cwr_pending: false,
+            srtt: 0.0,
+            rttvar: 0.0,
+            has_rtt: false,
+            rto: INITIAL_RTO,
+            rto_deadline: None,
+            rto_event: None,
+            last_reduction: None,
+            stats: TcpStats {
+                min_reduction_gap: u64::MAX,
+                ..TcpStats::default()
+            },
+            done_at: None,
+        }
+    }
+
+    /// Smoothed RTT (ns), `None` before the first sample.
+    pub fn srtt(&self) -> Option<Ns> {
+        self.has_rtt.then_some(self.srtt as Ns)
+    }
+
+    /// Current RTO (ns).
+    pub fn rto(&self) -> Ns {
+        self.rto
+    }
+
+    /// True while in fast recovery.
+    pub fn in_recovery(&self) -> bool {
+        self.in_recovery
+    }
+
+    /// True if all data of a finite flow has been acknowledged.
+    pub fn is_done(&self) -> bool {
+        self.done_at.is_some()
+    }
+
+    /// Segments outstanding.
+    #[inline]
+    fn flight(&self) -> u32 {
+        self.snd_max - self.snd_una
+    }
+
+    /// Payload bytes of segment `seq`.
+    #[inline]
+    fn payload(&self, seq: u32) -> u32 {
+        match self.total_segs {
+            Some(n) if seq + 1 == n => self.last_payload,
+            _ => self.p.mss,
+        }
+    }
+
+    /// Payload bytes of segments `[0, seq)`.
+    #[inline]
+    fn bytes_before(&self, seq: u32) -> u64 {
+        match self.total_segs {
+            Some(n) if seq >= n => (n as u64 - 1) * self.p.mss as u64 + self.last_payload as u64,
+            _ => seq as u64 * self.p.mss as u64,
+        }
+    }
+
+    /// The application stops offering new data: only what was already sent
+    /// is completed.
+    pub fn stop(&mut self) {
+        self.app_limit = self.app_limit.min(self.snd_max);
+    }
+
+    /// Emits segment `seq`.
+    #[inline]
+    fn emit(&mut self, seq: u32, now: Ns, out: &mut Vec<Packet>) {
+        let mut flags = 0;
+        if self.p.ecn {
+            flags |= F_ECT;
+        }
+        if seq < self.snd_max {
+            flags |= F_RETX;
+            self.stats.retransmits += 1;
+        } else if self.cwr_pending {
+            // RFC 3168 §6.1.2: CWR on the first new data segment after the
+            // reduction.
+            flags |= F_CWR;
+            self.cwr_pending = false;
+        }
+        self.stats.segs_sent += 1;
+        out.push(Packet {
+            flow: self.flow,
+            seq,
+            size: self.payload(seq) + HEADER_BYTES,
+            dst: self.dst,
+            ts: now,
+            enq: 0,
+            flags,
+        });
+    }
+
+    /// Sends as much as the windows and the application allow.
+    pub fn send_allowed(&mut self, now: Ns, out: &mut Vec<Packet>) {
+        let mut wnd = self.cwnd;
+        if let Some(r) = self.p.rwnd {
+            wnd = wnd.min(r as f64);
+        }
+        let wnd = (wnd.floor() as u32).max(1);
+        while self.snd_nxt < self.app_limit && self.snd_nxt < self.snd_una.saturating_add(wnd) {
+            let seq = self.snd_nxt;
+            self.emit(seq, now, out);
+            self.snd_nxt += 1;
+            if self.snd_nxt > self.snd_max {
+                self.snd_max = self.snd_nxt;
+            }
+        }
+        // RFC 6298 §5.1: arm the timer when data is outstanding.
+        if self.rto_deadline.is_none() && self.snd_max > self.snd_una {
+            self.rto_deadline = Some(now + self.rto);
+        }
+    }
+
+    /// RTT measurement, RFC 6298 §2.2–2.4 (also clears the Karn backoff,
+    /// since the RTO is recomputed from the new estimate).
+    fn rtt_sample(&mut self, r: f64) {
+        if self.has_rtt {
+            self.rttvar = (1.0 - RTO_BETA) * self.rttvar + RTO_BETA * (self.srtt - r).abs();
+            self.srtt = (1.0 - RTO_ALPHA) * self.srtt + RTO_ALPHA * r;
+        } else {
+            self.srtt = r;
+            self.rttvar = r / 2.0;
+            self.has_rtt = true;
+        }
+        let rto = self.srtt + (RTO_K * self.rttvar).max(CLOCK_G);
+        self.rto = (rto as Ns).clamp(self.p.min_rto, MAX_RTO);
+        self.stats.rtt_sum += r;
+        self.stats.rtt_count += 1;
+    }
+
+    fn note_reduction(&mut self, now: Ns) {
+        if let Some(t) = self.last_reduction {
+            self.stats.min_reduction_gap = self.stats.min_reduction_gap.min(now - t);
+        }
+        self.last_reduction = Some(now);
+    }
+
+    /// Processes an ACK; new segments to transmit are appended to `out`.
+    pub fn on_ack(&mut self, now: Ns, ack_pkt: &Packet, out: &mut Vec<Packet>) {
+        let ack = ack_pkt.seq.min(self.snd_max);
+        let ece = self.p.ecn && ack_pkt.has(F_ECE);
+        let mut reduced = false;
+        // RFC 3168 §6.1.2: react to ECE at most once per window of data.
+        if ece && !self.in_recovery && ack > self.ecn_recover {
+            self.ssthresh = self.cc.on_congestion(self.cwnd, self.flight());
+            self.cwnd = self.ssthresh;
+            self.ecn_recover = self.snd_max;
+            self.cwr_pending = true;
+            self.stats.ecn_reductions += 1;
+            self.note_reduction(now);
+            reduced = true;
+        }
+        if ack > self.snd_una {
+            let acked = ack - self.snd_una;
+            if !ack_pkt.has(F_RETX) {
+                self.rtt_sample(now.saturating_sub(ack_pkt.ts) as f64);
+            }
+            self.stats.bytes_acked += self.bytes_before(ack) - self.bytes_before(self.snd_una);
+            self.snd_una = ack;
+            if self.snd_nxt < self.snd_una {
+                self.snd_nxt = self.snd_una;
+            }
+            if self.in_recovery {
+                match newreno::classify(ack, self.recover, self.cc.newreno_recovery()) {
+                    RecoveryAck::Full | RecoveryAck::RenoExit => {
+                        self.in_recovery = false;
+                        self.dupacks = 0;
+                        self.cwnd = self.ssthresh;
+                    }
+                    RecoveryAck::Partial => {
+                        let seq = self.snd_una;
+                        self.emit(seq, now, out);
+                        self.cwnd = (self.cwnd - acked as f64 + 1.0).max(1.0);
+                        self.rto_deadline = Some(now + self.rto);
+                    }
+                }
+            } else {
+                self.dupacks = 0;
+                if !reduced {
+                    let srtt = self.srtt as Ns;
+                    self.cc
+                        .on_ack(&mut self.cwnd, self.ssthresh, acked, now, srtt);
+                }
+            }
+            // RFC 6298 §5.2 / §5.3.
+            self.rto_deadline = if self.snd_una == self.snd_max {
+                None
+            } else {
+                Some(now + self.rto)
+            };
+            if Some(self.snd_una) == self.total_segs && self.done_at.is_none() {
+                self.done_at = Some(now);
+            }
+        } else if ack == self.snd_una && self.snd_max > self.snd_una {
+            // Duplicate ACK (RFC 5681 §2 definition: nothing new acknowledged
+            // while data is outstanding).
+            self.dupacks += 1;
+            if self.in_recovery {
+                // RFC 5681 §3.2 step 4: inflate by one segment per dup ACK.
+                self.cwnd += 1.0;
+            } else if self.dupacks == DUPTHRESH && ack >= self.recover {
+                // RFC 6582 §3.2 step 2 (and RFC 5681 §3.2 steps 2–3): fast
+                // retransmit, enter fast recovery.
+                self.ssthresh = self.cc.on_congestion(self.cwnd, self.flight());
+                self.recover = self.snd_max;
+                self.in_recovery = true;
+                self.stats.fast_retransmits += 1;
+                // The loss response is also this window's congestion response
+                // to ECN (RFC 3168 §6.1.2).
+                self.ecn_recover = self.snd_max;
+                self.note_reduction(now);
+                let seq = self.snd_una;
+                self.emit(seq, now, out);
+                self.cwnd = self.ssthresh + DUPTHRESH as f64;
+                self.rto_deadline = Some(now + self.rto);
+            }
+        }
+        self.send_allowed(now, out);
+    }
+
+    /// The retransmission timer expired at `now` (caller checked the
+    /// deadline): RFC 6298 §5.4–5.6 and RFC 5681 §3.1 equation (4)/(5).
+    pub fn on_rto(&mut self, now: Ns, out: &mut Vec<Packet>) {
+        self.rto_deadline = None;
+        if self.snd_una == self.snd_max {
+            return;
+        }
+        self.stats.timeouts += 1;
+        self.ssthresh = self.cc.on_congestion(self.cwnd, self.flight());
+        self.cwnd = 1.0;
+        self.in_recovery = false;
+        self.dupacks = 0;
+        // RFC 6582 §3.2 step 1 after a timeout: do not fast-retransmit on
+        // duplicates of data sent before it.
+        self.recover = self.snd_max;
+        self.ecn_recover = self.snd_max;
+        self.note_reduction(now);
+        // Go back N.
+        self.snd_nxt = self.snd_una;
+        // RFC 6298 §5.5: back off.
+        self.rto = (self.rto * 2).min(MAX_RTO);
+        self.send_allowed(now, out);
+        self.rto_deadline = Some(now + self.rto);
+    }
+}
+
+/// A TCP receiver (sink): reassembly, ACK generation, ECN echo.
+#[derive(Clone, Debug)]
+pub struct TcpReceiver {
+    flow: u32,
+    /// Node ACKs are addressed to (the sender).
+    src: u32,
+    delayed_ack: bool,
+    /// Next in-order segment expected.
+    pub rcv_nxt: u32,
+    /// Out-of-order reassembly: `ooo[i]` is true if segment `rcv_nxt + i` has
+    /// been received (`ooo[0]` is always false when non-empty).
+    ooo: VecDeque<bool>,
+    /// In-order segments received but not yet acknowledged.
+    pending: u32,
+    ts_echo: Ns,
+    retx_echo: bool,
+    /// RFC 3168 §6.1.3: ECE is echoed from a CE mark until CWR arrives.
+    ece: bool,
+    /// Delayed-ACK deadline, if armed.
+    pub delack_deadline: Option<Ns>,
+    /// Time of the pending `DelAck` event, if any.
+    pub delack_event: Option<Ns>,
+    /// ACKs sent.
+    pub acks_sent: u64,
+}
+
+impl TcpReceiver {
+    /// A receiver for flow `flow`, acknowledging to node `src`.
+    pub fn new(flow: u32, src: u32, delayed_ack: bool) -> Self {
+        TcpReceiver {
+            flow,
+            src,
+            delayed_ack,
+            rcv_nxt: 0,
+            ooo: VecDeque::new(),
+            pending: 0,
+            ts_echo: 0,
+            retx_echo: false,
+            ece: false,
+            delack_deadline: None,
+            delack_event: None,
+            acks_sent: 0,
+        }
+    }
+
+    fn send_ack(&mut self, out: &mut Vec<Packet>) {
+        let mut flags = F_ACK;
+        if self.ece {
+            flags |= F_ECE;
+        }
+        if self.retx_echo {
+            flags |= F_RETX;
+        }
+        out.push(Packet {
+            flow: self.flow,
+            seq: self.rcv_nxt,
+            size: HEADER_BYTES,
+            dst: self.src,
+            ts: self.ts_echo,
+            enq: 0,
+            flags,
+        });
+        self.pending = 0;
+        self.delack_deadline = None;
+        self.acks_sent += 1;
+    }
+
+    /// Processes a data segment; an ACK, if due now, is appended to `out`.
+    /// Returns the number of segments newly delivered in order.
+    pub fn on_data(&mut self, now: Ns, pkt: &Packet, out: &mut Vec<Packet>) -> u32 {
+        // RFC 3168 §6.1.3: CWR stops the echo; a new CE restarts it.
+        if pkt.has(F_CWR) {
+            self.ece = false;
+        }
+        let ce = pkt.has(F_CE);
+        if ce {
+            self.ece = true;
+        }
+        let seq = pkt.seq;
+        let before = self.rcv_nxt;
+        let had_gap = !self.ooo.is_empty();
+        if seq >= self.rcv_nxt {
+            let i = (seq - self.rcv_nxt) as usize;
+            if self.ooo.len() <= i {
+                self.ooo.resize(i + 1, false);
+            }
+            self.ooo[i] = true;
+            while let Some(true) = self.ooo.front() {
+                self.ooo.pop_front();
+                self.rcv_nxt += 1;
+            }
+        }
+        let delivered = self.rcv_nxt - before;
+        let in_order_clean = seq == before && !had_gap;
+        if in_order_clean && self.delayed_ack && !ce {
+            // RFC 5681 §4.2: ACK at least every second full segment; echo
+            // the timestamp of the first unacknowledged one (RFC 7323 §4.3).
+            if self.pending == 0 {
+                self.ts_echo = pkt.ts;
+                self.retx_echo = pkt.has(F_RETX);
+            }
+            self.pending += 1;
+            if self.pending >= 2 {
+                self.send_ack(out);
+            } else {
+                self.delack_deadline = Some(now + DELACK_TIMEOUT);
+            }
+        } else {
+            // Immediate ACK: delayed ACKs off, out-of-order or duplicate
+            // segment, gap filled (RFC 5681 §4.2), or CE (Linux quick-ack).
+            if self.pending == 0 || !in_order_clean {
+                self.ts_echo = pkt.ts;
+                self.retx_echo = pkt.has(F_RETX);
+            }
+            self.send_ack(out);
+        }
+        delivered
+    }
+
+    /// The delayed-ACK timer expired (caller checked the deadline).
+    pub fn on_delack(&mut self, out: &mut Vec<Packet>) {
+        self.delack_deadline = None;
+        if self.pending > 0 {
+            self.send_ack(out);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(cc: CcKind) -> TcpParams {
+        TcpParams {
+            cc,
+            ecn: false,
+            delayed_ack: false,
+            mss: 960,
+            init_cwnd: 10,
+            min_rto: DEFAULT_MIN_RTO,
+            rwnd: None,
+        }
+    }
+
+    fn ack(seq: u32, ts: Ns) -> Packet {
+        Packet {
+            flow: 0,
+            seq,
+            size: 40,
+            dst: 0,
+            ts,
+            enq: 0,
+            flags: F_ACK,
+        }
+    }
+
+    /// Reference: RFC 6582 §3.2 walked through by hand: 20 segments out,
+    /// segments 0 and 5 lost.
+    #[test]
+    fn newreno_partial_ack_and_full_ack() {
+        let mut s = TcpSender::new(0, 1, params(CcKind::Newreno), None);
+        s.cwnd = 20.0;
+        let mut out = Vec::new();
+        s.send_allowed(0, &mut out);
+        assert_eq!(out.len(), 20);
+        out.clear();
+        for _ in 0..3 {
+            s.on_ack(10, &ack(0, 0), &mut out);
+        }
+        assert!(s.in_recovery());
+        assert_eq!(s.ssthresh, 10.0);
+        assert_eq!(out[0].seq, 0);
+        assert!(out[0].has(F_RETX));
+        out.clear();
+        // Partial ACK up to 5: retransmit 5, stay in recovery.
+        s.on_ack(20, &ack(5, 0), &mut out);
+        assert!(s.in_recovery());
+        assert_eq!(out[0].seq, 5);
+        out.clear();
+        // Full ACK.
+        s.on_ack(30, &ack(20, 0), &mut out);
+        assert!(!s.in_recovery());
+        assert_eq!(s.cwnd, 10.0);
+        assert_eq!(s.stats.retransmits, 2);
+        assert_eq!(s.stats.fast_retransmits, 1);
+    }
+
+    /// Reno leaves recovery on the partial ACK instead.
+    #[test]
+    fn reno_exits_on_partial_ack() {
+        let mut s = TcpSender::new(0, 1, params(CcKind::Reno), None);
+        s.cwnd = 20.0;
+        let mut out = Vec::new();
+        s.send_allowed(0, &mut out);
+        for _ in 0..3 {
+            s.on_ack(10, &ack(0, 0), &mut out);
+        }
+        s.on_ack(20, &ack(5, 0), &mut out);
+        assert!(!s.in_recovery());
+    }
+
+    /// Reference: RFC 6298 §2.2 and §2.3 arithmetic: first sample R gives
+    /// SRTT = R, RTTVAR = R/2, RTO = R + 4 R / 2 = 3R; floors at min_rto.
+    #[test]
+    fn rto_computation_and_backoff() {
+        let mut s = TcpSender::new(0, 1, params(CcKind::Newreno), None);
+        let mut out = Vec::new();
+        s.send_allowed(0, &mut out);
+        s.on_ack(100_000_000, &ack(1, 0), &mut out);
+        assert_eq!(s.rto(), 300_000_000);
+        let mut s2 = TcpSender::new(0, 1, params(CcKind::Newreno), None);
+        s2.send_allowed(0, &mut out);
+        s2.on_ack(10_000_000, &ack(1, 0), &mut out);
+        assert_eq!(s2.rto(), DEFAULT_MIN_RTO);
+        out.clear();
+        s2.on_rto(500_000_000, &mut out);
+        assert_eq!(s2.rto(), 2 * DEFAULT_MIN_RTO);
+        assert_eq!(s2.cwnd, 1.0);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].seq, 1);
+    }
+
+    /// Reference: RFC 3168 §6.1.3: the receiver echoes ECE from CE until CWR.
+    #[test]
+    fn receiver_ecn_echo_and_reassembly() {
+        let mut r = TcpReceiver::new(0, 0, false);
+        let mut out = Vec::new();
+        let data = |seq, flags| Packet {
+            flow: 0,
+            seq,
+            size: 1000,
+            dst: 1,
+            ts: 0,
+            enq: 0,
+            flags,
+        };
+        assert_eq!(r.on_data(0, &data(0, F_ECT | F_CE), &mut out), 1);
+        assert!(out[0].has(F_ECE));
+        r.on_data(0, &data(2, F_ECT), &mut out);
+        assert!(out[1].has(F_ECE));
+        assert_eq!(out[1].seq, 1);
+        assert_eq!(r.on_data(0, &data(1, F_ECT | F_CWR), &mut out), 2);
+        assert!(!out[2].has(F_ECE));
+        assert_eq!(out[2].seq, 3);
+    }
+
+    /// Delayed ACK: every second segment, or the timer.
+    #[test]
+    fn delayed_ack_every_second_segment() {
+        let mut r = TcpReceiver::new(0, 0, true);
+        let mut out = Vec::new();
+        let data = |seq| Packet {
+            flow: 0,
+            seq,
+            size: 1000,
+            dst: 1,
+            ts: 0,
+            enq: 0,
+            flags: 0,
+        };
+        r.on_data(0, &data(0), &mut out);
+        assert!(out.is_empty());
+        assert_eq!(r.delack_deadline, Some(DELACK_TIMEOUT));
+        r.on_data(1, &data(1), &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].seq, 2);
+        r.on_data(2, &data(2), &mut out);
+        r.on_delack(&mut out);
+        assert_eq!(out.len(), 2);
+        // Out of order: immediate duplicate ACK.
+        r.on_data(3, &data(4), &mut out);
+        assert_eq!(out.len(), 3);
+        assert_eq!(out[2].seq, 3);
+    }
+}

@@ -1,0 +1,529 @@
+//! Topology construction: explicit nodes/links/routes, and the dumbbell and
+//! parking-lot builders. Produces plain link specifications, the routing
+//! table and each flow group's endpoints; resolves every name and checks
+//! that every flow is routable.
+//!
+//! Builder semantics (dumbbell = parking lot with one hop, but with its own
+//! delays and names): routers `R1`, `R2` (dumbbell) or `R0 .. RK` (parking
+//! lot); each flow `h` (in group order; one per short-flow group) gets a
+//! sender host `S{h}` attached to its entry router and a receiver `D{h}`
+//! attached to its exit router. Access links run at `access_rate` (default
+//! 10 x bottleneck) with drop-tail buffers of `side_buffer_pkts`; the
+//! forward bottlenecks `R{i}->R{i+1}` carry the configured AQM, buffer and
+//! loss; reverse bottlenecks are drop-tail with the side buffer. Dumbbell
+//! delays: each access link `rtt/8`, the bottleneck `rtt/4` (two-way
+//! propagation delay `rtt`); a flow's `extra_delay` is added to its sender's
+//! access link in both directions.
+
+use std::collections::HashMap;
+
+use aqm::{AqmConfig, QueueLimit};
+
+use crate::config::{
+    check, droptail, ConfigError, DumbbellConfig, FlowGroup, ParkingLotConfig, SimConfig,
+    TopologyConfig, DEFAULT_LINK_BUFFER,
+};
+use crate::engine::{secs_to_ns, Ns};
+use crate::routing::{Edge, Routes, NO_ROUTE};
+
+/// A resolved unidirectional link.
+#[derive(Clone, Debug)]
+pub struct LinkSpec {
+    /// Unique name.
+    pub name: String,
+    /// Config key the link came from (for errors).
+    pub key: String,
+    /// Source node index.
+    pub from: u32,
+    /// Destination node index.
+    pub to: u32,
+    /// Rate, bits/s.
+    pub rate_bps: u64,
+    /// Propagation delay, ns.
+    pub delay: Ns,
+    /// Bernoulli loss probability.
+    pub loss: f64,
+    /// Queue discipline.
+    pub aqm: AqmConfig,
+    /// Buffer limit.
+    pub limit: QueueLimit,
+}
+
+/// The built network.
+#[derive(Clone, Debug)]
+pub struct Built {
+    /// Node names (index = node id).
+    pub nodes: Vec<String>,
+    /// Links (index = link id).
+    pub links: Vec<LinkSpec>,
+    /// Next-hop table.
+    pub routes: Routes,
+    /// Monitored link ids.
+    pub monitor: Vec<u32>,
+    /// Per flow group: `(src node, dst node)` of each statically created flow
+    /// (one entry for a short-flow group).
+    pub endpoints: Vec<Vec<(u32, u32)>>,
+}
+
+struct Net {
+    nodes: Vec<String>,
+    index: HashMap<String, u32>,
+    links: Vec<LinkSpec>,
+    link_index: HashMap<String, u32>,
+}
+
+impl Net {
+    fn new() -> Self {
+        Net {
+            nodes: Vec::new(),
+            index: HashMap::new(),
+            links: Vec::new(),
+            link_index: HashMap::new(),
+        }
+    }
+
+    fn node(&mut self, key: &str, name: &str) -> Result<u32, ConfigError> {
+        if self.index.contains_key(name) {
+            return Err(ConfigError::Duplicate {
+                key: key.to_string(),
+                name: name.to_string(),
+            });
+        }
+        let id = self.nodes.len() as u32;
+        self.nodes.push(name.to_string());
+        self.index.insert(name.to_string(), id);
+        Ok(id)
+    }
+
+    fn lookup(&self, key: &str, name: &str) -> Result<u32, ConfigError> {
+        self.index
+            .get(name)
+            .copied()
+            .ok_or_else(|| ConfigError::UnknownNode {
+                key: key.to_string(),
+                name: name.to_string(),
+            })
+    }
+
+    fn link(&mut self, spec: LinkSpec) -> Result<u32, ConfigError> {
+        if self.link_index.contains_key(&spec.name) {
+            return Err(ConfigError::Duplicate {
+                key: spec.key.clone(),
+                name: spec.name.clone(),
+            });
+        }
+        let id = self.links.len() as u32;
+        self.link_index.insert(spec.name.clone(), id);
+        self.links.push(spec);
+        Ok(id)
+    }
+
+    fn edges(&self) -> Vec<Edge> {
+        self.links
+            .iter()
+            .map(|l| Edge {
+                from: l.from,
+                to: l.to,
+                delay: l.delay,
+            })
+            .collect()
+    }
+}
+
+fn limit_of(
+    key: &str,
+    pkts: Option<u32>,
+    bytes: Option<u64>,
+    default: Option<u32>,
+) -> Result<QueueLimit, ConfigError> {
+    match (pkts, bytes, default) {
+        (Some(_), Some(_), _) => Err(ConfigError::invalid(
+            format!("{key}_bytes"),
+            "set",
+            "give either a packet or a byte limit, not both",
+        )),
+        (Some(0), None, _) => Err(ConfigError::invalid(
+            format!("{key}_pkts"),
+            0,
+            "must be >= 1",
+        )),
+        (None, Some(0), _) => Err(ConfigError::invalid(
+            format!("{key}_bytes"),
+            0,
+            "must be >= 1",
+        )),
+        (Some(p), None, _) => Ok(QueueLimit::Packets(p)),
+        (None, Some(b), _) => Ok(QueueLimit::Bytes(b)),
+        (None, None, Some(d)) => Ok(QueueLimit::Packets(d)),
+        (None, None, None) => Err(ConfigError::invalid(
+            format!("{key}_pkts"),
+            "null",
+            "a buffer size is required (buffer_pkts or buffer_bytes)",
+        )),
+    }
+}
+
+fn check_aqm(key: &str, aqm: &AqmConfig) -> Result<(), ConfigError> {
+    aqm.validate().map_err(|error| ConfigError::Aqm {
+        key: key.to_string(),
+        error,
+    })
+}
+
+/// Builds the network described by `cfg` (names resolved, routes computed,
+/// routability checked).
+pub fn build(cfg: &SimConfig) -> Result<Built, ConfigError> {
+    let mut net = Net::new();
+    let (endpoints, default_monitor) = match &cfg.topology {
+        TopologyConfig::Explicit(t) => {
+            for (i, n) in t.nodes.iter().enumerate() {
+                net.node(&format!("topology.nodes[{i}]"), n)?;
+            }
+            for (i, l) in t.links.iter().enumerate() {
+                let key = format!("topology.links[{i}]");
+                check::rate(&format!("{key}.rate"), l.rate)?;
+                check::non_negative(&format!("{key}.delay"), l.delay)?;
+                check::probability(&format!("{key}.loss"), l.loss)?;
+                check_aqm(&format!("{key}.aqm"), &l.aqm)?;
+                let from = net.lookup(&format!("{key}.from"), &l.from)?;
+                let to = net.lookup(&format!("{key}.to"), &l.to)?;
+                if from == to {
+                    return Err(ConfigError::invalid(
+                        format!("{key}.to"),
+                        &l.to,
+                        "a link must join two different nodes",
+                    ));
+                }
+                let limit = limit_of(
+                    &format!("{key}.limit"),
+                    l.limit_pkts,
+                    l.limit_bytes,
+                    Some(DEFAULT_LINK_BUFFER),
+                )?;
+                let name = l
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| format!("{}->{}", l.from, l.to));
+                let spec = LinkSpec {
+                    name,
+                    key: key.clone(),
+                    from,
+                    to,
+                    rate_bps: l.rate.round() as u64,
+                    delay: secs_to_ns(l.delay),
+                    loss: l.loss,
+                    aqm: l.aqm,
+                    limit,
+                };
+                net.link(spec.clone())?;
+                if l.duplex {
+                    net.link(LinkSpec {
+                        name: format!("{}->{}", l.to, l.from),
+                        from: to,
+                        to: from,
+                        ..spec
+                    })?;
+                }
+            }
+            let mut eps = Vec::new();
+            for (gi, g) in cfg.flows.iter().enumerate() {
+                let at = g.endpoints();
+                let key = |f: &str| format!("flows[{gi}].{f}");
+                if at.path.is_some() {
+                    return Err(ConfigError::invalid(
+                        key("path"),
+                        "set",
+                        "only for parking_lot topologies",
+                    ));
+                }
+                if !at.extra_delay.is_empty() {
+                    return Err(ConfigError::invalid(
+                        key("extra_delay"),
+                        format!("{:?}", at.extra_delay),
+                        "only for builder topologies (set link delays instead)",
+                    ));
+                }
+                let src = at.src.ok_or_else(|| {
+                    ConfigError::invalid(key("src"), "null", "required for explicit topologies")
+                })?;
+                let dst = at.dst.ok_or_else(|| {
+                    ConfigError::invalid(key("dst"), "null", "required for explicit topologies")
+                })?;
+                let s = net.lookup(&key("src"), src)?;
+                let d = net.lookup(&key("dst"), dst)?;
+                if s == d {
+                    return Err(ConfigError::invalid(
+                        key("dst"),
+                        dst,
+                        "must differ from src",
+                    ));
+                }
+                eps.push(vec![(s, d); g.static_count() as usize]);
+            }
+            let all: Vec<u32> = (0..net.links.len() as u32).collect();
+            (eps, all)
+        }
+        TopologyConfig::Dumbbell(d) => build_dumbbell(&mut net, d, &cfg.flows)?,
+        TopologyConfig::ParkingLot(p) => build_parking_lot(&mut net, p, &cfg.flows)?,
+    };
+
+    let edges = net.edges();
+    let mut routes = Routes::compute(net.nodes.len(), &edges, cfg.routing);
+    if let TopologyConfig::Explicit(t) = &cfg.topology {
+        for (i, r) in t.routes.iter().enumerate() {
+            let key = format!("topology.routes[{i}]");
+            let at = net.lookup(&format!("{key}.at"), &r.at)?;
+            let dst = net.lookup(&format!("{key}.dst"), &r.dst)?;
+            let l = *net
+                .link_index
+                .get(&r.link)
+                .ok_or_else(|| ConfigError::UnknownLink {
+                    key: format!("{key}.link"),
+                    name: r.link.clone(),
+                })?;
+            if net.links[l as usize].from != at {
+                return Err(ConfigError::invalid(
+                    format!("{key}.link"),
+                    &r.link,
+                    "link does not leave node `at`",
+                ));
+            }
+            routes.set(at, dst, l);
+        }
+    }
+
+    // Routability: data path for every flow, ACK path for TCP.
+    for (gi, g) in cfg.flows.iter().enumerate() {
+        let tcp = matches!(g, FlowGroup::Tcp(_) | FlowGroup::ShortTcp(_));
+        for (j, &(s, d)) in endpoints[gi].iter().enumerate() {
+            let fwd = routes.path(&edges, s, d).is_some();
+            let rev = !tcp || routes.path(&edges, d, s).is_some();
+            if !(fwd && rev) {
+                let (a, b) = if fwd { (d, s) } else { (s, d) };
+                return Err(ConfigError::Unroutable {
+                    flow: format!("{}#{j}", g.display_name(gi)),
+                    src: net.nodes[a as usize].clone(),
+                    dst: net.nodes[b as usize].clone(),
+                });
+            }
+        }
+    }
+
+    let monitor = match &cfg.monitor {
+        None => default_monitor,
+        Some(names) => names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                net.link_index
+                    .get(n)
+                    .copied()
+                    .ok_or_else(|| ConfigError::UnknownLink {
+                        key: format!("monitor[{i}]"),
+                        name: n.clone(),
+                    })
+            })
+            .collect::<Result<Vec<_>, _>>()?,
+    };
+    debug_assert!(monitor.iter().all(|&l| l != NO_ROUTE));
+    Ok(Built {
+        nodes: net.nodes,
+        links: net.links,
+        routes,
+        monitor,
+        endpoints,
+    })
+}
+
+/// Shared parameters of the chain builders.
+struct Chain<'a> {
+    routers: Vec<String>,
+    rate: f64,
+    hop_delay: Ns,
+    access_delay: Ns,
+    access_rate: f64,
+    aqm: &'a AqmConfig,
+    limit: QueueLimit,
+    side: QueueLimit,
+    loss: f64,
+    parking_lot: bool,
+}
+
+type Endpointss = (Vec<Vec<(u32, u32)>>, Vec<u32>);
+
+fn build_dumbbell(
+    net: &mut Net,
+    d: &DumbbellConfig,
+    flows: &[FlowGroup],
+) -> Result<Endpointss, ConfigError> {
+    check::rate("topology.bottleneck_rate", d.bottleneck_rate)?;
+    check::positive("topology.rtt", d.rtt)?;
+    check::probability("topology.loss", d.loss)?;
+    check_aqm("topology.aqm", &d.aqm)?;
+    let access_rate = d.access_rate.unwrap_or(10.0 * d.bottleneck_rate);
+    check::rate("topology.access_rate", access_rate)?;
+    let limit = limit_of("topology.buffer", d.buffer_pkts, d.buffer_bytes, None)?;
+    let side = limit_of("topology.side_buffer", Some(d.side_buffer_pkts), None, None)?;
+    let rtt = secs_to_ns(d.rtt);
+    build_chain(
+        net,
+        Chain {
+            routers: vec!["R1".into(), "R2".into()],
+            rate: d.bottleneck_rate,
+            hop_delay: rtt / 4,
+            access_delay: rtt / 8,
+            access_rate,
+            aqm: &d.aqm,
+            limit,
+            side,
+            loss: d.loss,
+            parking_lot: false,
+        },
+        flows,
+    )
+}
+
+fn build_parking_lot(
+    net: &mut Net,
+    p: &ParkingLotConfig,
+    flows: &[FlowGroup],
+) -> Result<Endpointss, ConfigError> {
+    if p.hops == 0 || p.hops > 1000 {
+        return Err(ConfigError::invalid(
+            "topology.hops",
+            p.hops,
+            "must be in [1, 1000]",
+        ));
+    }
+    check::rate("topology.bottleneck_rate", p.bottleneck_rate)?;
+    check::non_negative("topology.hop_delay", p.hop_delay)?;
+    check::non_negative("topology.access_delay", p.access_delay)?;
+    check::probability("topology.loss", p.loss)?;
+    check_aqm("topology.aqm", &p.aqm)?;
+    let access_rate = p.access_rate.unwrap_or(10.0 * p.bottleneck_rate);
+    check::rate("topology.access_rate", access_rate)?;
+    let limit = limit_of("topology.buffer", p.buffer_pkts, p.buffer_bytes, None)?;
+    let side = limit_of("topology.side_buffer", Some(p.side_buffer_pkts), None, None)?;
+    build_chain(
+        net,
+        Chain {
+            routers: (0..=p.hops).map(|i| format!("R{i}")).collect(),
+            rate: p.bottleneck_rate,
+            hop_delay: secs_to_ns(p.hop_delay),
+            access_delay: secs_to_ns(p.access_delay),
+            access_rate,
+            aqm: &p.aqm,
+            limit,
+            side,
+            loss: p.loss,
+            parking_lot: true,
+        },
+        flows,
+    )
+}
+
+fn build_chain(net: &mut Net, c: Chain, flows: &[FlowGroup]) -> Result<Endpointss, ConfigError> {
+    let k = c.routers.len() - 1;
+    let mut routers = Vec::new();
+    for (i, r) in c.routers.iter().enumerate() {
+        routers.push(net.node(&format!("topology.routers[{i}]"), r)?);
+    }
+    let dt = droptail();
+    let mut monitor = Vec::new();
+    for i in 0..k {
+        let (a, b) = (routers[i], routers[i + 1]);
+        let key = format!("topology.bottleneck[{i}]");
+        monitor.push(net.link(LinkSpec {
+            name: format!("{}->{}", c.routers[i], c.routers[i + 1]),
+            key: key.clone(),
+            from: a,
+            to: b,
+            rate_bps: c.rate.round() as u64,
+            delay: c.hop_delay,
+            loss: c.loss,
+            aqm: *c.aqm,
+            limit: c.limit,
+        })?);
+        net.link(LinkSpec {
+            name: format!("{}->{}", c.routers[i + 1], c.routers[i]),
+            key,
+            from: b,
+            to: a,
+            rate_bps: c.rate.round() as u64,
+            delay: c.hop_delay,
+            loss: 0.0,
+            aqm: dt,
+            limit: c.side,
+        })?;
+    }
+    let access = |net: &mut Net, host: u32, hname: &str, r: usize, delay: Ns, out: bool| {
+        let rname = &c.routers[r];
+        let (from, to, fname, tname) = if out {
+            (host, routers[r], hname, rname.as_str())
+        } else {
+            (routers[r], host, rname.as_str(), hname)
+        };
+        net.link(LinkSpec {
+            name: format!("{fname}->{tname}"),
+            key: "topology".into(),
+            from,
+            to,
+            rate_bps: c.access_rate.round() as u64,
+            delay,
+            loss: 0.0,
+            aqm: dt,
+            limit: c.side,
+        })
+    };
+    let mut eps = Vec::new();
+    let mut h = 0u32;
+    for (gi, g) in flows.iter().enumerate() {
+        let at = g.endpoints();
+        let key = |f: &str| format!("flows[{gi}].{f}");
+        if at.src.is_some() || at.dst.is_some() {
+            return Err(ConfigError::invalid(
+                key(if at.src.is_some() { "src" } else { "dst" }),
+                at.src.or(at.dst).unwrap_or_default(),
+                "only for explicit topologies (builders create one host pair per flow)",
+            ));
+        }
+        let [a, b] = match at.path {
+            None => [0, k as u32],
+            Some(p) if !c.parking_lot => {
+                return Err(ConfigError::invalid(
+                    key("path"),
+                    format!("{p:?}"),
+                    "only for parking_lot topologies",
+                ))
+            }
+            Some([a, b]) if a < b && (b as usize) <= k => [a, b],
+            Some(p) => {
+                return Err(ConfigError::invalid(
+                    key("path"),
+                    format!("{p:?}"),
+                    "must be [entry, exit] router indices with entry < exit <= hops",
+                ))
+            }
+        };
+        let mut pairs = Vec::new();
+        for j in 0..g.static_count() as usize {
+            let extra = match at.extra_delay.len() {
+                0 => 0,
+                1 => secs_to_ns(at.extra_delay[0]),
+                _ => secs_to_ns(at.extra_delay[j]),
+            };
+            let sname = format!("S{h}");
+            let dname = format!("D{h}");
+            let s = net.node("topology", &sname)?;
+            let d = net.node("topology", &dname)?;
+            access(net, s, &sname, a as usize, c.access_delay + extra, true)?;
+            access(net, s, &sname, a as usize, c.access_delay + extra, false)?;
+            access(net, d, &dname, b as usize, c.access_delay, false)?;
+            access(net, d, &dname, b as usize, c.access_delay, true)?;
+            pairs.push((s, d));
+            h += 1;
+        }
+        eps.push(pairs);
+    }
+    Ok((eps, monitor))
+}

@@ -1,0 +1,204 @@
+//! Flows and traffic generators: long-lived/finite TCP flows, UDP sources,
+//! and Poisson arrivals of Pareto-sized short TCP flows.
+
+use crate::engine::Ns;
+use crate::rng::Rng;
+use crate::tcp::{CcKind, TcpParams, TcpReceiver, TcpSender};
+use crate::udp::UdpSource;
+
+/// Kind of a flow, as reported in results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlowKind {
+    /// Long-lived (or fixed-size) TCP flow of a `tcp` group.
+    Tcp,
+    /// Short TCP flow of a `short_tcp` group.
+    ShortTcp,
+    /// UDP constant bit rate.
+    UdpCbr,
+    /// UDP on/off.
+    UdpOnoff,
+}
+
+impl FlowKind {
+    /// Name used in results.
+    pub fn name(self) -> &'static str {
+        match self {
+            FlowKind::Tcp => "tcp",
+            FlowKind::ShortTcp => "short_tcp",
+            FlowKind::UdpCbr => "udp_cbr",
+            FlowKind::UdpOnoff => "udp_onoff",
+        }
+    }
+}
+
+/// The transport state of a flow. (Stored inline: flows live in one `Vec`,
+/// and boxing the TCP variant would add an indirection on every packet.)
+#[derive(Clone, Debug)]
+#[allow(clippy::large_enum_variant)]
+pub enum Endpoint {
+    /// A TCP connection: sender at `src`, receiver at `dst`.
+    Tcp {
+        /// Sender.
+        snd: TcpSender,
+        /// Receiver.
+        rcv: TcpReceiver,
+    },
+    /// A UDP source at `src`; the sink at `dst` only counts.
+    Udp(UdpSource),
+}
+
+/// Counters of a flow snapshotted at the end of warm-up.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FlowSnapshot {
+    /// Payload bytes delivered in order to the receiving application.
+    pub delivered: u64,
+    /// Retransmitted segments.
+    pub retransmits: u64,
+    /// Timeouts.
+    pub timeouts: u64,
+    /// Sum of RTT samples (ns).
+    pub rtt_sum: f64,
+    /// Number of RTT samples.
+    pub rtt_count: u64,
+}
+
+/// One flow.
+#[derive(Clone, Debug)]
+pub struct Flow {
+    /// Flow id (index in the flow table).
+    pub id: u32,
+    /// Index of its flow group.
+    pub group: u32,
+    /// Kind.
+    pub kind: FlowKind,
+    /// Congestion control (TCP only).
+    pub cc: Option<CcKind>,
+    /// Source node.
+    pub src: u32,
+    /// Destination node.
+    pub dst: u32,
+    /// Start time (ns).
+    pub start: Ns,
+    /// Stop time (ns), if any.
+    pub stop: Option<Ns>,
+    /// Size in bytes of a finite flow.
+    pub size: Option<u64>,
+    /// Payload bytes per full segment (TCP) or per datagram (UDP).
+    pub mss: u32,
+    /// True once started.
+    pub started: bool,
+    /// Transport state.
+    pub ep: Endpoint,
+    /// UDP: payload bytes received by the sink.
+    pub udp_bytes: u64,
+    /// Counters at the end of warm-up (zero if the flow started later).
+    pub warm: FlowSnapshot,
+}
+
+impl Flow {
+    /// Payload bytes delivered in order to the receiving application.
+    pub fn delivered(&self) -> u64 {
+        match &self.ep {
+            Endpoint::Tcp { rcv, .. } => {
+                let b = rcv.rcv_nxt as u64 * self.mss as u64;
+                self.size.map_or(b, |s| b.min(s))
+            }
+            Endpoint::Udp(_) => self.udp_bytes,
+        }
+    }
+
+    /// Current counters (same shape as the warm-up snapshot).
+    pub fn snapshot(&self) -> FlowSnapshot {
+        let (retransmits, timeouts, rtt_sum, rtt_count) = match &self.ep {
+            Endpoint::Tcp { snd, .. } => (
+                snd.stats.retransmits,
+                snd.stats.timeouts,
+                snd.stats.rtt_sum,
+                snd.stats.rtt_count,
+            ),
+            Endpoint::Udp(_) => (0, 0, 0.0, 0),
+        };
+        FlowSnapshot {
+            delivered: self.delivered(),
+            retransmits,
+            timeouts,
+            rtt_sum,
+            rtt_count,
+        }
+    }
+
+    /// Completion time of a finite TCP flow (last byte acknowledged).
+    pub fn done_at(&self) -> Option<Ns> {
+        match &self.ep {
+            Endpoint::Tcp { snd, .. } => snd.done_at,
+            Endpoint::Udp(_) => None,
+        }
+    }
+
+    /// A TCP flow.
+    #[allow(clippy::too_many_arguments)]
+    pub fn tcp(
+        id: u32,
+        group: u32,
+        kind: FlowKind,
+        src: u32,
+        dst: u32,
+        start: Ns,
+        stop: Option<Ns>,
+        size: Option<u64>,
+        p: TcpParams,
+    ) -> Flow {
+        Flow {
+            id,
+            group,
+            kind,
+            cc: Some(p.cc),
+            src,
+            dst,
+            start,
+            stop,
+            size,
+            mss: p.mss,
+            started: false,
+            ep: Endpoint::Tcp {
+                snd: TcpSender::new(id, dst, p, size),
+                rcv: TcpReceiver::new(id, src, p.delayed_ack),
+            },
+            udp_bytes: 0,
+            warm: FlowSnapshot::default(),
+        }
+    }
+}
+
+/// Poisson arrivals of short TCP flows with Pareto sizes.
+#[derive(Clone, Debug)]
+pub struct ShortFlowGen {
+    /// Arrival rate, flows/s.
+    pub rate: f64,
+    /// Mean size, bytes.
+    pub mean_size: f64,
+    /// Pareto shape.
+    pub shape: f64,
+    /// TCP parameters of every flow.
+    pub params: TcpParams,
+    /// Endpoints shared by the group's flows.
+    pub src: u32,
+    /// Destination.
+    pub dst: u32,
+    /// No arrivals after this time.
+    pub stop: Option<Ns>,
+    /// The group's random stream.
+    pub rng: Rng,
+}
+
+impl ShortFlowGen {
+    /// Time to the next arrival, seconds.
+    pub fn next_gap(&mut self) -> f64 {
+        self.rng.exponential(1.0 / self.rate)
+    }
+
+    /// Size of the next flow, whole bytes (>= 1).
+    pub fn next_size(&mut self) -> u64 {
+        (self.rng.pareto(self.mean_size, self.shape).ceil() as u64).max(1)
+    }
+}
