@@ -65,8 +65,10 @@ impl Blue {
         self.p_m
     }
     fn may_update(&self, now: Instant) -> bool {
-        self.last_update
-            .is_none_or(|t| now >= t + self.cfg.freeze_time)
+        match self.last_update {
+            None => true,
+            Some(t) => now >= t + self.cfg.freeze_time,
+        }
     }
     /// Overflow event at `now` (increase, freeze-time permitting).
     pub fn overflow(&mut self, now: Instant) {

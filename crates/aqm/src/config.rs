@@ -1,5 +1,5 @@
 //! [`AqmConfig`]: the serde-tagged description of which AQM runs with which parameters,
-//! shared by scenario files, Python and pickling; and [`AnyAqm`], the matching enum of
+//! shared by scenario files, Python and pickling; and `AnyAqm`, the matching enum of
 //! algorithm states (static dispatch by `match`).
 //!
 //! Serialized form (JSON shown): `{"type": "codel", "target": 5000000, "ecn": true}`.

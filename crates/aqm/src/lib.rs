@@ -15,7 +15,8 @@
 //! * [`AqmConfig`]: serde enum tagged by `"type"` (`droptail`, `red`, `ared`, `pi`, `pie`,
 //!   `codel`, `blue`, `sred`, `rem`, `avq`), one config struct per algorithm with documented
 //!   defaults and `validate()`. `AqmConfig::from_name(name, &[(key, f64)])`,
-//!   `AqmConfig::names()`, `AqmConfig::describe(name) -> Vec<ParamInfo>`. At this
+//!   `AqmConfig::names()`, `AqmConfig::describe(name) -> Result<Vec<ParamInfo>, ConfigError>`
+//!   (`ParamInfo { name, unit, default: f64, doc }`), `get_param`/`set_param`. At this
 //!   name/value boundary time parameters are seconds and booleans 0/1; in serde form time
 //!   fields are integer nanoseconds. Every AQM has `ecn` (default false): when set, a
 //!   congestion signal on an ECN-capable packet becomes a CE mark instead of a drop (never at
@@ -30,6 +31,21 @@
 //!   - `len_pkts()`, `len_bytes()`, `stats()`, `head_sojourn(now)`, `probability()`,
 //!     `set_param(key, f64)`, `param(key)`, `config()`
 //! * [`ConfigError`]: `UnknownAqm`, `UnknownParam`, `InvalidParam { key, value, reason }`.
+//!
+//! ## Algorithms and what their activation counter counts
+//!
+//! | name | module | decides at | activations |
+//! |------|--------|-----------|-------------|
+//! | `droptail` (`fifo`) | [`droptail`] | limit only | 0 |
+//! | `red` | [`red`] | enqueue | each computation of p_a (avg in the probabilistic region) |
+//! | `ared` | [`ared`] | enqueue + timer 0.5 s | RED's + each max_p adaptation |
+//! | `pi` | [`pi`] | enqueue, law on timer (170 Hz) | each timer run |
+//! | `pie` | [`pie`] | enqueue, law on timer (15 ms) | each timer run |
+//! | `codel` | [`codel`] | dequeue | each dequeue that finds a packet |
+//! | `blue` | [`blue`] | enqueue, events | each applied change of p_m |
+//! | `sred` | [`sred`] | enqueue | each arrival once the zombie list is full |
+//! | `rem` | [`rem`] | enqueue, law on timer (2 ms) | each price update |
+//! | `avq` | [`avq`] | enqueue | each arrival |
 //!
 //! ## Contract for the driver (simulator or dataplane)
 //!

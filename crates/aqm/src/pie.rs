@@ -5,7 +5,7 @@
 //!   cited): `Δp = α(qdelay − target) + β(qdelay − qdelay_old)`,
 //!   scaled down by 2048/512/128/32/8/2 while `drop_prob` is below 1e-6/1e-5/1e-4/1e-3/1e-2/0.1
 //!   (§4.2 "auto-tuning"), capped at +0.02 when `drop_prob >= 0.1` (§5.5 cap drop adjustment), then
-//!   `drop_prob ×= 0.98` when `qdelay == 0 && qdelay_old == 0` (§4.2 decay), clamp to [0,1].
+//!   `drop_prob ×= 0.98` when `qdelay == 0 && qdelay_old == 0` (§4.2 decay), clamp to [0, 1].
 //!   Burst allowance (§4.4): decremented by `t_update`, reset to `max_burst` when
 //!   `drop_prob == 0` and both `qdelay` and `qdelay_old` are below `target/2`.
 //! * Queue delay (§4.3, §5.2 dequeue rate estimation, Appendix B): by default Little's law `qdelay = queue_bytes /
