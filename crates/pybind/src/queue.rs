@@ -1,0 +1,287 @@
+//! `aqmlab._core.Queue`: one `aqm::QueueDisc` driven from Python with explicit time, plus the
+//! AQM registry (`aqm_names`, `aqm_describe`, `aqm_config_json`).
+//!
+//! Times cross this boundary as seconds (`f64`) and are rounded to integer nanoseconds.
+
+use aqm::{
+    AqmConfig, BitsPerSec, DropReason, Enqueue, Instant, LinkInfo, Packet, QueueDisc, QueueLimit,
+};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::aqm_err;
+
+/// The packet type of a Python-driven queue: only what an AQM looks at.
+#[derive(Debug, Clone, Copy)]
+struct PyPkt {
+    size: u32,
+    flow: u64,
+    ecn: bool,
+    ce: bool,
+    t: Instant,
+}
+
+impl Packet for PyPkt {
+    fn size_bytes(&self) -> u32 {
+        self.size
+    }
+    fn flow_hash(&self) -> u64 {
+        self.flow
+    }
+    fn ecn_capable(&self) -> bool {
+        self.ecn
+    }
+    fn set_ce(&mut self) {
+        self.ce = true;
+    }
+    fn enqueued_at(&self) -> Instant {
+        self.t
+    }
+    fn set_enqueued_at(&mut self, t: Instant) {
+        self.t = t;
+    }
+}
+
+pub(crate) fn secs_to_instant(key: &str, s: f64) -> PyResult<Instant> {
+    if !s.is_finite() || s < 0.0 {
+        return Err(PyValueError::new_err(format!(
+            "{key} = {s}: must be a finite time >= 0 (seconds)"
+        )));
+    }
+    Ok(Instant((s * 1e9).round() as u64))
+}
+
+/// Build an `AqmConfig` from a name and `{param: float}`.
+pub(crate) fn config_from(name: &str, params: Option<&Bound<'_, PyDict>>) -> PyResult<AqmConfig> {
+    let mut kv: Vec<(String, f64)> = Vec::new();
+    if let Some(d) = params {
+        for (k, v) in d.iter() {
+            let key: String = k.extract()?;
+            let value: f64 = match v.extract::<f64>() {
+                Ok(x) => x,
+                Err(_) => match v.extract::<bool>() {
+                    Ok(b) => b as u8 as f64,
+                    Err(_) => {
+                        return Err(crate::AqmConfigError::new_err(format!(
+                            "aqm parameter '{key}' = {}: must be a number",
+                            v.repr()?
+                        )))
+                    }
+                },
+            };
+            kv.push((key, value));
+        }
+    }
+    AqmConfig::from_name(name, &kv).map_err(aqm_err)
+}
+
+/// A single queue discipline with an AQM, driven with explicit times (seconds).
+///
+/// `Queue(aqm, params=None, limit_pkts=1000, link_rate_bps=10e6, seed=1, limit_bytes=None, mtu=1500)`
+#[pyclass(module = "aqmlab._core", name = "Queue")]
+pub struct PyQueue {
+    q: QueueDisc<PyPkt>,
+    last_now: Instant,
+}
+
+#[pymethods]
+impl PyQueue {
+    #[new]
+    #[pyo3(signature = (aqm, params=None, limit_pkts=1000, link_rate_bps=10e6, seed=1, limit_bytes=None, mtu=1500))]
+    fn new(
+        aqm: &str,
+        params: Option<&Bound<'_, PyDict>>,
+        limit_pkts: u32,
+        link_rate_bps: f64,
+        seed: u64,
+        limit_bytes: Option<u64>,
+        mtu: u32,
+    ) -> PyResult<Self> {
+        if !(link_rate_bps.is_finite() && link_rate_bps > 0.0) {
+            return Err(PyValueError::new_err(format!(
+                "link_rate_bps = {link_rate_bps}: must be > 0"
+            )));
+        }
+        let cfg = config_from(aqm, params)?;
+        let limit = match limit_bytes {
+            Some(b) => QueueLimit::Bytes(b),
+            None => QueueLimit::Packets(limit_pkts),
+        };
+        let link = LinkInfo {
+            rate: BitsPerSec(link_rate_bps.round() as u64),
+            mtu,
+        };
+        let q = QueueDisc::new(&cfg, limit, link, seed).map_err(aqm_err)?;
+        Ok(PyQueue {
+            q,
+            last_now: Instant(0),
+        })
+    }
+
+    /// Offer a packet at time `now_s`; returns "queued", "marked" or "dropped".
+    #[pyo3(signature = (now_s, size_bytes, flow=0, ecn=false))]
+    fn enqueue(
+        &mut self,
+        now_s: f64,
+        size_bytes: u32,
+        flow: u64,
+        ecn: bool,
+    ) -> PyResult<&'static str> {
+        let now = self.advance(now_s)?;
+        let pkt = PyPkt {
+            size: size_bytes,
+            flow,
+            ecn,
+            ce: false,
+            t: now,
+        };
+        Ok(match self.q.enqueue(now, pkt) {
+            Enqueue::Queued => "queued",
+            Enqueue::Marked => "marked",
+            Enqueue::Dropped(_, _) => "dropped",
+        })
+    }
+
+    /// Take the next packet for transmission at `now_s`: its size in bytes, or None if empty.
+    /// Dequeue-side drops (CoDel) happen inside and are counted in `stats()`.
+    fn dequeue(&mut self, now_s: f64) -> PyResult<Option<u32>> {
+        let now = self.advance(now_s)?;
+        Ok(self
+            .q
+            .dequeue(now, &mut |_p: PyPkt, _r: DropReason| {})
+            .map(|p| p.size))
+    }
+
+    /// Like `dequeue` but returns `(size_bytes, sojourn_s, ce)` of the departing packet.
+    fn dequeue_info(&mut self, now_s: f64) -> PyResult<Option<(u32, f64, bool)>> {
+        let now = self.advance(now_s)?;
+        Ok(self
+            .q
+            .dequeue(now, &mut |_p: PyPkt, _r: DropReason| {})
+            .map(|p| {
+                (
+                    p.size,
+                    now.saturating_duration_since(p.t).as_secs_f64(),
+                    p.ce,
+                )
+            }))
+    }
+
+    /// Next time (s) the AQM needs `on_timer`, or None.
+    fn poll_at(&self) -> Option<f64> {
+        self.q.poll_at().map(|t| t.as_secs_f64())
+    }
+
+    /// Run the AQM's periodic law at `now_s`.
+    fn on_timer(&mut self, now_s: f64) -> PyResult<()> {
+        let now = self.advance(now_s)?;
+        self.q.on_timer(now);
+        Ok(())
+    }
+
+    /// Change one parameter while running (same names and units as `aqmlab aqms`).
+    fn set_param(&mut self, key: &str, value: f64) -> PyResult<()> {
+        self.q.set_param(key, value).map_err(aqm_err)
+    }
+
+    /// Current value of one parameter (None if unknown).
+    fn param(&self, key: &str) -> Option<f64> {
+        self.q.param(key)
+    }
+
+    /// Current drop/mark probability of the AQM (0 for laws without one).
+    #[getter]
+    fn probability(&self) -> f64 {
+        self.q.probability()
+    }
+
+    /// Packets in the queue.
+    #[getter]
+    fn len_pkts(&self) -> usize {
+        self.q.len_pkts()
+    }
+
+    /// Bytes in the queue.
+    #[getter]
+    fn len_bytes(&self) -> u64 {
+        self.q.len_bytes()
+    }
+
+    /// Name of the AQM.
+    #[getter]
+    fn aqm(&self) -> &'static str {
+        self.q.aqm_name()
+    }
+
+    /// Counters: received, enqueued, dropped_enqueue, dropped_limit, dropped_early,
+    /// dropped_dequeue, marked, dequeued, activations, received_bytes, dequeued_bytes.
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.q.stats();
+        let d = PyDict::new(py);
+        d.set_item("received", s.received)?;
+        d.set_item("enqueued", s.enqueued)?;
+        d.set_item("dropped_enqueue", s.dropped_enqueue())?;
+        d.set_item("dropped_limit", s.dropped_limit)?;
+        d.set_item("dropped_early", s.dropped_early)?;
+        d.set_item("dropped_dequeue", s.dropped_dequeue)?;
+        d.set_item("marked", s.marked)?;
+        d.set_item("dequeued", s.dequeued)?;
+        d.set_item("activations", s.activations)?;
+        d.set_item("received_bytes", s.received_bytes)?;
+        d.set_item("dequeued_bytes", s.dequeued_bytes)?;
+        Ok(d)
+    }
+
+    /// The AQM configuration as JSON (serde form: time fields in integer nanoseconds).
+    fn config_json(&self) -> String {
+        serde_json::to_string(&self.q.config()).expect("AqmConfig serialises")
+    }
+}
+
+impl PyQueue {
+    /// Time must not run backwards: an AQM's state assumes monotone `now`.
+    fn advance(&mut self, now_s: f64) -> PyResult<Instant> {
+        let now = secs_to_instant("now_s", now_s)?;
+        if now < self.last_now {
+            return Err(PyValueError::new_err(format!(
+                "now_s = {now_s}: time went backwards (last call at {} s)",
+                self.last_now.as_secs_f64()
+            )));
+        }
+        self.last_now = now;
+        Ok(now)
+    }
+}
+
+/// Names of the available AQMs.
+#[pyfunction]
+fn aqm_names() -> Vec<&'static str> {
+    AqmConfig::names().to_vec()
+}
+
+/// Parameters of one AQM: list of (name, unit, default, doc).
+#[pyfunction]
+fn aqm_describe(name: &str) -> PyResult<Vec<(String, String, f64, String)>> {
+    Ok(AqmConfig::describe(name)
+        .map_err(aqm_err)?
+        .into_iter()
+        .map(|p| (p.name.into(), p.unit.into(), p.default, p.doc.trim().into()))
+        .collect())
+}
+
+/// Validate `name` + `{param: float}` and return the serde JSON of the `AqmConfig`.
+#[pyfunction]
+#[pyo3(signature = (name, params=None))]
+fn aqm_config_json(name: &str, params: Option<&Bound<'_, PyDict>>) -> PyResult<String> {
+    let cfg = config_from(name, params)?;
+    Ok(serde_json::to_string(&cfg).expect("AqmConfig serialises"))
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyQueue>()?;
+    m.add_function(wrap_pyfunction!(aqm_names, m)?)?;
+    m.add_function(wrap_pyfunction!(aqm_describe, m)?)?;
+    m.add_function(wrap_pyfunction!(aqm_config_json, m)?)?;
+    Ok(())
+}
