@@ -1,4 +1,30 @@
-"""Fluid (delay-differential) models of TCP/AQM and their solver."""
+"""Fluid (delay-differential) models of TCP/AQM and their solver.
+
+Public API (units: packets, packets/s, seconds; array parameters of shape (B,) form a batch):
+
+* ``solve_dde(rhs, t_span, y0, *, dt, max_delay, history=None, lower=None, upper=None,
+  record_every=1, hook=None, hook_every=0) -> DDESolution`` -- batched RK4 + Hermite history.
+* Laws: ``RED(min_th, max_th, max_p, w_q, gentle)``, ``PI(a, b, fs, qref)`` /
+  ``PI.from_continuous(k_pi, z, qref, fs)``, ``REM(gamma, phi, alpha_q, qref, t_u)``,
+  ``PDLQ(h1, h2, h3, p1, qref, p_offset)``, ``SFC(k1, k2, qref, c0, p_offset)``, ``make_law(name)``.
+* Models (each with ``equilibrium() -> Equilibrium``, ``linearize() -> LinearizedModel``,
+  ``simulate(duration, *, dt, y0, history, record_dt) -> FluidResult``):
+  ``Misra(n_flows, capacity, rtt, law, buffer)`` (§1.1), ``GaoHou(n_flows, capacity, rtt, law, b,
+  buffer)`` (§1.3), ``KTL(n_flows, capacity, rtt, law, buffer)`` (§1.4),
+  ``Kelly(capacity, rtt, weights, gain, routing)`` (§1.2),
+  ``SQM(capacity, rtt, weights, routing, alpha, k, sigma, beta)`` (§1.5),
+  ``EDC(n_flows, capacity, rtt, qref, kp, ki, n_event, dtheta)`` (§1.6/§2.4).
+* Results: ``FluidResult`` (``.plot()``, ``.to_pandas()``, ``result["q"]``, ``.final()``),
+  ``Equilibrium`` (``.values``, ``.state``, ``.to_pandas()``), ``LinearizedModel``
+  (``A``, ``Ad``, ``B``, ``delay``, ``A_identified``, ``.to_pandas()``, ``.plot()``).
+
+Example
+-------
+>>> from aqmlab.fluid import Misra, PI
+>>> r = Misra(n_flows=60, capacity=3750, rtt=0.2, law=PI(qref=200)).simulate(100)
+>>> round(float(r["q"][-1, 0]), 1)
+200.0
+"""
 
 from aqmlab.fluid.edc import EDC
 from aqmlab.fluid.gao_hou import GaoHou
