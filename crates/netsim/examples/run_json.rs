@@ -6,7 +6,9 @@
 use std::time::Instant as WallClock;
 
 fn main() {
-    let path = std::env::args().nth(1).expect("usage: run_json CONFIG.json");
+    let path = std::env::args()
+        .nth(1)
+        .expect("usage: run_json CONFIG.json");
     let text = std::fs::read_to_string(&path).expect("readable config file");
     let mut sim = match netsim::Simulation::from_json(&text) {
         Ok(s) => s,

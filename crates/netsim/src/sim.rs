@@ -36,6 +36,15 @@ pub enum SimError {
     UnknownLink(String),
     /// No flow has this id.
     UnknownFlow(u32),
+    /// A value is out of range.
+    Invalid {
+        /// What was being set.
+        key: String,
+        /// The value.
+        value: f64,
+        /// What is required.
+        reason: &'static str,
+    },
     /// The AQM rejected the parameter or configuration.
     Aqm {
         /// Link name.
@@ -50,6 +59,7 @@ impl fmt::Display for SimError {
         match self {
             SimError::UnknownLink(n) => write!(f, "unknown link '{n}'"),
             SimError::UnknownFlow(i) => write!(f, "unknown flow id {i}"),
+            SimError::Invalid { key, value, reason } => write!(f, "{key} = {value}: {reason}"),
             SimError::Aqm { link, error } => write!(f, "link '{link}': {error}"),
         }
     }
@@ -862,6 +872,21 @@ impl Simulation {
         let now = self.now;
         self.links[l as usize].replace_queue(now, q, l, &mut self.ev);
         self.arm_aqm(l, now);
+        Ok(())
+    }
+
+    /// Sets the Bernoulli loss probability of link `name` (in [0, 1]; 1 is a
+    /// blackout). Takes effect for packets finishing transmission from now.
+    pub fn set_link_loss(&mut self, name: &str, p: f64) -> Result<(), SimError> {
+        let l = self.link_id(name)?;
+        if !(0.0..=1.0).contains(&p) {
+            return Err(SimError::Invalid {
+                key: format!("{name}.loss"),
+                value: p,
+                reason: "must be in [0, 1]",
+            });
+        }
+        self.links[l as usize].loss = p;
         Ok(())
     }
 
