@@ -165,9 +165,11 @@ class FlowGroup(_Model):
     cc: Literal["newreno", "reno", "cubic"] = "newreno"
     ecn: bool = False
     delack: bool = False
-    start: Seconds = 0.0
+    start: Seconds | None = None  # None: seeded-uniform start in [0, start_jitter or 1 s]
+    start_jitter: Seconds | None = None
     stop: Seconds | None = None
     extra_delay: Seconds = 0.0
+    packet_size: int | None = Field(None, gt=40, le=65535)
     # finite / short flows
     size: Bytes | None = None
     arrival_rate: Annotated[float, Field(gt=0)] | None = None  # short flows per second
@@ -185,8 +187,8 @@ class FlowGroup(_Model):
 
     @model_validator(mode="after")
     def _check(self) -> FlowGroup:
-        if self.stop is not None and self.stop <= self.start:
-            raise ValueError(f"stop = {self.stop} must be after start = {self.start}")
+        if self.stop is not None and self.stop <= (self.start or 0.0):
+            raise ValueError(f"stop = {self.stop} must be after start = {self.start or 0.0}")
         if self.kind in ("udp_cbr", "udp_onoff") and self.rate is None:
             raise ValueError(f"a {self.kind} group needs 'rate'")
         if self.kind == "udp_onoff" and (self.on_time is None or self.off_time is None):

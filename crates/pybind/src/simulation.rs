@@ -1,6 +1,194 @@
-//! `aqmlab._core.Simulation` (filled in once netsim exposes its API).
-use pyo3::prelude::*;
+//! `aqmlab._core.Simulation`: a steppable `netsim::Simulation` built from `SimConfig` JSON
+//! (see `crates/netsim/SCHEMA.md`). Long runs release the GIL.
 
-pub(crate) fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+use netsim::{SimError, Simulation};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::queue::secs_to_instant;
+use crate::SimConfigError;
+
+fn sim_err(e: SimError) -> PyErr {
+    SimConfigError::new_err(e.to_string())
+}
+
+/// A packet-level simulation. `Simulation(config_json)`; times in seconds.
+#[pyclass(module = "aqmlab._core", name = "Simulation")]
+pub struct PySimulation {
+    sim: Simulation,
+}
+
+#[pymethods]
+impl PySimulation {
+    #[new]
+    fn new(config_json: &str) -> PyResult<Self> {
+        let sim = Simulation::from_json(config_json)
+            .map_err(|e| SimConfigError::new_err(e.to_string()))?;
+        Ok(PySimulation { sim })
+    }
+
+    /// Advance the simulation to time `t_s` (seconds), releasing the GIL.
+    fn run_until(&mut self, py: Python<'_>, t_s: f64) -> PyResult<()> {
+        let t = secs_to_instant("t_s", t_s)?;
+        let sim = &mut self.sim;
+        py.allow_threads(|| sim.run_until(t));
+        Ok(())
+    }
+
+    /// Run to the configured duration, releasing the GIL.
+    fn run(&mut self, py: Python<'_>) {
+        let sim = &mut self.sim;
+        py.allow_threads(|| sim.run());
+    }
+
+    /// Current simulated time, seconds.
+    #[getter]
+    fn now(&self) -> f64 {
+        self.sim.now().as_secs_f64()
+    }
+
+    /// Events executed so far.
+    #[getter]
+    fn events(&self) -> u64 {
+        self.sim.events()
+    }
+
+    /// Names of all links.
+    fn link_names(&self) -> Vec<String> {
+        self.sim.link_names()
+    }
+
+    /// Names of the monitored links.
+    fn monitored_links(&self) -> Vec<String> {
+        self.sim.monitored_links()
+    }
+
+    /// Number of flows created so far.
+    fn num_flows(&self) -> usize {
+        self.sim.num_flows()
+    }
+
+    /// Snapshot of a link: queue, AQM probability and counters.
+    fn link_status<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.sim.link_status(name).map_err(sim_err)?;
+        let d = PyDict::new(py);
+        d.set_item("name", s.name)?;
+        d.set_item("aqm", s.aqm)?;
+        d.set_item("queue_pkts", s.queue_pkts)?;
+        d.set_item("queue_bytes", s.queue_bytes)?;
+        d.set_item("probability", s.probability)?;
+        d.set_item("aqm_activations", s.aqm_stats.activations)?;
+        d.set_item("aqm_received", s.aqm_stats.received)?;
+        d.set_item("aqm_dropped", s.aqm_stats.dropped())?;
+        d.set_item("aqm_marked", s.aqm_stats.marked)?;
+        let c = s.counters;
+        d.set_item("arrivals", c.arrivals)?;
+        d.set_item("drops", c.drops_enqueue + c.drops_dequeue)?;
+        d.set_item("marks", c.marks)?;
+        d.set_item("tx_pkts", c.tx_pkts)?;
+        d.set_item("tx_bytes", c.tx_bytes)?;
+        d.set_item("lost", c.lost)?;
+        Ok(d)
+    }
+
+    /// Snapshot of a flow: cwnd (segments), ssthresh, srtt, bytes, retransmissions.
+    fn flow_status<'py>(&self, py: Python<'py>, id: u32) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.sim.flow_status(id).map_err(sim_err)?;
+        let d = PyDict::new(py);
+        d.set_item("id", s.id)?;
+        d.set_item("kind", s.kind)?;
+        d.set_item("started", s.started)?;
+        d.set_item("cwnd", s.cwnd)?;
+        d.set_item("ssthresh", s.ssthresh)?;
+        d.set_item("srtt_s", s.srtt_s)?;
+        d.set_item("bytes_acked", s.bytes_acked)?;
+        d.set_item("bytes_delivered", s.bytes_delivered)?;
+        d.set_item("retransmits", s.retransmits)?;
+        d.set_item("timeouts", s.timeouts)?;
+        d.set_item("ecn_reductions", s.ecn_reductions)?;
+        d.set_item("min_reduction_gap_s", s.min_reduction_gap_s)?;
+        d.set_item("fct_s", s.fct_s)?;
+        Ok(d)
+    }
+
+    /// Change one AQM parameter of a link's queue while the simulation runs.
+    fn set_aqm_param(&mut self, link: &str, key: &str, value: f64) -> PyResult<()> {
+        self.sim.set_aqm_param(link, key, value).map_err(sim_err)
+    }
+
+    /// Replace a link's AQM (serde JSON of an `AqmConfig`); the queue's packets are kept.
+    fn set_aqm(&mut self, link: &str, aqm_json: &str) -> PyResult<()> {
+        let cfg: aqm::AqmConfig = serde_json::from_str(aqm_json)
+            .map_err(|e| crate::AqmConfigError::new_err(format!("aqm config: {e}")))?;
+        self.sim.set_aqm(link, cfg).map_err(sim_err)
+    }
+
+    /// Current value of a link's AQM parameter (None if unknown).
+    fn aqm_param(&self, link: &str, key: &str) -> PyResult<Option<f64>> {
+        Ok(self.sim.aqm_config(link).map_err(sim_err)?.get_param(key))
+    }
+
+    /// Set a link's Bernoulli loss probability.
+    fn set_link_loss(&mut self, link: &str, p: f64) -> PyResult<()> {
+        self.sim.set_link_loss(link, p).map_err(sim_err)
+    }
+
+    /// Packet conservation totals: sent, delivered, dropped, lost, in_flight.
+    fn conservation<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let c = self.sim.conservation();
+        let d = PyDict::new(py);
+        d.set_item("sent", c.sent)?;
+        d.set_item("delivered", c.delivered)?;
+        d.set_item("dropped", c.dropped)?;
+        d.set_item("lost", c.lost)?;
+        d.set_item("in_flight", c.in_flight)?;
+        Ok(d)
+    }
+
+    /// The summary (results contract) as JSON, covering `[warmup, now]`.
+    fn summary_json(&self) -> String {
+        serde_json::to_string(&self.sim.summary()).expect("summary serialises")
+    }
+
+    /// Time series and cwnd traces as `{"timeseries": {col: list}, "cwnd": {col: list}}`.
+    fn columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let r = self.sim.results();
+        let ts = PyDict::new(py);
+        let t = &r.timeseries;
+        ts.set_item("time_s", &t.time_s)?;
+        ts.set_item("link", &t.link)?;
+        ts.set_item("queue_pkts", &t.queue_pkts)?;
+        ts.set_item("queue_bytes", &t.queue_bytes)?;
+        ts.set_item("queue_delay_ms_mean", &t.queue_delay_ms_mean)?;
+        ts.set_item("arrivals", &t.arrivals)?;
+        ts.set_item("drops", &t.drops)?;
+        ts.set_item("marks", &t.marks)?;
+        ts.set_item("throughput_bps", &t.throughput_bps)?;
+        let cw = PyDict::new(py);
+        let c = &r.cwnd;
+        cw.set_item("time_s", &c.time_s)?;
+        cw.set_item("flow", &c.flow)?;
+        cw.set_item("cwnd", &c.cwnd)?;
+        cw.set_item("ssthresh", &c.ssthresh)?;
+        cw.set_item("srtt_ms", &c.srtt_ms)?;
+        let d = PyDict::new(py);
+        d.set_item("timeseries", ts)?;
+        d.set_item("cwnd", cw)?;
+        Ok(d)
+    }
+}
+
+/// Validate a `SimConfig` JSON without building the simulation; raises `SimConfigError`.
+#[pyfunction]
+fn validate_sim_config(config_json: &str) -> PyResult<()> {
+    let cfg = netsim::SimConfig::from_json(config_json)
+        .map_err(|e| SimConfigError::new_err(e.to_string()))?;
+    cfg.validate()
+        .map_err(|e| SimConfigError::new_err(e.to_string()))
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PySimulation>()?;
+    m.add_function(wrap_pyfunction!(validate_sim_config, m)?)?;
     Ok(())
 }
