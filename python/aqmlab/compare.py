@@ -73,7 +73,9 @@ def plot_comparison(cmp: Comparison, link: str = "bottleneck"):
         ax_q.plot(ts["time_s"], ts["queue_delay_ms_mean"], lw=0.7, label=name)
     ax_q.set_xlabel("time [s]")
     ax_q.set_ylabel("queue delay [ms]")
-    ax_q.legend(ncol=len(cmp.results), fontsize="small")
+    ax_q.legend(
+        ncol=len(cmp.results), fontsize="small", loc="lower center", bbox_to_anchor=(0.5, 1.0)
+    )
     rows = cmp.table()
     names = [row["aqm"] for row in rows]
     for ax, key, label, scale in (
