@@ -16,7 +16,12 @@ Decisions recorded here (ALGORITHMS.md §4; every equation of §2.2 is a reconst
   drop ``r -> max(1, r // 2)``.
 * item 16, full buffer: admit is infeasible at ``q = B`` (a forced drop, which is the drop action,
   including its rate update).
-* item 18, the penalty: ``P = 100 * max |non-penalty reward|`` unless given.
+* item 18, the penalty. Default reward: ``P = 1``, so an admitted packet that is expected to
+  miss the target earns nothing and the gain is the rate of packets delivered within the target
+  (delay-constrained throughput). ALGORITHMS.md proposed ``P = 100``; in the model-level
+  evaluation (10 Mbit/s, d = 5 ms, negligible RTT) that policy is far more conservative
+  (throughput about 76 % of CoDel's, against 95 % with ``P = 1``, both with a mean delay below
+  3 ms where CoDel has about 65 ms). Literal reward: ``P = 100 * max |phi-difference|``.
 
 Examples
 --------
@@ -302,7 +307,8 @@ def reward_table(
         ``phi(x') - phi(x)`` with ``x`` the effective rate in units of the service rate.
         Both add ``-penalty`` to an admit whose expected delay ``(q + 1) / mu`` exceeds ``target_s``.
     penalty : float or None
-        ``P``; ``None`` means ``100 * max |non-penalty reward|``.
+        ``P``; ``None`` means 1 for the default reward (a late packet earns nothing) and
+        ``100 * max |non-penalty reward|`` for the literal one (item 18).
     phi : {"sqrt", "square", "log"}
         Literal variant only.
 
@@ -328,8 +334,8 @@ def reward_table(
         base[DROP] = (f(xd) - f(x))[:, None]
     else:
         raise ValueError(f"reward {kind!r}: expected 'default' or 'literal'")
-    if penalty is None:
-        penalty = 100.0 * float(np.abs(base).max())
+    if penalty is None:  # decision recorded in the module docstring (item 18)
+        penalty = 1.0 if kind == "default" else 100.0 * float(np.abs(base).max())
     breach = (q + 1) / service_pps > target_s  # PAQMAN eq. (1): admitted packet's delay
     base[ADMIT] -= penalty * breach[None, :]
     return base, float(penalty)
