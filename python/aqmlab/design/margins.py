@@ -1,0 +1,413 @@
+"""Margins and stability of loops with a pure time delay, from the exact frequency response.
+
+A delayed loop is ``L(s) = G(s) * exp(-s * delay)`` with ``G`` a rational
+:class:`control.TransferFunction` (strictly proper for the stability test).  Everything here
+works on the exact ``L(j w)``; a Pade approximation is only produced on request
+(:func:`pade_loop`) for tools that need a rational model (root locus, ``control.feedback``).
+
+Functions
+---------
+delayed_freqresp
+    ``L(j w)`` with the exact delay factor.
+delayed_margins
+    gain margin, phase margin, crossover frequencies and delay margin -> :class:`DelayedMargins`.
+unstable_closed_loop_roots
+    number of closed-loop roots of ``1 + L(s) = 0`` with ``Re s > 0`` (argument principle,
+    no Pade); :func:`is_closed_loop_stable` is the boolean form.
+stability_map
+    evaluate a design function on an (N, RTT) grid -> :class:`StabilityMap` with ``.plot()``.
+pade_loop
+    rational approximation ``G(s) * pade(delay)``.
+
+Examples
+--------
+>>> import control
+>>> from aqmlab.design import delayed_margins
+>>> m = delayed_margins(control.tf([2.0], [1.0, 1.0]), delay=0.1)
+>>> round(m.crossover_frequency, 4)   # sqrt(K^2 - 1) / T
+1.7321
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import control
+import numpy as np
+from scipy.optimize import brentq
+
+__all__ = [
+    "DelayedMargins",
+    "StabilityMap",
+    "delayed_freqresp",
+    "delayed_margins",
+    "is_closed_loop_stable",
+    "pade_loop",
+    "stability_map",
+    "unstable_closed_loop_roots",
+]
+
+
+def _zpk(G: control.TransferFunction) -> tuple[np.ndarray, np.ndarray, float]:
+    num = np.atleast_1d(np.squeeze(G.num[0][0])).astype(float)
+    den = np.atleast_1d(np.squeeze(G.den[0][0])).astype(float)
+    num = np.trim_zeros(num, "f")
+    den = np.trim_zeros(den, "f")
+    return np.roots(num), np.roots(den), float(num[0] / den[0])
+
+
+def delayed_freqresp(G: control.TransferFunction, delay: float, omega) -> np.ndarray:
+    """Exact frequency response ``G(j w) exp(-j w delay)``.
+
+    Parameters
+    ----------
+    G : control.TransferFunction
+        Rational (delay-free) part of the loop, SISO, continuous time.
+    delay : float
+        Pure delay in seconds (>= 0).
+    omega : array_like
+        Frequencies in rad/s.
+
+    Returns
+    -------
+    numpy.ndarray of complex
+
+    Examples
+    --------
+    >>> import control, numpy as np
+    >>> abs(delayed_freqresp(control.tf([1], [1, 0]), 0.5, [2.0])[0])
+    0.5
+    """
+    w = np.asarray(omega, dtype=float)
+    return np.asarray(G(1j * w)) * np.exp(-1j * w * delay)
+
+
+def _continuous_phase(G: control.TransferFunction, delay: float, w: np.ndarray) -> np.ndarray:
+    """Phase of ``L(j w)`` (rad), continuous in w > 0, built factor by factor (no unwrapping)."""
+    zeros, poles, k = _zpk(G)
+    jw = 1j * np.asarray(w, dtype=float)[..., None]
+    ph = np.sum(np.angle(jw - zeros), axis=-1) - np.sum(np.angle(jw - poles), axis=-1)
+    return ph + (0.0 if k > 0 else np.pi) - np.asarray(w) * delay
+
+
+def _frequency_span(G: control.TransferFunction, delay: float) -> tuple[float, float]:
+    zeros, poles, _ = _zpk(G)
+    corners = np.abs(np.concatenate([zeros, poles]))
+    corners = corners[corners > 0]
+    if delay > 0:
+        corners = np.append(corners, 1.0 / delay)
+    lo = (corners.min() if corners.size else 1.0) * 1e-4
+    hi = (corners.max() if corners.size else 1.0) * 1e4
+    # push the upper end until the loop magnitude is small (high-gain loops cross late)
+    while abs(G(1j * hi)) > 1e-3 and hi < 1e12:
+        hi *= 10.0
+    return lo, hi
+
+
+def _roots_on_grid(f: Callable[[float], float], grid: np.ndarray) -> list[float]:
+    vals = np.array([f(x) for x in grid])
+    out = []
+    for i in np.nonzero(np.sign(vals[:-1]) * np.sign(vals[1:]) < 0)[0]:
+        out.append(brentq(f, grid[i], grid[i + 1], xtol=1e-14, rtol=1e-12))
+    return out
+
+
+@dataclass
+class DelayedMargins:
+    """Margins of ``L(s) = G(s) exp(-s delay)`` (result of :func:`delayed_margins`).
+
+    Attributes
+    ----------
+    gain_margin : float
+        ``1 / |L(j w_pc)|`` at the phase crossover with the largest ``|L|`` (``inf`` if none).
+    phase_margin : float
+        ``180 + arg L(j w_gc)`` in degrees at the (lowest-margin) gain crossover, wrapped to
+        (-180, 180] (``inf`` if ``|L| < 1`` everywhere).
+    crossover_frequency : float
+        gain crossover ``w_gc`` (rad/s) where ``|L| = 1``.
+    phase_crossover_frequency : float
+        ``w_pc`` (rad/s) where ``arg L = -180 deg``.
+    delay_margin : float
+        extra delay (s) the loop tolerates: ``min_gc (pi + arg L(j w_gc)) mod 2 pi / w_gc``;
+        meaningful when the closed loop is stable at the current delay.
+    G, delay
+        the loop that was analysed.
+    """
+
+    gain_margin: float
+    phase_margin: float
+    crossover_frequency: float
+    phase_crossover_frequency: float
+    delay_margin: float
+    G: control.TransferFunction = field(repr=False)
+    delay: float = 0.0
+
+    def to_dict(self) -> dict:
+        """Plain-float dictionary (for JSON)."""
+        return {
+            "gain_margin": self.gain_margin,
+            "phase_margin_deg": self.phase_margin,
+            "crossover_frequency": self.crossover_frequency,
+            "phase_crossover_frequency": self.phase_crossover_frequency,
+            "delay_margin": self.delay_margin,
+        }
+
+    def plot(self, kind: str = "bode", ax=None):
+        """Bode (``kind="bode"``) or Nyquist (``kind="nyquist"``) plot of the exact delayed loop."""
+        import matplotlib.pyplot as plt
+
+        lo, hi = _frequency_span(self.G, self.delay)
+        w = np.logspace(np.log10(lo), np.log10(hi), 2000)
+        L = delayed_freqresp(self.G, self.delay, w)
+        if kind == "nyquist":
+            if ax is None:
+                _, ax = plt.subplots()
+            ax.plot(L.real, L.imag, "C0")
+            ax.plot(L.real, -L.imag, "C0--", lw=0.8)
+            ax.plot([-1], [0], "r+", ms=12)
+            ax.set_xlabel("Re L(jw)")
+            ax.set_ylabel("Im L(jw)")
+            ax.set_title("Nyquist (exact delay)")
+            return ax
+        if ax is None:
+            _, ax = plt.subplots(2, 1, sharex=True)
+        ax[0].loglog(w, np.abs(L))
+        ax[0].axhline(1.0, color="gray", lw=0.8)
+        ax[0].set_ylabel("|L(jw)|")
+        ax[1].semilogx(w, np.degrees(_continuous_phase(self.G, self.delay, w)))
+        ax[1].axhline(-180.0, color="gray", lw=0.8)
+        ax[1].set_ylim(-540, 90)
+        ax[1].set_ylabel("phase (deg)")
+        ax[1].set_xlabel("w (rad/s)")
+        ax[0].set_title(
+            f"GM={self.gain_margin:.3g}, PM={self.phase_margin:.3g} deg, DM={self.delay_margin:.3g} s"
+        )
+        return ax
+
+
+def delayed_margins(G: control.TransferFunction, delay: float = 0.0) -> DelayedMargins:
+    """Gain, phase and delay margins of ``G(s) exp(-s delay)`` from the exact frequency response.
+
+    Parameters
+    ----------
+    G : control.TransferFunction
+        Rational part of the open loop (SISO, continuous time).
+    delay : float
+        Loop delay in seconds.
+
+    Returns
+    -------
+    DelayedMargins
+
+    Notes
+    -----
+    Gain crossovers are the roots of ``|G(j w)| = 1`` (the delay does not change the
+    magnitude); phase crossovers the roots of ``arg L(j w) = -(2k+1) pi`` with the phase built
+    continuously from the poles and zeros.  The delay margin is the classical
+    ``(pi + arg L(j w_gc)) / w_gc`` minimised over gain crossovers.
+
+    Examples
+    --------
+    First order plus delay ``K e^{-sL}/(Ts+1)``, closed form ``w_gc = sqrt(K^2-1)/T``:
+
+    >>> import control
+    >>> m = delayed_margins(control.tf([2.0], [0.5, 1.0]), delay=0.2)
+    >>> round(m.crossover_frequency, 4)
+    3.4641
+    """
+    if delay < 0:
+        raise ValueError(f"delay must be >= 0, got {delay}")
+    lo, hi = _frequency_span(G, delay)
+    grid = np.logspace(np.log10(lo), np.log10(hi), 4000)
+
+    def logmag(w: float) -> float:
+        return float(np.log(abs(G(1j * w))))
+
+    wgc = _roots_on_grid(logmag, grid)
+    phase = lambda w: float(_continuous_phase(G, delay, np.array(w)))  # noqa: E731
+
+    pm, wg, dm = np.inf, np.nan, np.inf
+    for w in wgc:
+        ph = phase(w)
+        margin = (np.pi + ph) % (2 * np.pi)  # in [0, 2 pi)
+        dm_w = margin / w
+        wrapped = np.degrees(np.pi + ph)
+        wrapped = (wrapped + 180.0) % 360.0 - 180.0
+        if dm_w < dm:
+            dm, wg, pm = dm_w, w, wrapped
+    # phase crossovers: arg L = -(2k+1) pi
+    ph_grid = _continuous_phase(G, delay, grid)
+    gm, wp = np.inf, np.nan
+    kmin = int(np.floor((-ph_grid.max() - np.pi) / (2 * np.pi)))
+    kmax = int(np.ceil((-ph_grid.min() - np.pi) / (2 * np.pi)))
+    for k in range(max(kmin, 0), min(kmax, 200) + 1):
+        target = -(2 * k + 1) * np.pi
+        for w in _roots_on_grid(lambda w, t=target: phase(w) - t, grid):
+            g = 1.0 / abs(G(1j * w))
+            if g < gm:
+                gm, wp = g, w
+    return DelayedMargins(float(gm), float(pm), float(wg), float(wp), float(dm), G, float(delay))
+
+
+def unstable_closed_loop_roots(
+    G: control.TransferFunction, delay: float = 0.0, shift: float | None = None
+) -> int:
+    """Number of roots of ``1 + G(s) exp(-s delay) = 0`` in the right half-plane.
+
+    Argument principle on the line ``Re s = shift`` (a small positive shift steps round
+    open-loop poles on the imaginary axis, e.g. a PI integrator): ``Z = P - Delta arg / pi``
+    where ``P`` counts open-loop poles right of the line and ``Delta arg`` is the phase change
+    of ``1 + L`` for ``w`` from 0 to infinity (real-coefficient symmetry gives the other half).
+    ``G`` must be strictly proper so that ``L -> 0`` on the large semicircle.
+
+    Parameters
+    ----------
+    G : control.TransferFunction
+        Rational loop part (strictly proper).
+    delay : float
+        Loop delay, s.
+    shift : float, optional
+        Real part of the contour; default ``1e-7`` times the smallest non-zero pole/zero
+        magnitude.  Roots with ``0 < Re s < shift`` are reported as stable.
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    Integrator plus delay ``k e^{-s tau}/s`` is stable iff ``k tau < pi/2``:
+
+    >>> import control
+    >>> unstable_closed_loop_roots(control.tf([1.0], [1.0, 0.0]), delay=1.5)
+    0
+    >>> unstable_closed_loop_roots(control.tf([1.0], [1.0, 0.0]), delay=1.7)
+    2
+    """
+    zeros, poles, _ = _zpk(G)
+    if len(zeros) >= len(poles):
+        raise ValueError("G must be strictly proper")
+    lo, hi = _frequency_span(G, delay)
+    if shift is None:
+        mags = np.abs(np.concatenate([zeros, poles]))
+        mags = mags[mags > 0]
+        shift = 1e-7 * (mags.min() if mags.size else 1.0)
+    P = int(np.sum(poles.real > shift))
+    n = 4000
+    while True:
+        w = np.concatenate([[0.0], np.logspace(np.log10(lo), np.log10(hi), n)])
+        s = shift + 1j * w
+        F = 1.0 + np.asarray(G(s)) * np.exp(-s * delay)
+        steps = np.angle(F[1:] / F[:-1])
+        if np.max(np.abs(steps)) < 0.5 or n > 2_000_000:
+            break
+        n *= 4
+    dphi = float(np.sum(steps))
+    # F(shift + j*hi) ~ 1; finish the path to w = infinity on the real side
+    dphi += float(np.angle(1.0 / F[-1]))
+    return int(round(P - dphi / np.pi))
+
+
+def is_closed_loop_stable(G: control.TransferFunction, delay: float = 0.0) -> bool:
+    """``True`` if ``1 + G(s) exp(-s delay)`` has no right-half-plane roots.
+
+    See :func:`unstable_closed_loop_roots`.
+
+    Examples
+    --------
+    >>> import control
+    >>> is_closed_loop_stable(control.tf([1.0], [1.0, 0.0]), delay=1.5)
+    True
+    """
+    return unstable_closed_loop_roots(G, delay) == 0
+
+
+def pade_loop(G: control.TransferFunction, delay: float, order: int = 6):
+    """Rational model ``G(s) * Pade_order(delay)`` (only for tools that need one).
+
+    Examples
+    --------
+    >>> import control
+    >>> L = pade_loop(control.tf([1.0], [1.0, 1.0]), 0.1, order=3)
+    >>> L.poles().size
+    4
+    """
+    num, den = control.pade(delay, order)
+    return G * control.tf(num, den)
+
+
+@dataclass
+class StabilityMap:
+    """A function evaluated on an (N, RTT) grid (result of :func:`stability_map`).
+
+    Attributes
+    ----------
+    flows : numpy.ndarray
+        N values (rows).
+    rtts : numpy.ndarray
+        RTT values in seconds (columns).
+    stable : numpy.ndarray of bool, shape (len(flows), len(rtts))
+    value : numpy.ndarray of float
+        the scalar returned with the verdict (e.g. delay margin in s), ``nan`` if none.
+    """
+
+    flows: np.ndarray
+    rtts: np.ndarray
+    stable: np.ndarray
+    value: np.ndarray
+
+    def plot(self, ax=None, label: str = "value"):
+        """Colour map of ``value`` with unstable cells hatched out."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots()
+        v = np.where(self.stable, self.value, np.nan)
+        m = ax.pcolormesh(self.rtts, self.flows, v, shading="nearest")
+        ax.contourf(
+            self.rtts, self.flows, ~self.stable, levels=[0.5, 1.5], colors="none", hatches=["//"]
+        )
+        plt.colorbar(m, ax=ax, label=label)
+        ax.set_xlabel("RTT (s)")
+        ax.set_ylabel("N (flows)")
+        ax.set_title("stability map (hatched: unstable)")
+        return ax
+
+
+def stability_map(
+    evaluate: Callable[[float, float], tuple[bool, float]],
+    flows: Sequence[float],
+    rtts: Sequence[float],
+) -> StabilityMap:
+    """Evaluate ``evaluate(N, rtt) -> (stable, value)`` on every grid point.
+
+    Parameters
+    ----------
+    evaluate : callable
+        Returns the verdict and a scalar (delay margin, spectral radius, ...).
+    flows, rtts : sequence of float
+        Grid axes (N in flows, RTT in seconds).
+
+    Examples
+    --------
+    >>> import control
+    >>> from aqmlab.design import misra_plant
+    >>> def ev(n, r):
+    ...     G, d = misra_plant(n, 3750.0, r)
+    ...     L = G * control.tf([1e-5 / 0.53, 1e-5], [1.0, 0.0])
+    ...     return is_closed_loop_stable(L, d), delayed_margins(L, d).delay_margin
+    >>> sm = stability_map(ev, [60, 120], [0.1, 0.246])
+    >>> bool(sm.stable.all())
+    True
+    """
+    flows = np.asarray(flows, dtype=float)
+    rtts = np.asarray(rtts, dtype=float)
+    stable = np.zeros((flows.size, rtts.size), dtype=bool)
+    value = np.full((flows.size, rtts.size), np.nan)
+    for i, n in enumerate(flows):
+        for j, r in enumerate(rtts):
+            ok, v = evaluate(float(n), float(r))
+            stable[i, j] = bool(ok)
+            value[i, j] = np.nan if v is None else float(v)
+    return StabilityMap(flows, rtts, stable, value)

@@ -1,0 +1,201 @@
+"""Hollot et al.'s PI design rule for AQM and its Tustin discretisation (ALGORITHMS.md §3.8).
+
+Continuous controller ``C_PI(s) = K (s/z + 1)/s`` on the Misra/Hollot plant (§1.1) taken at the
+worst case: fewest flows ``N-`` and largest RTT ``R+``.
+
+* zero on the TCP pole: ``z = 2 N- / (R+^2 C)``;
+* gain for a crossover ``w_g`` well below ``1/R+``.
+* Tustin at ``T = 1/fs``: ``a = K (1/z + T/2)``, ``b = K (1/z - T/2)``, the law
+  ``p(k) = p(k-1) + a (q(k) - q_ref) - b (q(k-1) - q_ref)``.
+
+Decisions on ambiguities
+------------------------
+* Gain rule.  The published example (N- = 60, C = 3750, R+ = 0.246 s, 160 Hz) prints
+  ``K = 9.64e-6``.  Exact unity loop gain at ``w_g = 0.53`` would give 9.80e-6; the printed value
+  is ``w_g (2N-)^2 / ((R+ C)^3 |j w_g R+ + 1|)`` with ``w_g = 0.53`` (the queue-pole factor
+  divides rather than multiplies), which puts the true crossover at ~0.521 rad/s, PM ~75 deg.
+  ``gain_rule="hollot"`` (default) uses that printed formula so the published design is
+  reproduced; ``gain_rule="unity"`` gives exact unity gain at ``w_g``.  The actual crossover,
+  phase margin and delay margin of the delayed loop are always reported.
+* ``w_g`` defaults to ``z`` (the paper's crossover 0.53 rad/s is its rounded TCP pole 0.529).
+  The paper rounds ``z`` and ``w_g`` to 0.53 before computing K, a and b; with the exact
+  ``z = 0.52903`` the default gives a = 1.822e-5, b = 1.816e-5 (as published) and K = 9.62e-6
+  (0.2 % below the printed 9.64e-6).  Passing ``z=0.53, omega_g=0.53`` reproduces all four
+  printed numbers.
+* Sampling frequency: the caller chooses (160 Hz in the papers, 170 Hz in ns-2), §4 item 34.
+
+Examples
+--------
+>>> d = hollot_pi(60, 3750.0, 0.246, fs=160.0)
+>>> f"{d.a:.4g} {d.b:.4g} {d.z:.3g}"
+'1.822e-05 1.816e-05 0.529'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import control
+import numpy as np
+
+from aqmlab.design.margins import DelayedMargins, delayed_margins, is_closed_loop_stable
+from aqmlab.design.plants import misra_plant
+
+__all__ = ["PIDesign", "hollot_pi", "pi_loop", "tustin_pi"]
+
+
+def tustin_pi(K: float, z: float, fs: float) -> tuple[float, float]:
+    """Tustin discretisation of ``K (s/z + 1)/s`` at ``fs`` Hz -> ``(a, b)``.
+
+    ``a = K (1/z + T/2)``, ``b = K (1/z - T/2)``, ``T = 1/fs``   # ALGORITHMS.md §3.8
+
+    Examples
+    --------
+    >>> a, b = tustin_pi(9.64e-6, 0.53, 160.0)
+    >>> f"{a:.4g} {b:.4g}"
+    '1.822e-05 1.816e-05'
+    """
+    if fs <= 0 or z <= 0:
+        raise ValueError(f"fs and z must be positive, got fs={fs}, z={z}")
+    T = 1.0 / fs
+    return K * (1.0 / z + T / 2.0), K * (1.0 / z - T / 2.0)
+
+
+def pi_loop(
+    K: float, z: float, n_flows: float, capacity: float, rtt: float
+) -> tuple[control.TransferFunction, float]:
+    """Open loop ``C_PI(s) P(s)`` of the continuous PI on the Misra plant: ``(G, delay)``.
+
+    Examples
+    --------
+    >>> G, d = pi_loop(9.64e-6, 0.529, 60, 3750.0, 0.246)
+    >>> d
+    0.246
+    """
+    P, delay = misra_plant(n_flows, capacity, rtt)
+    return control.tf([K / z, K], [1.0, 0.0]) * P, delay
+
+
+@dataclass
+class PIDesign:
+    """Result of :func:`hollot_pi`.
+
+    Attributes
+    ----------
+    K : float
+        continuous PI gain ``K_PI`` (1/(packet s)).
+    z : float
+        PI zero, rad/s.
+    omega_g : float
+        design crossover used in the gain rule, rad/s.
+    a, b : float
+        Tustin coefficients of the discrete law (1/packet).
+    fs : float
+        sampling frequency, Hz.
+    margins : DelayedMargins
+        exact margins of the continuous delayed loop at (N-, R+).
+    n_min, capacity, rtt_max : float
+        design inputs.
+    """
+
+    K: float
+    z: float
+    omega_g: float
+    a: float
+    b: float
+    fs: float
+    margins: DelayedMargins = field(repr=False)
+    n_min: float = 0.0
+    capacity: float = 0.0
+    rtt_max: float = 0.0
+
+    def loop(self, n_flows: float | None = None, rtt: float | None = None):
+        """Open loop ``(G, delay)`` at another operating point (default: the design point)."""
+        return pi_loop(
+            self.K,
+            self.z,
+            self.n_min if n_flows is None else n_flows,
+            self.capacity,
+            self.rtt_max if rtt is None else rtt,
+        )
+
+    def is_stable(self, n_flows: float | None = None, rtt: float | None = None) -> bool:
+        """Closed-loop stability of the continuous delayed loop (argument principle)."""
+        return is_closed_loop_stable(*self.loop(n_flows, rtt))
+
+    def to_dict(self) -> dict:
+        """JSON-ready dictionary; keys ``a``, ``b``, ``K``, ``z`` are part of the CLI contract."""
+        return {
+            "a": self.a,
+            "b": self.b,
+            "K": self.K,
+            "z": self.z,
+            "omega_g": self.omega_g,
+            "fs": self.fs,
+            **self.margins.to_dict(),
+        }
+
+    def plot(self, kind: str = "bode", ax=None):
+        """Bode or Nyquist plot of the exact delayed loop at the design point."""
+        return self.margins.plot(kind=kind, ax=ax)
+
+
+def hollot_pi(
+    n_min: float,
+    capacity: float,
+    rtt_max: float,
+    fs: float = 160.0,
+    *,
+    omega_g: float | None = None,
+    z: float | None = None,
+    gain_rule: str = "hollot",
+) -> PIDesign:
+    """Hollot's PI design at (N-, R+) and its Tustin discretisation.
+
+    Parameters
+    ----------
+    n_min : float
+        smallest number of flows N-.
+    capacity : float
+        C, packets/s.
+    rtt_max : float
+        largest RTT R+, s.
+    fs : float
+        sampling frequency of the discrete law, Hz.
+    omega_g : float, optional
+        design crossover, rad/s (default: ``z``).
+    z : float, optional
+        PI zero, rad/s (default: the TCP pole ``2N-/(R+^2 C)``).
+    gain_rule : {"hollot", "unity"}
+        ``"hollot"``: ``K = w_g (2N-)^2 / ((R+ C)^3 |j w_g R+ + 1|)`` (reproduces the printed
+        design); ``"unity"``: ``|C(j w_g) P(j w_g)| = 1`` exactly.
+
+    Returns
+    -------
+    PIDesign
+
+    Examples
+    --------
+    >>> d = hollot_pi(60, 3750.0, 0.246, 160.0, z=0.53, omega_g=0.53)
+    >>> f"{d.K:.3g}"
+    '9.64e-06'
+    """
+    P, _ = misra_plant(n_min, capacity, rtt_max)  # validates inputs
+    if fs <= 0 or not np.isfinite(fs):
+        raise ValueError(f"fs must be positive, got {fs}")
+    N, C, R = float(n_min), float(capacity), float(rtt_max)
+    z_tcp = 2 * N / (R**2 * C)  # TCP pole, ALGORITHMS.md §3.8
+    z = z_tcp if z is None else float(z)
+    w = z if omega_g is None else float(omega_g)
+    if z <= 0 or w <= 0:
+        raise ValueError(f"z and omega_g must be positive, got z={z}, omega_g={w}")
+    if gain_rule == "hollot":
+        K = w * (2 * N) ** 2 / ((R * C) ** 3 * abs(1j * w * R + 1))
+    elif gain_rule == "unity":
+        Cpi = control.tf([1.0 / z, 1.0], [1.0, 0.0])
+        K = 1.0 / abs(Cpi(1j * w) * P(1j * w))
+    else:
+        raise ValueError(f"gain_rule must be 'hollot' or 'unity', got {gain_rule!r}")
+    a, b = tustin_pi(K, z, fs)
+    G, delay = pi_loop(K, z, N, C, R)
+    return PIDesign(K, z, w, a, b, float(fs), delayed_margins(G, delay), N, C, R)

@@ -1,0 +1,238 @@
+"""Linearised plants used by the design methods (ALGORITHMS.md section 1).
+
+Each function returns the linear model a design method needs, in the form python-control
+expects.  Units: capacities in packets/s, times in seconds, queues in packets.
+
+misra_plant
+    Hollot's delta-p -> delta-q transfer function of the Misra model (section 1.1).
+gao_hou_plant
+    Gao-Hou enhanced model: operating point and the state-space matrices (section 1.3).
+ktl_constants
+    Kim-Tang-Low A1, A2, B1 and p* (section 1.4).
+edc_spatial_plant
+    EDC's packet-arrival-indexed model (section 1.6).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import control
+import numpy as np
+
+__all__ = [
+    "GaoHouPlant",
+    "KTLConstants",
+    "edc_spatial_plant",
+    "gao_hou_plant",
+    "ktl_constants",
+    "misra_plant",
+]
+
+
+def _positive(**kw: float) -> None:
+    for k, v in kw.items():
+        if not np.isfinite(v) or v <= 0:
+            raise ValueError(f"{k} must be a positive number, got {v}")
+
+
+def misra_plant(n_flows: float, capacity: float, rtt: float) -> tuple[control.TransferFunction, float]:
+    """Hollot's linearisation of the Misra model: ``delta q / delta p`` and its delay.
+
+    ``P(s) = (C^2/(2N)) / ((s + 2N/(R^2 C)) (s + 1/R)) * exp(-s R)``   # ALGORITHMS.md §1.1
+
+    Parameters
+    ----------
+    n_flows : float
+        Number of long-lived TCP flows N.
+    capacity : float
+        Bottleneck capacity C, packets/s.
+    rtt : float
+        Operating-point round-trip time R0 = q0/C + Tp, s.
+
+    Returns
+    -------
+    (control.TransferFunction, float)
+        Rational part (packets per unit probability) and the delay R0 (s).
+
+    Examples
+    --------
+    >>> G, d = misra_plant(60, 3750.0, 0.246)
+    >>> round(float(G.dcgain()), 1)   # (R C)^3 / (2N)^2
+    54517.6
+    """
+    _positive(n_flows=n_flows, capacity=capacity, rtt=rtt)
+    N, C, R = float(n_flows), float(capacity), float(rtt)
+    p_tcp = 2 * N / (R**2 * C)
+    G = control.tf([C**2 / (2 * N)], np.polymul([1.0, p_tcp], [1.0, 1.0 / R]))
+    return G, R
+
+
+@dataclass
+class GaoHouPlant:
+    """Gao-Hou enhanced TCP model at its operating point (ALGORITHMS.md §1.3).
+
+    Attributes
+    ----------
+    alpha : float
+        ``tau C / N`` = equilibrium window w0 (packets).
+    p0 : float
+        equilibrium marking probability, SFC eq. 11.
+    k, T : float
+        gain and time constant of the window plant ``W/P = -k e^{-tau s}/(1 + T s)``.
+    A, D : numpy.ndarray
+        state matrices of ``x' = A x + D delta p(t - tau)``, ``x = [dq, dw]``, SFC eq. 14.
+    n_flows, capacity, tau, b : float
+        model inputs.
+    """
+
+    alpha: float
+    p0: float
+    k: float
+    T: float
+    A: np.ndarray
+    D: np.ndarray
+    n_flows: float
+    capacity: float
+    tau: float
+    b: float
+
+
+def gao_hou_plant(n_flows: float, capacity: float, tau: float, b: float = 1.0) -> GaoHouPlant:
+    """Operating point and linear model of the Gao-Hou model.
+
+    Parameters
+    ----------
+    n_flows : float
+        N, number of flows.
+    capacity : float
+        C, packets/s.
+    tau : float
+        round-trip time, s (treated as constant).
+    b : float
+        packets acknowledged per ACK (1, or 2 with delayed ACKs).
+
+    Returns
+    -------
+    GaoHouPlant
+
+    Raises
+    ------
+    ValueError
+        if the equilibrium is not meaningful (``p0`` outside (0, 1]).
+
+    Examples
+    --------
+    >>> pl = gao_hou_plant(300, 1250.0, 0.6, b=2)
+    >>> round(pl.alpha, 3), round(pl.p0, 3)
+    (2.5, 0.143)
+    """
+    _positive(n_flows=n_flows, capacity=capacity, tau=tau, b=b)
+    alpha = tau * capacity / n_flows  # w0, SFC eq. 11
+    denom = b * alpha**2 + alpha - 1.0
+    p0 = 2.0 / denom if denom > 0 else np.inf  # SFC eq. 11
+    if not (0 < p0 <= 1):
+        raise ValueError(
+            f"no meaningful equilibrium: p0 = {p0:.4g} for N={n_flows}, C={capacity}, tau={tau}, b={b}"
+        )
+    pole = p0 * (1 + 2 * b * alpha) / (2 * b * tau)  # SFC eq. 13
+    A = np.array([[0.0, n_flows / tau], [0.0, -pole]])  # SFC eq. 14 (not the N/(2b tau) of eq. 15)
+    D = np.array([[0.0], [-1.0 / (b * tau * p0)]])
+    k = 2.0 / (p0**2 * (1 + 2 * b * alpha))
+    T = 2 * b * tau / (p0 * (1 + 2 * b * alpha))
+    return GaoHouPlant(alpha, p0, k, T, A, D, float(n_flows), float(capacity), float(tau), float(b))
+
+
+@dataclass
+class KTLConstants:
+    """Kim-Tang-Low linearisation constants (ALGORITHMS.md §1.4, KTL eq. 2).
+
+    Attributes
+    ----------
+    A1, A2, B1 : float
+        ``delta b'' = A1 delta b + A2 delta b' + B1 delta p(t - tau)``.
+    tau : float
+        equilibrium RTT ``d + b*/c``, s.
+    w_star, p_star : float
+        equilibrium window (packets) and marking probability.
+    """
+
+    A1: float
+    A2: float
+    B1: float
+    tau: float
+    w_star: float
+    p_star: float
+
+
+def ktl_constants(capacity: float, n_flows: float, prop_rtt: float, q_ref: float) -> KTLConstants:
+    """Constants of the Kim-Tang-Low AIMD model at queue ``q_ref``.
+
+    Parameters
+    ----------
+    capacity : float
+        c, packets/s.
+    n_flows : float
+        N identical sources.
+    prop_rtt : float
+        round-trip propagation delay d, s.
+    q_ref : float
+        target queue b*, packets (>= 0).
+
+    Returns
+    -------
+    KTLConstants
+
+    Examples
+    --------
+    >>> k = ktl_constants(4000.0, 100, 0.15, 200.0)
+    >>> round(k.tau, 3), round(k.p_star, 4)
+    (0.2, 0.0303)
+    """
+    _positive(capacity=capacity, n_flows=n_flows, prop_rtt=prop_rtt)
+    if not np.isfinite(q_ref) or q_ref < 0:
+        raise ValueError(f"q_ref must be >= 0, got {q_ref}")
+    c, N = float(capacity), float(n_flows)
+    tau = prop_rtt + q_ref / c
+    s = 2 * N**2 + c**2 * tau**2
+    A1 = -2 * c * N / (tau * s)  # KTL eq. 2, ALGORITHMS.md §1.4
+    A2 = -(2 * c * N * tau + s) / (tau * s)
+    B1 = -s / (2 * tau**2 * N)
+    w = c * tau / N
+    return KTLConstants(A1, A2, B1, tau, w, 2 * N**2 / s)
+
+
+def edc_spatial_plant(
+    n_flows: float, capacity: float, q0: float, prop_rtt: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """EDC's linear plant in the packet-arrival domain (``theta`` = arrivals).
+
+    ``d x/d theta = A x + B delta p``, ``delta q = Cq x``, ``x = [dW, dq]``  # EDC eqs. 7-9
+
+    Parameters
+    ----------
+    n_flows : float
+        N.
+    capacity : float
+        C, packets/s.
+    q0 : float
+        operating queue, packets.
+    prop_rtt : float
+        propagation RTT Tp, s (R0 = q0/C + Tp).
+
+    Returns
+    -------
+    (A, B, Cq) : numpy arrays, per packet arrival
+
+    Examples
+    --------
+    >>> A, B, Cq = edc_spatial_plant(60, 187.5, 200, 0.1)
+    >>> bool((np.linalg.eigvals(A) < 0).all())
+    True
+    """
+    _positive(n_flows=n_flows, capacity=capacity, prop_rtt=prop_rtt)
+    N, C = float(n_flows), float(capacity)
+    RC = (q0 / C + prop_rtt) * C
+    A = np.array([[-2 * N / RC**2, 0.0], [N / RC, -1.0 / RC]])
+    B = np.array([[-RC / (2 * N**2)], [0.0]])
+    return A, B, np.array([[0.0, 1.0]])
