@@ -63,9 +63,10 @@ def solve(
     grid: int = typer.Option(50, help="rate grid G: unit = service/G, 2G points"),
     alpha: float = typer.Option(2.0, help="gamma shape of interarrivals (negligible RTT only)"),
     eps: float = typer.Option(1e-4, help="relative stopping tolerance of value iteration"),
-    out: Path = typer.Option(..., help="policy file to write (JSON)"),
+    out: str = typer.Option(..., help="policy file to write (JSON)"),
 ) -> None:
     """Solve for the optimal drop policy and write it as a policy file."""
+    out = Path(out)
     from aqmlab.mdp import negligible_rtt_model, rtt_model
     from aqmlab.mdp import solve as solve_smdp
 
@@ -109,10 +110,11 @@ def solve(
 @app.command()
 def plot(
     policy: str = typer.Argument(..., help="policy file"),
-    out: Path = typer.Option(..., help="image to write (.png, .pdf, .svg)"),
+    out: str = typer.Option(..., help="image to write (.png, .pdf, .svg)"),
     qmax: int = typer.Option(None, help="largest queue length shown"),
 ) -> None:
     """Plot a policy's drop region over (queue, arrival rate)."""
+    out = Path(out)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -140,9 +142,10 @@ def evaluate(
     arrivals: int = typer.Option(20000, help="packet arrivals per run"),
     compare: str = typer.Option("codel,droptail", help="comma-separated: codel, droptail"),
     seed: int = typer.Option(0, help="seed of run 0 (run i uses seed + i)"),
-    out: Path = typer.Option(..., help="output folder"),
+    out: str = typer.Option(..., help="output folder"),
 ) -> None:
     """Model-level comparison with CoDel and drop-tail; writes DIR/summary.json and figures."""
+    out = Path(out)
     from aqmlab.mdp.evaluate import evaluate as run_eval
 
     pol = _load(policy)
@@ -168,7 +171,7 @@ def evaluate(
 
 @app.command()
 def figures(
-    out: Path = typer.Option(..., help="output folder"),
+    out: str = typer.Option(..., help="output folder"),
     service_low: str = typer.Option("5Mbps", help="service rate of Fig. 5(a)"),
     service_high: str = typer.Option("10Mbps", help="service rate of Fig. 5(b), 6-11"),
     rtts: str = typer.Option("1ms,10ms", help="RTTs: first two = Fig. 6 low/high; all in Fig. 11"),
@@ -179,6 +182,7 @@ def figures(
     arrivals: int = typer.Option(20000, help="arrivals per run"),
 ) -> None:
     """Reproduce the paper's evaluation figures (Fig. 5-9, 11) at model level."""
+    out = Path(out)
     from aqmlab.mdp.figures import paper_figures
 
     lo = _quantity("--service-low", service_low, "rate")

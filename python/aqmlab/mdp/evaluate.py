@@ -123,7 +123,6 @@ def simulate_run(
     busy_until = np.inf  # service completion time, inf when idle
     in_service_arrival = 0.0
     r = max(1, min(rmax, int(round(mu / unit))))  # each run starts at rate = service rate
-    t = 0.0
     next_arr = gam[0] / (r * unit)
     last_epoch = -np.inf
     dropped_since = False
@@ -285,11 +284,12 @@ class Evaluation:
 
         aqms = list(self.runs)
         if fig is None:
-            fig = plt.figure(figsize=(4 * len(aqms), 3.6))
+            fig = plt.figure(figsize=(4 * len(aqms) + 1, 3.8), layout="constrained")
         axes = fig.subplots(1, len(aqms), squeeze=False)[0]
         mu = self.policy.meta["service_pps"]
         for ax, aqm in zip(axes, aqms, strict=True):
             tg, qm, xm = self.mean_trajectory(aqm)
+            ax.plot(qm, xm / mu, color="0.8", lw=0.5, zorder=0)
             sc = ax.scatter(qm, xm / mu, c=tg, cmap="viridis", s=6)
             ax.set_xlabel("queue (packets, run average)")
             ax.set_ylabel("arrival rate / service rate")
@@ -302,7 +302,7 @@ class Evaluation:
         import matplotlib.pyplot as plt
 
         if fig is None:
-            fig = plt.figure(figsize=(8, 3.4))
+            fig = plt.figure(figsize=(8, 3.4), layout="constrained")
         ax1, ax2 = fig.subplots(1, 2)
         names = list(self.runs)
         ax1.boxplot([[x.mean_delay_ms for x in self.runs[a]] for a in names])
@@ -312,7 +312,6 @@ class Evaluation:
         ax2.boxplot([[x.throughput_pkts_per_s for x in self.runs[a]] for a in names])
         ax2.set_xticks(range(1, len(names) + 1), names)
         ax2.set_ylabel("throughput (packets/s)")
-        fig.tight_layout()
         return fig
 
     def write(self, out_dir: str | os.PathLike) -> dict:

@@ -345,6 +345,17 @@ def _poly_nll(theta, x, actions, deg_f, g_powers):
     return -ll, -grad
 
 
+def _num_hessian(th: np.ndarray, args: tuple) -> np.ndarray:
+    """Central finite differences of the analytic score (Hessian of the negative loglik)."""
+    hess = np.empty((th.size, th.size))
+    for j in range(th.size):
+        h = 1e-5 * max(abs(th[j]), 1e-3)
+        e = np.zeros(th.size)
+        e[j] = h
+        hess[:, j] = (_poly_nll(th + e, *args)[1] - _poly_nll(th - e, *args)[1]) / (2 * h)
+    return hess
+
+
 def fit_polynomial_cc(
     x: np.ndarray,
     actions: np.ndarray,
@@ -393,20 +404,25 @@ def fit_polynomial_cc(
     )
     if _poly_nll(theta0, x, actions, deg_f, g_powers)[0] >= 1e300:
         raise ValueError("start: the initial polynomials drive the rate outside (0, 1e9)")
-    bounds = [(1e-3, None), (1e-9, None)] + [(None, None)] * (theta0.size - 2)
+    args = (x, actions, deg_f, g_powers)
+    # Scale each coordinate by 1 / sqrt(curvature) at the start: the score of the top
+    # coefficient of F is ~r^deg larger than the others, and an unscaled first step leaves
+    # the model's domain.
+    scale = 1.0 / np.sqrt(np.abs(np.diag(_num_hessian(theta0, args))) + 1e-12)
+    lo = np.array([1e-3, 1e-9] + [-np.inf] * (theta0.size - 2))
+
+    def fun(z):
+        v, gr = _poly_nll(z * scale, *args)
+        return v, gr * scale
+
     res = optimize.minimize(
-        _poly_nll, theta0, args=(x, actions, deg_f, g_powers), jac=True, method="L-BFGS-B",
-        bounds=bounds, options={"maxiter": 2000, "ftol": 1e-14, "gtol": 1e-9},
+        fun, theta0 / scale, jac=True, method="L-BFGS-B",
+        bounds=[(lo_i / s_i, None) for lo_i, s_i in zip(lo, scale, strict=True)],
+        options={"maxiter": 5000, "ftol": 1e-15, "gtol": 1e-10},
     )  # fmt: skip
+    res.x = res.x * scale
     th = res.x
-    hess = np.empty((th.size, th.size))
-    for j in range(th.size):
-        h = 1e-5 * max(abs(th[j]), 1e-3)
-        e = np.zeros(th.size)
-        e[j] = h
-        gp = _poly_nll(th + e, x, actions, deg_f, g_powers)[1]
-        gm = _poly_nll(th - e, x, actions, deg_f, g_powers)[1]
-        hess[:, j] = (gp - gm) / (2 * h)
+    hess = _num_hessian(th, args)
     hess = (hess + hess.T) / 2
     cov = np.linalg.pinv(hess)
     se_all = np.sqrt(np.clip(np.diag(cov), 0, None))
