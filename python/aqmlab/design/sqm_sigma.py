@@ -1,0 +1,214 @@
+"""SQM's delay-robust stability condition and the choice of sigma (ALGORITHMS.md §2.1, §1.5).
+
+Per link, with ``F = [[F1, 0], [I, F2]]``, ``F1 = diag(-alpha k_i / x_i)``,
+``F2 = diag(-1/D_i)`` (SQM eqs. 13-20), ``A`` solves the Lyapunov equation
+``F' A + A F = -I`` (SQM eq. 21) and Theorem 3 requires (SQM eq. 23)
+
+``sum_i k_i x_i^alpha / sigma_i < 1 / (2 rho J ||A||)``, ``J = sqrt(lmax(A)/lmin(A))``.
+
+Decisions on ambiguities (§4 items 4, 6, 12)
+--------------------------------------------
+* rho defaults to 1.01 (the paper only says rho > 1).
+* The budget is split equally among the queues with a 10 % margin by default:
+  ``k_i x_i^alpha / sigma_i = (1 - margin) RHS / n``.  ``split="proportional"`` gives every
+  queue the same sigma instead.
+* ``scale`` multiplies the literal sigma; the literal condition forces sigma ~ 1e7 and standing
+  queues of thousands of packets with Reno's ``k_i = 1/D_i^2`` (§2.1 worked check), so both
+  the literal values and the equilibrium queue excess ``sigma p* = sigma / x^alpha`` are
+  reported.
+* k_i defaults to Reno's ``1/D_i^2``.
+
+Examples
+--------
+>>> import numpy as np
+>>> r = sqm_sigma([120.0] * 5 + [80.0] * 5, np.linspace(0.1, 0.15, 10))
+>>> f"{r.J:.2f} {r.norm_A:.3f} {r.rhs:.3f}"
+'3.03 0.459 0.356'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.linalg import solve_continuous_lyapunov
+
+__all__ = ["SQMSigma", "sqm_lyapunov", "sqm_sigma", "sqm_system_matrix"]
+
+
+def sqm_system_matrix(rates, rtts, alpha: float = 2.0, k=None) -> np.ndarray:
+    """``F`` of the linearised single-link subsystem (SQM eqs. 13-20).
+
+    Parameters
+    ----------
+    rates : array_like
+        equilibrium rates ``x_i``, packets/s.
+    rtts : array_like
+        RTTs ``D_i``, s.
+    alpha : float
+        fairness parameter (2 for Reno).
+    k : array_like, optional
+        TCP gains ``k_i`` (default ``1/D_i^2``).
+
+    Examples
+    --------
+    >>> sqm_system_matrix([100.0], [0.1]).tolist()
+    [[-2.0, 0.0], [1.0, -10.0]]
+    """
+    x = np.asarray(rates, dtype=float)
+    D = np.asarray(rtts, dtype=float)
+    if x.shape != D.shape or x.ndim != 1 or x.size == 0:
+        raise ValueError("rates and rtts must be 1-D arrays of the same non-zero length")
+    if np.any(x <= 0) or np.any(D <= 0):
+        raise ValueError("rates and rtts must be positive")
+    kk = 1.0 / D**2 if k is None else np.asarray(k, dtype=float)
+    n = x.size
+    F = np.zeros((2 * n, 2 * n))
+    F[:n, :n] = np.diag(-alpha * kk / x)  # F1
+    F[n:, :n] = np.eye(n)
+    F[n:, n:] = np.diag(-1.0 / D)  # F2
+    return F
+
+
+def sqm_lyapunov(F: np.ndarray) -> np.ndarray:
+    """Positive-definite ``A`` with ``F' A + A F = -I``   # SQM eq. 21"""
+    # scipy solves a X + X a^H = q; with a = F' this is F' A + A F = -I
+    A = solve_continuous_lyapunov(F.T, -np.eye(F.shape[0]))
+    return (A + A.T) / 2
+
+
+@dataclass
+class SQMSigma:
+    """Result of :func:`sqm_sigma`.
+
+    Attributes
+    ----------
+    F, A : numpy.ndarray
+        system and Lyapunov matrices.
+    J : float
+        ``sqrt(lmax(A)/lmin(A))``.
+    norm_A : float
+        spectral norm of A.
+    rhs : float
+        ``1/(2 rho J ||A||)``, the bound of SQM eq. 23.
+    gains : numpy.ndarray
+        ``k_i x_i^alpha`` (the numerators, ``||E_i|| sigma_i``).
+    sigma : numpy.ndarray
+        chosen sigma_i (packets), after ``scale``.
+    lhs : float
+        ``sum_i k_i x_i^alpha / sigma_i`` for the chosen sigma.
+    satisfied : bool
+        ``lhs < rhs``.
+    queue_excess : numpy.ndarray
+        equilibrium ``q* - beta = sigma p* = sigma / x^alpha`` (packets).
+    rho : float
+    """
+
+    F: np.ndarray
+    A: np.ndarray
+    J: float
+    norm_A: float
+    rhs: float
+    gains: np.ndarray
+    sigma: np.ndarray
+    lhs: float
+    satisfied: bool
+    queue_excess: np.ndarray
+    rho: float
+
+    def to_dict(self) -> dict:
+        """JSON-ready dictionary."""
+        return {
+            "J": self.J,
+            "norm_A": self.norm_A,
+            "rhs": self.rhs,
+            "lhs": self.lhs,
+            "satisfied": self.satisfied,
+            "rho": self.rho,
+            "sigma": [float(s) for s in self.sigma],
+            "queue_excess": [float(q) for q in self.queue_excess],
+        }
+
+    def plot(self, ax=None):
+        """Bar chart of sigma_i and the implied equilibrium queue excess."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots()
+        i = np.arange(1, self.sigma.size + 1)
+        ax.bar(i - 0.2, self.sigma, width=0.4, label="sigma_i")
+        ax.bar(i + 0.2, self.queue_excess, width=0.4, label="q* - beta (pkts)")
+        ax.set_yscale("log")
+        ax.set_xlabel("queue i")
+        ax.set_title(f"SQM Theorem 3: lhs={self.lhs:.3g} < rhs={self.rhs:.3g}")
+        ax.legend()
+        return ax
+
+
+def sqm_sigma(
+    rates,
+    rtts,
+    alpha: float = 2.0,
+    k=None,
+    rho: float = 1.01,
+    margin: float = 0.1,
+    split: str = "equal",
+    scale: float = 1.0,
+) -> SQMSigma:
+    """Evaluate SQM's condition (23) and choose sigma for every queue of a link.
+
+    Parameters
+    ----------
+    rates : array_like
+        rates ``x_i`` (packets/s), e.g. the OGD output.
+    rtts : array_like
+        RTTs ``D_i``, s.
+    alpha : float
+        fairness parameter.
+    k : array_like, optional
+        TCP gains (default ``1/D_i^2``).
+    rho : float
+        Razumikhin constant, > 1.
+    margin : float
+        fraction of the bound kept in reserve, in [0, 1).
+    split : {"equal", "proportional"}
+        equal share of the budget per queue, or one common sigma.
+    scale : float
+        multiplier on the literal sigma (> 0; values < 1 leave the sufficient condition).
+
+    Returns
+    -------
+    SQMSigma
+
+    Examples
+    --------
+    >>> r = sqm_sigma([100.0, 100.0], [0.1, 0.2])
+    >>> bool(r.satisfied)
+    True
+    """
+    if rho <= 1:
+        raise ValueError(f"rho must be > 1, got {rho}")
+    if not 0 <= margin < 1:
+        raise ValueError(f"margin must be in [0, 1), got {margin}")
+    if scale <= 0:
+        raise ValueError(f"scale must be positive, got {scale}")
+    x = np.asarray(rates, dtype=float)
+    D = np.asarray(rtts, dtype=float)
+    F = sqm_system_matrix(x, D, alpha, k)
+    A = sqm_lyapunov(F)
+    ev = np.linalg.eigvalsh(A)
+    J = float(np.sqrt(ev.max() / ev.min()))
+    norm_A = float(np.linalg.norm(A, 2))
+    rhs = 1.0 / (2 * rho * J * norm_A)  # SQM eq. 23
+    kk = 1.0 / D**2 if k is None else np.asarray(k, dtype=float)
+    gains = kk * x**alpha
+    budget = (1 - margin) * rhs
+    if split == "equal":
+        sigma = gains * x.size / budget
+    elif split == "proportional":
+        sigma = np.full(x.size, gains.sum() / budget)
+    else:
+        raise ValueError(f"split must be 'equal' or 'proportional', got {split!r}")
+    sigma = sigma * scale
+    lhs = float(np.sum(gains / sigma))
+    return SQMSigma(F, A, J, norm_A, rhs, gains, sigma, lhs, lhs < rhs, sigma / x**alpha, rho)
