@@ -348,7 +348,7 @@ def fit_q_policy(
     n_decisions: int = 20_000,
     rounds: int = 2,
     fqi_iters: int = 40,
-    horizon_s: float = 0.5,
+    horizon_s: float = 0.05,
     ridge: float = 1e-3,
     eps: float = 0.2,
     seed: int = 0,

@@ -201,7 +201,7 @@ def rtt_model(
     phi: str = "sqrt",
     drop_factor: float = 0.5,
     window_penalty: bool = True,
-    method: str = "uniformization",
+    method: str = "expm",
 ) -> Smdp:
     """Build the single-flow non-negligible-RTT PAQMAN SMDP (ALGORITHMS.md §2.2.3).
 
@@ -221,9 +221,10 @@ def rtt_model(
     window_penalty : bool
         Default reward only: also charge ``P`` for window admissions that breach the target
         (True) or only for the decision packet (False).
-    method : {"uniformization", "expm"}
-        How ``expm(Q_lambda R)`` is evaluated: banded uniformization series (fast, default) or
-        SciPy ``expm`` per rate (Prop. V.2 verbatim; slower, the reference in the tests).
+    method : {"expm", "uniformization"}
+        How ``expm(Q_lambda R)`` is evaluated: SciPy ``expm`` per rate (Prop. V.2 verbatim, one
+        ``(B + 2)``-square exponential per rate, default) or the banded uniformization series
+        (a cross-check; slower with single-threaded BLAS, competitive only for small ``R``).
 
     Returns
     -------
