@@ -52,8 +52,21 @@ METRICS = (
     ("utilization", lambda s: _link(s)["utilization"], "{:.3f}"),
     ("loss (%)", lambda s: 100.0 * _loss(_link(s)), "{:.2f}"),
     ("Jain", lambda s: s["fairness"]["jain"], "{:.3f}"),
+    # Sum of goodputs / C: below utilization x (S-40)/S when capacity is spent on retransmissions.
+    ("goodput/C", lambda s: sum(f["goodput_bps"] for f in s["flows"]) / RATE_BPS, "{:.3f}"),
+    ("RTOs/flow", lambda s: statistics.fmean(f.get("timeouts", math.nan) for f in s["flows"]), "{:.1f}"),
 )
 GAP = 0.20
+RATE_BPS = 10e6  # set from --rate in main()
+
+
+def _rate_bps(text: str) -> float:
+    units = {"gbps": 1e9, "mbps": 1e6, "kbps": 1e3, "bps": 1.0}
+    t = text.strip().lower()
+    for u, m in units.items():
+        if t.endswith(u):
+            return float(t[: -len(u)]) * m
+    return float(t)
 
 
 def _link(summary: dict) -> dict:
@@ -135,7 +148,13 @@ def main() -> int:
     p.add_argument("--ns3-bin", default=str(NS3_BIN))
     p.add_argument("--aqmlab", default=str(AQMLAB))
     p.add_argument("--out", default=str(RESULTS))
+    p.add_argument("--dump", help="also save every run's summary JSON in this directory")
     a = p.parse_args()
+    global RATE_BPS
+    RATE_BPS = _rate_bps(a.rate)
+    dump = Path(a.dump) if a.dump else None
+    if dump:
+        dump.mkdir(parents=True, exist_ok=True)
 
     if not Path(a.ns3_bin).exists():
         print(f"error: {a.ns3_bin} not built; run `make ns3` first", file=sys.stderr)
@@ -155,11 +174,17 @@ def main() -> int:
             for seed in a.seeds:
                 t0 = time.time()
                 ns3_runs.append(run_ns3(a, aqm, flows, seed))
+                if dump:
+                    (dump / f"ns3-{aqm}-{flows}-{seed}.json").write_text(json.dumps(ns3_runs[-1]))
                 msg = f"{aqm:6s} {flows:4d} flows seed {seed}: ns-3 {time.time() - t0:5.1f}s"
                 if use_aqmlab:
                     t0 = time.time()
                     try:
                         aq_runs.append(run_aqmlab(a, aqm, flows, seed))
+                        if dump:
+                            (dump / f"aqmlab-{aqm}-{flows}-{seed}.json").write_text(
+                                json.dumps(aq_runs[-1])
+                            )
                         msg += f", aqmlab {time.time() - t0:5.1f}s"
                     except (RuntimeError, OSError, ValueError, KeyError) as e:
                         errors.append(f"seed {seed}: {e}")
@@ -187,7 +212,10 @@ def main() -> int:
         f"excluded. Values are the mean over seeds {', '.join(map(str, a.seeds))}"
         + (" ± the standard deviation across seeds." if len(a.seeds) > 1 else "."),
         "Queue and delay are those of the bottleneck queue (disc): mean of 10 ms samples, "
-        "per-packet sojourn time. Loss = drops / arrivals at the bottleneck queue.",
+        "per-packet sojourn time. Loss = drops / arrivals at the bottleneck queue. goodput/C = "
+        "sum of the flows' goodputs (payload bytes delivered to the receiver) / C; it is at most "
+        "utilization x 960/1000, less when capacity goes to retransmitted segments. RTOs/flow = "
+        "retransmission timeouts per flow after the warm-up (ns-3: entries into CA_LOSS).",
         "",
     ]
     if not use_aqmlab:

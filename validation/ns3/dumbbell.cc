@@ -193,6 +193,7 @@ struct Options
     uint32_t seed = 1;
     bool json = false;
     bool staticRouting = false; // --routing static: ns-3's stock Ipv4StaticRouting (for comparison)
+    bool tcpStats = false;      // --tcp-stats: count retransmitted segments (a per-segment trace)
 };
 
 static void
@@ -204,6 +205,7 @@ Usage(int code)
            "                    [--cc newreno|cubic] [--ecn] [--delack] [--pkt-size BYTES]\n"
            "                    [--duration 60s] [--warmup 10s] [--seed S] [--json]\n"
            "                    [--routing hash|static]  (static: ns-3's linear-scan routing)\n"
+           "                    [--tcp-stats]  (also count retransmitted segments per flow)\n"
            "aqm-param keys: red: min_th max_th (packets) w_q max_p gentle\n"
            "                pie: target t_update alpha beta max_burst\n"
            "                codel: target interval\n"
@@ -284,6 +286,8 @@ ParseArgs(int argc, char** argv)
                 o.seed = std::stoul(next());
             else if (key == "--json")
                 flag(o.json);
+            else if (key == "--tcp-stats")
+                flag(o.tcpStats);
             else if (key == "--routing")
             {
                 std::string r = next();
@@ -349,6 +353,10 @@ struct Meter
     QueueDisc::Stats statsAtWarmup;
     std::vector<Ptr<PacketSink>> sinks;
     std::vector<uint64_t> rxAtWarmup;
+    // Per flow, after warm-up: entries into fast recovery and into loss (RTO) state, and
+    // retransmitted data segments (--tcp-stats only).
+    std::vector<uint64_t> recoveries, timeouts, retransmits;
+    std::vector<uint32_t> highestTxEnd;
 };
 
 static Meter g_meter;
@@ -358,6 +366,49 @@ OnSojourn(Time t)
 {
     if (Simulator::Now() >= g_meter.warmup)
         g_meter.sojournMs.push_back(t.GetSeconds() * 1e3);
+}
+
+static void
+OnCongState(uint32_t flow, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now)
+{
+    if (Simulator::Now() < g_meter.warmup)
+        return;
+    if (now == TcpSocketState::CA_RECOVERY)
+        g_meter.recoveries[flow]++;
+    else if (now == TcpSocketState::CA_LOSS)
+        g_meter.timeouts[flow]++;
+}
+
+static void
+OnTcpTx(uint32_t flow, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>)
+{
+    if (p->GetSize() == 0)
+        return;
+    const uint32_t end = h.GetSequenceNumber().GetValue() + p->GetSize();
+    uint32_t& hi = g_meter.highestTxEnd[flow];
+    if (static_cast<int32_t>(end - hi) <= 0)
+    {
+        if (Simulator::Now() >= g_meter.warmup)
+            g_meter.retransmits[flow]++;
+    }
+    else
+    {
+        hi = end;
+    }
+}
+
+static void
+HookFlow(Ptr<BulkSendApplication> app, uint32_t flow, bool tcpStats)
+{
+    Ptr<Socket> sock = app->GetSocket();
+    if (!sock)
+        return;
+    sock->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCongState, flow));
+    if (tcpStats)
+    {
+        g_meter.highestTxEnd[flow] = 0;
+        sock->TraceConnectWithoutContext("Tx", MakeBoundCallback(&OnTcpTx, flow));
+    }
 }
 
 static void
@@ -654,6 +705,10 @@ main(int argc, char** argv)
     startRv->SetAttribute("Min", DoubleValue(0.0));
     startRv->SetAttribute("Max", DoubleValue(1.0));
     // BulkSend hands data to TCP in large chunks (payloads are virtual, so this costs no memory).
+    g_meter.recoveries.assign(o.flows, 0);
+    g_meter.timeouts.assign(o.flows, 0);
+    g_meter.retransmits.assign(o.flows, 0);
+    g_meter.highestTxEnd.assign(o.flows, 0);
     const uint32_t sendSize = std::max(mss, std::min<uint32_t>(sockBuf / 16, 1u << 20) / mss * mss);
     for (uint32_t i = 0; i < o.flows; ++i)
     {
@@ -667,7 +722,11 @@ main(int argc, char** argv)
         bulk.SetAttribute("MaxBytes", UintegerValue(0));
         bulk.SetAttribute("SendSize", UintegerValue(sendSize));
         ApplicationContainer ba = bulk.Install(senders.Get(i));
-        ba.Start(Seconds(startRv->GetValue()));
+        const Time start = Seconds(startRv->GetValue());
+        ba.Start(start);
+        // The socket exists once the application has started.
+        Simulator::Schedule(start + NanoSeconds(1), &HookFlow,
+                            DynamicCast<BulkSendApplication>(ba.Get(0)), i, o.tcpStats);
     }
 
     // ---- measurement ----
@@ -738,7 +797,12 @@ main(int argc, char** argv)
     for (uint32_t i = 0; i < o.flows; ++i)
     {
         js << (i ? ", " : "") << "{\"id\": " << i << ", \"kind\": \"tcp\", \"cc\": \"" << o.cc
-           << "\", \"goodput_bps\": " << num(goodput[i]) << "}";
+           << "\", \"goodput_bps\": " << num(goodput[i])
+           << ", \"fast_recoveries\": " << g_meter.recoveries[i]
+           << ", \"timeouts\": " << g_meter.timeouts[i];
+        if (o.tcpStats)
+            js << ", \"retransmits\": " << g_meter.retransmits[i];
+        js << "}";
     }
     js << "], \"fairness\": {\"jain\": " << num(jain) << "}}";
 
