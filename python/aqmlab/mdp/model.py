@@ -251,6 +251,21 @@ def lemma_iii1(k: int, alpha: float, lam: float, mu: float) -> float:
 
     ``1 - sum_{j<k} Gamma(alpha + j) / (Gamma(alpha) j!) pi^alpha (1 - pi)^j``, ``pi = lam/(lam+mu)``.
 
+    Parameters
+    ----------
+    k : int
+        Number of exponential services summed.
+    alpha : float
+        Gamma shape of ``X``.
+    lam : float
+        Gamma rate parameter of ``X`` (1/s).
+    mu : float
+        Service rate (1/s).
+
+    Returns
+    -------
+    float
+
     Examples
     --------
     >>> round(lemma_iii1(1, 2.0, 1.0, 1.0), 4)     # 1 - pi^alpha
@@ -311,6 +326,14 @@ def reward_table(
         ``100 * max |non-penalty reward|`` for the literal one (item 18).
     phi : {"sqrt", "square", "log"}
         Literal variant only.
+    grid : RateGrid
+        Rate grid of the model.
+    buffer : int
+        ``B`` (packets).
+    service_pps : float
+        ``mu`` (packets/s).
+    target_s : float
+        Delay target ``d`` (s).
 
     Returns
     -------
@@ -385,24 +408,16 @@ def negligible_rtt_model(
     >>> m.kernel.shape, bool(abs(m.kernel.sum(axis=2) - 1).max() < 1e-12)
     ((10, 21, 21), True)
     """
-    _check_positive(service_pps=service_pps, target_s=target_s, alpha=alpha)
-    if buffer < 1 or grid < 1:
-        raise ValueError(f"buffer {buffer!r} / grid {grid!r}: must be >= 1")
-    g = RateGrid(service_pps / grid, 2 * grid, drop_factor)
+    _check_positive(alpha=alpha)
+    sk = _skeleton(service_pps, target_s, buffer, grid, drop_factor, reward, penalty, phi)
+    g, nxt = sk.grid, sk.nxt
     nq = buffer + 1
-    r = g.index
     lam_next = alpha * g.rates_pps  # gamma rate parameter of the next interarrival
     kernel, pmf, sf = _nb_kernel(alpha, lam_next, service_pps, buffer)
-    nxt = np.stack([g.after_admit(r), g.after_drop(r)])
-    q = np.arange(nq)
-    qrow = np.stack([np.minimum(q + 1, buffer), q])
-    rew, pen = reward_table(reward, g, buffer, service_pps, target_s, penalty, phi)
     # Expected sojourn: mean of the next interarrival, alpha / lambda' = 1 / x' (PAQMAN §III).
     tau = np.empty((2, g.size, nq))
     tau[ADMIT] = (1.0 / (nxt[ADMIT] * g.unit_pps))[:, None]
     tau[DROP] = (1.0 / (nxt[DROP] * g.unit_pps))[:, None]
-    feasible = np.ones((2, g.size, nq), dtype=bool)
-    feasible[ADMIT, :, buffer] = False  # item 16: full buffer forces a drop
     meta = dict(
         model="negligible_rtt",
         block_by="next",
@@ -410,11 +425,11 @@ def negligible_rtt_model(
         target_s=target_s,
         rtt_s=0.0,
         alpha=alpha,
-        penalty=pen,
+        penalty=sk.penalty,
         reward=reward,
         phi=phi,
     )
-    m = Smdp(kernel, nxt - 1, nxt, qrow, rew, tau, feasible, g, meta)
+    m = Smdp(kernel, nxt - 1, nxt, sk.qrow, sk.reward, tau, sk.feasible, g, meta)
     m.use_toeplitz(pmf, sf)
     return m
 
@@ -422,6 +437,32 @@ def negligible_rtt_model(
 def _bmv(kernels: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Batched matrix-vector product ``kernels[b] @ values[b]``."""
     return np.matmul(kernels, values[:, :, None])[:, :, 0]
+
+
+@dataclass
+class _Skeleton:
+    grid: RateGrid
+    nxt: np.ndarray
+    qrow: np.ndarray
+    reward: np.ndarray
+    penalty: float
+    feasible: np.ndarray
+
+
+def _skeleton(service_pps, target_s, buffer, grid, drop_factor, reward, penalty, phi) -> _Skeleton:
+    """What the PAQMAN models share: checks, rate grid (item 15), AIMD maps, kernel rows
+    (``q + 1`` after admit, ``q`` after drop), per-decision reward and feasibility (item 16)."""
+    _check_positive(service_pps=service_pps, target_s=target_s)
+    if buffer < 1 or grid < 1:
+        raise ValueError(f"buffer {buffer!r} / grid {grid!r}: must be >= 1")
+    g = RateGrid(service_pps / grid, 2 * grid, drop_factor)
+    r, q = g.index, np.arange(buffer + 1)
+    nxt = np.stack([g.after_admit(r), g.after_drop(r)])
+    qrow = np.stack([np.minimum(q + 1, buffer), q])
+    rew, pen = reward_table(reward, g, buffer, service_pps, target_s, penalty, phi)
+    feasible = np.ones((2, g.size, buffer + 1), dtype=bool)
+    feasible[ADMIT, :, buffer] = False  # item 16: a full buffer forces a drop
+    return _Skeleton(g, nxt, qrow, rew, pen, feasible)
 
 
 def _check_positive(**kw: float) -> None:

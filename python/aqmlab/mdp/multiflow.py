@@ -136,7 +136,13 @@ Policy = Callable[[int, np.ndarray, np.ndarray, int], int]
 
 
 def threshold_policy(threshold: int) -> Policy:
-    """Drop a decision packet iff the queue is at least ``threshold`` (a baseline)."""
+    """Drop a decision packet iff the queue is at least ``threshold`` (a baseline).
+
+    Parameters
+    ----------
+    threshold : int
+        Queue length (packets) from which decision packets are dropped.
+    """
     return lambda q, r, a, i: DROP if q >= threshold else ADMIT
 
 
@@ -244,6 +250,22 @@ def features(
     One-hot queue bins ``0..qcap`` (``qcap = ceil(3 d mu)``, last bin = "at least qcap") crossed
     with ``[1, own rate / mu, total rate / mu, expected window arrivals still to come / 10]``,
     then a one-hot flow index.
+
+    Parameters
+    ----------
+    cfg : MultiflowConfig
+    q : ndarray of int, shape (n,)
+        Queue lengths.
+    rates : ndarray of int, shape (n, M)
+        Rate indices.
+    ages : ndarray, shape (n, M)
+        Ages (s), ``inf`` before a flow's first decision.
+    flow : ndarray of int, shape (n,)
+        Deciding flow.
+
+    Returns
+    -------
+    ndarray, shape (n, n_features)
     """
     q = np.atleast_1d(q)
     rates = np.atleast_2d(rates)

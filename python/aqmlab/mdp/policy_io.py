@@ -220,7 +220,15 @@ class PaqmanPolicy:
 
 
 def atomic_write(path: str | os.PathLike, text: str | bytes) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename."""
+    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename.
+
+    Parameters
+    ----------
+    path : path-like
+        Destination; its folder must exist.
+    text : str or bytes
+        Content.
+    """
     path = Path(path)
     mode = "wb" if isinstance(text, bytes) else "w"
     fd, tmp = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.", suffix=".tmp")
@@ -235,7 +243,22 @@ def atomic_write(path: str | os.PathLike, text: str | bytes) -> None:
 
 
 def load_policy(path: str | os.PathLike) -> PaqmanPolicy:
-    """Read a policy file (docs/paqman_policy_format.md); ``ValueError`` naming what is wrong."""
+    """Read a policy file (docs/paqman_policy_format.md).
+
+    Parameters
+    ----------
+    path : path-like
+        A version-1 policy file.
+
+    Returns
+    -------
+    PaqmanPolicy
+
+    Raises
+    ------
+    ValueError
+        Naming the file and what is wrong (not JSON, wrong format or version, bad table).
+    """
     try:
         doc = json.loads(Path(path).read_text())
     except (OSError, json.JSONDecodeError) as e:

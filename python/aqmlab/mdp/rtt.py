@@ -30,7 +30,7 @@ import numpy as np
 from scipy import stats
 from scipy.linalg import expm
 
-from aqmlab.mdp.model import ADMIT, DROP, RateGrid, Smdp, _check_positive, reward_table
+from aqmlab.mdp.model import ADMIT, DROP, Smdp, _skeleton
 
 __all__ = ["birth_death_generator", "pure_death_generator", "interval_kernel", "rtt_model"]
 
@@ -39,6 +39,19 @@ def birth_death_generator(lam: float, mu: float, buffer: int) -> np.ndarray:
     """Generator ``Q_lambda`` on ``{0..B}``: births ``lam`` (blocked at ``B``), deaths ``mu``.
 
     ALGORITHMS.md §2.2.3; rows sum to zero.
+
+    Parameters
+    ----------
+    lam : float
+        Birth (arrival) rate (1/s).
+    mu : float
+        Death (service) rate (1/s).
+    buffer : int
+        ``B``.
+
+    Returns
+    -------
+    ndarray, shape (B + 1, B + 1)
     """
     n = buffer + 1
     g = np.zeros((n, n))
@@ -50,7 +63,15 @@ def birth_death_generator(lam: float, mu: float, buffer: int) -> np.ndarray:
 
 
 def pure_death_generator(mu: float, buffer: int) -> np.ndarray:
-    """Generator ``Q_0`` of eq. (9): deaths ``mu`` while non-empty, no births."""
+    """Generator ``Q_0`` of eq. (9): deaths ``mu`` while non-empty, no births.
+
+    Parameters
+    ----------
+    mu : float
+        Service rate (1/s).
+    buffer : int
+        ``B``.
+    """
     return birth_death_generator(0.0, mu, buffer)
 
 
@@ -236,16 +257,13 @@ def rtt_model(
     >>> m.kernel.shape
     (10, 21, 21)
     """
-    _check_positive(service_pps=service_pps, target_s=target_s)
     if not np.isfinite(rtt_s) or rtt_s < 0:
         raise ValueError(f"rtt_s {rtt_s!r}: must be >= 0")
-    if buffer < 1 or grid < 1:
-        raise ValueError(f"buffer {buffer!r} / grid {grid!r}: must be >= 1")
-    g = RateGrid(service_pps / grid, 2 * grid, drop_factor)
+    sk = _skeleton(service_pps, target_s, buffer, grid, drop_factor, reward, penalty, phi)
+    g, rew, pen, qrow = sk.grid, sk.reward, sk.penalty, sk.qrow
     nq, nr = buffer + 1, g.size
     q = np.arange(nq)
     lam = g.rates_pps
-    rew, pen = reward_table(reward, g, buffer, service_pps, target_s, penalty, phi)
     # Window admissions (default reward): +1 each, -P if the packet's expected delay breaches.
     ok = q < buffer
     breach = ok & ((q + 1) / service_pps > target_s)
@@ -261,16 +279,11 @@ def rtt_model(
         kernel = _after_window(window, lam, service_pps, buffer)
     else:
         raise ValueError(f"method {method!r}: expected 'uniformization' or 'expm'")
-    r = g.index
-    nxt = np.stack([g.after_admit(r), g.after_drop(r)])
-    blk = np.stack([r - 1, r - 1])  # the kernel depends on the rate in force now
-    qrow = np.stack([np.minimum(q + 1, buffer), q])
+    blk = np.stack([g.index - 1, g.index - 1])  # the kernel depends on the rate in force now
     if reward == "default":
         rew[ADMIT] += win[:, qrow[ADMIT]]
         rew[DROP] += win[:, qrow[DROP]]
     tau = np.broadcast_to((rtt_s + 1.0 / lam)[None, :, None], (2, nr, nq)).copy()
-    feasible = np.ones((2, nr, nq), dtype=bool)
-    feasible[ADMIT, :, buffer] = False
     meta = dict(
         model="rtt",
         block_by="current",
@@ -283,4 +296,4 @@ def rtt_model(
         phi=phi,
         window_penalty=window_penalty,
     )
-    return Smdp(kernel, blk, nxt, qrow, rew, tau, feasible, g, meta)
+    return Smdp(kernel, blk, sk.nxt, qrow, rew, tau, sk.feasible, g, meta)

@@ -36,6 +36,12 @@ __all__ = ["transform", "solve", "solve_lp", "policy_gain", "LpResult"]
 def transform(model: Smdp, tau_bar_factor: float = 0.95) -> tuple[np.ndarray, np.ndarray, float]:
     """SMDP -> discrete MDP data transformation (PAQMAN eq. (3), Tijms §7.2).
 
+    Parameters
+    ----------
+    model : Smdp
+    tau_bar_factor : float
+        ``tau_bar / min tau(s, a)``, in ``(0, 1]`` (item 17 default 0.95).
+
     Returns
     -------
     rbar : ndarray, shape (2, R, B + 1)
@@ -175,6 +181,11 @@ def solve_lp(model: Smdp) -> LpResult:
     ``max sum_{s,a} r(s,a) x(s,a)`` subject to
     ``sum_a x(j,a) - sum_{s,a} p(j|s,a) x(s,a) = 0`` for all ``j``, ``sum_{s,a} tau(s,a) x(s,a) = 1``,
     ``x >= 0``. ``x(s, a)`` is the long-run frequency of choosing ``a`` in ``s`` per unit time.
+
+    Parameters
+    ----------
+    model : Smdp
+        A small instance (the LP has ``2 (B + 1) R`` variables).
 
     Returns
     -------
