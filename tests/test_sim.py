@@ -1,0 +1,236 @@
+"""The simulator through the Python package and the CLI: results contract, determinism,
+stepping, conservation and bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from aqmlab.scenario import ScenarioError, load_scenario, parse_scenario
+from aqmlab.sim import Simulation, simulate
+
+ROOT = Path(__file__).resolve().parents[1]
+AQMLAB = [sys.executable, "-m", "aqmlab"]
+
+
+def cli(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    p = subprocess.run([*AQMLAB, *args], capture_output=True, text=True, cwd=ROOT)
+    if check and p.returncode != 0:
+        raise AssertionError(f"aqmlab {' '.join(args)} failed:\n{p.stdout}\n{p.stderr}")
+    return p
+
+
+def small(aqm: str = "codel", **kw) -> dict:
+    d = {
+        "name": "t",
+        "seed": kw.pop("seed", 1),
+        "duration": kw.pop("duration", "20s"),
+        "warmup": kw.pop("warmup", "5s"),
+        "dumbbell": {"rate": "10Mbps", "rtt": "60ms", "buffer": 400},
+        "aqm": {"type": aqm, **kw.pop("aqm_params", {})},
+        "flows": kw.pop("flows", [{"count": 8}]),
+    }
+    d.update(kw)
+    return d
+
+
+def test_dumbbell_cli_writes_results_contract(tmp_path):
+    out = tmp_path / "r"
+    cli(
+        "dumbbell", "--flows", "5", "--rate", "10Mbps", "--rtt", "50ms", "--buffer", "100",
+        "--aqm", "pie", "--aqm-param", "target=10ms", "--duration", "15s", "--warmup", "5s",
+        "--seed", "3", "--out", str(out), "--quiet",
+    )  # fmt: skip
+    s = json.loads((out / "summary.json").read_text())
+    for key in ("scenario", "seed", "sim_seconds", "wall_seconds", "events", "packets_forwarded",
+                "links", "flows", "fairness"):  # fmt: skip
+        assert key in s, key
+    link = s["links"]["bottleneck"]
+    for key in ("aqm", "utilization", "mean_queue_pkts", "mean_queue_bytes", "queue_delay_ms",
+                "drops", "marks", "enqueued", "aqm_activations"):  # fmt: skip
+        assert key in link, key
+    assert set(link["queue_delay_ms"]) >= {"mean", "p50", "p95", "p99"}
+    assert link["aqm"] == "pie"
+    assert len(s["flows"]) == 5 and all(f["goodput_bps"] > 0 for f in s["flows"])
+    assert 0 < s["fairness"]["jain"] <= 1
+    ts = pd.read_parquet(out / "timeseries.parquet")
+    assert {"time_s", "link", "queue_pkts", "queue_delay_ms_mean", "throughput_bps"} <= set(ts)
+    assert ts["time_s"].max() == pytest.approx(15.0, abs=0.02)
+    assert len(pd.read_parquet(out / "flows.parquet")) == 5
+    assert (out / "queue.png").stat().st_size > 1000
+
+
+def test_same_seed_same_summary_other_seed_differs():
+    def summary(seed):
+        s = simulate(small("red", seed=seed)).summary
+        s.pop("wall_seconds")
+        return json.dumps(s, sort_keys=True)
+
+    a, b, c = summary(7), summary(7), summary(8)
+    assert a == b
+    assert a != c
+
+
+def test_conservation_at_the_end_and_mid_run():
+    sim = Simulation(parse_scenario(small("codel")))
+    for t in (3.3, 11.0, 20.0):
+        sim.run_until(t)
+        c = sim.conservation()
+        # every packet an endpoint created is delivered, dropped, lost or still in the network
+        assert c["sent"] == c["delivered"] + c["dropped"] + c["lost"] + c["in_flight"]
+        assert c["sent"] > 0
+
+
+def test_stepping_and_changing_pi_reference_moves_the_queue():
+    """A PI designed with Hollot's rule for this network (aqmlab.design) integrates the queue
+    error, so after q_ref changes from 30 to 120 packets mid-run the mean queue follows.
+    Tolerance: +-35% at 30 packets and +-15% at 120 (TCP sawtooth noise around the reference)."""
+    from aqmlab.design.pi_hollot import tustin_pi
+
+    # Hollot's rule (ALGORITHMS.md §3.8) for N- = 20 flows, C = 1250 pkt/s, R+ = 0.2 s:
+    # z = 2N/(R^2 C), K = w_g (2N)^2 / ((R C)^3 |j w_g R + 1|) at w_g = z
+    n, c, r, fs = 20, 1250.0, 0.2, 170.0
+    z = 2 * n / (r * r * c)
+    k = z * (2 * n) ** 2 / ((r * c) ** 3 * abs(1j * z * r + 1))
+    a, b = tustin_pi(k, z, fs)
+    sc = parse_scenario(
+        small(
+            "pi",
+            duration="80s",
+            warmup="0s",
+            aqm_params={"q_ref": 30, "a": a, "b": b, "w": fs},
+            flows=[{"count": 20}],
+        )
+    )
+    sim = Simulation(sc)
+    sim.run_until(40.0)
+    sim.set_aqm_param("bottleneck", "q_ref", 120)
+    assert sim.aqm_param("bottleneck", "q_ref") == 120.0
+    sim.run_until(80.0)
+    ts = sim.result().timeseries()
+    first = ts[(ts.time_s > 20) & (ts.time_s <= 40)]["queue_pkts"].mean()
+    second = ts[(ts.time_s > 60) & (ts.time_s <= 80)]["queue_pkts"].mean()
+    assert first == pytest.approx(30, rel=0.35)
+    assert second == pytest.approx(120, rel=0.15)
+
+
+def test_load_step_group_joins_and_leaves():
+    """A group with start = 10 s and stop = 20 s sends nothing before 10 s and nothing new after
+    20 s (TCP finishes what it had sent, so its delivered bytes freeze within a few RTTs)."""
+    sc = parse_scenario(
+        small(
+            "droptail",
+            duration="30s",
+            warmup="0s",
+            flows=[{"count": 4}, {"count": 4, "start": "10s", "stop": "20s"}],
+        )
+    )
+    sim = Simulation(sc)
+    late = range(4, 8)
+    sim.run_until(9.9)
+    assert all(not sim.flow_status(i)["started"] for i in late)
+    assert all(sim.flow_status(i)["bytes_delivered"] == 0 for i in late)
+    sim.run_until(15.0)
+    assert all(sim.flow_status(i)["bytes_delivered"] > 0 for i in late)
+    sim.run_until(25.0)
+    frozen = [sim.flow_status(i)["bytes_delivered"] for i in late]
+    sim.run_until(30.0)
+    assert [sim.flow_status(i)["bytes_delivered"] for i in late] == frozen
+    assert all(sim.flow_status(i)["bytes_delivered"] > 0 for i in range(4))
+
+
+def test_run_scenario_file_with_overrides(tmp_path):
+    out = tmp_path / "demo"
+    cli(
+        "run", str(ROOT / "scenarios" / "demo.toml"), "--out", str(out), "--no-plots",
+        "--set", "duration=12s", "--set", "aqm.type=codel", "--set", "flows[1].start=5s",
+        "--set", "flows[1].stop=10s",
+    )  # fmt: skip
+    s = json.loads((out / "summary.json").read_text())
+    assert s["sim_seconds"] == pytest.approx(12.0)
+    assert s["links"]["bottleneck"]["aqm"] == "codel"
+
+
+def test_aqms_lists_parameters():
+    table = json.loads(cli("aqms", "--json").stdout)
+    names = {p["name"] for p in table["codel"]}
+    assert {"target", "interval", "ecn"} <= names
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["--aqm", "foo"], "'foo'"),
+        (["--aqm", "red", "--aqm-param", "bogus=1"], "'bogus'"),
+        (["--aqm", "codel", "--aqm-param", "target=-5ms"], "'target'"),
+        (["--rate", "-10Mbps"], "-10Mbps"),
+        (["--rate", "0Mbps"], "0Mbps"),
+        (["--flows", "0"], "--flows"),
+        (["--cc", "vegas"], "vegas"),
+        (["--rtt", "abc"], "abc"),
+    ],
+)
+def test_bad_dumbbell_input_fails_cleanly(tmp_path, args, needle):
+    out = tmp_path / "never"
+    p = cli("dumbbell", "--out", str(out), "--duration", "2s", "--warmup", "0s", *args, check=False)
+    assert p.returncode != 0
+    err = p.stderr.strip().splitlines()
+    assert err and needle in err[-1], p.stderr
+    assert not out.exists()
+    assert not any(tmp_path.iterdir()), "no half-written output"
+
+
+def test_malformed_toml_and_unroutable_flow(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("name = 'x'\n[dumbbell\nrate = 1\n")
+    out = tmp_path / "o"
+    p = cli("run", str(bad), "--out", str(out), check=False)
+    assert p.returncode != 0 and "malformed TOML" in p.stderr
+    assert not out.exists()
+
+    unroutable = tmp_path / "island.toml"
+    unroutable.write_text(
+        """
+name = "island"
+duration = "5s"
+[[nodes]]
+name = "a"
+[[nodes]]
+name = "b"
+[[nodes]]
+name = "c"
+[[links]]
+src = "a"
+dst = "b"
+rate = "10Mbps"
+delay = "5ms"
+[[flows]]
+src = "a"
+dst = "c"
+"""
+    )
+    p = cli("run", str(unroutable), "--out", str(out), check=False)
+    assert p.returncode != 0
+    assert "'c'" in p.stderr or "c" in p.stderr.split(":")[-1], p.stderr
+    assert "rout" in p.stderr.lower(), p.stderr
+    assert not out.exists()
+
+
+def test_scenario_errors_name_key_and_value():
+    with pytest.raises(ScenarioError, match=r"flows\[0\]\.count' = -3"):
+        parse_scenario(small(flows=[{"count": -3}]))
+    with pytest.raises(ScenarioError, match=r"'dumbbell.rate' = '10Mbpz'"):
+        d = small()
+        d["dumbbell"]["rate"] = "10Mbpz"
+        parse_scenario(d)
+    with pytest.raises(ScenarioError, match="warmup"):
+        parse_scenario(small(warmup="30s"))
+
+
+def test_demo_scenario_is_valid():
+    sc = load_scenario(ROOT / "scenarios" / "demo.toml")
+    assert sc.dumbbell is not None and len(sc.flows) == 2
