@@ -120,3 +120,13 @@ def test_cli_bad_policy_and_compare(tmp_path):
     res = _run(["evaluate", str(pol), "--compare", "red", "--out", str(tmp_path / "ev")])
     assert res.exit_code != 0 and "--compare" in res.output
     assert not (tmp_path / "ev").exists()
+
+
+def test_online_rate_estimate_matches_known_rate(policy10):
+    # The grid filter of §2.2.2 locks onto the sender's rate after a short transient, so the
+    # policy run on estimated rates must give the known-rate result within 5 % (same seeds).
+    known = evaluate(policy10, runs=2, arrivals=10_000, compare=(), seed=4).summary()["paqman"]
+    est = evaluate(policy10, runs=2, arrivals=10_000, compare=(), seed=4, estimate_rate=True)
+    e = est.summary()["paqman"]
+    assert e["throughput_pkts_per_s"] == pytest.approx(known["throughput_pkts_per_s"], rel=0.05)
+    assert e["mean_delay_ms"] == pytest.approx(known["mean_delay_ms"], rel=0.05)

@@ -142,6 +142,9 @@ def evaluate(
     arrivals: int = typer.Option(20000, help="packet arrivals per run"),
     compare: str = typer.Option("codel,droptail", help="comma-separated: codel, droptail"),
     seed: int = typer.Option(0, help="seed of run 0 (run i uses seed + i)"),
+    estimate_rate: bool = typer.Option(
+        False, help="PAQMAN uses an online rate estimate instead of the true rate"
+    ),
     out: str = typer.Option(..., help="output folder"),
 ) -> None:
     """Model-level comparison with CoDel and drop-tail; writes DIR/summary.json and figures."""
@@ -161,7 +164,8 @@ def evaluate(
         _fail("--out", str(out), "exists and is not a folder")
     if not out.parent.exists():
         _fail("--out", str(out), "parent folder does not exist")
-    ev = run_eval(pol, runs=runs, arrivals=arrivals, compare=names, seed=seed)
+    ev = run_eval(pol, runs=runs, arrivals=arrivals, compare=names, seed=seed,
+                  estimate_rate=estimate_rate)  # fmt: skip
     summ = ev.write(out)
     for aqm, s in summ.items():
         typer.echo(f"{aqm:9s} mean queue {s['mean_queue_pkts']:8.2f} pkts  delay "

@@ -71,6 +71,7 @@ def simulate_run(
     warmup: float = 0.2,
     pkt_size: int = 1500,
     codel_interval_s: float = 0.1,
+    estimate_rate: bool = False,
 ) -> RunResult:
     """Simulate one run of the model-level scenario under ``aqm``.
 
@@ -89,6 +90,10 @@ def simulate_run(
         Bytes per packet (CoDel's queue counts bytes too).
     codel_interval_s : float
         CoDel interval (default 100 ms, RFC 8289).
+    estimate_rate : bool
+        PAQMAN only: look the policy up with the posterior mode of a
+        :class:`~aqmlab.mdp.inference.RateFilter` fed with the observed interarrival times and
+        PAQMAN's own drops (§2.2.2), instead of the sender's true rate.
 
     Returns
     -------
@@ -119,6 +124,12 @@ def simulate_run(
             link_rate_bps=mu * pkt_size * 8,
             seed=seed,
         )
+    filt = None
+    if estimate_rate and aqm == "paqman":
+        from aqmlab.mdp.inference import RateFilter
+
+        filt = RateFilter(grid, alpha)
+    prev_arrival = 0.0
     waiting: deque = deque()  # arrival times of waiting packets (FIFO)
     busy_until = np.inf  # service completion time, inf when idle
     in_service_arrival = 0.0
@@ -188,6 +199,11 @@ def simulate_run(
             last_t = now
         ts[n_arr], qs[n_arr], xs[n_arr] = now, nsys, r * unit
         epoch = immediate or now - last_epoch >= rtt
+        if filt is not None:
+            filt.observe(now - prev_arrival)
+            if epoch and not immediate and last_epoch > -np.inf:
+                filt.act(DROP if dropped_since else 0)
+        prev_arrival = now
         if epoch and not immediate:
             if last_epoch > -np.inf:  # sender reacts to the previous epoch's outcome
                 r = max(1, int(r * grid.drop_factor)) if dropped_since else min(rmax, r + 1)
@@ -195,7 +211,8 @@ def simulate_run(
             last_epoch = now
         # --- the AQM decides ---
         if aqm == "paqman":
-            drop = nsys >= cap or (epoch and table[r - 1, nsys] == DROP)
+            r_seen = r if filt is None else filt.index()
+            drop = nsys >= cap or (epoch and table[r_seen - 1, nsys] == DROP)
         elif aqm == "droptail":
             drop = nsys >= cap
         else:
@@ -211,6 +228,8 @@ def simulate_run(
             if not busy:
                 start_service(now)
         if immediate:
+            if filt is not None:
+                filt.act(DROP if dropped_since else 0)
             r = max(1, int(r * grid.drop_factor)) if dropped_since else min(rmax, r + 1)
             dropped_since = False
         n_arr += 1
@@ -348,6 +367,7 @@ def evaluate(
     compare: tuple[str, ...] = ("codel", "droptail"),
     seed: int = 0,
     warmup: float = 0.2,
+    estimate_rate: bool = False,
 ) -> Evaluation:
     """Run PAQMAN and the ``compare`` AQMs on the same seeds (common random numbers).
 
@@ -364,6 +384,8 @@ def evaluate(
         Run ``i`` uses seed ``seed + i`` for every AQM.
     warmup : float
         Fraction of arrivals discarded.
+    estimate_rate : bool
+        PAQMAN looks up an estimated rate (see :func:`simulate_run`).
 
     Returns
     -------
@@ -377,6 +399,9 @@ def evaluate(
     ev = Evaluation(policy)
     for aqm in ("paqman", *compare):
         ev.runs[aqm] = [
-            simulate_run(aqm, policy, arrivals, seed + i, warmup=warmup) for i in range(runs)
+            simulate_run(
+                aqm, policy, arrivals, seed + i, warmup=warmup, estimate_rate=estimate_rate
+            )
+            for i in range(runs)
         ]
     return ev

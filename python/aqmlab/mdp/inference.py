@@ -517,12 +517,30 @@ class RateFilter:
     def update(self, x: float, action: int | None) -> float:
         """Absorb one interarrival time ``x`` (s), then apply ``action`` (None: no rate change).
 
-        Returns the posterior mean rate (packets/s) after the action.
+        Parameters
+        ----------
+        x : float
+            Interarrival time (s) generated under the rate in force.
+        action : {0, 1} or None
+            Admit / drop outcome that moves the sender's rate, or None.
+
+        Returns
+        -------
+        float
+            Posterior mean rate (packets/s) after the action.
         """
+        self.observe(x)
+        return self.act(action)
+
+    def observe(self, x: float) -> None:
+        """Bayes update with one interarrival time ``x`` (s) (gamma likelihood of model (4))."""
         lam = self.alpha * self.grid.rates_pps
         self.logp += self.alpha * np.log(lam) - lam * x
         self.logp -= self.logp.max()
-        p = np.exp(self.logp)
+
+    def act(self, action: int | None) -> float:
+        """Move the posterior by the AIMD map of ``action`` (None: no move); return the mean."""
+        p = np.exp(self.logp - self.logp.max())
         if action is not None:
             moved = np.zeros_like(p)
             np.add.at(moved, self._drop if action == DROP else self._admit, p)
