@@ -26,6 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from scipy.optimize import linprog
+from threadpoolctl import threadpool_limits
 
 from aqmlab.mdp.model import ADMIT, DROP, Smdp
 from aqmlab.mdp.policy_io import PaqmanPolicy
@@ -94,6 +95,11 @@ def solve(
     >>> res.iterations > 0
     True
     """
+    with threadpool_limits(limits=1, user_api="blas"):  # small batched products, see rtt.py
+        return _rvi(model, eps, tau_bar_factor, max_iter)
+
+
+def _rvi(model: Smdp, eps: float, tau_bar_factor: float, max_iter: int) -> PaqmanPolicy:
     t0 = time.perf_counter()
     rbar, w, tau_bar = transform(model, tau_bar_factor)
     feas = model.feasible
