@@ -130,3 +130,16 @@ def test_online_rate_estimate_matches_known_rate(policy10):
     e = est.summary()["paqman"]
     assert e["throughput_pkts_per_s"] == pytest.approx(known["throughput_pkts_per_s"], rel=0.05)
     assert e["mean_delay_ms"] == pytest.approx(known["mean_delay_ms"], rel=0.05)
+
+
+def test_paper_figures_small(tmp_path):
+    from aqmlab.mdp.figures import paper_figures
+
+    summ = paper_figures(tmp_path, 5e6, 10e6, (0.001, 0.01), 0.005, 1500, buffer=30,
+                         runs=2, arrivals=1500)  # fmt: skip
+    for name in ("fig5_policies.png", "fig6_rtt_policies.png", "fig7_negligible_rtt.png",
+                 "fig8_rtt_low.png", "fig9_rtt_high.png", "fig11_boxes.png",
+                 "figures_summary.json"):  # fmt: skip
+        assert (tmp_path / name).stat().st_size > 500, name
+    assert set(summ["evaluations"]) == {"0ms", "1ms", "10ms"}
+    assert not list(tmp_path.glob(".*"))  # no temporary files left behind
