@@ -21,7 +21,8 @@
 //    host routes in an std::unordered_map (O(1) per packet), a default route on hosts, and the
 //    strong end-system model for local delivery.
 //  * TCP: SACK and timestamps off (40-byte TCP/IP headers, pure ACKs are 40 B), window scaling on,
-//    send/receive buffers of 2 x (BDP + buffer) + 64 KiB, initial cwnd 10, min RTO 200 ms,
+//    send/receive buffers of 2 x (BDP + buffer) + 64 KiB, initial cwnd 10, min RTO 200 ms with
+//    RTO = SRTT + max(4 RTTVAR, 200 ms) as in aqmlab and Linux (ClockGranularity = 200 ms),
 //    classic (RFC 6582) fast recovery instead of ns-3's default PRR, limited transmit off,
 //    DelAckCount 1 (2 with --delack). CUBIC: ns-3's TcpCubic with HyStart off (RFC 9438 core).
 //  * Long-lived BulkSend flows start at seeded uniform times in [0, 1 s].
@@ -194,7 +195,7 @@ struct Options
     bool json = false;
     bool staticRouting = false; // --routing static: ns-3's stock Ipv4StaticRouting (for comparison)
     bool tcpStats = false;      // --tcp-stats: count retransmitted segments (a per-segment trace)
-    bool rtoRestart = false;    // --rto-restart: restart the RTO timer at fast retransmit
+    std::string clockGranularity = "200ms"; // ns-3's G in RTO = SRTT + max(G, 4 RTTVAR)
 };
 
 static void
@@ -207,8 +208,8 @@ Usage(int code)
            "                    [--duration 60s] [--warmup 10s] [--seed S] [--json]\n"
            "                    [--routing hash|static]  (static: ns-3's linear-scan routing)\n"
            "                    [--tcp-stats]  (also count retransmitted segments per flow)\n"
-           "                    [--rto-restart]  (restart the RTO timer on every retransmission\n"
-           "                                      in fast recovery, as ns-2 and Linux do)\n"
+           "                    [--clock-granularity 200ms]  (G in RTO = SRTT + max(G, 4 RTTVAR);\n"
+           "                                      200ms = aqmlab's/Linux's rule, 1ms = ns-3's default)\n"
            "aqm-param keys: red: min_th max_th (packets) w_q max_p gentle\n"
            "                pie: target t_update alpha beta max_burst\n"
            "                codel: target interval\n"
@@ -291,8 +292,8 @@ ParseArgs(int argc, char** argv)
                 flag(o.json);
             else if (key == "--tcp-stats")
                 flag(o.tcpStats);
-            else if (key == "--rto-restart")
-                flag(o.rtoRestart);
+            else if (key == "--clock-granularity")
+                o.clockGranularity = next();
             else if (key == "--routing")
             {
                 std::string r = next();
@@ -362,20 +363,8 @@ struct Meter
     // retransmitted data segments (--tcp-stats only).
     std::vector<uint64_t> recoveries, timeouts, retransmits;
     std::vector<uint32_t> highestTxEnd;
-    // --rto-restart: the flows' sockets, to re-arm their retransmission timer.
-    bool rtoRestart = false;
-    std::vector<Ptr<TcpSocketBase>> sockets;
-    std::vector<TcpSocketState::TcpCongState_t> congState;
 };
 
-// Reaches TcpSocketBase's protected retransmission timer through a derived class's member
-// pointers (no instance is created, ns-3 itself is unchanged).
-struct RtoTimerAccess : public TcpSocketBase
-{
-    static EventId TcpSocketBase::*Event() { return &RtoTimerAccess::m_retxEvent; }
-    static TracedValue<Time> TcpSocketBase::*Rto() { return &RtoTimerAccess::m_rto; }
-    static void (TcpSocketBase::*Fire())() { return &RtoTimerAccess::ReTxTimeout; }
-};
 
 static Meter g_meter;
 
@@ -386,32 +375,9 @@ OnSojourn(Time t)
         g_meter.sojournMs.push_back(t.GetSeconds() * 1e3);
 }
 
-// --rto-restart: ns-2 (reset_rtx_timer at fast retransmit and on partial ACKs) and Linux (which
-// re-arms the timer when it retransmits the head) restart the retransmission timer during loss
-// recovery; stock ns-3 keeps the timer started by the last new ACK and resets it only on the first
-// partial ACK (RFC 6582's "impatient" variant), so a recovery that takes longer than one RTO after
-// that ACK ends in a timeout (and, without SACK, a go-back-N resend of the window).
-static void
-RestartRto(uint32_t flow)
-{
-    TcpSocketBase* sock = PeekPointer(g_meter.sockets[flow]);
-    if (!sock)
-        return;
-    EventId& ev = sock->*RtoTimerAccess::Event();
-    if (ev.IsRunning())
-    {
-        ev.Cancel();
-        const Time rto = (sock->*RtoTimerAccess::Rto()).Get();
-        ev = Simulator::Schedule(rto, RtoTimerAccess::Fire(), sock);
-    }
-}
-
 static void
 OnCongState(uint32_t flow, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCongState_t now)
 {
-    g_meter.congState[flow] = now;
-    if (g_meter.rtoRestart && now == TcpSocketState::CA_RECOVERY)
-        RestartRto(flow);
     if (Simulator::Now() < g_meter.warmup)
         return;
     if (now == TcpSocketState::CA_RECOVERY)
@@ -431,8 +397,6 @@ OnTcpTx(uint32_t flow, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSoc
     {
         if (Simulator::Now() >= g_meter.warmup)
             g_meter.retransmits[flow]++;
-        if (g_meter.rtoRestart && g_meter.congState[flow] == TcpSocketState::CA_RECOVERY)
-            RestartRto(flow);
     }
     else
     {
@@ -446,9 +410,8 @@ HookFlow(Ptr<BulkSendApplication> app, uint32_t flow, bool tcpStats)
     Ptr<Socket> sock = app->GetSocket();
     if (!sock)
         return;
-    g_meter.sockets[flow] = DynamicCast<TcpSocketBase>(sock);
     sock->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCongState, flow));
-    if (tcpStats || g_meter.rtoRestart)
+    if (tcpStats)
     {
         g_meter.highestTxEnd[flow] = 0;
         sock->TraceConnectWithoutContext("Tx", MakeBoundCallback(&OnTcpTx, flow));
@@ -632,6 +595,11 @@ main(int argc, char** argv)
     Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
     Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(o.delack ? 2 : 1));
     Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(200)));
+    // ns-3: RTO = max(MinRto, SRTT + max(G, 4 RTTVAR)). aqmlab (like Linux) bounds the variance
+    // term by the minimum RTO instead: RTO = SRTT + max(4 RTTVAR, min_rto). With G = min_rto the
+    // two are identical. (With ns-3's default G = 1 ms, per-ACK RTT samples shrink RTTVAR to
+    // almost nothing and a queue that grows by a few packets per RTT fires spurious timeouts.)
+    Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(Time(o.clockGranularity)));
     Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(false));
     Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));
     Config::SetDefault("ns3::TcpSocketBase::WindowScaling", BooleanValue(true));
@@ -753,9 +721,6 @@ main(int argc, char** argv)
     g_meter.timeouts.assign(o.flows, 0);
     g_meter.retransmits.assign(o.flows, 0);
     g_meter.highestTxEnd.assign(o.flows, 0);
-    g_meter.sockets.assign(o.flows, nullptr);
-    g_meter.congState.assign(o.flows, TcpSocketState::CA_OPEN);
-    g_meter.rtoRestart = o.rtoRestart;
     const uint32_t sendSize = std::max(mss, std::min<uint32_t>(sockBuf / 16, 1u << 20) / mss * mss);
     for (uint32_t i = 0; i < o.flows; ++i)
     {
@@ -821,7 +786,6 @@ main(int argc, char** argv)
     const uint64_t events = Simulator::GetEventCount();
     const double runWall = std::chrono::duration<double>(runEnd - runStart).count();
     const double totalWall = std::chrono::duration<double>(runEnd - wallStart).count();
-    g_meter.sockets.clear();
     Simulator::Destroy();
 
     char buf[256];
@@ -831,7 +795,7 @@ main(int argc, char** argv)
     };
     std::ostringstream js;
     js << "{\"scenario\": \"ns3-dumbbell\", \"simulator\": \"ns-3 " << NS3_PKG_VERSION << "\""
-       << ", \"rto_restart\": " << (o.rtoRestart ? "true" : "false")
+       << ", \"clock_granularity_s\": " << Time(o.clockGranularity).GetSeconds()
        << ", \"seed\": " << o.seed << ", \"sim_seconds\": " << num(duration.GetSeconds())
        << ", \"warmup_s\": " << num(warmup.GetSeconds())
        << ", \"wall_seconds\": " << num(runWall) << ", \"wall_seconds_total\": " << num(totalWall)
