@@ -9,8 +9,9 @@
 //! * Loss recovery: RFC 5681 fast retransmit on 3 duplicate ACKs, fast
 //!   recovery with window inflation; Reno exits on the first new ACK, NewReno
 //!   and CUBIC follow RFC 6582 partial-ACK handling ([`newreno`]). Timeouts
-//!   follow RFC 6298 (Karn's rule, exponential backoff, configurable minimum)
-//!   and go back N (no SACK).
+//!   follow RFC 6298 (Karn's rule, exponential backoff) with Linux's use of
+//!   the minimum RTO (RTO = SRTT + max(4 RTTVAR, min_rto)), and go back N
+//!   (no SACK).
 //! * RTT samples: each ACK echoes the send timestamp of the segment that
 //!   triggered it (for a delayed ACK, the first of the segments it
 //!   acknowledges, RFC 7323 §4.3); a sample is taken when the ACK
@@ -52,7 +53,8 @@ pub const RTO_ALPHA: f64 = 1.0 / 8.0;
 /// beta (RTT variation gain), according to RFC 6298 §2.3.
 pub const RTO_BETA: f64 = 1.0 / 4.0;
 /// Default minimum RTO, 200 ms (Linux `TCP_RTO_MIN`; RFC 6298 §2.4 would say
-/// 1 s).
+/// 1 s). As in Linux it bounds the variance term: RTO = SRTT +
+/// max(4 RTTVAR, min_rto) (see `TcpSender::rtt_sample`).
 pub const DEFAULT_MIN_RTO: Ns = 200_000_000;
 /// Default initial window, 10 segments (RFC 6928, Linux default).
 pub const DEFAULT_INIT_CWND: u32 = 10;
@@ -191,14 +193,25 @@ pub struct TcpSender {
     pub snd_nxt: u32,
     /// One past the highest segment ever sent.
     pub snd_max: u32,
-    /// Congestion window (segments).
+    /// Congestion window (segments), not including the fast-recovery
+    /// inflation (ns-2's `cwnd_`).
     pub cwnd: f64,
+    /// Fast-recovery window inflation (segments; ns-2's `dupwnd_`): the
+    /// sending window during recovery is `cwnd + inflation` (RFC 5681 §3.2
+    /// steps 3–4, RFC 6582 §3.2 step 3 deflation).
+    inflation: f64,
+    /// The last event was a timeout whose retransmission has not been
+    /// acknowledged yet (RFC 5681 §3.1: ssthresh is held on repeated
+    /// timeouts).
+    in_rto_backoff: bool,
     /// Slow-start threshold (segments).
     pub ssthresh: f64,
     dupacks: u32,
     in_recovery: bool,
-    /// RFC 6582 `recover`: one past the highest segment sent when the last
-    /// recovery (or timeout) began.
+    /// A partial ACK has been seen in the current recovery.
+    partial_seen: bool,
+    /// RFC 6582 `recover`, stored as one past the highest segment sent when
+    /// the last recovery (or timeout) began; 0 before any.
     recover: u32,
     /// No ECN reaction until an ACK acknowledges beyond this point (one
     /// reduction per window, RFC 3168 §6.1.2).
@@ -244,9 +257,12 @@ impl TcpSender {
             snd_nxt: 0,
             snd_max: 0,
             cwnd: p.init_cwnd as f64,
+            inflation: 0.0,
+            in_rto_backoff: false,
             ssthresh: f64::INFINITY,
             dupacks: 0,
             in_recovery: false,
+            partial_seen: false,
             recover: 0,
             ecn_recover: 0,
             cwr_pending: false,
@@ -289,6 +305,15 @@ impl TcpSender {
     #[inline]
     fn flight(&self) -> u32 {
         self.snd_max - self.snd_una
+    }
+
+    /// FlightSize for the ssthresh computation (RFC 5681 §3.1 eq. (4)),
+    /// bounded by `cwnd`: during a recovery `snd_max - snd_una` also counts
+    /// segments that have left the network (they sit in the receiver's
+    /// reassembly queue), which would inflate ssthresh after a timeout.
+    #[inline]
+    fn flight_for_ssthresh(&self) -> u32 {
+        self.flight().min(self.cwnd.floor() as u32)
     }
 
     /// Payload bytes of segment `seq`.
@@ -345,7 +370,7 @@ impl TcpSender {
 
     /// Sends as much as the windows and the application allow.
     pub fn send_allowed(&mut self, now: Ns, out: &mut Vec<Packet>) {
-        let mut wnd = self.cwnd;
+        let mut wnd = self.cwnd + self.inflation;
         if let Some(r) = self.p.rwnd {
             wnd = wnd.min(r as f64);
         }
@@ -375,8 +400,17 @@ impl TcpSender {
             self.rttvar = r / 2.0;
             self.has_rtt = true;
         }
-        let rto = self.srtt + (RTO_K * self.rttvar).max(CLOCK_G);
-        self.rto = (rto as Ns).clamp(self.p.min_rto, MAX_RTO);
+        // RFC 6298 §2.3 computes SRTT + max(G, K * RTTVAR) and §2.4 then
+        // applies the minimum to the whole RTO. Linux (`tcp_set_rto`) instead
+        // floors the variance term: RTO = SRTT + max(K * RTTVAR, min_rto).
+        // We follow Linux: with a 200 ms minimum applied RFC-style, an RTO
+        // barely above the base RTT fires spuriously whenever queueing delay
+        // grows by more than a few tens of ms within an RTT (observed as
+        // self-sustaining go-back-N oscillations under AQM).
+        let var = (RTO_K * self.rttvar)
+            .max(CLOCK_G)
+            .max(self.p.min_rto as f64);
+        self.rto = ((self.srtt + var) as Ns).min(MAX_RTO);
         self.stats.rtt_sum += r;
         self.stats.rtt_count += 1;
     }
@@ -395,7 +429,7 @@ impl TcpSender {
         let mut reduced = false;
         // RFC 3168 §6.1.2: react to ECE at most once per window of data.
         if ece && !self.in_recovery && ack > self.ecn_recover {
-            self.ssthresh = self.cc.on_congestion(self.cwnd, self.flight());
+            self.ssthresh = self.cc.on_congestion(self.cwnd, self.flight_for_ssthresh());
             self.cwnd = self.ssthresh;
             self.ecn_recover = self.snd_max;
             self.cwr_pending = true;
@@ -405,6 +439,13 @@ impl TcpSender {
         }
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
+            // RFC 6298 §5.3: restart the timer on new data acknowledged,
+            // except for partial ACKs after the first one in a recovery
+            // (RFC 6582 §3.2 step 3, the "Impatient" variant: a window with
+            // many losses falls back to a timeout instead of recovering one
+            // segment per RTT).
+            let mut restart_timer = true;
+            self.in_rto_backoff = false;
             if !ack_pkt.has(F_RETX) {
                 self.rtt_sample(now.saturating_sub(ack_pkt.ts) as f64);
             }
@@ -418,13 +459,15 @@ impl TcpSender {
                     RecoveryAck::Full | RecoveryAck::RenoExit => {
                         self.in_recovery = false;
                         self.dupacks = 0;
+                        self.inflation = 0.0;
                         self.cwnd = self.ssthresh;
                     }
                     RecoveryAck::Partial => {
                         let seq = self.snd_una;
                         self.emit(seq, now, out);
-                        self.cwnd = (self.cwnd - acked as f64 + 1.0).max(1.0);
-                        self.rto_deadline = Some(now + self.rto);
+                        self.inflation = (self.inflation - acked as f64 + 1.0).max(1.0 - self.cwnd);
+                        restart_timer = !self.partial_seen;
+                        self.partial_seen = true;
                     }
                 }
             } else {
@@ -436,11 +479,11 @@ impl TcpSender {
                 }
             }
             // RFC 6298 §5.2 / §5.3.
-            self.rto_deadline = if self.snd_una == self.snd_max {
-                None
-            } else {
-                Some(now + self.rto)
-            };
+            if self.snd_una == self.snd_max {
+                self.rto_deadline = None;
+            } else if restart_timer {
+                self.rto_deadline = Some(now + self.rto);
+            }
             if Some(self.snd_una) == self.total_segs && self.done_at.is_none() {
                 self.done_at = Some(now);
             }
@@ -450,13 +493,18 @@ impl TcpSender {
             self.dupacks += 1;
             if self.in_recovery {
                 // RFC 5681 §3.2 step 4: inflate by one segment per dup ACK.
-                self.cwnd += 1.0;
-            } else if self.dupacks == DUPTHRESH && ack >= self.recover {
+                self.inflation += 1.0;
+            } else if self.dupacks == DUPTHRESH && (ack > self.recover || self.recover == 0) {
                 // RFC 6582 §3.2 step 2 (and RFC 5681 §3.2 steps 2–3): fast
-                // retransmit, enter fast recovery.
-                self.ssthresh = self.cc.on_congestion(self.cwnd, self.flight());
+                // retransmit and enter fast recovery only if the ACK covers
+                // more than `recover` (its highest segment is `recover - 1`),
+                // so duplicate ACKs caused by go-back-N retransmissions of
+                // segments the receiver already had do not trigger a
+                // spurious fast retransmit (RFC 6582 §4).
+                self.ssthresh = self.cc.on_congestion(self.cwnd, self.flight_for_ssthresh());
                 self.recover = self.snd_max;
                 self.in_recovery = true;
+                self.partial_seen = false;
                 self.stats.fast_retransmits += 1;
                 // The loss response is also this window's congestion response
                 // to ECN (RFC 3168 §6.1.2).
@@ -464,7 +512,8 @@ impl TcpSender {
                 self.note_reduction(now);
                 let seq = self.snd_una;
                 self.emit(seq, now, out);
-                self.cwnd = self.ssthresh + DUPTHRESH as f64;
+                self.cwnd = self.ssthresh;
+                self.inflation = DUPTHRESH as f64;
                 self.rto_deadline = Some(now + self.rto);
             }
         }
@@ -479,8 +528,12 @@ impl TcpSender {
             return;
         }
         self.stats.timeouts += 1;
-        self.ssthresh = self.cc.on_congestion(self.cwnd, self.flight());
+        if !self.in_rto_backoff {
+            self.ssthresh = self.cc.on_congestion(self.cwnd, self.flight_for_ssthresh());
+        }
+        self.in_rto_backoff = true;
         self.cwnd = 1.0;
+        self.inflation = 0.0;
         self.in_recovery = false;
         self.dupacks = 0;
         // RFC 6582 §3.2 step 1 after a timeout: do not fast-retransmit on
@@ -699,7 +752,8 @@ mod tests {
     }
 
     /// Reference: RFC 6298 §2.2 and §2.3 arithmetic: first sample R gives
-    /// SRTT = R, RTTVAR = R/2, RTO = R + 4 R / 2 = 3R; floors at min_rto.
+    /// SRTT = R, RTTVAR = R/2, RTO = R + 4 R / 2 = 3R; the variance term is
+    /// floored at min_rto (Linux), so a 10 ms sample gives 10 + 200 ms.
     #[test]
     fn rto_computation_and_backoff() {
         let mut s = TcpSender::new(0, 1, params(CcKind::Newreno), None);
@@ -710,10 +764,10 @@ mod tests {
         let mut s2 = TcpSender::new(0, 1, params(CcKind::Newreno), None);
         s2.send_allowed(0, &mut out);
         s2.on_ack(10_000_000, &ack(1, 0), &mut out);
-        assert_eq!(s2.rto(), DEFAULT_MIN_RTO);
+        assert_eq!(s2.rto(), 10_000_000 + DEFAULT_MIN_RTO);
         out.clear();
         s2.on_rto(500_000_000, &mut out);
-        assert_eq!(s2.rto(), 2 * DEFAULT_MIN_RTO);
+        assert_eq!(s2.rto(), 2 * (10_000_000 + DEFAULT_MIN_RTO));
         assert_eq!(s2.cwnd, 1.0);
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].seq, 1);

@@ -4,6 +4,7 @@
 use netsim::{SimConfig, Simulation, Summary};
 use serde_json::{json, Value};
 
+#[allow(clippy::too_many_arguments)]
 /// A dumbbell config: `rate` bit/s, `rtt` s, `buffer` packets, `aqm` JSON,
 /// `flows` groups JSON.
 pub fn dumbbell(

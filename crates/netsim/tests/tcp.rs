@@ -1,0 +1,173 @@
+//! TCP end-to-end checks against published models and RFC behaviour.
+
+mod common;
+
+use common::*;
+use netsim::Simulation;
+use serde_json::json;
+
+/// Padhye, Firoiu, Towsley, Kurose (SIGCOMM 1998), equation (31) without
+/// the receive-window cap: send rate in packets/s.
+fn padhye(rtt: f64, p: f64, b: f64, t0: f64) -> f64 {
+    let a = rtt * (2.0 * b * p / 3.0).sqrt();
+    let c = t0 * (1.0f64).min(3.0 * (3.0 * b * p / 8.0).sqrt()) * p * (1.0 + 32.0 * p * p);
+    1.0 / (a + c)
+}
+
+/// Mathis, Semke, Mahdavi, Ott (CCR 1997): `MSS/RTT * sqrt(3/2) / sqrt(p)`
+/// in packets/s.
+fn mathis(rtt: f64, p: f64) -> f64 {
+    (1.5f64).sqrt() / (rtt * p.sqrt())
+}
+
+/// One NewReno flow over a 1 Gb/s dumbbell (rtt 100 ms, buffer large
+/// enough never to drop) with Bernoulli loss p on the data path.
+/// Reference: Padhye et al. (1998) with b = 1 (no delayed ACKs), RTT = the
+/// flow's measured mean RTT, T0 = RTT + 200 ms (the sender's RTO: SRTT +
+/// max(4 RTTVAR, min_rto), and under random loss 4 RTTVAR is far below the
+/// 200 ms floor). Tolerance 20 %:
+/// the model assumes losses correlated within a round while the link loses
+/// independently, which the Padhye paper itself reports as ~10-20 %
+/// error; Mathis (the p -> 0 limit) is checked for the smallest p.
+/// Measured throughput = segments sent per second (the models' quantity:
+/// new data plus retransmissions) over the 600 s after a 20 s warm-up.
+#[test]
+fn newreno_random_loss_matches_padhye() {
+    for (p, dur) in [(0.001, 1000.0), (0.005, 600.0), (0.02, 600.0)] {
+        let cfg = dumbbell(
+            11,
+            dur,
+            20.0,
+            1e9,
+            0.1,
+            100_000,
+            json!({"type": "droptail"}),
+            json!([{"kind": "tcp", "count": 1, "cc": "newreno", "start": 0.0}]),
+        );
+        let mut cfg = cfg;
+        if let netsim::config::TopologyConfig::Dumbbell(d) = &mut cfg.topology {
+            d.loss = p;
+        }
+        let sim = run(cfg);
+        let s = sim.summary();
+        let f = &s.flows[0];
+        let secs = dur - 20.0;
+        let segs = f.goodput_bps / 8.0 / 960.0 * secs + f.retransmits as f64;
+        let rate = segs / secs;
+        let rtt = f.rtt_ms_mean.unwrap() / 1e3;
+        let model = padhye(rtt, p, 1.0, rtt + 0.2);
+        let m = mathis(rtt, p);
+        eprintln!(
+            "p={p}: rate {rate:.1} pkt/s, padhye {model:.1} (ratio {:.3}), mathis {m:.1} (ratio {:.3}), rtt {rtt:.4}, timeouts {}",
+            rate / model,
+            rate / m,
+            f.timeouts
+        );
+        assert_eq!(bottleneck(&s).drops, 0);
+        assert!(
+            (rate / model - 1.0).abs() < 0.2,
+            "p={p}: {rate} vs Padhye {model}"
+        );
+        if p == 0.001 {
+            assert!((rate / m - 1.0).abs() < 0.2, "p={p}: {rate} vs Mathis {m}");
+        }
+    }
+}
+
+/// One flow alone on a 10 Mb/s, 100 ms dumbbell with a one-BDP buffer
+/// (125 packets): Reno's sawtooth swings between 1 and 2 BDP, so the link
+/// never idles after slow start; CUBIC backs off less. Reference: the
+/// classic buffer-sizing result (buffer = BDP gives 100 % utilisation for
+/// one flow); threshold 95 % allows for the slow-start overshoot.
+#[test]
+fn reno_newreno_cubic_fill_a_clean_link() {
+    for cc in ["reno", "newreno"] {
+        for delayed_ack in [false, true] {
+            let sim = run(dumbbell(
+                3,
+                60.0,
+                10.0,
+                10e6,
+                0.1,
+                125,
+                json!({"type": "droptail"}),
+                json!([{"kind": "tcp", "count": 1, "cc": cc, "delayed_ack": delayed_ack}]),
+            ));
+            let s = sim.summary();
+            let u = bottleneck(&s).utilization;
+            eprintln!("{cc} delack={delayed_ack}: utilization {u:.4}");
+            assert!(u > 0.95, "{cc} delayed_ack={delayed_ack}: utilization {u}");
+        }
+    }
+}
+
+/// ECN with a marking AQM (RED, ecn = true, thresholds well below the
+/// buffer). Reference: RFC 3168 §6.1.2: congestion is signalled by marks,
+/// so there are no drops after warm-up (exact), and each sender reduces at
+/// most once per
+/// window of data, hence never twice within one base RTT (100 ms; the gap
+/// between two reductions is at least the RTT of a segment sent after the
+/// first one).
+#[test]
+fn ecn_marks_instead_of_drops_and_reduces_once_per_rtt() {
+    for cc in ["newreno", "cubic"] {
+        let sim = run(dumbbell(
+            4,
+            40.0,
+            5.0,
+            10e6,
+            0.1,
+            1000,
+            json!({"type": "red", "ecn": true, "min_th": 20, "max_th": 80, "max_p": 0.1}),
+            json!([{"kind": "tcp", "count": 8, "cc": cc, "ecn": true}]),
+        ));
+        let s = sim.summary();
+        let b = bottleneck(&s);
+        assert!(b.marks > 100, "{cc}: marks {}", b.marks);
+        // After the warm-up (the initial slow start of 8 flows overshoots
+        // RED's lagging average and meets its forced drops, which RFC 3168
+        // permits), congestion is signalled by marks only.
+        assert_eq!(b.drops + b.lost, 0, "{cc}: post-warm-up drops");
+        for id in 0..8u32 {
+            assert_eq!(s.flows[id as usize].retransmits, 0, "{cc} flow {id}");
+            let f = sim.flow_status(id).unwrap();
+            assert!(f.ecn_reductions > 3, "{cc} flow {id}: {f:?}");
+            let gap = f.min_reduction_gap_s.unwrap();
+            assert!(gap >= 0.1, "{cc} flow {id}: reductions {gap} s apart");
+        }
+        assert!(b.utilization > 0.9, "{cc}: {}", b.utilization);
+    }
+}
+
+/// A 1 s blackout of the bottleneck (loss = 1). Reference: RFC 6298 §5.5:
+/// the RTO doubles at each expiry, so 1 s of blackout after a 200 ms-class
+/// RTO costs at least 2 consecutive timeouts (0.2 + 0.4 < 1); afterwards
+/// the flow recovers and fills the link again (> 80 % of the capacity in
+/// the 10 s after the blackout; slow start from 1 segment takes ~1 s).
+#[test]
+fn rto_fires_and_recovers_after_blackout() {
+    let cfg = dumbbell(
+        5,
+        30.0,
+        0.0,
+        10e6,
+        0.1,
+        125,
+        json!({"type": "droptail"}),
+        json!([{"kind": "tcp", "count": 1, "cc": "newreno", "start": 0.0}]),
+    );
+    let mut sim = Simulation::new(cfg).unwrap();
+    sim.run_until(aqm::Instant(10_000_000_000));
+    let before = sim.flow_status(0).unwrap();
+    sim.set_link_loss("R1->R2", 1.0).unwrap();
+    sim.run_until(aqm::Instant(11_000_000_000));
+    sim.set_link_loss("R1->R2", 0.0).unwrap();
+    sim.run_until(aqm::Instant(13_000_000_000));
+    let mid = sim.flow_status(0).unwrap();
+    sim.run_until(aqm::Instant(23_000_000_000));
+    let after = sim.flow_status(0).unwrap();
+    sim.check_conservation().unwrap();
+    assert!(mid.timeouts >= before.timeouts + 2, "{before:?} {mid:?}");
+    let rate = (after.bytes_delivered - mid.bytes_delivered) as f64 * 8.0 / 10.0;
+    assert!(rate > 0.8 * 10e6 * 0.96, "goodput after blackout {rate}");
+}
