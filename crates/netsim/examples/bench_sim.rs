@@ -1,0 +1,114 @@
+//! Simulator throughput benchmark (run by `make bench`):
+//!
+//! `cargo run --release -p netsim --example bench_sim [-- --json]`
+//!
+//! Scenarios (dumbbell, rtt 100 ms, access links 10x, 1000-byte packets):
+//! 1. `dumbbell_10M_100newreno_60s`: 10 Mb/s, 100 NewReno flows, 60 s,
+//!    drop-tail with a buffer of one BDP (125 packets).
+//! 2. `dumbbell_1G_1000cubic_5s`: 1 Gb/s, 1000 CUBIC flows, 5 s, CoDel with a
+//!    buffer of one BDP (12 500 packets).
+//!
+//! For each: simulated seconds, wall seconds, packets sent over the
+//! bottleneck per wall-second, packet transmissions over all hops per
+//! wall-second, events per wall-second, and peak RSS (`VmHWM` from
+//! `/proc/self/status`, process-wide, so it is monotone across scenarios).
+
+use std::time::Instant as WallClock;
+
+use netsim::{SimConfig, Simulation};
+use serde_json::json;
+
+struct Bench {
+    name: &'static str,
+    cfg: SimConfig,
+}
+
+fn scenarios() -> Vec<Bench> {
+    let mk =
+        |seed: u64, rate: f64, buffer: u32, aqm: serde_json::Value, n: u32, cc: &str, dur: f64| {
+            serde_json::from_value::<SimConfig>(json!({
+                "scenario": "bench", "seed": seed, "duration": dur, "warmup": 0.0,
+                "sample_interval": 0.01,
+                "topology": {"type": "dumbbell", "bottleneck_rate": rate, "rtt": 0.1,
+                             "buffer_pkts": buffer, "aqm": aqm},
+                "flows": [{"kind": "tcp", "count": n, "cc": cc}]
+            }))
+            .expect("bench config")
+        };
+    vec![
+        Bench {
+            name: "dumbbell_10M_100newreno_60s",
+            cfg: mk(
+                1,
+                10e6,
+                125,
+                json!({"type": "droptail"}),
+                100,
+                "newreno",
+                60.0,
+            ),
+        },
+        Bench {
+            name: "dumbbell_1G_1000cubic_5s",
+            cfg: mk(1, 1e9, 12_500, json!({"type": "codel"}), 1000, "cubic", 5.0),
+        },
+    ]
+}
+
+/// Peak resident set size in bytes (`VmHWM`), if available.
+fn peak_rss_bytes() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+fn main() {
+    let as_json = std::env::args().any(|a| a == "--json");
+    let mut rows = Vec::new();
+    for b in scenarios() {
+        let t_build = WallClock::now();
+        let mut sim = Simulation::new(b.cfg.clone()).expect("bench config builds");
+        let build_s = t_build.elapsed().as_secs_f64();
+        let t0 = WallClock::now();
+        sim.run();
+        let wall = t0.elapsed().as_secs_f64();
+        sim.check_conservation().expect("conservation");
+        let s = sim.summary();
+        let bott = sim.link_tx_packets("R1->R2").expect("bottleneck");
+        let row = json!({
+            "scenario": b.name,
+            "sim_seconds": s.sim_seconds,
+            "wall_seconds": wall,
+            "build_seconds": build_s,
+            "events": s.events,
+            "bottleneck_packets": bott,
+            "packets_forwarded": s.packets_forwarded,
+            "bottleneck_pkts_per_wall_s": bott as f64 / wall,
+            "hop_pkts_per_wall_s": s.packets_forwarded as f64 / wall,
+            "events_per_wall_s": s.events as f64 / wall,
+            "utilization": s.links["R1->R2"].utilization,
+            "peak_rss_bytes": peak_rss_bytes(),
+        });
+        if !as_json {
+            println!(
+                "{:<30} sim {:>5.1} s  wall {:>7.3} s  bottleneck {:>10.0} pkt/s  all hops {:>10.0} pkt/s  events {:>10.0} /s  util {:.3}  peak RSS {:.0} MiB",
+                b.name,
+                s.sim_seconds,
+                wall,
+                bott as f64 / wall,
+                s.packets_forwarded as f64 / wall,
+                s.events as f64 / wall,
+                s.links["R1->R2"].utilization,
+                peak_rss_bytes().unwrap_or(0) as f64 / (1024.0 * 1024.0)
+            );
+        }
+        rows.push(row);
+    }
+    if as_json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({"netsim": rows})).unwrap()
+        );
+    }
+}
