@@ -18,9 +18,15 @@ app = typer.Typer(
 )
 
 _sim.register(app)
-app.add_typer(_design.app, name="design")
-app.add_typer(_fluid.app, name="fluid")
-app.add_typer(_paqman.app, name="paqman")
+app.add_typer(
+    _design.app, name="design", help="Controller design: PI, PD-LQ, SFC, EDC, SQM sigma, margins."
+)
+app.add_typer(
+    _fluid.app, name="fluid", help="Fluid models: trajectories, equilibria, final states."
+)
+app.add_typer(
+    _paqman.app, name="paqman", help="PAQMAN: solve, plot and evaluate SMDP drop policies."
+)
 
 
 def main() -> None:
