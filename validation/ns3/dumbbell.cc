@@ -359,9 +359,9 @@ struct Meter
     QueueDisc::Stats statsAtWarmup;
     std::vector<Ptr<PacketSink>> sinks;
     std::vector<uint64_t> rxAtWarmup;
-    // Per flow, after warm-up: entries into fast recovery and into loss (RTO) state, and
-    // retransmitted data segments (--tcp-stats only).
-    std::vector<uint64_t> recoveries, timeouts, retransmits;
+    // Per flow, after warm-up: entries into fast recovery and into loss (RTO) state, RTO expiries
+    // (back-offs included) and retransmitted data segments (--tcp-stats only).
+    std::vector<uint64_t> recoveries, lossEpisodes, timeouts, retransmits;
     std::vector<uint32_t> highestTxEnd;
 };
 
@@ -383,6 +383,16 @@ OnCongState(uint32_t flow, TcpSocketState::TcpCongState_t, TcpSocketState::TcpCo
     if (now == TcpSocketState::CA_RECOVERY)
         g_meter.recoveries[flow]++;
     else if (now == TcpSocketState::CA_LOSS)
+        g_meter.lossEpisodes[flow]++;
+}
+
+// Every expiry of the retransmission timer doubles the RTO (RFC 6298 5.5; ns-3 caps it at 60 s);
+// nothing else doubles it exactly, so a doubling counts one timeout, backed-off ones included.
+static void
+OnRto(uint32_t flow, Time oldRto, Time newRto)
+{
+    if (Simulator::Now() >= g_meter.warmup &&
+        (newRto == oldRto * 2 || (newRto == Seconds(60) && oldRto >= Seconds(30))))
         g_meter.timeouts[flow]++;
 }
 
@@ -411,6 +421,7 @@ HookFlow(Ptr<BulkSendApplication> app, uint32_t flow, bool tcpStats)
     if (!sock)
         return;
     sock->TraceConnectWithoutContext("CongState", MakeBoundCallback(&OnCongState, flow));
+    sock->TraceConnectWithoutContext("RTO", MakeBoundCallback(&OnRto, flow));
     if (tcpStats)
     {
         g_meter.highestTxEnd[flow] = 0;
@@ -719,6 +730,7 @@ main(int argc, char** argv)
     // BulkSend hands data to TCP in large chunks (payloads are virtual, so this costs no memory).
     g_meter.recoveries.assign(o.flows, 0);
     g_meter.timeouts.assign(o.flows, 0);
+    g_meter.lossEpisodes.assign(o.flows, 0);
     g_meter.retransmits.assign(o.flows, 0);
     g_meter.highestTxEnd.assign(o.flows, 0);
     const uint32_t sendSize = std::max(mss, std::min<uint32_t>(sockBuf / 16, 1u << 20) / mss * mss);
@@ -812,7 +824,8 @@ main(int argc, char** argv)
         js << (i ? ", " : "") << "{\"id\": " << i << ", \"kind\": \"tcp\", \"cc\": \"" << o.cc
            << "\", \"goodput_bps\": " << num(goodput[i])
            << ", \"fast_recoveries\": " << g_meter.recoveries[i]
-           << ", \"timeouts\": " << g_meter.timeouts[i];
+           << ", \"timeouts\": " << g_meter.timeouts[i]
+           << ", \"loss_episodes\": " << g_meter.lossEpisodes[i];
         if (o.tcpStats)
             js << ", \"retransmits\": " << g_meter.retransmits[i];
         js << "}";
