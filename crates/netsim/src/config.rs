@@ -281,6 +281,10 @@ pub struct TcpGroup {
     /// Delayed ACKs at the receiver.
     #[serde(default)]
     pub delayed_ack: bool,
+    /// Selective acknowledgements (RFC 2018) with SACK-based loss recovery
+    /// (RFC 6675, FACK loss inference) instead of NewReno's.
+    #[serde(default)]
+    pub sack: bool,
     /// IP packet size of full segments, bytes (> 40).
     #[serde(default = "default_packet_size")]
     pub packet_size: u32,
@@ -393,6 +397,9 @@ pub struct ShortTcpGroup {
     /// Delayed ACKs.
     #[serde(default)]
     pub delayed_ack: bool,
+    /// SACK (see [`TcpGroup::sack`]).
+    #[serde(default)]
+    pub sack: bool,
     /// IP packet size, bytes.
     #[serde(default = "default_packet_size")]
     pub packet_size: u32,

@@ -1,6 +1,6 @@
 //! The simulated packet.
 //!
-//! Packets are small `Copy` structs (40 bytes) moved by value through queues
+//! Packets are small `Copy` structs (48 bytes) moved by value through queues
 //! and propagation rings rather than living in a slab addressed by an id.
 //! Why: every container that holds them (the queue discipline's FIFO, a
 //! link's pipe ring, the scratch buffers of the event handler) is a
@@ -33,7 +33,7 @@ pub const F_CE_IN: u8 = 1 << 7;
 /// exactly this size.
 pub const HEADER_BYTES: u32 = 40;
 
-/// A packet in flight.
+/// A packet in flight (48 bytes).
 ///
 /// Sequence numbers are in **segments** (ns-2 style): data segment `k` carries
 /// payload bytes `[k * mss, (k + 1) * mss)` of its flow; an ACK carries the
@@ -56,6 +56,11 @@ pub struct Packet {
     pub enq: u64,
     /// Flag bits `F_*`.
     pub flags: u8,
+    /// ACK with SACK (RFC 2018): up to three blocks `[ack + sack[2i],
+    /// ack + sack[2i+1])` of segments received above the cumulative ACK,
+    /// as offsets from `seq`; an empty block is `(0, 0)`. Offsets are 16
+    /// bits (windows beyond 65 535 segments are not SACKed).
+    pub sack: [u16; 6],
 }
 
 impl Packet {

@@ -168,10 +168,12 @@ pub struct Simulation {
     link_snap: Vec<(LinkCounters, u64, (u128, u128))>,
 }
 
+#[allow(clippy::too_many_arguments)]
 fn tcp_params(
     cc: CcKind,
     ecn: bool,
     delayed_ack: bool,
+    sack: bool,
     packet_size: u32,
     init_cwnd: u32,
     min_rto: f64,
@@ -185,6 +187,7 @@ fn tcp_params(
         init_cwnd,
         min_rto: secs_to_ns(min_rto),
         rwnd,
+        sack,
     }
 }
 
@@ -243,6 +246,7 @@ impl Simulation {
                         t.cc,
                         t.ecn,
                         t.delayed_ack,
+                        t.sack,
                         t.packet_size,
                         t.init_cwnd,
                         t.min_rto,
@@ -309,6 +313,7 @@ impl Simulation {
                         s.cc,
                         s.ecn,
                         s.delayed_ack,
+                        s.sack,
                         s.packet_size,
                         s.init_cwnd,
                         s.min_rto,

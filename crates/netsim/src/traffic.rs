@@ -162,7 +162,7 @@ impl Flow {
             started: false,
             ep: Endpoint::Tcp {
                 snd: TcpSender::new(id, dst, p, size),
-                rcv: TcpReceiver::new(id, src, p.delayed_ack),
+                rcv: TcpReceiver::new(id, src, p.delayed_ack, p.sack),
             },
             udp_bytes: 0,
             warm: FlowSnapshot::default(),

@@ -71,6 +71,7 @@ impl UdpSource {
             dst: self.dst,
             ts: now,
             enq: 0,
+            sack: [0; 6],
             flags: F_UDP,
         };
         self.seq = self.seq.wrapping_add(1);

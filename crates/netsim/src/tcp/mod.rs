@@ -27,8 +27,7 @@
 pub mod cubic;
 pub mod newreno;
 pub mod reno;
-
-use std::collections::VecDeque;
+pub mod sack;
 
 use serde::{Deserialize, Serialize};
 
@@ -37,6 +36,7 @@ use crate::packet::{Packet, F_ACK, F_CE, F_CWR, F_ECE, F_ECT, F_RETX, HEADER_BYT
 use cubic::Cubic;
 use newreno::RecoveryAck;
 use reno::Reno;
+use sack::{Runs, Scoreboard};
 
 /// Duplicate-ACK threshold for fast retransmit, according to RFC 5681 §3.2.
 pub const DUPTHRESH: u32 = 3;
@@ -147,6 +147,9 @@ pub struct TcpParams {
     pub min_rto: Ns,
     /// Receive window in segments (`None`: unlimited).
     pub rwnd: Option<u32>,
+    /// Selective acknowledgements (RFC 2018) with FACK/RFC 6675 loss
+    /// recovery instead of NewReno's (see [`sack`]).
+    pub sack: bool,
 }
 
 /// Sender-side counters.
@@ -226,6 +229,8 @@ pub struct TcpSender {
     /// Time of the pending `Rto` event, if any (lazy timer, see `sim.rs`).
     pub rto_event: Option<Ns>,
     last_reduction: Option<Ns>,
+    /// SACK scoreboard (used only with `sack`).
+    sb: Scoreboard,
     /// Counters.
     pub stats: TcpStats,
     /// Time the last byte of a finite flow was acknowledged.
@@ -273,6 +278,7 @@ impl TcpSender {
             rto_deadline: None,
             rto_event: None,
             last_reduction: None,
+            sb: Scoreboard::default(),
             stats: TcpStats {
                 min_reduction_gap: u64::MAX,
                 ..TcpStats::default()
@@ -364,28 +370,58 @@ impl TcpSender {
             dst: self.dst,
             ts: now,
             enq: 0,
+            sack: [0; 6],
             flags,
         });
     }
 
     /// Sends as much as the windows and the application allow.
     pub fn send_allowed(&mut self, now: Ns, out: &mut Vec<Packet>) {
-        let mut wnd = self.cwnd + self.inflation;
-        if let Some(r) = self.p.rwnd {
-            wnd = wnd.min(r as f64);
-        }
-        let wnd = (wnd.floor() as u32).max(1);
-        while self.snd_nxt < self.app_limit && self.snd_nxt < self.snd_una.saturating_add(wnd) {
-            let seq = self.snd_nxt;
-            self.emit(seq, now, out);
-            self.snd_nxt += 1;
-            if self.snd_nxt > self.snd_max {
-                self.snd_max = self.snd_nxt;
+        let rwnd = self.p.rwnd.unwrap_or(u32::MAX);
+        if self.p.sack && self.in_recovery {
+            self.send_sack_recovery(now, rwnd, out);
+        } else {
+            let wnd = ((self.cwnd + self.inflation).min(rwnd as f64).floor() as u32).max(1);
+            while self.snd_nxt < self.app_limit && self.snd_nxt < self.snd_una.saturating_add(wnd) {
+                let seq = self.snd_nxt;
+                self.snd_nxt += 1;
+                // After a timeout, segments the receiver SACKed are skipped.
+                if self.p.sack && seq < self.snd_max && self.sb.is_sacked(seq) {
+                    continue;
+                }
+                self.emit(seq, now, out);
+                if self.snd_nxt > self.snd_max {
+                    self.snd_max = self.snd_nxt;
+                }
             }
         }
         // RFC 6298 §5.1: arm the timer when data is outstanding.
         if self.rto_deadline.is_none() && self.snd_max > self.snd_una {
             self.rto_deadline = Some(now + self.rto);
+        }
+    }
+
+    /// SACK-based recovery transmissions (RFC 6675 §5 with FACK's pipe):
+    /// while `pipe < cwnd`, the lowest lost segment, else new data.
+    fn send_sack_recovery(&mut self, now: Ns, rwnd: u32, out: &mut Vec<Packet>) {
+        let wnd = (self.cwnd.floor() as u32).max(1);
+        self.snd_nxt = self.snd_nxt.max(self.snd_max);
+        while self.sb.pipe(self.snd_max) < wnd {
+            if let Some(h) = self.sb.next_lost() {
+                if h < self.snd_max {
+                    self.emit(h, now, out);
+                    self.sb.mark_retx(h);
+                    continue;
+                }
+            }
+            if self.snd_max < self.app_limit && self.snd_max < self.snd_una.saturating_add(rwnd) {
+                let seq = self.snd_max;
+                self.emit(seq, now, out);
+                self.snd_max += 1;
+                self.snd_nxt = self.snd_max;
+                continue;
+            }
+            break;
         }
     }
 
@@ -426,6 +462,12 @@ impl TcpSender {
     pub fn on_ack(&mut self, now: Ns, ack_pkt: &Packet, out: &mut Vec<Packet>) {
         let ack = ack_pkt.seq.min(self.snd_max);
         let ece = self.p.ecn && ack_pkt.has(F_ECE);
+        if self.p.sack {
+            if ack > self.snd_una {
+                self.sb.advance(ack);
+            }
+            self.sb.apply(ack, &ack_pkt.sack, self.snd_max);
+        }
         let mut reduced = false;
         // RFC 3168 §6.1.2: react to ECE at most once per window of data.
         if ece && !self.in_recovery && ack > self.ecn_recover {
@@ -454,7 +496,15 @@ impl TcpSender {
             if self.snd_nxt < self.snd_una {
                 self.snd_nxt = self.snd_una;
             }
-            if self.in_recovery {
+            if self.in_recovery && self.p.sack {
+                // RFC 6675 §5: recovery ends when `recover` is covered; the
+                // scoreboard drives retransmissions until then.
+                if ack >= self.recover {
+                    self.in_recovery = false;
+                    self.dupacks = 0;
+                    self.cwnd = self.ssthresh;
+                }
+            } else if self.in_recovery {
                 match newreno::classify(ack, self.recover, self.cc.newreno_recovery()) {
                     RecoveryAck::Full | RecoveryAck::RenoExit => {
                         self.in_recovery = false;
@@ -491,10 +541,14 @@ impl TcpSender {
             // Duplicate ACK (RFC 5681 §2 definition: nothing new acknowledged
             // while data is outstanding).
             self.dupacks += 1;
-            if self.in_recovery {
+            if self.in_recovery && self.p.sack {
+                // The scoreboard, not inflation, opens the window.
+            } else if self.in_recovery {
                 // RFC 5681 §3.2 step 4: inflate by one segment per dup ACK.
                 self.inflation += 1.0;
-            } else if self.dupacks == DUPTHRESH && (ack > self.recover || self.recover == 0) {
+            } else if (self.dupacks == DUPTHRESH || (self.p.sack && self.sb.is_lost(ack)))
+                && (ack > self.recover || self.recover == 0)
+            {
                 // RFC 6582 §3.2 step 2 (and RFC 5681 §3.2 steps 2–3): fast
                 // retransmit and enter fast recovery only if the ACK covers
                 // more than `recover` (its highest segment is `recover - 1`),
@@ -510,11 +564,18 @@ impl TcpSender {
                 // to ECN (RFC 3168 §6.1.2).
                 self.ecn_recover = self.snd_max;
                 self.note_reduction(now);
-                let seq = self.snd_una;
-                self.emit(seq, now, out);
                 self.cwnd = self.ssthresh;
-                self.inflation = DUPTHRESH as f64;
                 self.rto_deadline = Some(now + self.rto);
+                if self.p.sack {
+                    // RFC 6675 §5 step (4): retransmission comes from the
+                    // pipe-limited loop in `send_allowed`.
+                    self.sb.new_episode();
+                    self.inflation = 0.0;
+                } else {
+                    let seq = self.snd_una;
+                    self.emit(seq, now, out);
+                    self.inflation = DUPTHRESH as f64;
+                }
             }
         }
         self.send_allowed(now, out);
@@ -541,8 +602,9 @@ impl TcpSender {
         self.recover = self.snd_max;
         self.ecn_recover = self.snd_max;
         self.note_reduction(now);
-        // Go back N.
+        // Go back N (skipping SACKed segments, see `send_allowed`).
         self.snd_nxt = self.snd_una;
+        self.sb.new_episode();
         // RFC 6298 §5.5: back off.
         self.rto = (self.rto * 2).min(MAX_RTO);
         self.send_allowed(now, out);
@@ -559,9 +621,10 @@ pub struct TcpReceiver {
     delayed_ack: bool,
     /// Next in-order segment expected.
     pub rcv_nxt: u32,
-    /// Out-of-order reassembly: `ooo[i]` is true if segment `rcv_nxt + i` has
-    /// been received (`ooo[0]` is always false when non-empty).
-    ooo: VecDeque<bool>,
+    /// Out-of-order reassembly: runs of segments received above `rcv_nxt`.
+    ooo: Runs,
+    /// Send SACK blocks.
+    sack: bool,
     /// In-order segments received but not yet acknowledged.
     pending: u32,
     ts_echo: Ns,
@@ -578,13 +641,14 @@ pub struct TcpReceiver {
 
 impl TcpReceiver {
     /// A receiver for flow `flow`, acknowledging to node `src`.
-    pub fn new(flow: u32, src: u32, delayed_ack: bool) -> Self {
+    pub fn new(flow: u32, src: u32, delayed_ack: bool, sack: bool) -> Self {
         TcpReceiver {
             flow,
             src,
             delayed_ack,
             rcv_nxt: 0,
-            ooo: VecDeque::new(),
+            ooo: Runs::default(),
+            sack,
             pending: 0,
             ts_echo: 0,
             retx_echo: false,
@@ -595,7 +659,7 @@ impl TcpReceiver {
         }
     }
 
-    fn send_ack(&mut self, out: &mut Vec<Packet>) {
+    fn send_ack(&mut self, trigger: u32, out: &mut Vec<Packet>) {
         let mut flags = F_ACK;
         if self.ece {
             flags |= F_ECE;
@@ -610,6 +674,11 @@ impl TcpReceiver {
             dst: self.src,
             ts: self.ts_echo,
             enq: 0,
+            sack: if self.sack && !self.ooo.is_empty() {
+                self.ooo.blocks(self.rcv_nxt, trigger)
+            } else {
+                [0; 6]
+            },
             flags,
         });
         self.pending = 0;
@@ -631,16 +700,13 @@ impl TcpReceiver {
         let seq = pkt.seq;
         let before = self.rcv_nxt;
         let had_gap = !self.ooo.is_empty();
-        if seq >= self.rcv_nxt {
-            let i = (seq - self.rcv_nxt) as usize;
-            if self.ooo.len() <= i {
-                self.ooo.resize(i + 1, false);
+        if seq == self.rcv_nxt {
+            self.rcv_nxt += 1;
+            while let Some(end) = self.ooo.pop_in_order(self.rcv_nxt) {
+                self.rcv_nxt = end;
             }
-            self.ooo[i] = true;
-            while let Some(true) = self.ooo.front() {
-                self.ooo.pop_front();
-                self.rcv_nxt += 1;
-            }
+        } else if seq > self.rcv_nxt {
+            self.ooo.insert(seq);
         }
         let delivered = self.rcv_nxt - before;
         let in_order_clean = seq == before && !had_gap;
@@ -653,7 +719,7 @@ impl TcpReceiver {
             }
             self.pending += 1;
             if self.pending >= 2 {
-                self.send_ack(out);
+                self.send_ack(seq, out);
             } else {
                 self.delack_deadline = Some(now + DELACK_TIMEOUT);
             }
@@ -664,7 +730,7 @@ impl TcpReceiver {
                 self.ts_echo = pkt.ts;
                 self.retx_echo = pkt.has(F_RETX);
             }
-            self.send_ack(out);
+            self.send_ack(seq, out);
         }
         delivered
     }
@@ -673,7 +739,8 @@ impl TcpReceiver {
     pub fn on_delack(&mut self, out: &mut Vec<Packet>) {
         self.delack_deadline = None;
         if self.pending > 0 {
-            self.send_ack(out);
+            let seq = self.rcv_nxt;
+            self.send_ack(seq, out);
         }
     }
 }
@@ -691,6 +758,7 @@ mod tests {
             init_cwnd: 10,
             min_rto: DEFAULT_MIN_RTO,
             rwnd: None,
+            sack: false,
         }
     }
 
@@ -702,6 +770,7 @@ mod tests {
             dst: 0,
             ts,
             enq: 0,
+            sack: [0; 6],
             flags: F_ACK,
         }
     }
@@ -776,7 +845,7 @@ mod tests {
     /// Reference: RFC 3168 §6.1.3: the receiver echoes ECE from CE until CWR.
     #[test]
     fn receiver_ecn_echo_and_reassembly() {
-        let mut r = TcpReceiver::new(0, 0, false);
+        let mut r = TcpReceiver::new(0, 0, false, false);
         let mut out = Vec::new();
         let data = |seq, flags| Packet {
             flow: 0,
@@ -785,6 +854,7 @@ mod tests {
             dst: 1,
             ts: 0,
             enq: 0,
+            sack: [0; 6],
             flags,
         };
         assert_eq!(r.on_data(0, &data(0, F_ECT | F_CE), &mut out), 1);
@@ -800,7 +870,7 @@ mod tests {
     /// Delayed ACK: every second segment, or the timer.
     #[test]
     fn delayed_ack_every_second_segment() {
-        let mut r = TcpReceiver::new(0, 0, true);
+        let mut r = TcpReceiver::new(0, 0, true, false);
         let mut out = Vec::new();
         let data = |seq| Packet {
             flow: 0,
@@ -809,6 +879,7 @@ mod tests {
             dst: 1,
             ts: 0,
             enq: 0,
+            sack: [0; 6],
             flags: 0,
         };
         r.on_data(0, &data(0), &mut out);

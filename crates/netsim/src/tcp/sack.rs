@@ -1,0 +1,271 @@
+//! Selective acknowledgements: the receiver's out-of-order runs and SACK
+//! blocks (RFC 2018), and the sender's scoreboard with FACK-style loss
+//! recovery (Mathis & Mahdavi, SIGCOMM 1996; the conservative RFC 6675
+//! recovery with FACK's loss inference and pipe estimate).
+//!
+//! Sender rules (in segments):
+//! * `fack` = one past the highest segment known received (cumulatively or
+//!   SACKed).
+//! * A segment `s` that is neither SACKed nor retransmitted is **lost** when
+//!   `s + DUPTHRESH < fack` (FACK; equivalent to RFC 6675's "DupThresh
+//!   SACKed segments above it" when there are no further holes).
+//! * `pipe` = `snd_max - fack + retransmissions in flight` (FACK's `awnd`).
+//! * In recovery the sender transmits while `pipe < cwnd`: first the lowest
+//!   lost segment, otherwise new data (RFC 6675 §5 NextSeg rules 1 and 2).
+
+use std::collections::VecDeque;
+
+use super::DUPTHRESH;
+
+/// Receiver side: sorted, disjoint, non-adjacent runs `[start, end)` of
+/// segments received above `rcv_nxt`.
+#[derive(Clone, Debug, Default)]
+pub struct Runs {
+    runs: Vec<(u32, u32)>,
+}
+
+impl Runs {
+    /// True if no segment is buffered out of order.
+    pub fn is_empty(&self) -> bool {
+        self.runs.is_empty()
+    }
+
+    /// Records segment `seq` (> `rcv_nxt`); returns false if it was already
+    /// there (duplicate).
+    pub fn insert(&mut self, seq: u32) -> bool {
+        let i = self.runs.partition_point(|&(_, e)| e < seq);
+        if let Some(&(s, e)) = self.runs.get(i) {
+            if s <= seq && seq < e {
+                return false;
+            }
+        }
+        // Now either runs[i].end == seq (extend right) or runs[i].start > seq.
+        let joins_left = i < self.runs.len() && self.runs[i].1 == seq;
+        if joins_left {
+            self.runs[i].1 = seq + 1;
+            if i + 1 < self.runs.len() && self.runs[i + 1].0 == seq + 1 {
+                self.runs[i].1 = self.runs[i + 1].1;
+                self.runs.remove(i + 1);
+            }
+        } else if i < self.runs.len() && self.runs[i].0 == seq + 1 {
+            self.runs[i].0 = seq;
+        } else {
+            self.runs.insert(i, (seq, seq + 1));
+        }
+        true
+    }
+
+    /// If the first run starts at `rcv_nxt`, removes it and returns its end
+    /// (the new `rcv_nxt`).
+    pub fn pop_in_order(&mut self, rcv_nxt: u32) -> Option<u32> {
+        match self.runs.first() {
+            Some(&(s, e)) if s == rcv_nxt => {
+                self.runs.remove(0);
+                Some(e)
+            }
+            _ => None,
+        }
+    }
+
+    /// SACK blocks for an ACK of `rcv_nxt` triggered by segment `seq`
+    /// (RFC 2018 §4: the first block holds the segment that triggered the
+    /// ACK; the others are the lowest remaining runs), as offsets from
+    /// `rcv_nxt`.
+    pub fn blocks(&self, rcv_nxt: u32, seq: u32) -> [u16; 6] {
+        let mut out = [0u16; 6];
+        let mut n = 0;
+        let first = self.runs.iter().position(|&(s, e)| s <= seq && seq < e);
+        let order = first
+            .into_iter()
+            .chain((0..self.runs.len()).filter(|&i| Some(i) != first));
+        for i in order {
+            if n >= 3 {
+                break;
+            }
+            let (s, e) = self.runs[i];
+            if let (Ok(a), Ok(b)) = (u16::try_from(s - rcv_nxt), u16::try_from(e - rcv_nxt)) {
+                out[2 * n] = a;
+                out[2 * n + 1] = b;
+                n += 1;
+            }
+        }
+        out
+    }
+}
+
+const SACKED: u8 = 1;
+const RETX: u8 = 2;
+
+/// Sender-side scoreboard, indexed from `snd_una`.
+#[derive(Clone, Debug, Default)]
+pub struct Scoreboard {
+    state: VecDeque<u8>,
+    base: u32,
+    /// One past the highest segment known received.
+    pub fack: u32,
+    /// Retransmissions sent in this recovery and not yet acknowledged.
+    pub retx_out: u32,
+    next_hole: u32,
+}
+
+impl Scoreboard {
+    #[inline]
+    fn get(&self, seq: u32) -> u8 {
+        seq.checked_sub(self.base)
+            .and_then(|i| self.state.get(i as usize).copied())
+            .unwrap_or(0)
+    }
+
+    fn slot(&mut self, seq: u32) -> &mut u8 {
+        let i = (seq - self.base) as usize;
+        if self.state.len() <= i {
+            self.state.resize(i + 1, 0);
+        }
+        &mut self.state[i]
+    }
+
+    /// True if `seq` has been SACKed.
+    #[inline]
+    pub fn is_sacked(&self, seq: u32) -> bool {
+        self.get(seq) & SACKED != 0
+    }
+
+    /// The cumulative ACK moved to `ack`.
+    pub fn advance(&mut self, ack: u32) {
+        while self.base < ack {
+            if let Some(st) = self.state.pop_front() {
+                if st & RETX != 0 && st & SACKED == 0 {
+                    self.retx_out -= 1;
+                }
+            }
+            self.base += 1;
+        }
+        self.fack = self.fack.max(ack);
+        self.next_hole = self.next_hole.max(ack);
+    }
+
+    /// Applies the SACK blocks of an ACK for `ack`, bounded by `snd_max`.
+    pub fn apply(&mut self, ack: u32, blocks: &[u16; 6], snd_max: u32) {
+        for b in blocks.chunks_exact(2) {
+            if b[1] <= b[0] {
+                continue;
+            }
+            let start = (ack + b[0] as u32).max(self.base);
+            let end = (ack + b[1] as u32).min(snd_max);
+            // A block usually grows by one segment per ACK: mark from both
+            // ends inwards and stop at the first segment already known, so
+            // the cost per ACK is the news, not the block length.
+            let mut lo = start;
+            while lo < end && self.mark_sacked(lo) {
+                lo += 1;
+            }
+            let mut hi = end;
+            while hi > lo && self.mark_sacked(hi - 1) {
+                hi -= 1;
+            }
+            self.fack = self.fack.max(end);
+        }
+    }
+
+    /// Marks `seq` SACKed; returns false if it already was.
+    #[inline]
+    fn mark_sacked(&mut self, seq: u32) -> bool {
+        let st = self.slot(seq);
+        if *st & SACKED != 0 {
+            return false;
+        }
+        let was_retx = *st & RETX != 0;
+        *st |= SACKED;
+        if was_retx {
+            self.retx_out -= 1;
+        }
+        true
+    }
+
+    /// True if segment `seq` is deemed lost (FACK rule).
+    #[inline]
+    pub fn is_lost(&self, seq: u32) -> bool {
+        self.get(seq) & SACKED == 0 && seq + DUPTHRESH < self.fack
+    }
+
+    /// Lowest lost segment not yet retransmitted in this recovery.
+    pub fn next_lost(&mut self) -> Option<u32> {
+        while self.next_hole + DUPTHRESH < self.fack {
+            let s = self.next_hole;
+            if self.get(s) == 0 {
+                return Some(s);
+            }
+            self.next_hole += 1;
+        }
+        None
+    }
+
+    /// Segment `seq` was retransmitted.
+    pub fn mark_retx(&mut self, seq: u32) {
+        let st = self.slot(seq);
+        if *st & (RETX | SACKED) == 0 {
+            *st |= RETX;
+            self.retx_out += 1;
+        }
+    }
+
+    /// Estimated segments in the network (FACK `awnd`).
+    #[inline]
+    pub fn pipe(&self, snd_max: u32) -> u32 {
+        snd_max.saturating_sub(self.fack) + self.retx_out
+    }
+
+    /// Starts a new recovery (or a timeout): retransmission marks are
+    /// forgotten so lost segments can be sent again.
+    pub fn new_episode(&mut self) {
+        for st in self.state.iter_mut() {
+            *st &= !RETX;
+        }
+        self.retx_out = 0;
+        self.next_hole = self.base;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_merge_and_blocks() {
+        let mut r = Runs::default();
+        assert!(r.insert(5));
+        assert!(r.insert(7));
+        assert!(r.insert(6));
+        assert!(!r.insert(6));
+        assert!(r.insert(10));
+        // runs: [5,8) [10,11)
+        assert_eq!(r.blocks(3, 10), [7, 8, 2, 5, 0, 0]);
+        assert!(r.insert(4));
+        assert!(r.insert(3));
+        assert_eq!(r.pop_in_order(3), Some(8));
+        assert_eq!(r.pop_in_order(8), None);
+    }
+
+    /// FACK arithmetic by hand: 10 segments out, 0 and 4 lost.
+    #[test]
+    fn scoreboard_fack_rules() {
+        let mut sb = Scoreboard::default();
+        sb.new_episode();
+        // ACK 0 with SACK [1,4) then [5,10).
+        sb.apply(0, &[1, 4, 0, 0, 0, 0], 10);
+        assert!(sb.is_lost(0));
+        assert!(!sb.is_lost(4));
+        sb.apply(0, &[5, 10, 1, 4, 0, 0], 10);
+        assert_eq!(sb.fack, 10);
+        assert_eq!(sb.pipe(10), 0);
+        assert_eq!(sb.next_lost(), Some(0));
+        sb.mark_retx(0);
+        assert_eq!(sb.next_lost(), Some(4));
+        sb.mark_retx(4);
+        assert_eq!(sb.pipe(10), 2);
+        sb.advance(4);
+        assert_eq!(sb.retx_out, 1);
+        sb.advance(10);
+        assert_eq!(sb.retx_out, 0);
+    }
+}
