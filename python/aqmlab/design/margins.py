@@ -76,7 +76,7 @@ def delayed_freqresp(G: control.TransferFunction, delay: float, omega) -> np.nda
     Examples
     --------
     >>> import control, numpy as np
-    >>> abs(delayed_freqresp(control.tf([1], [1, 0]), 0.5, [2.0])[0])
+    >>> float(abs(delayed_freqresp(control.tf([1], [1, 0]), 0.5, [2.0])[0]))
     0.5
     """
     w = np.asarray(omega, dtype=float)
@@ -105,8 +105,10 @@ def _frequency_span(G: control.TransferFunction, delay: float) -> tuple[float, f
     return lo, hi
 
 
-def _roots_on_grid(f: Callable[[float], float], grid: np.ndarray) -> list[float]:
-    vals = np.array([f(x) for x in grid])
+def _roots_on_grid(
+    f: Callable[[float], float], grid: np.ndarray, vals: np.ndarray | None = None
+) -> list[float]:
+    vals = np.array([f(x) for x in grid]) if vals is None else vals
     out = []
     for i in np.nonzero(np.sign(vals[:-1]) * np.sign(vals[1:]) < 0)[0]:
         out.append(brentq(f, grid[i], grid[i + 1], xtol=1e-14, rtol=1e-12))
@@ -224,7 +226,7 @@ def delayed_margins(G: control.TransferFunction, delay: float = 0.0) -> DelayedM
     def logmag(w: float) -> float:
         return float(np.log(abs(G(1j * w))))
 
-    wgc = _roots_on_grid(logmag, grid)
+    wgc = _roots_on_grid(logmag, grid, np.log(np.abs(G(1j * grid))))
     phase = lambda w: float(_continuous_phase(G, delay, np.array(w)))  # noqa: E731
 
     pm, wg, dm = np.inf, np.nan, np.inf
@@ -243,7 +245,7 @@ def delayed_margins(G: control.TransferFunction, delay: float = 0.0) -> DelayedM
     kmax = int(np.ceil((-ph_grid.min() - np.pi) / (2 * np.pi)))
     for k in range(max(kmin, 0), min(kmax, 200) + 1):
         target = -(2 * k + 1) * np.pi
-        for w in _roots_on_grid(lambda w, t=target: phase(w) - t, grid):
+        for w in _roots_on_grid(lambda w, t=target: phase(w) - t, grid, ph_grid - target):
             g = 1.0 / abs(G(1j * w))
             if g < gm:
                 gm, wp = g, w

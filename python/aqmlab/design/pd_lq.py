@@ -46,6 +46,7 @@ from aqmlab.design.plants import KTLConstants, ktl_constants
 
 __all__ = [
     "PDLQDesign",
+    "equal_eigenvalue_gains",
     "ktl_state_space",
     "lq_gains",
     "memory_transform",

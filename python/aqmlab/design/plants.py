@@ -1,7 +1,8 @@
 """Linearised plants used by the design methods (ALGORITHMS.md section 1).
 
-Each function returns the linear model a design method needs, in the form python-control
-expects.  Units: capacities in packets/s, times in seconds, queues in packets.
+Each function takes the linearisation from :mod:`aqmlab.fluid` (``Model.linearize()``, with the
+delayed and current states identified as the papers do) and returns it in the form a design
+method needs.  Units: capacities in packets/s, times in seconds, queues in packets.
 
 misra_plant
     Hollot's delta-p -> delta-q transfer function of the Misra model (section 1.1).
@@ -20,6 +21,8 @@ from dataclasses import dataclass
 import control
 import numpy as np
 
+from aqmlab import fluid
+
 __all__ = [
     "GaoHouPlant",
     "KTLConstants",
@@ -36,10 +39,13 @@ def _positive(**kw: float) -> None:
             raise ValueError(f"{k} must be a positive number, got {v}")
 
 
-def misra_plant(n_flows: float, capacity: float, rtt: float) -> tuple[control.TransferFunction, float]:
-    """Hollot's linearisation of the Misra model: ``delta q / delta p`` and its delay.
+def misra_plant(
+    n_flows: float, capacity: float, rtt: float, q0: float = 0.0
+) -> tuple[control.TransferFunction, float]:
+    """Hollot's linearisation of the Misra model: ``-delta q / delta p`` and its delay.
 
     ``P(s) = (C^2/(2N)) / ((s + 2N/(R^2 C)) (s + 1/R)) * exp(-s R)``   # ALGORITHMS.md §1.1
+    (returned with positive gain: marking more lowers the queue, the sign is put in the loop).
 
     Parameters
     ----------
@@ -49,6 +55,8 @@ def misra_plant(n_flows: float, capacity: float, rtt: float) -> tuple[control.Tr
         Bottleneck capacity C, packets/s.
     rtt : float
         Operating-point round-trip time R0 = q0/C + Tp, s.
+    q0 : float
+        Operating queue (packets); only splits R0 into queueing and propagation delay.
 
     Returns
     -------
@@ -62,10 +70,15 @@ def misra_plant(n_flows: float, capacity: float, rtt: float) -> tuple[control.Tr
     54517.6
     """
     _positive(n_flows=n_flows, capacity=capacity, rtt=rtt)
-    N, C, R = float(n_flows), float(capacity), float(rtt)
-    p_tcp = 2 * N / (R**2 * C)
-    G = control.tf([C**2 / (2 * N)], np.polymul([1.0, p_tcp], [1.0, 1.0 / R]))
-    return G, R
+    if not 0 <= q0 < rtt * capacity:
+        raise ValueError(f"q0 must be in [0, rtt*capacity), got {q0}")
+    model = fluid.Misra(n_flows, capacity, rtt - q0 / capacity, fluid.PI(qref=q0))
+    lin = model.linearize()
+    A, B = lin.A_identified[0], lin.B[0]
+    G = -control.tf(control.ss(A, B, [[0.0, 1.0]], 0))  # output dq, states [dW, dq]
+    num = np.atleast_1d(np.squeeze(G.num[0][0])).astype(float)
+    num[np.abs(num) < 1e-12 * np.abs(num).max()] = 0.0  # round-off of the ss -> tf conversion
+    return control.tf(np.trim_zeros(num, "f"), G.den[0][0]), float(lin.delay[0])
 
 
 @dataclass
@@ -129,18 +142,25 @@ def gao_hou_plant(n_flows: float, capacity: float, tau: float, b: float = 1.0) -
     """
     _positive(n_flows=n_flows, capacity=capacity, tau=tau, b=b)
     alpha = tau * capacity / n_flows  # w0, SFC eq. 11
-    denom = b * alpha**2 + alpha - 1.0
-    p0 = 2.0 / denom if denom > 0 else np.inf  # SFC eq. 11
+    model = fluid.GaoHou(n_flows, capacity, tau, fluid.PI(qref=0.0), b=b)
+    try:
+        lin = model.linearize()
+    except ValueError as e:
+        raise ValueError(f"N={n_flows}, C={capacity}, tau={tau}, b={b}: {e}") from None
+    p0 = float(lin.extra["equilibrium"]["p"][0])
     if not (0 < p0 <= 1):
         raise ValueError(
             f"no meaningful equilibrium: p0 = {p0:.4g} for N={n_flows}, C={capacity}, tau={tau}, b={b}"
         )
-    pole = p0 * (1 + 2 * b * alpha) / (2 * b * tau)  # SFC eq. 13
-    A = np.array([[0.0, n_flows / tau], [0.0, -pole]])  # SFC eq. 14 (not the N/(2b tau) of eq. 15)
-    D = np.array([[0.0], [-1.0 / (b * tau * p0)]])
-    k = 2.0 / (p0**2 * (1 + 2 * b * alpha))
-    T = 2 * b * tau / (p0 * (1 + 2 * b * alpha))
-    return GaoHouPlant(alpha, p0, k, T, A, D, float(n_flows), float(capacity), float(tau), float(b))
+    Af = lin.A_identified[0]  # states [dW, dq]
+    pole = -Af[0, 0]  # p0 (1 + 2 b w0) / (2 b tau), SFC eq. 13
+    Bw = float(lin.B[0][0, 0])  # -1/(b tau p0)
+    A = np.array([[0.0, Af[1, 0]], [0.0, -pole]])  # SFC eq. 14, x = [dq, dw]
+    D = np.array([[0.0], [Bw]])
+    k, T = -Bw / pole, 1.0 / pole
+    return GaoHouPlant(
+        alpha, p0, float(k), float(T), A, D, float(n_flows), float(capacity), float(tau), float(b)
+    )
 
 
 @dataclass
@@ -192,14 +212,17 @@ def ktl_constants(capacity: float, n_flows: float, prop_rtt: float, q_ref: float
     _positive(capacity=capacity, n_flows=n_flows, prop_rtt=prop_rtt)
     if not np.isfinite(q_ref) or q_ref < 0:
         raise ValueError(f"q_ref must be >= 0, got {q_ref}")
-    c, N = float(capacity), float(n_flows)
-    tau = prop_rtt + q_ref / c
-    s = 2 * N**2 + c**2 * tau**2
-    A1 = -2 * c * N / (tau * s)  # KTL eq. 2, ALGORITHMS.md §1.4
-    A2 = -(2 * c * N * tau + s) / (tau * s)
-    B1 = -s / (2 * tau**2 * N)
-    w = c * tau / N
-    return KTLConstants(A1, A2, B1, tau, w, 2 * N**2 / s)
+    lin = fluid.KTL(n_flows, capacity, prop_rtt, fluid.PI(qref=q_ref)).linearize()
+    eq, x = lin.extra["equilibrium"], lin.extra
+    # KTL eq. 2 constants A1, A2, B1 (ALGORITHMS.md §1.4)
+    return KTLConstants(
+        float(x["A1"][0]),
+        float(x["A2"][0]),
+        float(x["B1"][0]),
+        float(eq["R"][0]),
+        float(eq["W"][0]),
+        float(eq["p"][0]),
+    )
 
 
 def edc_spatial_plant(
@@ -231,8 +254,5 @@ def edc_spatial_plant(
     True
     """
     _positive(n_flows=n_flows, capacity=capacity, prop_rtt=prop_rtt)
-    N, C = float(n_flows), float(capacity)
-    RC = (q0 / C + prop_rtt) * C
-    A = np.array([[-2 * N / RC**2, 0.0], [N / RC, -1.0 / RC]])
-    B = np.array([[-RC / (2 * N**2)], [0.0]])
-    return A, B, np.array([[0.0, 1.0]])
+    lin = fluid.EDC(n_flows, capacity, prop_rtt, qref=q0).linearize()
+    return lin.A_identified[0], lin.B[0], np.array([[0.0, 1.0]])

@@ -105,7 +105,9 @@ def k1_max_printed(plant: GaoHouPlant, k2: float) -> float:
     """
     a, b, N = plant.alpha, plant.b, plant.n_flows
     D = b * a**2 + a - 1.0
-    roots = _roots(lambda z: k2 + (2 * a * b + 1) * np.cos(z) / D**2 - b * z * np.sin(z) / D)  # eq. 17
+    roots = _roots(
+        lambda z: k2 + (2 * a * b + 1) * np.cos(z) / D**2 - b * z * np.sin(z) / D
+    )  # eq. 17
 
     def a_of(z):  # SFC eq. 18
         return (4 * a * b + 2) / (N * D**2) * z * (np.sin(z) + b * D / (1 + 2 * a * b) * np.cos(z))

@@ -52,7 +52,7 @@ def sqm_system_matrix(rates, rtts, alpha: float = 2.0, k=None) -> np.ndarray:
 
     Examples
     --------
-    >>> sqm_system_matrix([100.0], [0.1]).tolist()
+    >>> np.round(sqm_system_matrix([100.0], [0.1]), 6).tolist()
     [[-2.0, 0.0], [1.0, -10.0]]
     """
     x = np.asarray(rates, dtype=float)
