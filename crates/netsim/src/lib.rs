@@ -12,6 +12,28 @@
 //! * [`config`]: the JSON [`SimConfig`] (documented in `SCHEMA.md`).
 //! * [`sim`]: [`Simulation`], the public entry point.
 //!
+//! ## Public API (for the bindings)
+//!
+//! * [`Simulation::new`]`(SimConfig) -> Result<Simulation, ConfigError>`,
+//!   [`Simulation::from_json`]`(&str)`; [`SimConfig::from_json`],
+//!   [`SimConfig::validate`], [`SimConfig::to_json`].
+//! * Stepping: [`Simulation::run_until`]`(aqm::Instant)`,
+//!   [`Simulation::run`]`()` (to `duration`), [`Simulation::now`],
+//!   [`Simulation::events`].
+//! * Inspection: [`Simulation::link_names`], [`Simulation::monitored_links`],
+//!   [`Simulation::node_names`], [`Simulation::link_queue`]`(name) -> (pkts,
+//!   bytes)`, [`Simulation::link_status`]`(name) -> LinkStatus` (AQM name,
+//!   probability, `aqm::QueueStats`, link counters),
+//!   [`Simulation::aqm_config`], [`Simulation::num_flows`],
+//!   [`Simulation::flow_status`]`(id) -> FlowStatus` (cwnd, ssthresh, srtt,
+//!   bytes acked/delivered, retransmits, timeouts, ...).
+//! * Control between steps: [`Simulation::set_aqm_param`]`(link, key, f64)`,
+//!   [`Simulation::set_aqm`]`(link, aqm::AqmConfig)`,
+//!   [`Simulation::set_link_loss`]`(link, p)`. Errors: [`SimError`].
+//! * Results: [`Simulation::results`]` -> SimResults { summary, timeseries,
+//!   cwnd }`, [`Simulation::summary`]; conservation:
+//!   [`Simulation::conservation`], [`Simulation::check_conservation`].
+//!
 //! ```
 //! use netsim::{SimConfig, Simulation};
 //! let cfg = SimConfig::from_json(r#"{

@@ -16,7 +16,6 @@ use aqm::{AqmConfig, Instant, LinkInfo, QueueDisc, QueueStats};
 use crate::config::{ConfigError, FlowGroup, SimConfig, DEFAULT_START_JITTER};
 use crate::engine::{ns_to_secs, secs_to_ns, Event, EventQueue, Ns};
 use crate::link::{Link, LinkCounters};
-use crate::monitor::LinkMonitor;
 use crate::node::Node;
 use crate::packet::{Packet, F_ACK};
 use crate::results::{
@@ -660,9 +659,7 @@ impl Simulation {
             Some(size),
             p,
         ));
-        if self.warm {
-            // Started after warm-up: its warm-up snapshot is all zeros.
-        }
+        // A flow created after warm-up keeps its all-zero warm-up snapshot.
         self.start_flow(id);
     }
 
@@ -1080,6 +1077,3 @@ impl fmt::Debug for Simulation {
             .finish()
     }
 }
-
-/// Re-exported for users who build `LinkMonitor`s manually in tests.
-pub type Monitor = LinkMonitor;

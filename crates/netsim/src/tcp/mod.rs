@@ -350,7 +350,8 @@ impl TcpSender {
     #[inline]
     fn emit(&mut self, seq: u32, now: Ns, out: &mut Vec<Packet>) {
         let mut flags = 0;
-        if self.p.ecn {
+        // RFC 3168 §6.1.5: retransmissions are not ECN-capable.
+        if self.p.ecn && seq >= self.snd_max {
             flags |= F_ECT;
         }
         if seq < self.snd_max {
