@@ -131,8 +131,8 @@ class DelayedMargins:
     phase_crossover_frequency : float
         ``w_pc`` (rad/s) where ``arg L = -180 deg``.
     delay_margin : float
-        extra delay (s) the loop tolerates: ``min_gc (pi + arg L(j w_gc)) mod 2 pi / w_gc``;
-        meaningful when the closed loop is stable at the current delay.
+        extra delay (s) the loop tolerates: ``min_gc PM(w_gc) / w_gc`` with the phase margin
+        wrapped to [-pi, pi); negative when a crossover has negative phase margin.
     G, delay
         the loop that was analysed.
     """
@@ -232,10 +232,9 @@ def delayed_margins(G: control.TransferFunction, delay: float = 0.0) -> DelayedM
     pm, wg, dm = np.inf, np.nan, np.inf
     for w in wgc:
         ph = phase(w)
-        margin = (np.pi + ph) % (2 * np.pi)  # in [0, 2 pi)
-        dm_w = margin / w
-        wrapped = np.degrees(np.pi + ph)
-        wrapped = (wrapped + 180.0) % 360.0 - 180.0
+        margin = (np.pi + ph + np.pi) % (2 * np.pi) - np.pi  # in [-pi, pi)
+        dm_w = margin / w  # negative: this crossover already violates the phase condition
+        wrapped = np.degrees(margin)
         if dm_w < dm:
             dm, wg, pm = dm_w, w, wrapped
     # phase crossovers: arg L = -(2k+1) pi

@@ -113,7 +113,8 @@ def k1_max_printed(plant: GaoHouPlant, k2: float) -> float:
         return (4 * a * b + 2) / (N * D**2) * z * (np.sin(z) + b * D / (1 + 2 * a * b) * np.cos(z))
 
     odd = roots[0::2]  # z_1, z_3, ... (z_0 = 0 is not a root in the list)
-    return float(min(a_of(z) for z in odd)) if odd else float("inf")
+    # a negative bound means no k1 > 0 stabilises: report 0
+    return max(0.0, float(min(a_of(z) for z in odd))) if odd else float("inf")
 
 
 def k1_max_exact(plant: GaoHouPlant, k2: float) -> float:
@@ -135,7 +136,7 @@ def k1_max_exact(plant: GaoHouPlant, k2: float) -> float:
     roots = _roots(lambda z: k2 + np.cos(z) / k - (T / L) * z * np.sin(z) / k)
     odd = roots[0::2]
     ki = min(z / (k * L) * (np.sin(z) + (T / L) * z * np.cos(z)) for z in odd)
-    return float(ki * L / N)
+    return max(0.0, float(ki * L / N))
 
 
 def kp_max_exact(plant: GaoHouPlant) -> float:
