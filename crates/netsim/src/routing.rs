@@ -20,11 +20,20 @@ pub enum Metric {
 /// Marker for "no route".
 pub const NO_ROUTE: u32 = u32::MAX;
 
-/// Next-hop table: `next[node * n + dst]` is the index of the link `node`
-/// forwards to for destination `dst`, or [`NO_ROUTE`].
+/// Next-hop table.
+///
+/// A node with a single outgoing link (a host) forwards everything on it and
+/// needs no table; every other node `u` has a row `next[row(u) * n + dst]`
+/// holding the link it forwards to for `dst`, or [`NO_ROUTE`]. Memory is
+/// `routers x nodes` entries (a 1000-flow dumbbell: 2 x 2002), and each row
+/// costs one Dijkstra from its node.
 #[derive(Clone, Debug)]
 pub struct Routes {
     n: usize,
+    /// Per node: its only outgoing link, or [`NO_ROUTE`] if it has a row.
+    single: Vec<u32>,
+    /// Per node: its row index, or [`NO_ROUTE`].
+    row: Vec<u32>,
     next: Vec<u32>,
 }
 
@@ -40,12 +49,15 @@ pub struct Edge {
 }
 
 impl Routes {
-    /// Computes all-destinations shortest paths: one Dijkstra per destination
-    /// over the reversed graph (O(N (E log N))).
+    /// Computes shortest paths: one Dijkstra from every node with more than
+    /// one outgoing link, recording the first hop toward every destination
+    /// (ties: the lowest first-hop link index). Hop-by-hop forwarding along
+    /// first hops is loop-free because every hop strictly decreases the
+    /// remaining distance (all costs are positive).
     pub fn compute(n: usize, edges: &[Edge], metric: Metric) -> Routes {
-        let mut incoming: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut out: Vec<Vec<u32>> = vec![Vec::new(); n];
         for (i, e) in edges.iter().enumerate() {
-            incoming[e.to as usize].push(i as u32);
+            out[e.from as usize].push(i as u32);
         }
         let cost = |e: &Edge| -> u64 {
             match metric {
@@ -54,47 +66,84 @@ impl Routes {
                 Metric::Delay => e.delay.saturating_add(1),
             }
         };
-        let mut next = vec![NO_ROUTE; n * n];
+        let mut single = vec![NO_ROUTE; n];
+        let mut row = vec![NO_ROUTE; n];
+        let mut rows = 0usize;
+        for u in 0..n {
+            if out[u].len() == 1 {
+                single[u] = out[u][0];
+            } else if out[u].len() > 1 {
+                row[u] = rows as u32;
+                rows += 1;
+            }
+        }
+        let mut next = vec![NO_ROUTE; rows * n];
         let mut dist = vec![u64::MAX; n];
         let mut heap = BinaryHeap::new();
-        for dst in 0..n {
+        for src in 0..n {
+            let r = row[src];
+            if r == NO_ROUTE {
+                continue;
+            }
+            let first = &mut next[r as usize * n..(r as usize + 1) * n];
             dist.iter_mut().for_each(|d| *d = u64::MAX);
-            dist[dst] = 0;
-            heap.push(Reverse((0u64, dst as u32)));
+            dist[src] = 0;
+            heap.push(Reverse((0u64, src as u32)));
             while let Some(Reverse((d, u))) = heap.pop() {
                 if d > dist[u as usize] {
                     continue;
                 }
-                for &l in &incoming[u as usize] {
+                for &l in &out[u as usize] {
                     let e = &edges[l as usize];
-                    let v = e.from as usize;
-                    if v == dst {
+                    let v = e.to as usize;
+                    if v == src {
                         continue;
                     }
                     let nd = d.saturating_add(cost(e));
-                    let slot = &mut next[v * n + dst];
+                    let hop = if u as usize == src {
+                        l
+                    } else {
+                        first[u as usize]
+                    };
                     if nd < dist[v] {
                         dist[v] = nd;
-                        *slot = l;
+                        first[v] = hop;
                         heap.push(Reverse((nd, v as u32)));
-                    } else if nd == dist[v] && l < *slot {
-                        *slot = l;
+                    } else if nd == dist[v] && hop < first[v] {
+                        first[v] = hop;
                     }
                 }
             }
         }
-        Routes { n, next }
+        Routes {
+            n,
+            single,
+            row,
+            next,
+        }
     }
 
     /// Link index `node` forwards to for `dst`, or [`NO_ROUTE`].
     #[inline]
     pub fn next_hop(&self, node: u32, dst: u32) -> u32 {
-        self.next[node as usize * self.n + dst as usize]
+        let s = self.single[node as usize];
+        if s != NO_ROUTE {
+            return if node == dst { NO_ROUTE } else { s };
+        }
+        let r = self.row[node as usize];
+        if r == NO_ROUTE {
+            return NO_ROUTE;
+        }
+        self.next[r as usize * self.n + dst as usize]
     }
 
-    /// Overrides one entry (explicit static route).
+    /// Overrides one entry (explicit static route). `link` must leave
+    /// `node`; at a node with a single outgoing link this is a no-op.
     pub fn set(&mut self, node: u32, dst: u32, link: u32) {
-        self.next[node as usize * self.n + dst as usize] = link;
+        let r = self.row[node as usize];
+        if r != NO_ROUTE {
+            self.next[r as usize * self.n + dst as usize] = link;
+        }
     }
 
     /// Follows the table from `src` to `dst`; returns the link indices of the
