@@ -3,7 +3,6 @@
 import control
 import numpy as np
 import pytest
-
 from aqmlab.design import (
     delayed_margins,
     hollot_pi,

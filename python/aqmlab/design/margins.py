@@ -295,18 +295,25 @@ def unstable_closed_loop_roots(
         mags = mags[mags > 0]
         shift = 1e-7 * (mags.min() if mags.size else 1.0)
     P = int(np.sum(poles.real > shift))
-    n = 4000
+    # Beyond the last frequency with |G| >= 1/2, 1 + L stays in the disc |F - 1| < 1/2, which
+    # excludes the origin: the rest of the path adds only the angle back to F = 1.
+    coarse = np.logspace(np.log10(lo), np.log10(hi), 3000)
+    big = np.nonzero(np.abs(G(shift + 1j * coarse)) >= 0.5)[0]
+    w_top = coarse[min(big.max() + 1, coarse.size - 1)] if big.size else lo
+    n = max(2000, int(w_top * delay / 0.2))
     while True:
-        w = np.concatenate([[0.0], np.logspace(np.log10(lo), np.log10(hi), n)])
+        # the log part starts below the shift to resolve poles at the origin
+        w = np.union1d(
+            np.logspace(np.log10(min(lo, shift / 100)), np.log10(w_top), n),
+            np.linspace(0.0, w_top, n),
+        )
         s = shift + 1j * w
         F = 1.0 + np.asarray(G(s)) * np.exp(-s * delay)
         steps = np.angle(F[1:] / F[:-1])
         if np.max(np.abs(steps)) < 0.5 or n > 2_000_000:
             break
         n *= 4
-    dphi = float(np.sum(steps))
-    # F(shift + j*hi) ~ 1; finish the path to w = infinity on the real side
-    dphi += float(np.angle(1.0 / F[-1]))
+    dphi = float(np.sum(steps)) + float(np.angle(1.0 / F[-1]))
     return int(round(P - dphi / np.pi))
 
 
