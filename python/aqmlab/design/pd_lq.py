@@ -39,7 +39,6 @@ from dataclasses import dataclass, field
 
 import control
 import numpy as np
-from scipy.integrate import quad_vec
 from scipy.linalg import expm, solve_continuous_are
 
 from aqmlab.design.plants import KTLConstants, ktl_constants
@@ -207,15 +206,16 @@ def predictor_weights(A: np.ndarray, B: np.ndarray, tau: float, Ts: float) -> np
     values).  Returns shape ``(ceil(tau/Ts), 3)``.
     """
     n = int(np.ceil(tau / Ts - 1e-9))
-    out = np.empty((n, 3))
-    for j in range(n):
-        lo, hi = -min((j + 1) * Ts, tau), -j * Ts
+    m = A.shape[0]
+    Mx = np.zeros((m + 1, m + 1))
+    Mx[:m, :m], Mx[:m, m:] = -A, B
 
-        def f(s):
-            return (expm(-A * (s + tau)) @ B).ravel()
+    def integral(u: float) -> np.ndarray:  # int_0^u expm(-A v) B dv (Van Loan block)
+        return expm(Mx * u)[:m, m]
 
-        out[j] = quad_vec(f, lo, hi)[0]
-    return out
+    # sigma in [-(j+1) Ts, -j Ts]  <=>  v = sigma + tau in [tau - (j+1) Ts, tau - j Ts]
+    edges = [integral(max(tau - j * Ts, 0.0)) for j in range(n + 1)]
+    return np.array([edges[j] - edges[j + 1] for j in range(n)])
 
 
 @dataclass
