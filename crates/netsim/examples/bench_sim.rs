@@ -20,6 +20,9 @@ use serde_json::json;
 
 struct Bench {
     name: &'static str,
+    /// Parameters in the ns-3 cross-check program's notation (reported so
+    /// a comparison can mirror them exactly).
+    params: serde_json::Value,
     cfg: SimConfig,
 }
 
@@ -38,6 +41,8 @@ fn scenarios() -> Vec<Bench> {
     vec![
         Bench {
             name: "dumbbell_10M_100newreno_60s",
+            params: json!({"rate": "10Mbps", "flows": 100, "cc": "newreno", "aqm": "droptail",
+                           "rtt": "100ms", "buffer": 125, "duration": "60s"}),
             cfg: mk(
                 1,
                 10e6,
@@ -50,6 +55,8 @@ fn scenarios() -> Vec<Bench> {
         },
         Bench {
             name: "dumbbell_1G_1000cubic_5s",
+            params: json!({"rate": "1Gbps", "flows": 1000, "cc": "cubic", "aqm": "codel",
+                           "rtt": "100ms", "buffer": 12500, "duration": "5s"}),
             cfg: mk(1, 1e9, 12_500, json!({"type": "codel"}), 1000, "cubic", 5.0),
         },
     ]
@@ -76,8 +83,9 @@ fn main() {
         sim.check_conservation().expect("conservation");
         let s = sim.summary();
         let bott = sim.link_tx_packets("R1->R2").expect("bottleneck");
-        let row = json!({
+        let mut row = json!({
             "scenario": b.name,
+            "rate_bps": s.links["R1->R2"].rate_bps,
             "sim_seconds": s.sim_seconds,
             "wall_seconds": wall,
             "build_seconds": build_s,
@@ -90,6 +98,11 @@ fn main() {
             "utilization": s.links["R1->R2"].utilization,
             "peak_rss_bytes": peak_rss_bytes(),
         });
+        if let (Some(r), Some(p)) = (row.as_object_mut(), b.params.as_object()) {
+            for (k, v) in p {
+                r.insert(k.clone(), v.clone());
+            }
+        }
         if !as_json {
             println!(
                 "{:<30} sim {:>5.1} s  wall {:>7.3} s  bottleneck {:>10.0} pkt/s  all hops {:>10.0} pkt/s  events {:>10.0} /s  util {:.3}  peak RSS {:.0} MiB",
