@@ -1,0 +1,109 @@
+"""`aqmlab design` command line: JSON contract, figures, input errors."""
+
+import json
+
+import pytest
+from aqmlab.cli import app
+from typer.testing import CliRunner
+
+runner = CliRunner()
+
+
+def run_json(*args):
+    res = runner.invoke(app, ["design", *args, "--json"])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout)  # exactly one JSON object on stdout
+
+
+def test_pi_json():
+    d = run_json(
+        "pi", "--flows-min", "60", "--capacity", "3750", "--rtt-max", "0.246", "--fs", "160"
+    )
+    assert {"a", "b", "K", "z"} <= d.keys()
+    assert f"{d['a']:.4g}" == "1.822e-05" and f"{d['b']:.4g}" == "1.816e-05"
+    assert f"{d['z']:.3f}" == "0.529"
+    assert d["K"] == pytest.approx(9.64e-6, rel=3e-3)  # paper rounds z to 0.53, see test_design_pi
+
+
+@pytest.mark.parametrize(
+    "extra,prop,expected",
+    [
+        ([], "0.15", ("5.657e-04", "3.626e-04", "4.894e-05", 0.0303)),
+        (["--memory"], "0.35", ("6.093e-04", "5.672e-04", "1.308e-04", 0.00775)),
+    ],
+)
+def test_pd_lq_json(extra, prop, expected):
+    d = run_json(
+        "pd-lq", "--capacity", "4000", "--flows", "100", "--prop-rtt", prop, "--q-ref", "200",
+        "--p1", "1", "--lam", "-3.75", *extra,
+    )  # fmt: skip
+    assert {"H1", "H2", "H3", "p_star"} <= d.keys()
+    assert tuple(f"{d[k]:.3e}" for k in ("H1", "H2", "H3")) == expected[:3]
+    assert d["p_star"] == pytest.approx(expected[3], abs=5e-5)
+
+
+def test_sfc_json():
+    d = run_json(
+        "sfc", "--capacity", "1250", "--flows-min", "300", "--rtt-max", "0.6", "--b", "2",
+        "--k2", "0.2",
+    )  # fmt: skip
+    assert {"alpha", "p0", "theta", "k2_max", "k1_max_printed", "k1_max_exact"} <= d.keys()
+    assert f"{d['alpha']:.2g} {d['p0']:.3f} {d['theta']:.3f} {d['k2_max']:.3f}" == (
+        "2.5 0.143 1.787 0.523"
+    )
+    assert f"{d['k1_max_printed']:.5f} {d['k1_max_exact']:.5f}" == "0.00070 0.00086"
+
+
+def test_edc_and_sqm_sigma_json():
+    d = run_json("edc", "--flows", "60", "--capacity", "187.5", "--prop-rtt", "0.1")
+    assert d["stable"] and 0.985 < d["spectral_radius"] < 0.995
+    d = run_json("sqm-sigma", "--rates", "120,120,120,120,120,80,80,80,80,80", "--rtts", "0.1:0.15")
+    assert f"{d['J']:.2f} {d['norm_A']:.3f} {d['rhs']:.3f}" == "3.03 0.459 0.356"
+    assert len(d["sigma"]) == 10 and d["satisfied"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["pi", "--flows-min", "60", "--capacity", "3750", "--rtt-max", "0.246", "--plot-kind", "nyquist"],
+        ["pd-lq", "--capacity", "4000", "--flows", "100", "--prop-rtt", "0.15", "--q-ref", "200"],
+        ["sfc", "--capacity", "1250", "--flows-min", "300", "--rtt-max", "0.6", "--k1", "0.0005"],
+        ["edc", "--flows", "60", "--capacity", "187.5", "--prop-rtt", "0.1"],
+        ["sqm-sigma", "--rates", "120,80", "--rtts", "0.1,0.15"],
+    ],
+)  # fmt: skip
+def test_plot_writes_a_png(tmp_path, args):
+    out = tmp_path / "fig.png"
+    res = runner.invoke(app, ["design", *args, "--plot", str(out)])
+    assert res.exit_code == 0, res.output
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(
+    "args,option,value",
+    [
+        (["pi", "--flows-min", "60", "--capacity", "-3750", "--rtt-max", "0.246"], "--capacity", "-3750"),
+        (["pi", "--flows-min", "60", "--capacity", "3750", "--rtt-max", "0.246", "--fs", "0"], "--fs", "0"),
+        (["pd-lq", "--capacity", "4000", "--flows", "100", "--prop-rtt", "0.15", "--q-ref", "200", "--lam", "2"], "--lam", "2"),
+        (["sfc", "--capacity", "1250", "--flows-min", "300", "--rtt-max", "-0.6"], "--rtt-max", "-0.6"),
+        (["edc", "--flows", "60", "--capacity", "187.5", "--prop-rtt", "0.1", "--n-event", "0"], "--n-event", "0"),
+        (["sqm-sigma", "--rates", "120,-80", "--rtts", "0.1,0.15"], "--rates", "-80"),
+        (["sqm-sigma", "--rates", "120,80", "--rtts", "0.1,0.15", "--rho", "0.5"], "--rho", "0.5"),
+    ],
+)  # fmt: skip
+def test_bad_input_one_line_error_nothing_written(tmp_path, args, option, value):
+    out = tmp_path / "fig.png"
+    res = runner.invoke(app, ["design", *args, "--plot", str(out), "--json"])
+    assert res.exit_code != 0
+    assert res.stdout == ""
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and option in lines[0] and value in lines[0]
+    assert not out.exists()
+
+
+def test_infeasible_operating_point_is_reported():
+    res = runner.invoke(
+        app, ["design", "sfc", "--capacity", "1250", "--flows-min", "3000", "--rtt-max", "0.6"]
+    )
+    assert res.exit_code == 2
+    assert "equilibrium" in res.stderr and len(res.stderr.strip().splitlines()) == 1
