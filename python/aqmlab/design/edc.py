@@ -1,7 +1,7 @@
 """EDC: discrete PI in the packet-arrival (spatial) domain (ALGORITHMS.md §1.6, §2.4).
 
-The spatial plant (EDC eqs. 7-9, per packet arrival) is discretised with a zero-order hold over
-the event threshold ``n`` packets (``Ad = expm(A n)``); one step of the discrete system is one
+The spatial plant (EDC eqs. 7-9, per packet arrival, from ``aqmlab.fluid.EDC.linearize()``) is
+discretised with a zero-order hold over the event threshold ``n`` packets (``Ad = expm(A n)``); one step of the discrete system is one
 controller event.  The controller is ``C(z) = alpha (z - beta)/(z - 1)`` with
 ``alpha = K_P (K_I + 1)``, ``beta = 1/(K_I + 1)`` (EDC eq. 10), i.e.
 ``p(k) = p(k-1) + K_P (K_I + 1) e(k) - K_P e(k-1)``, ``e = q - q_ref``.
@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 
 import control
 import numpy as np
-from scipy.linalg import expm
 
+from aqmlab import fluid
 from aqmlab.design.plants import edc_spatial_plant
 
 __all__ = ["EDCDesign", "EDCRegion", "edc_design", "edc_discrete_plant", "edc_stable_region"]
@@ -48,12 +48,12 @@ def edc_discrete_plant(
     """
     if n_event < 1:
         raise ValueError(f"n_event must be >= 1, got {n_event}")
-    A, B, Cq = edc_spatial_plant(n_flows, capacity, q0, prop_rtt)
-    n = A.shape[0]
-    M = np.zeros((n + 1, n + 1))
-    M[:n, :n], M[:n, n:] = A, B
-    E = expm(M * n_event)  # ZOH: [[Ad, Bd], [0, 1]]
-    return control.ss(E[:n, :n], E[:n, n:], Cq, 0, dt=1)
+    if int(n_event) != n_event:
+        raise ValueError(f"n_event must be an integer, got {n_event}")
+    edc_spatial_plant(n_flows, capacity, q0, prop_rtt)  # validates the operating point
+    lin = fluid.EDC(n_flows, capacity, prop_rtt, qref=q0).linearize()
+    Ad, Bd = lin.extra["discrete"](int(n_event))[0]  # ZOH over n_event packets
+    return control.ss(Ad, Bd, [[0.0, 1.0]], 0, dt=1)
 
 
 def _pi(kp: float, ki: float) -> control.TransferFunction:
