@@ -145,6 +145,8 @@ pub struct TimeSeries {
     pub marks: Vec<u64>,
     /// Bits transmitted in the interval / interval length, bits/s.
     pub throughput_bps: Vec<f64>,
+    /// Bytes transmitted in the interval.
+    pub tx_bytes: Vec<u64>,
 }
 
 /// Congestion-window traces of the selected flows.

@@ -690,6 +690,7 @@ impl Simulation {
             self.ts.drops.push(d(1));
             self.ts.marks.push(d(2));
             self.ts.throughput_bps.push(d(3) as f64 * 8.0 / dt);
+            self.ts.tx_bytes.push(d(3));
             mon.last = cur;
             mon.interval_delay_sum = 0;
             mon.interval_delay_count = 0;

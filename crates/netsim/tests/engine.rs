@@ -233,3 +233,52 @@ fn explicit_routing_metrics_and_static_routes() {
         Some("topology.routes[0].link")
     );
 }
+
+/// The monitor's per-interval columns add up to the link's cumulative
+/// counters (exact up to events at the very last sample instant: +-2
+/// packets), and the queue-length samples never exceed the buffer.
+#[test]
+fn timeseries_adds_up_to_counters() {
+    let cfg = dumbbell(
+        6,
+        10.0,
+        0.0,
+        10e6,
+        0.05,
+        50,
+        json!({"type": "pie", "ecn": true}),
+        json!([
+            {"kind": "tcp", "count": 6, "ecn": true},
+            {"kind": "tcp", "count": 4}
+        ]),
+    );
+    let sim = run(cfg);
+    let r = sim.results();
+    let ts = &r.timeseries;
+    assert_eq!(ts.time_s.len(), 1000);
+    let st = sim.link_status("R1->R2").unwrap().counters;
+    let close = |a: u64, b: u64| a.abs_diff(b) <= 2;
+    let drops: u64 = ts.drops.iter().sum();
+    let marks: u64 = ts.marks.iter().sum();
+    let arrivals: u64 = ts.arrivals.iter().sum();
+    let bytes: u64 = ts.tx_bytes.iter().sum();
+    assert!(
+        close(drops, st.queue_drops()),
+        "{drops} vs {}",
+        st.queue_drops()
+    );
+    assert!(
+        close(marks, st.marks) && marks > 0,
+        "{marks} vs {}",
+        st.marks
+    );
+    assert!(close(arrivals, st.arrivals));
+    assert!(bytes.abs_diff(st.tx_bytes) <= 2000);
+    assert!(ts.queue_pkts.iter().all(|&q| q <= 50));
+    let util = r.summary.links["R1->R2"].utilization;
+    let mean_thr = ts.throughput_bps.iter().sum::<f64>() / ts.throughput_bps.len() as f64;
+    assert!(
+        (mean_thr / 10e6 - util).abs() < 0.01,
+        "{mean_thr} vs {util}"
+    );
+}
