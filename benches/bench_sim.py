@@ -4,8 +4,10 @@
 Scenarios (aqmlab's ``bench_sim`` example defines them; the ns-3 side mirrors whatever
 parameters the example reports, else the defaults below):
 
-  A. 10 Mbps bottleneck, 100 TCP NewReno flows, 60 s simulated (drop-tail, 100-packet buffer)
-  B. 1 Gbps bottleneck, 1000 TCP CUBIC flows, 5 s simulated, CoDel (10000-packet buffer)
+  A. 10 Mbps bottleneck, 100 TCP NewReno flows, 60 s simulated, drop-tail, buffer one BDP
+     (125 packets)
+  B. 1 Gbps bottleneck, 1000 TCP CUBIC flows, 5 s simulated, CoDel, buffer one BDP
+     (12 500 packets)
 
 both with a 100 ms two-way propagation delay and 1000-byte packets.
 
@@ -41,9 +43,9 @@ RSS_BAR = 1 << 30  # bytes
 
 SCENARIOS = {
     "A": dict(label="10Mbps x 100 NewReno x 60s", rate="10Mbps", flows=100, cc="newreno",
-              aqm="fifo", buffer=100, rtt="100ms", duration="60s", warmup="10s"),
+              aqm="fifo", buffer=125, rtt="100ms", duration="60s", warmup="10s"),
     "B": dict(label="1Gbps x 1000 CUBIC x 5s CoDel", rate="1Gbps", flows=1000, cc="cubic",
-              aqm="codel", buffer=10000, rtt="100ms", duration="5s", warmup="1s"),
+              aqm="codel", buffer=12500, rtt="100ms", duration="5s", warmup="1s"),
 }  # fmt: skip
 
 
@@ -115,7 +117,7 @@ def parse_aqmlab(report) -> dict[str, dict]:
         peak_top = _first(report, "peak_rss_bytes")
         if peak_top is None and "peak_rss_mib" in report:
             peak_top = report["peak_rss_mib"] * (1 << 20)
-        entries = _first(report, "scenarios", "results", "benches", default=None)
+        entries = _first(report, "netsim", "scenarios", "results", "benches", default=None)
         if entries is None:
             entries = [report]
         if isinstance(entries, dict):
@@ -130,9 +132,10 @@ def parse_aqmlab(report) -> dict[str, dict]:
             key = "B"
         else:
             key = "A" if i == 0 else "B"
-        pkts = _first(e, "packets_forwarded", "packets", "packets_over_bottleneck")
+        # Packets over the bottleneck (netsim's "packets_forwarded" counts every hop).
+        pkts = _first(e, "bottleneck_packets", "packets_over_bottleneck")
         wall = _first(e, "wall_seconds", "wall_s", "wall")
-        pps = _first(e, "packets_per_wall_s", "packets_per_sec", "packets_per_second", "pkts_per_s")
+        pps = _first(e, "bottleneck_pkts_per_wall_s", "packets_per_wall_s")
         if pps is None and pkts and wall:
             pps = pkts / wall
         eps = _first(e, "events_per_wall_s", "events_per_sec", "events_per_second")
@@ -155,7 +158,24 @@ def parse_aqmlab(report) -> dict[str, dict]:
     return out
 
 
-def run_aqmlab() -> tuple[dict[str, dict] | None, str]:
+def run_aqmlab(repeat: int = 1) -> tuple[dict[str, dict] | None, str]:
+    """Best (highest packets per wall-second) of `repeat` runs of the example, per scenario."""
+    best: dict[str, dict] | None = None
+    for _ in range(max(1, repeat)):
+        res, why = run_aqmlab_once()
+        if res is None:
+            return None, why
+        if best is None:
+            best = res
+            continue
+        for k, r in res.items():
+            if k not in best or (r.get("pps") or 0) > (best[k].get("pps") or 0):
+                rss = max(r.get("rss") or 0, (best.get(k) or {}).get("rss") or 0)
+                best[k] = dict(r, rss=rss)
+    return best, ""
+
+
+def run_aqmlab_once() -> tuple[dict[str, dict] | None, str]:
     ex = ROOT / "crates" / "netsim" / "examples" / "bench_sim.rs"
     if not ex.exists():
         return None, f"aqmlab's bench example is missing ({ex.relative_to(ROOT)} does not exist yet)"
@@ -169,7 +189,8 @@ def run_aqmlab() -> tuple[dict[str, dict] | None, str]:
     target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
     binary = target / "release" / "examples" / "bench_sim"
     print("running aqmlab: cargo run --release -p netsim --example bench_sim -- --json", flush=True)
-    out, rc, _wall, rss, err, _cpu = run_with_rss([str(binary), "--json"])
+    # Same niceness as the ns-3 runs, so that both see the same share of a busy machine.
+    out, rc, _wall, rss, err, _cpu = run_with_rss(["nice", "-n", "10", str(binary), "--json"])
     if rc != 0:
         return None, f"bench_sim exited with {rc}: {err}"
     try:
@@ -241,12 +262,12 @@ def main() -> int:
     p.add_argument("--skip-ns3", action="store_true", help="measure aqmlab only (no ratio)")
     p.add_argument("--json", action="store_true", help="also print the results as JSON")
     p.add_argument("--repeat", type=int, default=1,
-                   help="run each ns-3 scenario N times and keep the fastest (default 1)")
+                   help="run each simulator N times and keep the fastest run (default 1)")
     a = p.parse_args()
 
     aq: dict[str, dict] | None = None
     if not a.ns3_only:
-        aq, why = run_aqmlab()
+        aq, why = run_aqmlab(a.repeat)
         if aq is None:
             print(f"bench_sim: {why}", file=sys.stderr)
             print("bench_sim: cannot compare against ns-3 without aqmlab's numbers (exit 2)",
@@ -284,6 +305,10 @@ def main() -> int:
             print(f"{sc['label']:32s} {sim:7s} {fmt_rate(r['pps']):>12s} "
                   f"{fmt_rate(r['eps']):>14s} {wall:>8s} {fmt_mib(r['rss']):>10s}")  # fmt: skip
         r_aq, r_ns = (aq or {}).get(k), ns.get(k)
+        if r_ns and r_ns.get("process_cpu"):
+            print(f"{'':32s} ns-3 process CPU {r_ns['process_cpu']:.2f} s: "
+                  f"{fmt_rate(r_ns['packets'] / r_ns['process_cpu'])} packets per CPU-second "
+                  "(on a busy machine, wall time overstates ns-3's cost)")  # fmt: skip
         if r_aq and r_ns and r_aq.get("pps"):
             ratio = r_aq["pps"] / r_ns["pps"]
             ok = ratio >= RATIO_BAR
