@@ -158,6 +158,8 @@ pub struct Simulation {
     monitored: Vec<u32>,
     cwnd_flows: Vec<u32>,
     ts: TimeSeries,
+    /// Link id of each time-series row (`ts.link` is filled by `results`).
+    ts_link: Vec<u32>,
     cwnd: CwndTrace,
     pipe_buf: Vec<Packet>,
     out_buf: Vec<Packet>,
@@ -379,6 +381,7 @@ impl Simulation {
             monitored: built.monitor,
             cwnd_flows,
             ts: TimeSeries::default(),
+            ts_link: Vec::new(),
             cwnd: CwndTrace::default(),
             pipe_buf: Vec::new(),
             out_buf: Vec::new(),
@@ -676,7 +679,8 @@ impl Simulation {
             };
             let d = |i: usize| cur[i] - mon.last[i];
             self.ts.time_s.push(t);
-            self.ts.link.push(link.name.clone());
+            // Link ids here; `results()` turns them into names.
+            self.ts_link.push(m);
             self.ts.queue_pkts.push(qp);
             self.ts.queue_bytes.push(qb);
             self.ts
@@ -1055,9 +1059,15 @@ impl Simulation {
     /// Summary plus time series and cwnd traces (copies; the simulation can
     /// continue).
     pub fn results(&self) -> SimResults {
+        let mut timeseries = self.ts.clone();
+        timeseries.link = self
+            .ts_link
+            .iter()
+            .map(|&l| self.links[l as usize].name.clone())
+            .collect();
         SimResults {
             summary: self.summary(),
-            timeseries: self.ts.clone(),
+            timeseries,
             cwnd: self.cwnd.clone(),
         }
     }
