@@ -40,6 +40,19 @@ def edc_discrete_plant(
 
     Output ``delta q`` (packets), input ``delta p``.
 
+    Parameters
+    ----------
+    n_flows : float
+        N.
+    capacity : float
+        C, packets/s.
+    q0 : float
+        operating queue, packets.
+    prop_rtt : float
+        propagation RTT Tp, s.
+    n_event : int
+        event threshold, packets per step.
+
     Examples
     --------
     >>> P = edc_discrete_plant(60, 187.5, 200.0, 0.1, 30)
@@ -232,6 +245,15 @@ def edc_stable_region(
     """Spectral radius of the closed loop over a (K_P, K_I) grid.
 
     Uses the characteristic polynomial ``den_L + num_L`` directly (vectorised over gains).
+
+    Parameters
+    ----------
+    n_flows, capacity, q0, prop_rtt, n_event : float, float, float, float, int
+        as in :func:`edc_design`.
+    kp : array_like, optional
+        K_P grid (default 60 log-spaced values in [1e-4, 10]).
+    ki : array_like, optional
+        K_I grid (default 40 log-spaced values in [1e-4, 10]).
 
     Examples
     --------

@@ -322,6 +322,13 @@ def is_closed_loop_stable(G: control.TransferFunction, delay: float = 0.0) -> bo
 
     See :func:`unstable_closed_loop_roots`.
 
+    Parameters
+    ----------
+    G : control.TransferFunction
+        rational loop part (strictly proper).
+    delay : float
+        loop delay, s.
+
     Examples
     --------
     >>> import control
@@ -333,6 +340,15 @@ def is_closed_loop_stable(G: control.TransferFunction, delay: float = 0.0) -> bo
 
 def pade_loop(G: control.TransferFunction, delay: float, order: int = 6):
     """Rational model ``G(s) * Pade_order(delay)`` (only for tools that need one).
+
+    Parameters
+    ----------
+    G : control.TransferFunction
+        rational loop part.
+    delay : float
+        delay to approximate, s.
+    order : int
+        Pade order.
 
     Examples
     --------

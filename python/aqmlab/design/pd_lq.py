@@ -61,6 +61,13 @@ __all__ = [
 def ktl_state_space(k: KTLConstants, p1: float) -> tuple[np.ndarray, np.ndarray]:
     """Companion-form ``(A, B)`` of the filtered KTL model, KTL eqs. 4-5.
 
+    Parameters
+    ----------
+    k : KTLConstants
+        from :func:`~aqmlab.design.ktl_constants`.
+    p1 : float
+        RED filter cut-off P1, 1/s.
+
     Examples
     --------
     >>> A, B = ktl_state_space(ktl_constants(4000.0, 100, 0.15, 200.0), 1.0)
@@ -87,6 +94,15 @@ def equal_eigenvalue_gains(A: np.ndarray, Bh1: float, lam: float) -> np.ndarray:
 
     ``H3 = (3 lam - Ah2)/Bh1``, ``H2 = (-3 lam^2 - Ah1)/Bh1``, ``H1 = (lam^3 - Ah3)/Bh1``
     # ALGORITHMS.md §2.3 "Design procedure"
+
+    Parameters
+    ----------
+    A : numpy.ndarray
+        companion matrix.
+    Bh1 : float
+        input gain of the companion form (``P1 B1``, or from :func:`memory_transform`).
+    lam : float
+        common closed-loop eigenvalue, 1/s.
     """
     Ah1, Ah2, Ah3 = _coeffs(A)
     return np.array([(lam**3 - Ah3) / Bh1, (-3 * lam**2 - Ah1) / Bh1, (3 * lam - Ah2) / Bh1])
@@ -120,7 +136,17 @@ def lq_gains(A: np.ndarray, B: np.ndarray, Q) -> np.ndarray:
 
 
 def prop1_h1(A: np.ndarray, Bh1: float, Q1: float) -> float:
-    """``H1* = -(Ah3 + sqrt(Ah3^2 + Bh1^2 Q1)) / Bh1``   # KTL Prop. 1"""
+    """``H1* = -(Ah3 + sqrt(Ah3^2 + Bh1^2 Q1)) / Bh1``   # KTL Prop. 1
+
+    Parameters
+    ----------
+    A : numpy.ndarray
+        companion matrix.
+    Bh1 : float
+        companion input gain.
+    Q1 : float
+        weight on the averaged queue.
+    """
     _, _, Ah3 = _coeffs(A)
     return -(Ah3 + np.sqrt(Ah3**2 + Bh1**2 * Q1)) / Bh1
 
@@ -129,6 +155,15 @@ def prop2_weights(A: np.ndarray, Bh1: float, H) -> np.ndarray:
     """Weights ``(Q1, Q2, Q3)`` for which gains ``H`` are LQ-optimal   # KTL Prop. 2
 
     A design is LQ-admissible only if all three are >= 0.
+
+    Parameters
+    ----------
+    A : numpy.ndarray
+        companion matrix.
+    Bh1 : float
+        companion input gain.
+    H : array_like
+        gains (H1, H2, H3).
     """
     Ah1, Ah2, Ah3 = _coeffs(A)
     H1, H2, H3 = (float(h) for h in H)
@@ -142,6 +177,15 @@ def prop2_weights(A: np.ndarray, Bh1: float, H) -> np.ndarray:
 def prop3_weights(A: np.ndarray, Bh1: float, eigenvalues) -> np.ndarray:
     """Weights ``(Q1, Q2, Q3)`` whose LQ design has the given closed-loop eigenvalues
     # KTL Prop. 3 (lambda-hat = elementary symmetric functions, see module notes)
+
+    Parameters
+    ----------
+    A : numpy.ndarray
+        companion matrix.
+    Bh1 : float
+        companion input gain.
+    eigenvalues : array_like
+        three desired closed-loop eigenvalues.
     """
     Ah1, Ah2, Ah3 = _coeffs(A)
     lam = np.asarray(eigenvalues, dtype=complex)
@@ -193,6 +237,15 @@ def predictor_kernel(A: np.ndarray, B: np.ndarray, tau: float, sigma) -> np.ndar
 
     ``h(t) = z(t) + int_{-tau}^0 expm(-A(sigma+tau)) B dp(t+sigma) dsigma``   # KTL §II-A
     Returns shape ``(len(sigma), 3)``.
+
+    Parameters
+    ----------
+    A, B : numpy.ndarray
+        companion model.
+    tau : float
+        delay, s.
+    sigma : array_like
+        points in [-tau, 0], s.
     """
     s = np.atleast_1d(np.asarray(sigma, dtype=float))
     return np.array([(expm(-A * (x + tau)) @ B).ravel() for x in s])
@@ -204,6 +257,15 @@ def predictor_weights(A: np.ndarray, B: np.ndarray, tau: float, Ts: float) -> np
     ``dp`` is held constant over each sampling interval (zero-order hold); ``W[j]`` integrates the
     kernel over ``sigma`` in ``[-(j+1) Ts, -j Ts]`` (§4 item 23: ring buffer of ``tau/Ts`` past
     values).  Returns shape ``(ceil(tau/Ts), 3)``.
+
+    Parameters
+    ----------
+    A, B : numpy.ndarray
+        companion model.
+    tau : float
+        delay, s.
+    Ts : float
+        sampling period, s.
     """
     n = int(np.ceil(tau / Ts - 1e-9))
     m = A.shape[0]
@@ -283,7 +345,7 @@ class PDLQDesign:
         return control.tf(sys), self.ktl.tau
 
     def plot(self, ax=None):
-        """Step response of ``db_hat`` for the undelayed design model and Bode of the loop."""
+        """Bode plot of the memoryless loop on the delayed plant (exact delay), with margins."""
         from aqmlab.design.margins import delayed_margins
 
         G, d = self.loop()

@@ -38,7 +38,13 @@ from dataclasses import dataclass, field
 import control
 import numpy as np
 
-from aqmlab.design.margins import DelayedMargins, delayed_margins, is_closed_loop_stable
+from aqmlab.design.margins import (
+    DelayedMargins,
+    StabilityMap,
+    delayed_margins,
+    is_closed_loop_stable,
+    stability_map,
+)
 from aqmlab.design.plants import misra_plant
 
 __all__ = ["PIDesign", "hollot_pi", "pi_loop", "tustin_pi"]
@@ -48,6 +54,15 @@ def tustin_pi(K: float, z: float, fs: float) -> tuple[float, float]:
     """Tustin discretisation of ``K (s/z + 1)/s`` at ``fs`` Hz -> ``(a, b)``.
 
     ``a = K (1/z + T/2)``, ``b = K (1/z - T/2)``, ``T = 1/fs``   # ALGORITHMS.md §3.8
+
+    Parameters
+    ----------
+    K : float
+        PI gain, 1/(packet s).
+    z : float
+        PI zero, rad/s.
+    fs : float
+        sampling frequency, Hz.
 
     Examples
     --------
@@ -65,6 +80,19 @@ def pi_loop(
     K: float, z: float, n_flows: float, capacity: float, rtt: float
 ) -> tuple[control.TransferFunction, float]:
     """Open loop ``C_PI(s) P(s)`` of the continuous PI on the Misra plant: ``(G, delay)``.
+
+    Parameters
+    ----------
+    K : float
+        PI gain, 1/(packet s).
+    z : float
+        PI zero, rad/s.
+    n_flows : float
+        N.
+    capacity : float
+        C, packets/s.
+    rtt : float
+        RTT R0, s.
 
     Examples
     --------
@@ -122,6 +150,29 @@ class PIDesign:
     def is_stable(self, n_flows: float | None = None, rtt: float | None = None) -> bool:
         """Closed-loop stability of the continuous delayed loop (argument principle)."""
         return is_closed_loop_stable(*self.loop(n_flows, rtt))
+
+    def stability_map(self, flows, rtts) -> StabilityMap:
+        """Stability and delay margin (s) of this design over an (N, RTT) grid.
+
+        Parameters
+        ----------
+        flows : sequence of float
+            numbers of flows N.
+        rtts : sequence of float
+            round-trip times, s.
+
+        Examples
+        --------
+        >>> d = hollot_pi(60, 3750.0, 0.246)
+        >>> bool(d.stability_map([60, 120], [0.1, 0.246]).stable.all())
+        True
+        """
+
+        def ev(n, r):
+            G, tau = self.loop(n, r)
+            return is_closed_loop_stable(G, tau), delayed_margins(G, tau).delay_margin
+
+        return stability_map(ev, flows, rtts)
 
     def to_dict(self) -> dict:
         """JSON-ready dictionary; keys ``a``, ``b``, ``K``, ``z`` are part of the CLI contract."""

@@ -47,7 +47,12 @@ import control
 import numpy as np
 from scipy.optimize import brentq
 
-from aqmlab.design.margins import delayed_margins
+from aqmlab.design.margins import (
+    StabilityMap,
+    delayed_margins,
+    is_closed_loop_stable,
+    stability_map,
+)
 from aqmlab.design.plants import GaoHouPlant, gao_hou_plant
 
 __all__ = [
@@ -76,6 +81,11 @@ def k2_max(plant: GaoHouPlant) -> tuple[float, float]:
     ``tan theta = -b D/(2 alpha b + 1) theta`` on (pi/2, pi), ``D = b alpha^2 + alpha - 1``,
     ``K2max = 2b/D sqrt(theta^2 + ((2 alpha b + 1)/(b D))^2)``   # SFC §IV
 
+    Parameters
+    ----------
+    plant : GaoHouPlant
+        from :func:`~aqmlab.design.gao_hou_plant`.
+
     Examples
     --------
     >>> K, th = k2_max(gao_hou_plant(300, 1250.0, 0.6, b=2))
@@ -97,6 +107,13 @@ def k1_max_printed(plant: GaoHouPlant, k2: float) -> float:
     (17) ``k2 + (2ab+1) cos z / D^2 - b z sin z / D = 0``,
     (18) ``a(z) = (4ab+2)/(N D^2) z [sin z + b D/(1+2ab) cos z]``,
     ``k1 < min_{j odd} a(z_j)``.
+
+    Parameters
+    ----------
+    plant : GaoHouPlant
+        from :func:`~aqmlab.design.gao_hou_plant`.
+    k2 : float
+        window gain.
 
     Examples
     --------
@@ -125,6 +142,13 @@ def k1_max_exact(plant: GaoHouPlant, k2: float) -> float:
     ``ki < z/(k L) [sin z + (T/L) z cos z]`` at odd ``j``.  Returns ``0`` if ``k2`` is outside
     the proportional range (``-1/k < kp < kp_max``).
 
+    Parameters
+    ----------
+    plant : GaoHouPlant
+        from :func:`~aqmlab.design.gao_hou_plant`.
+    k2 : float
+        window gain.
+
     Examples
     --------
     >>> f"{k1_max_exact(gao_hou_plant(300, 1250.0, 0.6, b=2), 0.2):.5f}"
@@ -151,6 +175,11 @@ def kp_max_exact(plant: GaoHouPlant) -> float:
     and a Pade(12) model both show instability at ``k2 = 0.53`` for small ``k1`` (see tests),
     so the bound used here is 0.523 for the paper's example.
 
+    Parameters
+    ----------
+    plant : GaoHouPlant
+        from :func:`~aqmlab.design.gao_hou_plant`.
+
     Examples
     --------
     >>> f"{kp_max_exact(gao_hou_plant(300, 1250.0, 0.6, b=2)):.3f}"
@@ -167,6 +196,15 @@ def sfc_loop(plant: GaoHouPlant, k1: float, k2: float) -> tuple[control.Transfer
 
     ``G(s) = (k2 + k1 N/(tau s)) k/(T s + 1)``; closed loop ``1 + G e^{-tau s} = 0``
     (the characteristic quasi-polynomial of SFC eq. 16).
+
+    Parameters
+    ----------
+    plant : GaoHouPlant
+        from :func:`~aqmlab.design.gao_hou_plant`.
+    k1 : float
+        queue gain, 1/packet.
+    k2 : float
+        window gain.
 
     Examples
     --------
@@ -233,6 +271,37 @@ class SFCDesign:
             d["k1"] = self.k1
             d.update(delayed_margins(*sfc_loop(self.plant, self.k1, self.k2)).to_dict())
         return d
+
+    def stability_map(self, flows, rtts) -> StabilityMap:
+        """Stability of the chosen ``(k1, k2)`` over an (N, RTT) grid (value: delay margin, s).
+
+        Grid points without a meaningful equilibrium are marked unstable with value ``nan``.
+
+        Parameters
+        ----------
+        flows : sequence of float
+            numbers of flows N.
+        rtts : sequence of float
+            round-trip times, s.
+
+        Examples
+        --------
+        >>> d = sfc_design(1250.0, 300, 0.6, b=2, k2=0.2, k1=0.0005)
+        >>> bool(d.stability_map([300, 600], [0.5, 0.6]).stable.all())
+        True
+        """
+        if self.k1 is None:
+            raise ValueError("stability_map needs a design with k1")
+
+        def ev(n, r):
+            try:
+                pl = gao_hou_plant(n, self.plant.capacity, r, self.plant.b)
+            except ValueError:
+                return False, None
+            G, tau = sfc_loop(pl, self.k1, self.k2)
+            return is_closed_loop_stable(G, tau), delayed_margins(G, tau).delay_margin
+
+        return stability_map(ev, flows, rtts)
 
     def region(self, n: int = 60) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(k2, k1_max_printed, k1_max_exact)`` on ``n`` points of ``[0, max(K2max, kp_max))``."""

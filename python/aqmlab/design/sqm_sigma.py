@@ -71,7 +71,13 @@ def sqm_system_matrix(rates, rtts, alpha: float = 2.0, k=None) -> np.ndarray:
 
 
 def sqm_lyapunov(F: np.ndarray) -> np.ndarray:
-    """Positive-definite ``A`` with ``F' A + A F = -I``   # SQM eq. 21"""
+    """Positive-definite ``A`` with ``F' A + A F = -I``   # SQM eq. 21
+
+    Parameters
+    ----------
+    F : numpy.ndarray
+        Hurwitz system matrix from :func:`sqm_system_matrix`.
+    """
     # scipy solves a X + X a^H = q; with a = F' this is F' A + A F = -I
     A = solve_continuous_lyapunov(F.T, -np.eye(F.shape[0]))
     return (A + A.T) / 2
