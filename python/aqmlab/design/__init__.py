@@ -11,7 +11,9 @@ General tools (:mod:`aqmlab.design.margins`)
     (gain/phase/delay margins from the exact ``G(jw) e^{-jw delay}``),
     ``unstable_closed_loop_roots(G, delay)`` / ``is_closed_loop_stable(G, delay)`` (argument
     principle, no Pade), ``pade_loop(G, delay, order)``,
-    ``stability_map(evaluate, flows, rtts) -> StabilityMap``.
+    ``stability_map(evaluate, flows, rtts) -> StabilityMap``,
+    ``loop_stability_map(loop, flows, rtts)`` (stability + delay margin of ``loop(N, rtt)``);
+    ``PIDesign.stability_map`` and ``SFCDesign.stability_map`` use it.
 Plants (:mod:`aqmlab.design.plants`)
     ``misra_plant(N, C, R0)``, ``gao_hou_plant(N, C, tau, b) -> GaoHouPlant``,
     ``ktl_constants(c, N, d, q_ref) -> KTLConstants``, ``edc_spatial_plant(N, C, q0, Tp)``.
@@ -59,6 +61,7 @@ from aqmlab.design.margins import (
     delayed_freqresp,
     delayed_margins,
     is_closed_loop_stable,
+    loop_stability_map,
     pade_loop,
     stability_map,
     unstable_closed_loop_roots,
@@ -121,6 +124,7 @@ __all__ = [
     "k1_max_printed",
     "k2_max",
     "kp_max_exact",
+    "loop_stability_map",
     "ktl_constants",
     "ktl_state_space",
     "lq_gains",

@@ -43,6 +43,7 @@ __all__ = [
     "delayed_freqresp",
     "delayed_margins",
     "is_closed_loop_stable",
+    "loop_stability_map",
     "pade_loop",
     "stability_map",
     "unstable_closed_loop_roots",
@@ -435,3 +436,38 @@ def stability_map(
             stable[i, j] = bool(ok)
             value[i, j] = np.nan if v is None else float(v)
     return StabilityMap(flows, rtts, stable, value)
+
+
+def loop_stability_map(
+    loop: Callable[[float, float], tuple[control.TransferFunction, float]],
+    flows: Sequence[float],
+    rtts: Sequence[float],
+) -> StabilityMap:
+    """Stability and delay margin (s) of ``loop(N, rtt) -> (G, delay)`` over a grid.
+
+    Points where ``loop`` raises ``ValueError`` (no meaningful equilibrium) are marked unstable
+    with value ``nan``.
+
+    Parameters
+    ----------
+    loop : callable
+        returns the open loop ``(G, delay)`` at ``(N, rtt)``.
+    flows, rtts : sequence of float
+        grid axes (N in flows, RTT in seconds).
+
+    Examples
+    --------
+    >>> import control
+    >>> sm = loop_stability_map(lambda n, r: (control.tf([n], [1.0, 0.0]), r), [1.0], [1.0, 2.0])
+    >>> sm.stable.tolist()   # k tau < pi/2
+    [[True, False]]
+    """
+
+    def ev(n: float, r: float):
+        try:
+            G, tau = loop(n, r)
+        except ValueError:
+            return False, None
+        return is_closed_loop_stable(G, tau), delayed_margins(G, tau).delay_margin
+
+    return stability_map(ev, flows, rtts)

@@ -43,7 +43,7 @@ from aqmlab.design.margins import (
     StabilityMap,
     delayed_margins,
     is_closed_loop_stable,
-    stability_map,
+    loop_stability_map,
 )
 from aqmlab.design.plants import misra_plant
 
@@ -167,12 +167,7 @@ class PIDesign:
         >>> bool(d.stability_map([60, 120], [0.1, 0.246]).stable.all())
         True
         """
-
-        def ev(n, r):
-            G, tau = self.loop(n, r)
-            return is_closed_loop_stable(G, tau), delayed_margins(G, tau).delay_margin
-
-        return stability_map(ev, flows, rtts)
+        return loop_stability_map(self.loop, flows, rtts)
 
     def to_dict(self) -> dict:
         """JSON-ready dictionary; keys ``a``, ``b``, ``K``, ``z`` are part of the CLI contract."""

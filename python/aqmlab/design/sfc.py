@@ -50,8 +50,7 @@ from scipy.optimize import brentq
 from aqmlab.design.margins import (
     StabilityMap,
     delayed_margins,
-    is_closed_loop_stable,
-    stability_map,
+    loop_stability_map,
 )
 from aqmlab.design.plants import GaoHouPlant, gao_hou_plant
 
@@ -293,15 +292,12 @@ class SFCDesign:
         if self.k1 is None:
             raise ValueError("stability_map needs a design with k1")
 
-        def ev(n, r):
-            try:
-                pl = gao_hou_plant(n, self.plant.capacity, r, self.plant.b)
-            except ValueError:
-                return False, None
-            G, tau = sfc_loop(pl, self.k1, self.k2)
-            return is_closed_loop_stable(G, tau), delayed_margins(G, tau).delay_margin
+        def loop(n, r):
+            return sfc_loop(
+                gao_hou_plant(n, self.plant.capacity, r, self.plant.b), self.k1, self.k2
+            )
 
-        return stability_map(ev, flows, rtts)
+        return loop_stability_map(loop, flows, rtts)
 
     def region(self, n: int = 60) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(k2, k1_max_printed, k1_max_exact)`` on ``n`` points of ``[0, max(K2max, kp_max))``."""
