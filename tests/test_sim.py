@@ -89,14 +89,11 @@ def test_stepping_and_changing_pi_reference_moves_the_queue():
     """A PI designed with Hollot's rule for this network (aqmlab.design) integrates the queue
     error, so after q_ref changes from 30 to 120 packets mid-run the mean queue follows.
     Tolerance: +-35% at 30 packets and +-15% at 120 (TCP sawtooth noise around the reference)."""
-    from aqmlab.design.pi_hollot import tustin_pi
+    from aqmlab.design import hollot_pi
 
-    # Hollot's rule (ALGORITHMS.md §3.8) for N- = 20 flows, C = 1250 pkt/s, R+ = 0.2 s:
-    # z = 2N/(R^2 C), K = w_g (2N)^2 / ((R C)^3 |j w_g R + 1|) at w_g = z
-    n, c, r, fs = 20, 1250.0, 0.2, 170.0
-    z = 2 * n / (r * r * c)
-    k = z * (2 * n) ** 2 / ((r * c) ** 3 * abs(1j * z * r + 1))
-    a, b = tustin_pi(k, z, fs)
+    fs = 170.0
+    d = hollot_pi(20, 1250.0, 0.2, fs=fs)  # N- = 20 flows, C = 1250 pkt/s, R+ = 0.2 s
+    a, b = d.a, d.b
     sc = parse_scenario(
         small(
             "pi",
