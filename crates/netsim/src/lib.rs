@@ -70,4 +70,4 @@ pub mod udp;
 
 pub use config::{ConfigError, SimConfig};
 pub use results::{SimResults, Summary};
-pub use sim::{Conservation, FlowStatus, LinkStatus, SimError, Simulation};
+pub use sim::{Conservation, ConservationError, FlowStatus, LinkStatus, SimError, Simulation};

@@ -131,6 +131,37 @@ pub struct Conservation {
     pub in_flight: u64,
 }
 
+/// A violated packet-conservation invariant.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConservationError {
+    /// A per-link invariant failed.
+    Link {
+        /// Link name.
+        link: String,
+        /// The counters involved.
+        detail: String,
+    },
+    /// The global balance failed.
+    Global(Conservation),
+}
+
+impl fmt::Display for ConservationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConservationError::Link { link, detail } => {
+                write!(f, "conservation violated on link {link}: {detail}")
+            }
+            ConservationError::Global(c) => write!(
+                f,
+                "conservation violated: sent {} != delivered {} + dropped {} + lost {} + in flight {}",
+                c.sent, c.delivered, c.dropped, c.lost, c.in_flight
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ConservationError {}
+
 /// Runtime state of a flow group.
 #[derive(Clone, Debug)]
 enum GroupRt {
@@ -410,6 +441,12 @@ impl Simulation {
     /// Current simulated time.
     pub fn now(&self) -> Instant {
         Instant(self.now)
+    }
+
+    /// True once the warm-up period is over (statistics are being
+    /// collected).
+    pub fn warmed_up(&self) -> bool {
+        self.warm
     }
 
     /// Events processed so far.
@@ -916,35 +953,39 @@ impl Simulation {
     /// delivered + dropped + lost + in flight; per link,
     /// `arrivals = queue drops + transmitted + queued + in transmission` and
     /// `transmitted = lost + delivered to the far node + propagating`.
-    pub fn check_conservation(&self) -> Result<Conservation, String> {
+    pub fn check_conservation(&self) -> Result<Conservation, ConservationError> {
         for l in &self.links {
             let c = &l.ctr;
             let rhs = c.queue_drops() + c.tx_pkts + l.queue.len_pkts() as u64 + l.in_tx();
             if c.arrivals != rhs {
-                return Err(format!(
-                    "link {}: arrivals {} != drops {} + transmitted {} + queued {} + in tx {}",
-                    l.name,
-                    c.arrivals,
-                    c.queue_drops(),
-                    c.tx_pkts,
-                    l.queue.len_pkts(),
-                    l.in_tx()
-                ));
+                return Err(ConservationError::Link {
+                    link: l.name.clone(),
+                    detail: format!(
+                        "arrivals {} != drops {} + transmitted {} + queued {} + in tx {}",
+                        c.arrivals,
+                        c.queue_drops(),
+                        c.tx_pkts,
+                        l.queue.len_pkts(),
+                        l.in_tx()
+                    ),
+                });
             }
             if c.tx_pkts != c.lost + c.delivered + l.in_pipe() {
-                return Err(format!(
-                    "link {}: transmitted {} != lost {} + delivered {} + propagating {}",
-                    l.name,
-                    c.tx_pkts,
-                    c.lost,
-                    c.delivered,
-                    l.in_pipe()
-                ));
+                return Err(ConservationError::Link {
+                    link: l.name.clone(),
+                    detail: format!(
+                        "transmitted {} != lost {} + delivered {} + propagating {}",
+                        c.tx_pkts,
+                        c.lost,
+                        c.delivered,
+                        l.in_pipe()
+                    ),
+                });
             }
         }
         let c = self.conservation();
         if c.sent != c.delivered + c.dropped + c.lost + c.in_flight {
-            return Err(format!("global: {c:?}"));
+            return Err(ConservationError::Global(c));
         }
         Ok(c)
     }
