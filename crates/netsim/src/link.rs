@@ -76,7 +76,7 @@ pub struct Link {
     in_tx: Option<Packet>,
     /// Remainder of `bits * 1e9 / rate` carried between packets so the
     /// long-run rate is exact although each serialisation time is an integer.
-    tx_carry: u128,
+    tx_carry: u64,
     pipe: VecDeque<(Ns, Packet)>,
     /// Cumulative counters.
     pub ctr: LinkCounters,
@@ -127,12 +127,14 @@ impl Link {
     /// back-to-back train of packets takes exactly `bits / rate` in total
     /// (to within one ns). From an idle start with no carry, one packet takes
     /// `floor(8 * bytes * 1e9 / rate)` ns.
+    /// (`u64` arithmetic suffices: packets are at most 65 535 bytes and
+    /// rates at most 1e15 bit/s, so the numerator stays below 2e15.)
     #[inline]
     fn tx_time(&mut self, bytes: u32) -> Ns {
-        let num = bytes as u128 * 8 * NS_PER_SEC as u128 + self.tx_carry;
-        let r = self.rate_bps as u128;
+        let num = bytes as u64 * 8 * NS_PER_SEC + self.tx_carry;
+        let r = self.rate_bps;
         self.tx_carry = num % r;
-        (num / r) as Ns
+        num / r
     }
 
     /// Adds the queue-length integral up to `now`.
