@@ -131,7 +131,8 @@ impl QueueStats {
     }
 }
 
-/// FIFO storage with a byte counter. Pre-allocated; no per-packet allocation.
+/// FIFO storage with a byte counter. Grows by doubling up to the limit (see
+/// [`INITIAL_CAPACITY`]); no allocation per packet in steady state.
 #[derive(Debug, Clone)]
 pub struct Backlog<P> {
     q: VecDeque<P>,
@@ -179,6 +180,9 @@ impl<P: Packet> Backlog<P> {
     }
 }
 
+/// Packets of storage a queue reserves at construction (it grows by doubling up to its limit).
+pub const INITIAL_CAPACITY: usize = 256;
+
 /// A queue discipline: FIFO + hard limit + counters + seeded RNG + one AQM algorithm.
 ///
 /// Driven from outside (no clock, no self-scheduling): every call takes `now`; a periodic
@@ -208,11 +212,16 @@ impl<P: Packet> QueueDisc<P> {
             return Err(ConfigError::invalid("limit", 0.0, "must be > 0"));
         }
         let env = Env { limit, link };
+        // Storage starts small and doubles on demand up to the limit: a queue allocates at
+        // most log2(limit / INITIAL_CAPACITY) times over its whole life, never per packet in
+        // steady state, and thousands of mostly-empty side queues (a 1000-flow dumbbell has
+        // ~4000) do not reserve their full limit up front.
         let cap = match limit {
             QueueLimit::Packets(n) => n as usize,
             // Room for minimum-size (64 B) packets, capped to keep huge byte limits cheap.
             QueueLimit::Bytes(b) => (b / 64).min(1 << 20) as usize,
-        };
+        }
+        .min(INITIAL_CAPACITY);
         Ok(QueueDisc {
             backlog: Backlog::with_capacity(cap),
             limit,
