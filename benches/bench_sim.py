@@ -89,6 +89,7 @@ def last_json(text: str):
 # aqmlab side
 # ---------------------------------------------------------------------------------------------
 
+
 def _first(d: dict, *keys, default=None):
     for k in keys:
         if k in d and d[k] is not None:
@@ -178,7 +179,10 @@ def run_aqmlab(repeat: int = 1) -> tuple[dict[str, dict] | None, str]:
 def run_aqmlab_once() -> tuple[dict[str, dict] | None, str]:
     ex = ROOT / "crates" / "netsim" / "examples" / "bench_sim.rs"
     if not ex.exists():
-        return None, f"aqmlab's bench example is missing ({ex.relative_to(ROOT)} does not exist yet)"
+        return (
+            None,
+            f"aqmlab's bench example is missing ({ex.relative_to(ROOT)} does not exist yet)",
+        )
     build = subprocess.run(
         ["cargo", "build", "--release", "-p", "netsim", "--example", "bench_sim"],
         cwd=ROOT, capture_output=True, text=True,
@@ -207,6 +211,7 @@ def run_aqmlab_once() -> tuple[dict[str, dict] | None, str]:
 # ---------------------------------------------------------------------------------------------
 # ns-3 side
 # ---------------------------------------------------------------------------------------------
+
 
 def run_ns3(sc: dict, repeat: int = 1) -> dict:
     """Best (fastest Simulator::Run) of `repeat` runs; the runs are deterministic."""
@@ -246,6 +251,7 @@ def run_ns3_once(sc: dict) -> dict:
 
 # ---------------------------------------------------------------------------------------------
 
+
 def fmt_rate(v) -> str:
     if v is None:
         return "n/a"
@@ -261,8 +267,12 @@ def main() -> int:
     p.add_argument("--ns3-only", action="store_true", help="measure ns-3 only (no bar)")
     p.add_argument("--skip-ns3", action="store_true", help="measure aqmlab only (no ratio)")
     p.add_argument("--json", action="store_true", help="also print the results as JSON")
-    p.add_argument("--repeat", type=int, default=1,
-                   help="run each simulator N times and keep the fastest run (default 1)")
+    p.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="run each simulator N times and keep the fastest run (default 1)",
+    )
     a = p.parse_args()
 
     aq: dict[str, dict] | None = None
