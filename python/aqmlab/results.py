@@ -132,9 +132,13 @@ class SimResult:
             for name in names:
                 part = ts[ts["link"] == name]
                 axes[0].plot(part["time_s"], part["queue_pkts"], lw=0.8, label=name)
-                axes[1].plot(part["time_s"], part["throughput_bps"] / 1e6, lw=0.8, label=name)
+                # a 10 ms sample holds a handful of packets: average over 100 ms for the plot
+                dt = float(part["time_s"].diff().median()) if len(part) > 1 else 0.1
+                k = max(1, round(0.1 / dt)) if dt > 0 else 1
+                thr = part["throughput_bps"].rolling(k, min_periods=1).mean()
+                axes[1].plot(part["time_s"], thr / 1e6, lw=0.8, label=name)
         axes[0].set_ylabel("queue [packets]")
-        axes[1].set_ylabel("throughput [Mb/s]")
+        axes[1].set_ylabel("throughput [Mb/s], 100 ms mean")
         axes[1].set_xlabel("time [s]")
         axes[0].legend(loc="upper right", fontsize="small")
         warm = self.summary.get("warmup_s")
