@@ -196,6 +196,7 @@ struct Options
     bool staticRouting = false; // --routing static: ns-3's stock Ipv4StaticRouting (for comparison)
     bool tcpStats = false;      // --tcp-stats: count retransmitted segments (a per-segment trace)
     std::string clockGranularity = "200ms"; // ns-3's G in RTO = SRTT + max(G, 4 RTTVAR)
+    bool sack = false; // --sack: SACK on (ns-3's RFC 6675 scoreboard), for experiments
 };
 
 static void
@@ -208,6 +209,7 @@ Usage(int code)
            "                    [--duration 60s] [--warmup 10s] [--seed S] [--json]\n"
            "                    [--routing hash|static]  (static: ns-3's linear-scan routing)\n"
            "                    [--tcp-stats]  (also count retransmitted segments per flow)\n"
+           "                    [--sack]  (SACK on; off by default, as in aqmlab)\n"
            "                    [--clock-granularity 200ms]  (G in RTO = SRTT + max(G, 4 RTTVAR);\n"
            "                                      200ms = aqmlab's/Linux's rule, 1ms = ns-3's default)\n"
            "aqm-param keys: red: min_th max_th (packets) w_q max_p gentle\n"
@@ -294,6 +296,8 @@ ParseArgs(int argc, char** argv)
                 flag(o.tcpStats);
             else if (key == "--clock-granularity")
                 o.clockGranularity = next();
+            else if (key == "--sack")
+                flag(o.sack);
             else if (key == "--routing")
             {
                 std::string r = next();
@@ -611,7 +615,7 @@ main(int argc, char** argv)
     // two are identical. (With ns-3's default G = 1 ms, per-ACK RTT samples shrink RTTVAR to
     // almost nothing and a queue that grows by a few packets per RTT fires spurious timeouts.)
     Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(Time(o.clockGranularity)));
-    Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(false));
+    Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(o.sack));
     Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));
     Config::SetDefault("ns3::TcpSocketBase::WindowScaling", BooleanValue(true));
     Config::SetDefault("ns3::TcpSocketBase::LimitedTransmit", BooleanValue(false));
