@@ -1,6 +1,6 @@
 //! CUBIC window law (RFC 9438), in segments and seconds.
 //!
-//! Slow start is standard (RFC 5681 with ABC, no HyStart). Congestion
+//! Slow start is standard (RFC 5681 eq. 2, i.e. ABC with L = 1, no HyStart). Congestion
 //! avoidance follows RFC 9438 §4.2–4.5: the cubic window
 //! `W_cubic(t) = C (t - K)^3 + W_max`, the Reno-friendly estimate `W_est`
 //! (§4.3), concave/convex growth toward `W_cubic(t + RTT)` clamped to
