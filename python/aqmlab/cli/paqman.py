@@ -58,7 +58,10 @@ def solve(
     target: str = typer.Option("5ms", help="delay target d, e.g. 5ms"),
     rtt: str = typer.Option("0", help="RTT R (0 = negligible-RTT model), e.g. 10ms"),
     buffer: int = typer.Option(200, help="buffer B (packets)"),
-    penalty: float = typer.Option(None, help="delay-breach penalty P (default: model default)"),
+    penalty: float = typer.Option(
+        None,
+        help="delay-breach penalty P (default 0.5 for the default reward, see aqmlab.mdp.model)",
+    ),
     reward: str = typer.Option("default", help="reward variant: default | literal"),
     grid: int = typer.Option(50, help="rate grid G: unit = service/G, 2G points"),
     alpha: float = typer.Option(2.0, help="gamma shape of interarrivals (negligible RTT only)"),

@@ -15,6 +15,8 @@ Decisions recorded here (ALGORITHMS.md §4 items 13, 14):
   The window admissions are what makes a large RTT call for earlier drops (PAQMAN Fig. 6).
 * literal reward: ``phi(lambda') - phi(lambda)`` and ``-P`` for the decision packet only.
 * delay test for the decision packet uses the queue after the action (item 14).
+* the default penalty ``P = 0.5`` and why ``P = 1`` lost throughput with RTT are recorded in
+  :mod:`aqmlab.mdp.model` (item 18).
 
 Examples
 --------
