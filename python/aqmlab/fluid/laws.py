@@ -53,8 +53,9 @@ class FluidLaw:
     def deriv(self, q, z, rate, C, qdot):
         return np.zeros((q.shape[0], 0))
 
-    def static_prob(self, q, C):  # pragma: no cover - integral laws do not need it
-        raise NotImplementedError
+    def static_prob(self, q, C):
+        """p as a function of the queue alone; only static (proportional) laws have one."""
+        raise TypeError(f"the {self.name} law has dynamic state: it has no static p(q)")
 
     def rest_state(self, q0, p0, C):
         return np.zeros((np.shape(q0)[0], 0))
