@@ -112,3 +112,46 @@ pub trait Algorithm: Sized {
         0.0
     }
 }
+
+/// The timer of a law that runs every `period` (PI, PIE, REM, Adaptive RED): ticks at
+/// `period, 2·period, ...` from time zero. Invariant: `next` is the first tick not yet run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Periodic {
+    next: Instant,
+    period: Duration,
+}
+
+impl Periodic {
+    /// First tick at `Instant::ZERO + period`.
+    pub fn new(period: Duration) -> Periodic {
+        Periodic {
+            next: Instant::ZERO + period,
+            period,
+        }
+    }
+    /// The next tick (what `poll_at` reports).
+    #[inline]
+    pub fn next(&self) -> Instant {
+        self.next
+    }
+    /// True if a tick is due at `now`; the deadline then moves past `now` (ticks missed by a
+    /// late call are skipped, not run twice). Calling early does nothing and returns false.
+    #[inline]
+    pub fn fire(&mut self, now: Instant) -> bool {
+        if now < self.next {
+            return false;
+        }
+        while self.next <= now {
+            self.next += self.period;
+        }
+        true
+    }
+    /// Change the period, keeping the time of the last tick: the next one comes `period`
+    /// after it.
+    pub fn set_period(&mut self, period: Duration) {
+        if period != self.period {
+            self.next = (self.next - self.period) + period;
+            self.period = period;
+        }
+    }
+}

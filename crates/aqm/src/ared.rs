@@ -11,7 +11,7 @@
 //!
 //! Activations: RED's probability computations plus one per run of the max_p adaptation.
 
-use crate::algorithm::{Algorithm, Arrival, Env, QueueView, Verdict};
+use crate::algorithm::{Algorithm, Arrival, Env, Periodic, QueueView, Verdict};
 use crate::error::{ensure, ConfigError};
 use crate::params::aqm_config;
 use crate::red::{Red, RedConfig};
@@ -161,7 +161,7 @@ pub struct Ared {
     cfg: AredConfig,
     env: Env,
     red: Red,
-    next_update: Instant,
+    timer: Periodic,
     updates: u64,
 }
 
@@ -196,7 +196,7 @@ impl Algorithm for Ared {
             cfg: *cfg,
             env: *env,
             red: Red::build(&cfg.resolve(env), env),
-            next_update: Instant::ZERO + cfg.interval,
+            timer: Periodic::new(cfg.interval),
             updates: 0,
         }
     }
@@ -205,9 +205,7 @@ impl Algorithm for Ared {
     }
     fn reconfigure(&mut self, cfg: AredConfig) {
         let max_p_changed = cfg.max_p != self.cfg.max_p;
-        if cfg.interval != self.cfg.interval {
-            self.next_update = (self.next_update - self.cfg.interval) + cfg.interval;
-        }
+        self.timer.set_period(cfg.interval);
         self.cfg = cfg;
         let current = self.red.max_p();
         self.red.reconfigure(cfg.resolve(&self.env));
@@ -227,15 +225,11 @@ impl Algorithm for Ared {
         self.red.on_empty(idle_from);
     }
     fn poll_at(&self) -> Option<Instant> {
-        Some(self.next_update)
+        Some(self.timer.next())
     }
     fn on_timer(&mut self, now: Instant, _q: &QueueView) {
-        if now < self.next_update {
-            return;
-        }
-        self.update_max_p();
-        while self.next_update <= now {
-            self.next_update += self.cfg.interval;
+        if self.timer.fire(now) {
+            self.update_max_p();
         }
     }
     fn activations(&self) -> u64 {

@@ -7,7 +7,7 @@
 //!
 //! Activations: one per sampling-period run of the law.
 
-use crate::algorithm::{Algorithm, Arrival, Env, QueueView, Verdict};
+use crate::algorithm::{Algorithm, Arrival, Env, Periodic, QueueView, Verdict};
 use crate::error::{ensure, ConfigError};
 use crate::params::aqm_config;
 use crate::queue::DropReason;
@@ -52,10 +52,9 @@ impl PiConfig {
 #[derive(Debug, Clone)]
 pub struct Pi {
     cfg: PiConfig,
-    period: Duration,
     p: f64,
     q_old: f64,
-    next_update: Instant,
+    timer: Periodic,
     activations: u64,
 }
 
@@ -79,10 +78,9 @@ impl Algorithm for Pi {
     fn build(cfg: &PiConfig, _env: &Env) -> Self {
         Pi {
             cfg: *cfg,
-            period: cfg.period(),
             p: 0.0,
             q_old: 0.0,
-            next_update: Instant::ZERO + cfg.period(),
+            timer: Periodic::new(cfg.period()),
             activations: 0,
         }
     }
@@ -90,11 +88,7 @@ impl Algorithm for Pi {
         &self.cfg
     }
     fn reconfigure(&mut self, cfg: PiConfig) {
-        let period = cfg.period();
-        if period != self.period {
-            self.next_update = (self.next_update - self.period) + period;
-            self.period = period;
-        }
+        self.timer.set_period(cfg.period());
         self.cfg = cfg;
     }
     fn ecn(&self) -> bool {
@@ -109,15 +103,11 @@ impl Algorithm for Pi {
         }
     }
     fn poll_at(&self) -> Option<Instant> {
-        Some(self.next_update)
+        Some(self.timer.next())
     }
     fn on_timer(&mut self, now: Instant, q: &QueueView) {
-        if now < self.next_update {
-            return;
-        }
-        self.update(q.len_pkts as f64);
-        while self.next_update <= now {
-            self.next_update += self.period;
+        if self.timer.fire(now) {
+            self.update(q.len_pkts as f64);
         }
     }
     fn activations(&self) -> u64 {

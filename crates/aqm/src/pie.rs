@@ -26,7 +26,7 @@
 //!
 //! Activations: one per run of the periodic law.
 
-use crate::algorithm::{Algorithm, Arrival, Env, QueueView, Verdict};
+use crate::algorithm::{Algorithm, Arrival, Env, Periodic, QueueView, Verdict};
 use crate::error::{ensure, ConfigError};
 use crate::params::aqm_config;
 use crate::queue::DropReason;
@@ -115,7 +115,7 @@ pub struct Pie {
     accu_prob: f64,
     qdelay_old: Duration,
     burst_allowance: Duration,
-    next_update: Instant,
+    timer: Periodic,
     // Dequeue-rate estimator (RFC 8033 §4.3).
     in_measurement: bool,
     dq_count: u64,
@@ -204,7 +204,7 @@ impl Algorithm for Pie {
             accu_prob: 0.0,
             qdelay_old: Duration::ZERO,
             burst_allowance: cfg.max_burst,
-            next_update: Instant::ZERO + cfg.t_update,
+            timer: Periodic::new(cfg.t_update),
             in_measurement: false,
             dq_count: 0,
             measurement_start: Instant::ZERO,
@@ -217,9 +217,7 @@ impl Algorithm for Pie {
         &self.cfg
     }
     fn reconfigure(&mut self, cfg: PieConfig) {
-        if cfg.t_update != self.cfg.t_update {
-            self.next_update = (self.next_update - self.cfg.t_update) + cfg.t_update;
-        }
+        self.timer.set_period(cfg.t_update);
         self.cfg = cfg;
     }
     fn ecn(&self) -> bool {
@@ -286,16 +284,12 @@ impl Algorithm for Pie {
     }
 
     fn poll_at(&self) -> Option<Instant> {
-        Some(self.next_update)
+        Some(self.timer.next())
     }
     fn on_timer(&mut self, now: Instant, q: &QueueView) {
-        if now < self.next_update {
-            return;
-        }
-        let qdelay = self.current_qdelay(q);
-        self.calculate_drop_prob(qdelay);
-        while self.next_update <= now {
-            self.next_update += self.cfg.t_update;
+        if self.timer.fire(now) {
+            let qdelay = self.current_qdelay(q);
+            self.calculate_drop_prob(qdelay);
         }
     }
     fn activations(&self) -> u64 {

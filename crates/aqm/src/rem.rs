@@ -10,7 +10,7 @@
 //!
 //! Activations: one per price update.
 
-use crate::algorithm::{Algorithm, Arrival, Env, QueueView, Verdict};
+use crate::algorithm::{Algorithm, Arrival, Env, Periodic, QueueView, Verdict};
 use crate::error::{ensure, ConfigError};
 use crate::params::aqm_config;
 use crate::queue::DropReason;
@@ -69,7 +69,7 @@ pub struct Rem {
     price: f64,
     p: f64,
     arrivals: u64,
-    next_update: Instant,
+    timer: Periodic,
     activations: u64,
 }
 
@@ -105,7 +105,7 @@ impl Algorithm for Rem {
             price: 0.0,
             p: 0.0,
             arrivals: 0,
-            next_update: Instant::ZERO + cfg.t_update,
+            timer: Periodic::new(cfg.t_update),
             activations: 0,
         }
     }
@@ -113,9 +113,7 @@ impl Algorithm for Rem {
         &self.cfg
     }
     fn reconfigure(&mut self, cfg: RemConfig) {
-        if cfg.t_update != self.cfg.t_update {
-            self.next_update = (self.next_update - self.cfg.t_update) + cfg.t_update;
-        }
+        self.timer.set_period(cfg.t_update);
         self.cfg = cfg;
         self.c = Self::capacity(&cfg, &self.env);
         self.p = (1.0 - cfg.phi.powf(-self.price)).clamp(0.0, 1.0);
@@ -133,17 +131,13 @@ impl Algorithm for Rem {
         }
     }
     fn poll_at(&self) -> Option<Instant> {
-        Some(self.next_update)
+        Some(self.timer.next())
     }
     fn on_timer(&mut self, now: Instant, q: &QueueView) {
-        if now < self.next_update {
-            return;
-        }
-        let x = self.arrivals as f64;
-        self.arrivals = 0;
-        self.update(q.len_pkts as f64, x);
-        while self.next_update <= now {
-            self.next_update += self.cfg.t_update;
+        if self.timer.fire(now) {
+            let x = self.arrivals as f64;
+            self.arrivals = 0;
+            self.update(q.len_pkts as f64, x);
         }
     }
     fn activations(&self) -> u64 {
