@@ -25,14 +25,13 @@ from typing import Annotated
 import numpy as np
 import typer
 
+from aqmlab.cli._common import BadOption as _Bad
+from aqmlab.cli._common import fail as _fail
+
 app = typer.Typer(help="controller design commands", no_args_is_help=True)
 
 Json = Annotated[bool, typer.Option("--json", help="print one JSON object")]
 Plot = Annotated[Path | None, typer.Option("--plot", help="write a figure to this file")]
-
-
-class _Bad(Exception):
-    pass
 
 
 def _check(name: str, value, *, positive=True, allow_zero=False, negative=False):
@@ -66,11 +65,6 @@ def _floats(name: str, text: str, n: int | None = None) -> list[float]:
     for v in vals:
         _check(name, v)
     return vals
-
-
-def _fail(msg: str) -> None:
-    typer.echo(f"error: {msg}", err=True)
-    raise typer.Exit(2)
 
 
 def _plain(v):

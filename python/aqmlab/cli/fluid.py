@@ -20,21 +20,15 @@ from typing import Annotated
 import numpy as np
 import typer
 
+from aqmlab.cli._common import BadOption as _Bad
+from aqmlab.cli._common import fail as _fail
+
 app = typer.Typer(help="fluid commands", no_args_is_help=True)
 
 Duration = Annotated[float, typer.Option("--duration", help="horizon (s)")]
 Dt = Annotated[float | None, typer.Option("--dt", help="RK4 step (s); model default if omitted")]
 Json = Annotated[bool, typer.Option("--json", help="print one JSON object")]
 Out = Annotated[Path | None, typer.Option("--out", help="directory for parquet + figure")]
-
-
-class _Bad(Exception):
-    pass
-
-
-def _fail(msg: str) -> None:
-    typer.echo(f"error: {msg}", err=True)
-    raise typer.Exit(2)
 
 
 def _pos(name: str, value, allow_zero=False, allow_inf=False):

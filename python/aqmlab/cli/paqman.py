@@ -14,13 +14,14 @@ from pathlib import Path
 
 import typer
 
+from aqmlab.cli._common import fail
+
 app = typer.Typer(help="PAQMAN: optimal drop policies from a semi-Markov decision process.",
                   no_args_is_help=True)  # fmt: skip
 
 
 def _fail(option: str, value, why: str) -> None:
-    typer.echo(f"error: {option} {value!r}: {why}", err=True)
-    raise typer.Exit(2)
+    fail(f"{option} {value!r}: {why}")
 
 
 def _quantity(option: str, text: str, kind: str, allow_zero: bool = False) -> float:

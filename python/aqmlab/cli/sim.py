@@ -14,12 +14,9 @@ from typing import Annotated
 
 import typer
 
+from aqmlab.cli._common import fail as _fail
+
 DEMO_AQMS = ("droptail", "red", "pi", "pie", "codel")
-
-
-def _fail(msg: str, code: int = 2) -> None:
-    typer.echo(f"error: {msg}", err=True)
-    raise typer.Exit(code)
 
 
 def _progress():
