@@ -327,11 +327,7 @@ def apply_overrides(data: dict, overrides: list[str]) -> dict:
                     node = node[part]
                 else:
                     node = node.setdefault(part, {})
-            last = parts[-1]
-            if isinstance(last, int):
-                node[last] = _coerce(raw)
-            else:
-                node[last] = _coerce(raw)
+            node[parts[-1]] = _coerce(raw)
         except (IndexError, KeyError, TypeError):
             raise ScenarioError(f"--set {item!r}: key '{key}' does not exist") from None
     return data

@@ -170,11 +170,9 @@ def register(app: typer.Typer) -> None:
             ):
                 msg = msg.replace(f"scenario key '{key}", f"option '{opt}")
             _fail(msg.replace("pkt_size", "pkt-size"))
-        res = _run_with_progress(sc, aqm) if not quiet else None
-        if res is None:
-            from aqmlab.sim import simulate
+        from aqmlab.sim import simulate
 
-            res = simulate(sc)
+        res = simulate(sc) if quiet else _run_with_progress(sc, aqm)
         res.save(out, plots=not no_plots)
         if not quiet:
             from rich.console import Console
