@@ -19,7 +19,7 @@ from scipy.linalg import expm
 @pytest.mark.parametrize("pkt_bytes", [512, 1000, 1500])
 @pytest.mark.parametrize("tp", [0.02, 0.2])
 def test_edc_sanity_check_spectral_radius(pkt_bytes, tp):
-    # ALGORITHMS.md §2.4 [calc]: n = 30, 1.5 Mb/s, N = 60, q0 = 200, packets 512-1500 B,
+    # docs/design/edc.md: n = 30, 1.5 Mb/s, N = 60, q0 = 200, packets 512-1500 B,
     # Tp 20-200 ms, K_P = 0.03, K_I = 0.01 -> spectral radius ~0.99 (stable, slow).
     # Tolerance: "~0.99" read as [0.985, 0.995] and strictly < 1.
     C = 1.5e6 / 8 / pkt_bytes
@@ -77,7 +77,7 @@ def test_edc_linear_verdict_matches_fluid_simulation():
 
 
 def test_sqm_worked_example():
-    # ALGORITHMS.md §2.1 [calc]: 10 flows, RTTs 0.100..0.150 (linear), x* = 120 (1-5) and
+    # docs/design/sqm_sigma.md: 10 flows, RTTs 0.100..0.150 (linear), x* = 120 (1-5) and
     # 80 (6-10), alpha = 2, k = 1/D^2, rho = 1.01: J = 3.03, ||A|| = 0.459, rhs = 0.356;
     # k x^2 from 2.8e5 to 1.4e6; equal split needs sigma ~0.8e7-4e7 (margin 0).
     x = [120.0] * 5 + [80.0] * 5

@@ -22,7 +22,7 @@ from scipy.linalg import expm
     "c,N,d,b", [(4000.0, 100, 0.15, 200.0), (4000.0, 100, 0.35, 200.0), (1000.0, 7, 0.05, 30.0)]
 )
 def test_ktl_constants_match_closed_forms(c, N, d, b):
-    # ALGORITHMS.md §1.4, KTL eq. 2, written here in the c, N, tau form (independent of the
+    # docs/design/pd_lq.md, KTL eq. 2, written here in the c, N, tau form (independent of the
     # p*, w* form used by aqmlab.fluid). Tolerance: round-off only.
     k = ktl_constants(c, N, d, b)
     tau = d + b / c
@@ -43,7 +43,7 @@ def test_ktl_constants_match_closed_forms(c, N, d, b):
     ],
 )
 def test_gain_table(prop, memory, expected):
-    # ALGORITHMS.md §2.3 table (lambda = -3.75, c = 4000, N = 100, b* = 200, P1 = 1).
+    # docs/design/pd_lq.md gain table (lambda = -3.75, c = 4000, N = 100, b* = 200, P1 = 1).
     d = pd_lq_design(4000.0, 100, prop, 200.0, p1=1.0, lam=-3.75, memory=memory)
     assert tuple(f"{h:.3e}" for h in d.H) == expected
     assert d.lq_admissible

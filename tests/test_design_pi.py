@@ -8,7 +8,7 @@ from scipy.optimize import brentq
 
 
 def test_default_design_reproduces_published_a_b_z():
-    # ALGORITHMS.md §3.8: z = 0.529, a = 1.822e-5, b = 1.816e-5 (digits as printed).
+    # docs/design/pi_hollot.md: z = 0.529, a = 1.822e-5, b = 1.816e-5 (digits as printed).
     d = hollot_pi(60, 3750.0, 0.246, fs=160.0)
     assert f"{d.z:.3f}" == "0.529"
     assert f"{d.a:.4g}" == "1.822e-05"
@@ -26,7 +26,7 @@ def test_paper_rounded_inputs_reproduce_all_four_numbers():
 
 
 def test_margins_of_published_design():
-    # ALGORITHMS.md §3.8 [calc]: implied crossover 0.521 rad/s, phase margin ~75 deg.
+    # docs/design/pi_hollot.md: implied crossover 0.521 rad/s, phase margin ~75 deg.
     d = hollot_pi(60, 3750.0, 0.246, fs=160.0, z=0.53, omega_g=0.53)
     assert d.margins.crossover_frequency == pytest.approx(0.521, abs=1e-3)
     assert d.margins.phase_margin == pytest.approx(75.0, abs=1.0)

@@ -21,7 +21,7 @@ def example():
 
 
 def test_example_numbers(example):
-    # ALGORITHMS.md §2.5: alpha = 2.5, p0 = 0.143, theta = 1.787, K2max = 0.523,
+    # docs/design/sfc.md: alpha = 2.5, p0 = 0.143, theta = 1.787, K2max = 0.523,
     # k1 < 0.00070 (eqs. 17-18 as printed, = the paper's 0.0007) and 0.00086 (exact).
     assert f"{example.alpha:.2g}" == "2.5"
     assert f"{example.p0:.3f}" == "0.143"

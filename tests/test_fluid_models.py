@@ -72,7 +72,7 @@ def test_misra_equilibrium_matches_long_run_simulation(law, dur):
 
 
 def test_gao_hou_sfc_worked_example():
-    # ALGORITHMS.md §2.5 Example 1/2: C = 1250, N = 300, tau = 0.6, b = 2 -> alpha = 2.5,
+    # docs/design/sfc.md, SFC Example 1/2: C = 1250, N = 300, tau = 0.6, b = 2 -> alpha = 2.5,
     # p0 = 0.143, equilibrium meaningful for N < 750 (numbers given to 3 digits)
     m = GaoHou(n_flows=300, capacity=1250, rtt=0.6, b=2, law=SFC(k1=0.0005, k2=0.2, qref=50))
     eq = m.equilibrium()
@@ -87,7 +87,7 @@ def test_gao_hou_sfc_worked_example():
 
 @pytest.mark.parametrize("d,p_star", [(0.15, 0.0303), (0.35, 0.00775)])
 def test_ktl_equilibrium_worked_numbers(d, p_star):
-    # ALGORITHMS.md §2.3: c = 4000, N = 100, b* = 200 -> tau = d + 0.05; p* = 0.0303 / 0.00775
+    # docs/design/pd_lq.md: c = 4000, N = 100, b* = 200 -> tau = d + 0.05; p* = 0.0303 / 0.00775
     m = KTL(n_flows=100, capacity=4000, rtt=d, law=PDLQ(qref=200, p_offset=p_star))
     eq = m.equilibrium()
     assert eq["p"][0] == pytest.approx(p_star, rel=2e-3)  # paper numbers have 3 digits

@@ -1,4 +1,4 @@
-"""Model-level evaluation (ALGORITHMS.md §2.2.5) and the `aqmlab paqman` CLI."""
+"""Model-level evaluation (docs/paqman.md) and the `aqmlab paqman` CLI."""
 
 import json
 

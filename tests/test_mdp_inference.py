@@ -1,4 +1,4 @@
-"""PAQMAN inference (ALGORITHMS.md §2.2.2): likelihood, score equations, MLE with confidence
+"""PAQMAN inference (docs/paqman.md): likelihood, score equations, MLE with confidence
 intervals, polynomial congestion-control variant and the online rate estimate."""
 
 import numpy as np

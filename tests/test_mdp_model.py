@@ -1,4 +1,4 @@
-"""PAQMAN negligible-RTT SMDP (ALGORITHMS.md §2.2.1): Lemma III.1, Prop. III.2, transformation,
+"""PAQMAN negligible-RTT SMDP (docs/paqman.md): Lemma III.1, Prop. III.2, transformation,
 solver against the average-reward LP, reward variants and the policy's shape."""
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""PAQMAN multiple flows with RTTs (ALGORITHMS.md §2.2.4): the trajectory simulator's invariants
+"""PAQMAN multiple flows with RTTs (docs/paqman.md): the trajectory simulator's invariants
 and the fitted-Q policy against fixed baselines on the same model."""
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""PAQMAN single flow with RTT (ALGORITHMS.md §2.2.3): generators, Prop. V.2 via SciPy expm,
+"""PAQMAN single flow with RTT (docs/paqman.md): generators, Prop. V.2 via SciPy expm,
 the banded uniformization used by default, and a Monte Carlo check of the interval kernel."""
 
 import numpy as np

@@ -2,7 +2,7 @@
 //!
 //! An algorithm only *decides* (accept, congestion signal, drop) and keeps its own state;
 //! the wrapper owns the packets, the hard limit, the counters and the random stream
-//! (DESIGN.md "Core abstractions"). Dispatch is static: [`crate::config`] wraps every
+//! (docs/design.md, "AQM driver contract"). Dispatch is static: [`crate::config`] wraps every
 //! algorithm in one enum and `match`es.
 
 use crate::packet::Packet;

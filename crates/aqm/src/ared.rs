@@ -1,4 +1,4 @@
-//! Adaptive RED (Floyd, Gummadi & Shenker 2001; ALGORITHMS.md §3.3): gentle RED
+//! Adaptive RED (Floyd, Gummadi & Shenker 2001; docs/aqm/ared.md): gentle RED
 //! ([`crate::red::Red`], reused as is) whose `max_p` is adapted every `interval`
 //! (ns-2 `red.cc` `updateMaxP`):
 //! * `avg > min_th + 0.6 (max_th − min_th)` and `max_p < top`:

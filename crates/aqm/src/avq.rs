@@ -1,4 +1,4 @@
-//! AVQ — Adaptive Virtual Queue (Kunniyur & Srikant 2001; ALGORITHMS.md §3.7), following
+//! AVQ — Adaptive Virtual Queue (Kunniyur & Srikant 2001; docs/aqm/avq.md), following
 //! ns-2 `vq.cc`.
 //!
 //! Per arrival at `t` (previous arrival at `s`), packet of size `b`:

@@ -1,4 +1,4 @@
-//! BLUE (Feng, Kandlur, Saha & Shin 2002; ALGORITHMS.md §3.5).
+//! BLUE (Feng, Kandlur, Saha & Shin 2002; docs/aqm/blue.md).
 //!
 //! One marking probability `p_m` applied to every arrival. Event-driven updates:
 //! * on buffer overflow (an arrival dropped at the hard limit), or an arrival that sees more
@@ -17,7 +17,7 @@ use crate::rng::Rng;
 use crate::time::{Duration, Instant};
 
 aqm_config! {
-    /// BLUE configuration (Feng's ns code defaults, via ALGORITHMS.md §3.5).
+    /// BLUE configuration (Feng's ns code defaults, see docs/aqm/blue.md).
     pub struct BlueConfig as "blue" {
         /// delta_1, increment of p_m on overflow. Default 0.0025 (Feng et al. ns code).
         pub increment: f64 = 0.0025, "probability";

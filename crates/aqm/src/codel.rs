@@ -1,4 +1,4 @@
-//! CoDel — Controlled Delay (RFC 8289; ALGORITHMS.md §3.13).
+//! CoDel — Controlled Delay (RFC 8289; docs/aqm/codel.md).
 //!
 //! Dequeue-side: the sojourn time of each departing packet is compared with `target`; once
 //! it has stayed above `target` for `interval`, CoDel enters the dropping state and drops

@@ -1,4 +1,4 @@
-//! Drop-tail (FIFO): accept while the buffer has room (ALGORITHMS.md §3.1).
+//! Drop-tail (FIFO): accept while the buffer has room (docs/aqm/droptail.md).
 //!
 //! The hard limit itself is enforced by [`crate::QueueDisc`]; this algorithm never signals
 //! congestion. Activations: none (it has no control law; the counter stays 0).
@@ -75,7 +75,7 @@ mod tests {
         .unwrap()
     }
 
-    /// Reference: ALGORITHMS.md §3.1 (accept while room, else drop the arrival), FIFO order.
+    /// Reference: docs/aqm/droptail.md (accept while room, else drop the arrival), FIFO order.
     #[test]
     fn packet_limit_tail_drop_and_fifo_order() {
         let mut q = q(QueueLimit::Packets(3));

@@ -1,4 +1,4 @@
-//! PI controller (Hollot, Misra, Towsley & Gong, INFOCOM 2001; ALGORITHMS.md §3.8),
+//! PI controller (Hollot, Misra, Towsley & Gong, INFOCOM 2001; docs/aqm/pi.md),
 //! following ns-2 `pi.cc` in packet mode.
 //!
 //! Periodic at `w` Hz: `p(k) = p(k−1) + a (q(k) − q_ref) − b (q(k−1) − q_ref)`, clamped to

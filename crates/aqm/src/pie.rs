@@ -1,4 +1,4 @@
-//! PIE — Proportional Integral controller Enhanced (RFC 8033; ALGORITHMS.md §3.12).
+//! PIE — Proportional Integral controller Enhanced (RFC 8033; docs/aqm/pie.md).
 //!
 //! * Periodic law every `t_update` ([`Pie::calculate_drop_prob`], RFC 8033 §4.2 and
 //!   Appendix A `calculate_drop_prob`; section numbers of RFC 8033 as

@@ -1,4 +1,4 @@
-//! RED and gentle RED (Floyd & Jacobson 1993; Floyd 2000 "gentle"; ALGORITHMS.md §3.2),
+//! RED and gentle RED (Floyd & Jacobson 1993; Floyd 2000 "gentle"; docs/aqm/red.md),
 //! following ns-2 `red.cc` in packet mode.
 //!
 //! Per arrival, on the queue length `q` (packets, before the arrival):
@@ -18,7 +18,7 @@
 //!
 //! Activations: one per computation of `p_a` (ns-2 `drop_early`), i.e. per arrival with
 //! `min_th <= avg < max_th` (or `< 2·max_th` gentle) after the first such arrival; this is
-//! the count of probabilistic decisions taken (ALGORITHMS.md §4 item 28).
+//! the count of probabilistic decisions taken (docs/aqm/red.md).
 
 use crate::algorithm::{Algorithm, Arrival, Env, QueueView, Verdict};
 use crate::error::{ensure, ConfigError};

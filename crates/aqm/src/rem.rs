@@ -1,4 +1,4 @@
-//! REM — Random Exponential Marking (Athuraliya, Li, Low & Yin 2001; ALGORITHMS.md §3.6),
+//! REM — Random Exponential Marking (Athuraliya, Li, Low & Yin 2001; docs/aqm/rem.md),
 //! following ns-2 `rem.cc`.
 //!
 //! Every `t_update`: `price ← max(0, price + gamma (alpha_q (q − q_ref) + x − c))` with `q`

@@ -1,4 +1,4 @@
-//! Per-queue seeded random stream (no global RNG: DESIGN.md "Deterministic").
+//! Per-queue seeded random stream (no global RNG: docs/design.md, "Determinism and units").
 
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;

@@ -1,4 +1,4 @@
-//! SRED — Stabilized RED (Ott, Lakshman & Wong 1999; ALGORITHMS.md §3.4).
+//! SRED — Stabilized RED (Ott, Lakshman & Wong 1999; docs/aqm/sred.md).
 //!
 //! A zombie list of `m` recently seen flow hashes. Per arrival: once the list is full, pick a
 //! uniformly random zombie; `hit = 1` if it is the arriving flow, else `hit = 0` and with
@@ -20,7 +20,7 @@ use crate::rng::Rng;
 use crate::time::Instant;
 
 aqm_config! {
-    /// SRED configuration (defaults as used by SFC, ALGORITHMS.md §3.4).
+    /// SRED configuration (defaults as used by SFC, docs/aqm/sred.md).
     pub struct SredConfig as "sred" {
         /// Zombie list size M. Default 1000 (Ott et al. 1999).
         pub m: u32 = 1000, "entries";

@@ -91,7 +91,7 @@ fn drive(cfg: &AqmConfig, limit: QueueLimit, seed: u64, steps: usize) -> (Vec<u8
 }
 
 /// Property-style: every AQM x several seeds x packet and byte limits conserves packets,
-/// keeps p in [0,1] and the queue within its limit (DESIGN.md "How we know it is right").
+/// keeps p in [0,1] and the queue within its limit (docs/design.md, "How correctness is checked").
 #[test]
 fn invariants_hold_for_every_aqm() {
     for cfg in all_defaults() {

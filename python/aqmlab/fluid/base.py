@@ -113,7 +113,7 @@ class WindowModel(FluidModel):
     """Single bottleneck, ``N`` homogeneous window-based flows, any :mod:`~aqmlab.fluid.laws` law.
 
     State ``[W, q, law states...]``: ``W`` window (packets), ``q`` queue (packets). Common parts
-    (ALGORITHMS.md §1.1, §1.3, §1.4):
+    (docs/fluid.md):
 
     * arrival rate ``lambda = N W / R(q)`` (packets/s), with ``R(q) = q/C + T_p`` (s) or constant;
     * ``dq/dt = lambda - C`` projected onto ``[0, buffer]`` (§1.1, ``[.]^+`` at ``q = 0``); the

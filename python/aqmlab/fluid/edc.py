@@ -1,5 +1,5 @@
 """EDC spatial-domain (packet-arrival-indexed) model with its event-driven PI controller
-(ALGORITHMS.md §1.6 and §2.4; EDC eqs. 2-10).
+(docs/fluid.md and docs/design/edc.md; EDC eqs. 2-10).
 
 Independent variable: cumulative packet arrivals ``theta`` (packets)::
 

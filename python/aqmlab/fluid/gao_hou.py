@@ -1,4 +1,4 @@
-"""Gao-Hou enhanced TCP model (ALGORITHMS.md §1.3, SFC eqs. 4, 10-14).
+"""Gao-Hou enhanced TCP model (docs/fluid.md, SFC eqs. 4, 10-14).
 
 Abrupt halving at most once per RTT and delayed ACKs (``b`` packets per ACK)::
 

@@ -1,4 +1,4 @@
-"""Kelly-Maulloo-Tan primal rate model with feedback delay (ALGORITHMS.md §1.2).
+"""Kelly-Maulloo-Tan primal rate model with feedback delay (docs/fluid.md).
 
 Routes ``r`` (rates ``x_r``, packets/s) over links ``j`` (capacity ``C_j``, packets/s)::
 

@@ -1,4 +1,4 @@
-"""Kim-Tang-Low AIMD model (ALGORITHMS.md §1.4, KTL eqs. 1-2), identical sources, zero forward delay.
+"""Kim-Tang-Low AIMD model (docs/fluid.md, KTL eqs. 1-2), identical sources, zero forward delay.
 
 ::
 

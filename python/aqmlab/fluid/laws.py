@@ -2,7 +2,7 @@
 
 Each law is a small object with parameter arrays (scalars or shape ``(B,)``, broadcast against the
 batch) and ``n_states`` internal states appended to the model's state vector. All probabilities
-are clamped to [0, 1] (ALGORITHMS.md, preamble). Units: queue in packets, rates in packets/s,
+are clamped to [0, 1] (docs/fluid.md). Units: queue in packets, rates in packets/s,
 time in s.
 
 Interface used by the models (all vectorised over the batch):
@@ -65,7 +65,7 @@ class FluidLaw:
 
 
 class RED(FluidLaw):
-    """RED with its EWMA filter (ALGORITHMS.md §3.2, §1.1).
+    """RED with its EWMA filter (docs/aqm/red.md, docs/fluid.md).
 
     ``d avg/dt = K (q - avg)``, ``K = -C ln(1 - w_q)`` (1/s; ``w_q`` per packet, ``C`` pkt/s,
     Hollot's low-pass form, §1.1). ``p = max_p (avg - min_th)/(max_th - min_th)`` on
@@ -123,7 +123,7 @@ class RED(FluidLaw):
 
 
 class PI(FluidLaw):
-    """Hollot's PI controller as a fluid law (ALGORITHMS.md §3.8).
+    """Hollot's PI controller as a fluid law (docs/design/pi_hollot.md).
 
     The discrete law ``p(k) = p(k-1) + a e(k) - b e(k-1)``, ``e = q - q_ref``, sampled at ``fs``,
     is the Tustin image of ``C(s) = K_PI (s/z + 1)/s`` with ``K_PI = (a - b) fs`` and
@@ -172,7 +172,7 @@ class PI(FluidLaw):
 
 
 class REM(FluidLaw):
-    """REM's price law (ALGORITHMS.md §3.6), continuous-time.
+    """REM's price law (docs/aqm/rem.md), continuous-time.
 
     ``pi(k+1) = [pi(k) + gamma (alpha_q (q - q*) + x - c)]^+`` per update interval ``T_u`` with
     ``x - c = (rate - C) T_u`` packets becomes
@@ -212,7 +212,7 @@ class REM(FluidLaw):
 
 
 class PDLQ(FluidLaw):
-    """Memoryless PD-LQ law on RED's filtered queue (ALGORITHMS.md §2.3, KTL eqs. 3 and 6).
+    """Memoryless PD-LQ law on RED's filtered queue (docs/design/pd_lq.md, KTL eqs. 3 and 6).
 
     ``d bh/dt = P1 (q - bh)``;
     ``p = p_offset + H1 (bh - qref) + H2 bh' + H3 bh''`` with ``bh' = P1 (q - bh)`` and
@@ -259,7 +259,7 @@ class PDLQ(FluidLaw):
 
 
 class SFC(FluidLaw):
-    """Gao-Hou state-feedback law (ALGORITHMS.md §2.5, SFC Fig. 5).
+    """Gao-Hou state-feedback law (docs/design/sfc.md, SFC Fig. 5).
 
     ``p = p_offset + k1 (q - qref) + (k2 / C0) (rate - C0)``, clamped to [0, 1]. The router's rate
     estimator (§4 item 30) is idealised: ``rate`` is the fluid arrival rate. ``C0`` defaults to the

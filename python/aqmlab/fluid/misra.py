@@ -1,4 +1,4 @@
-"""Misra-Gong-Towsley / Hollot TCP-AQM fluid model (ALGORITHMS.md §1.1).
+"""Misra-Gong-Towsley / Hollot TCP-AQM fluid model (docs/fluid.md).
 
 Equations (N Reno flows, capacity C packets/s, propagation RTT T_p s)::
 

@@ -66,7 +66,7 @@ __all__ = ["DDESolution", "Lag", "solve_dde", "project_rate"]
 def project_rate(x: np.ndarray, dx: np.ndarray, lo=0.0, hi=np.inf) -> np.ndarray:
     """Projected vector field: ``dx`` with outward components removed at the box boundary.
 
-    ``[dx]^+`` where ``x <= lo`` and ``[dx]^-`` where ``x >= hi`` (ALGORITHMS.md §1.1, the
+    ``[dx]^+`` where ``x <= lo`` and ``[dx]^-`` where ``x >= hi`` (docs/fluid.md, the
     ``[.]^+`` at ``q = 0``).
     """
     dx = np.where((x <= lo) & (dx < 0), 0.0, dx)

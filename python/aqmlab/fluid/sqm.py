@@ -1,4 +1,4 @@
-"""SQM alpha-fair multi-queue, multi-link fluid model (ALGORITHMS.md §1.5, SQM eqs. 2-5).
+"""SQM alpha-fair multi-queue, multi-link fluid model (docs/fluid.md, SQM eqs. 2-5).
 
 Flow ``i`` (rate ``x_i``, packets/s, RTT ``D_i`` s) has its own queue ``q_il`` (packets) at every
 link ``l`` it crosses (routing matrix, arbitrary)::
@@ -12,7 +12,7 @@ link ``l`` it crosses (routing matrix, arbitrary)::
 ``1/D_i^2``), ``alpha`` the fairness exponent (2 = Reno). The initial rates are ``epsilon = 1``
 packet/s and the queues empty (SQM §IV: flows start at ``epsilon``).
 
-Decisions (ALGORITHMS.md §4):
+Decisions (docs/fluid.md):
 
 * item 12 -- ``beta = 0`` by default. ``sigma`` defaults to the *critically damped* choice for the
   delay-free per-flow loop ``s^2 + (alpha k/x*) s + k x*^alpha/sigma``:

@@ -1,4 +1,4 @@
-"""PAQMAN: optimal drop policies from a semi-Markov decision process (ALGORITHMS.md §2.2).
+"""PAQMAN: optimal drop policies from a semi-Markov decision process (docs/paqman.md).
 
 Functions compute and return result objects (python-control style):
 

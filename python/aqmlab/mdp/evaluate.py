@@ -1,4 +1,4 @@
-"""Model-level evaluation of PAQMAN against CoDel and drop-tail (ALGORITHMS.md §2.2.5, PAQ §VI).
+"""Model-level evaluation of PAQMAN against CoDel and drop-tail (docs/paqman.md, PAQ §VI).
 
 One bottleneck with exponential service ``mu`` and one sender whose packets arrive as a gamma
 renewal stream (shape ``alpha``; exponential when ``alpha = 1``) with effective rate

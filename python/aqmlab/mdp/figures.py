@@ -1,4 +1,4 @@
-"""The figures of PAQMAN's evaluation (PAQ §VI, ALGORITHMS.md §2.2.5) at model level.
+"""The figures of PAQMAN's evaluation (PAQ §VI, docs/paqman.md) at model level.
 
 ``fig5_policies.png`` (drop regions, two service rates, negligible RTT), ``fig6_rtt_policies.png``
 (low / high RTT), ``fig7_negligible_rtt.png``, ``fig8_rtt_low.png``, ``fig9_rtt_high.png`` (state

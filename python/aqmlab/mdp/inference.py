@@ -1,4 +1,4 @@
-"""PAQMAN inference of traffic parameters from interarrival times (ALGORITHMS.md §2.2.2, PAQ §IV).
+"""PAQMAN inference of traffic parameters from interarrival times (docs/paqman.md, PAQ §IV).
 
 Model (4): ``X_n ~ Gamma(alpha, rate = alpha r_n)`` (mean ``1 / r_n``), ``r_{n+1} = r_n + a`` after an
 admit and ``b r_n`` after a drop, so ``r_n = c_n r_1 + d_n`` with ``c_n, d_n`` fixed by the actions.
@@ -110,7 +110,7 @@ def simulate_gamma_aimd(
 def aimd_coefficients(
     actions: np.ndarray, a: float = 1.0, b: float = 0.5
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``c_n, d_n`` with ``r_n = c_n r_1 + d_n`` (ALGORITHMS.md §2.2.2); ``n`` = ``len(actions)``.
+    """``c_n, d_n`` with ``r_n = c_n r_1 + d_n`` (docs/paqman.md); ``n`` = ``len(actions)``.
 
     Parameters
     ----------
@@ -405,7 +405,7 @@ def fit_polynomial_cc(
     g_intercept: bool = False,
     start: dict | None = None,
 ) -> PolynomialFit:
-    """Maximum likelihood for unknown congestion control (ALGORITHMS.md §2.2.2 eq. (7)).
+    """Maximum likelihood for unknown congestion control (docs/paqman.md, PAQMAN eq. (7)).
 
     ``r_{n+1} = F(r_n) = sum_i f_i r_n^i`` after an admit, ``G(r_n) = sum_p g_p r_n^p`` after a drop
     (``p`` from 1, or from 0 with ``g_intercept``: a multiplicative decrease has ``G(0) = 0``).

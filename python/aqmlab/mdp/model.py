@@ -1,11 +1,11 @@
-"""PAQMAN single flow, negligible RTT: the semi-Markov decision process of ALGORITHMS.md §2.2.1.
+"""PAQMAN single flow, negligible RTT: the semi-Markov decision process of docs/paqman.md.
 
 The state is ``(q, r)``: ``q`` in ``0..B`` packets in the system just before an arrival and ``r`` in
 ``1..2G`` the index of the effective arrival rate ``x = r * unit`` (packets/s). The action is
 *admit* or *drop* of the arriving packet. Everything a solver needs is collected in a
 :class:`Smdp`, which :mod:`aqmlab.mdp.rtt` builds for the non-negligible-RTT model as well.
 
-Decisions recorded here (ALGORITHMS.md §4; every equation of §2.2 is a reconstruction):
+Decisions recorded here (docs/paqman.md; every equation of the PAQMAN model is a reconstruction):
 
 * item 13, reward: the default is one packet of throughput per admitted packet and ``-P`` when the
   admitted packet's expected delay ``(q + 1) / mu`` exceeds the target ``d``. The literal reading
@@ -17,7 +17,7 @@ Decisions recorded here (ALGORITHMS.md §4; every equation of §2.2 is a reconst
 * item 16, full buffer: admit is infeasible at ``q = B`` (a forced drop, which is the drop action,
   including its rate update).
 * item 18, the penalty. Default reward: ``P = 0.5`` (:data:`DEFAULT_PENALTY`): an admitted packet
-  that is expected to miss the target counts half a packet. ALGORITHMS.md proposed ``P = 100``,
+  that is expected to miss the target counts half a packet. An earlier proposal was ``P = 100``,
   which is far more conservative; ``P = 1`` (a late packet earns nothing, the gain is the rate of
   packets delivered within the target) was the default until it was measured with RTT.
   Literal reward: ``P = 100 * max |phi-difference|``.
@@ -43,8 +43,8 @@ Decisions recorded here (ALGORITHMS.md §4; every equation of §2.2 is a reconst
   10 ms; ``P = 0.5`` meets it with a 5 % margin. Its price is a mean delay above the target
   with a 10 ms RTT (6.4 ms, against CoDel's 15 ms); the bar is relative to CoDel, not the target.
 
-  Why ``P = 1`` lost throughput with RTT. No modelling choice inconsistent with ALGORITHMS.md
-  §2.2.3 was found (the kernel uses the rate in force, the action acts one epoch later, the
+  Why ``P = 1`` lost throughput with RTT. No modelling choice inconsistent with docs/paqman.md
+  (PAQMAN §V-A) was found (the kernel uses the rate in force, the action acts one epoch later, the
   decision packet's delay test uses the queue after the admission, ``(q + 1) / mu``, and the
   evaluation's sender has exactly the model's lag). Three measured effects add up:
   (a) the RTT model assumes exponential interarrivals (``alpha = 1``, PAQMAN §V-A) where the
@@ -100,7 +100,7 @@ DEFAULT_PENALTY = 0.5
 
 @dataclass(frozen=True)
 class RateGrid:
-    """Finite grid of effective arrival rates (ALGORITHMS.md §4 item 15).
+    """Finite grid of effective arrival rates (item 15 above; docs/paqman.md).
 
     Parameters
     ----------
@@ -356,7 +356,7 @@ def reward_table(
     penalty: float | None,
     phi: str = "sqrt",
 ) -> tuple[np.ndarray, float]:
-    """Per-decision reward ``r((q, r), a)`` (ALGORITHMS.md §2.2.1 eq. (1), §4 items 13, 14, 18).
+    """Per-decision reward ``r((q, r), a)`` (PAQMAN eq. (1); items 13, 14, 18; docs/paqman.md).
 
     Parameters
     ----------
@@ -419,7 +419,7 @@ def negligible_rtt_model(
     phi: str = "sqrt",
     drop_factor: float = 0.5,
 ) -> Smdp:
-    """Build the negligible-RTT PAQMAN SMDP (ALGORITHMS.md §2.2.1, PAQMAN §III).
+    """Build the negligible-RTT PAQMAN SMDP (docs/paqman.md, PAQMAN §III).
 
     Parameters
     ----------

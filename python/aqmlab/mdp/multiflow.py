@@ -1,4 +1,4 @@
-"""PAQMAN with several flows and RTTs (ALGORITHMS.md §2.2.4, PAQMAN §V-B).
+"""PAQMAN with several flows and RTTs (docs/paqman.md, PAQMAN §V-B).
 
 Flow ``j`` is Poisson with rate ``lambda_j`` (grid index ``r_j``, unit ``mu / G``) constant between
 its own decision epochs; its decision epochs are its first arrivals at least ``R_j`` after the

@@ -1,11 +1,11 @@
-"""PAQMAN single flow with non-negligible RTT (ALGORITHMS.md §2.2.3, PAQMAN §V-A).
+"""PAQMAN single flow with non-negligible RTT (docs/paqman.md, PAQMAN §V-A).
 
 Decisions are taken at the first arrival at least one RTT ``R`` after the previous decision; the
 arrivals in between are admitted while there is room. Interarrivals are exponential (``alpha = 1``)
 with the rate in force ``lambda_k``, service is exponential ``mu``. Over one inter-decision interval
 the queue moves by ``P_lambda = expm(Q_lambda R) * lambda (lambda I - Q_0)^{-1}`` (Prop. V.2).
 
-Decisions recorded here (ALGORITHMS.md §4 items 13, 14):
+Decisions recorded here (items 13, 14; docs/paqman.md):
 
 * default reward per decision = expected number of packets admitted until the next decision
   (the decision packet if admitted, plus ``lambda * int_0^R P(Q(t) < B) dt`` window arrivals),
@@ -41,7 +41,7 @@ __all__ = ["birth_death_generator", "pure_death_generator", "interval_kernel", "
 def birth_death_generator(lam: float, mu: float, buffer: int) -> np.ndarray:
     """Generator ``Q_lambda`` on ``{0..B}``: births ``lam`` (blocked at ``B``), deaths ``mu``.
 
-    ALGORITHMS.md §2.2.3; rows sum to zero.
+    docs/paqman.md (PAQMAN §V-A); rows sum to zero.
 
     Parameters
     ----------
@@ -83,7 +83,7 @@ def interval_kernel(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Queue transition matrix over one inter-decision interval, and a window occupation integral.
 
-    ``P = expm(Q_lambda R) @ lambda (lambda I - Q_0)^{-1}`` (ALGORITHMS.md §2.2.3 Prop. V.2; the
+    ``P = expm(Q_lambda R) @ lambda (lambda I - Q_0)^{-1}`` (PAQMAN Prop. V.2, docs/paqman.md; the
     second factor is ``E[expm(Q_0 Y)]``, ``Y ~ Exp(lambda)``, by Fact V.1) and
     ``int_0^R expm(Q_lambda t) f dt`` from the top-right column of ``expm([[Q, f], [0, 0]] R)``
     (Van Loan 1978), so one SciPy ``expm`` of size ``B + 2`` gives both.
@@ -227,7 +227,7 @@ def rtt_model(
     window_penalty: bool = True,
     method: str = "expm",
 ) -> Smdp:
-    """Build the single-flow non-negligible-RTT PAQMAN SMDP (ALGORITHMS.md §2.2.3).
+    """Build the single-flow non-negligible-RTT PAQMAN SMDP (docs/paqman.md, PAQMAN §V-A).
 
     State ``(Q_k, lambda_k)``: queue at decision epoch ``k`` and the rate in force until the next
     one; the action sets the next rate (eq. (10)); ``tau = R + 1 / lambda`` (eq. (8)).

@@ -1,11 +1,11 @@
-"""Average-reward solvers for PAQMAN SMDPs (ALGORITHMS.md §2.2.1, Tijms §7.2).
+"""Average-reward solvers for PAQMAN SMDPs (docs/paqman.md, Tijms §7.2).
 
 :func:`solve` applies the SMDP-to-MDP data transformation (3) and relative value iteration with
 Tijms' bounds ``m_n <= g* <= M_n`` as the stopping rule. :func:`solve_lp` solves the
 average-reward linear program of the SMDP (an independent check for small instances) and
 :func:`policy_gain` evaluates a fixed policy exactly from its stationary distribution.
 
-Decisions (ALGORITHMS.md §4 item 17): ``tau_bar = 0.95 min tau(s, a)`` (strictly below the minimum,
+Decisions (item 17; docs/paqman.md): ``tau_bar = 0.95 min tau(s, a)`` (strictly below the minimum,
 so every transformed state has a self-loop and the chain is aperiodic); stop when
 ``M_n - m_n <= eps |m_n|`` with ``eps = 1e-4``, plus an absolute floor (``1e-9`` of the largest
 reward rate) so that a gain of exactly zero (the literal reward) also terminates.
