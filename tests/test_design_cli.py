@@ -17,7 +17,7 @@ def run_json(*args):
 
 def test_pi_json():
     d = run_json(
-        "pi", "--flows-min", "60", "--capacity", "3750", "--rtt-max", "0.246", "--fs", "160"
+        "pi", "--flows-min", "60", "--capacity", "3750pps", "--rtt-max", "246ms", "--fs", "160Hz"
     )
     assert {"a", "b", "K", "z"} <= d.keys()
     assert f"{d['a']:.4g}" == "1.822e-05" and f"{d['b']:.4g}" == "1.816e-05"
@@ -28,13 +28,13 @@ def test_pi_json():
 @pytest.mark.parametrize(
     "extra,prop,expected",
     [
-        ([], "0.15", ("5.657e-04", "3.626e-04", "4.894e-05", 0.0303)),
-        (["--memory"], "0.35", ("6.093e-04", "5.672e-04", "1.308e-04", 0.00775)),
+        ([], "150ms", ("5.657e-04", "3.626e-04", "4.894e-05", 0.0303)),
+        (["--memory"], "350ms", ("6.093e-04", "5.672e-04", "1.308e-04", 0.00775)),
     ],
 )
 def test_pd_lq_json(extra, prop, expected):
     d = run_json(
-        "pd-lq", "--capacity", "4000", "--flows", "100", "--prop-rtt", prop, "--q-ref", "200",
+        "pd-lq", "--capacity", "4000pps", "--flows", "100", "--prop-rtt", prop, "--q-ref", "200",
         "--p1", "1", "--lam", "-3.75", *extra,
     )  # fmt: skip
     assert {"H1", "H2", "H3", "p_star"} <= d.keys()
@@ -44,7 +44,7 @@ def test_pd_lq_json(extra, prop, expected):
 
 def test_sfc_json():
     d = run_json(
-        "sfc", "--capacity", "1250", "--flows-min", "300", "--rtt-max", "0.6", "--b", "2",
+        "sfc", "--capacity", "1250pps", "--flows-min", "300", "--rtt-max", "600ms", "--b", "2",
         "--k2", "0.2",
     )  # fmt: skip
     assert {"alpha", "p0", "theta", "k2_max", "k1_max_printed", "k1_max_exact"} <= d.keys()
@@ -55,9 +55,11 @@ def test_sfc_json():
 
 
 def test_edc_and_sqm_sigma_json():
-    d = run_json("edc", "--flows", "60", "--capacity", "187.5", "--prop-rtt", "0.1")
+    d = run_json("edc", "--flows", "60", "--capacity", "187.5pps", "--prop-rtt", "100ms")
     assert d["stable"] and 0.985 < d["spectral_radius"] < 0.995
-    d = run_json("sqm-sigma", "--rates", "120,120,120,120,120,80,80,80,80,80", "--rtts", "0.1:0.15")
+    d = run_json(
+        "sqm-sigma", "--rates", ",".join(["120pps"] * 5 + ["80pps"] * 5), "--rtts", "100ms:150ms"
+    )
     assert f"{d['J']:.2f} {d['norm_A']:.3f} {d['rhs']:.3f}" == "3.03 0.459 0.356"
     assert len(d["sigma"]) == 10 and d["satisfied"]
 
@@ -65,11 +67,11 @@ def test_edc_and_sqm_sigma_json():
 @pytest.mark.parametrize(
     "args",
     [
-        ["pi", "--flows-min", "60", "--capacity", "3750", "--rtt-max", "0.246", "--plot-kind", "nyquist"],
-        ["pd-lq", "--capacity", "4000", "--flows", "100", "--prop-rtt", "0.15", "--q-ref", "200"],
-        ["sfc", "--capacity", "1250", "--flows-min", "300", "--rtt-max", "0.6", "--k1", "0.0005"],
-        ["edc", "--flows", "60", "--capacity", "187.5", "--prop-rtt", "0.1"],
-        ["sqm-sigma", "--rates", "120,80", "--rtts", "0.1,0.15"],
+        ["pi", "--flows-min", "60", "--capacity", "3750pps", "--rtt-max", "246ms", "--plot-kind", "nyquist"],
+        ["pd-lq", "--capacity", "4000pps", "--flows", "100", "--prop-rtt", "150ms", "--q-ref", "200"],
+        ["sfc", "--capacity", "1250pps", "--flows-min", "300", "--rtt-max", "600ms", "--k1", "0.0005"],
+        ["edc", "--flows", "60", "--capacity", "187.5pps", "--prop-rtt", "100ms"],
+        ["sqm-sigma", "--rates", "120pps,80pps", "--rtts", "100ms,150ms"],
     ],
 )  # fmt: skip
 def test_plot_writes_a_png(tmp_path, args):
@@ -82,13 +84,13 @@ def test_plot_writes_a_png(tmp_path, args):
 @pytest.mark.parametrize(
     "args,option,value",
     [
-        (["pi", "--flows-min", "60", "--capacity", "-3750", "--rtt-max", "0.246"], "--capacity", "-3750"),
-        (["pi", "--flows-min", "60", "--capacity", "3750", "--rtt-max", "0.246", "--fs", "0"], "--fs", "0"),
-        (["pd-lq", "--capacity", "4000", "--flows", "100", "--prop-rtt", "0.15", "--q-ref", "200", "--lam", "2"], "--lam", "2"),
-        (["sfc", "--capacity", "1250", "--flows-min", "300", "--rtt-max", "-0.6"], "--rtt-max", "-0.6"),
-        (["edc", "--flows", "60", "--capacity", "187.5", "--prop-rtt", "0.1", "--n-event", "0"], "--n-event", "0"),
-        (["sqm-sigma", "--rates", "120,-80", "--rtts", "0.1,0.15"], "--rates", "-80"),
-        (["sqm-sigma", "--rates", "120,80", "--rtts", "0.1,0.15", "--rho", "0.5"], "--rho", "0.5"),
+        (["pi", "--flows-min", "60", "--capacity", "-3750pps", "--rtt-max", "246ms"], "--capacity", "-3750pps"),
+        (["pi", "--flows-min", "60", "--capacity", "3750pps", "--rtt-max", "246ms", "--fs", "0"], "--fs", "0"),
+        (["pd-lq", "--capacity", "4000pps", "--flows", "100", "--prop-rtt", "150ms", "--q-ref", "200", "--lam", "2"], "--lam", "2"),
+        (["sfc", "--capacity", "1250pps", "--flows-min", "300", "--rtt-max", "-600ms"], "--rtt-max", "-600ms"),
+        (["edc", "--flows", "60", "--capacity", "187.5pps", "--prop-rtt", "100ms", "--n-event", "0"], "--n-event", "0"),
+        (["sqm-sigma", "--rates", "120pps,-80pps", "--rtts", "100ms,150ms"], "--rates", "-80pps"),
+        (["sqm-sigma", "--rates", "120pps,80pps", "--rtts", "100ms,150ms", "--rho", "0.5"], "--rho", "0.5"),
     ],
 )  # fmt: skip
 def test_bad_input_one_line_error_nothing_written(tmp_path, args, option, value):
@@ -103,7 +105,52 @@ def test_bad_input_one_line_error_nothing_written(tmp_path, args, option, value)
 
 def test_infeasible_operating_point_is_reported():
     res = runner.invoke(
-        app, ["design", "sfc", "--capacity", "1250", "--flows-min", "3000", "--rtt-max", "0.6"]
+        app, ["design", "sfc", "--capacity", "1250pps", "--flows-min", "3000", "--rtt-max", "600ms"]
     )
     assert res.exit_code == 2
     assert "equilibrium" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_bit_rate_capacity_equals_packet_rate():
+    # 30 Mb/s of 1000-byte packets (the default --pkt-size) is 3750 packets/s
+    a = run_json("pi", "--flows-min", "60", "--capacity", "3750pps", "--rtt-max", "246ms")
+    b = run_json("pi", "--flows-min", "60", "--capacity", "30Mbps", "--rtt-max", "246ms")
+    c = run_json(
+        "pi",
+        "--flows-min",
+        "60",
+        "--capacity",
+        "15Mbps",
+        "--pkt-size",
+        "500",
+        "--rtt-max",
+        "0.246s",
+    )
+    assert a["a"] == pytest.approx(b["a"]) == pytest.approx(c["a"])
+    assert a["aqm"] == {"type": "pi", "a": a["a"], "b": a["b"], "w": 160.0, "q_ref": 200.0}
+
+
+def test_plot_formats_and_force(tmp_path):
+    args = ["design", "sfc", "--capacity", "1250pps", "--flows-min", "300", "--rtt-max", "600ms"]
+    for ext in ("pdf", "svg", "jpg"):
+        out = tmp_path / f"fig.{ext}"
+        res = runner.invoke(app, [*args, "--plot", str(out)])
+        assert res.exit_code == 0, res.output
+        assert out.stat().st_size > 0
+    out = tmp_path / "fig.pdf"
+    before = out.read_bytes()
+    res = runner.invoke(app, [*args, "--plot", str(out)])
+    assert res.exit_code == 2 and "--force" in res.stderr and out.read_bytes() == before
+    res = runner.invoke(app, [*args, "--plot", str(out), "--force"])
+    assert res.exit_code == 0, res.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fig.jpg", "fig.pdf", "fig.svg"]
+
+
+def test_help_shows_flags_and_units():
+    res = runner.invoke(app, ["design", "pd-lq", "--help"])
+    assert "--memory" in res.stdout and "--no-memory" not in res.stdout
+    assert "--no-json" not in res.stdout and "--no-force" not in res.stdout
+    res = runner.invoke(
+        app, ["design", "pi", "--flows-min", "60", "--capacity", "3750pps", "--rtt-max", "246ms"]
+    )
+    assert "a [1/packet]" in res.stdout and "delay_margin [s]" in res.stdout

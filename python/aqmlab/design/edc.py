@@ -28,7 +28,7 @@ import control
 import numpy as np
 
 from aqmlab import fluid
-from aqmlab.design.plants import edc_spatial_plant
+from aqmlab.design.plants import check_real, edc_spatial_plant
 
 __all__ = ["EDCDesign", "EDCRegion", "edc_design", "edc_discrete_plant", "edc_stable_region"]
 
@@ -59,8 +59,9 @@ def edc_discrete_plant(
     >>> bool(np.all(np.abs(P.poles()) < 1))
     True
     """
+    n_event = check_real("n_event", n_event)
     if n_event < 1:
-        raise ValueError(f"n_event must be >= 1, got {n_event}")
+        raise ValueError(f"n_event must be >= 1, got {n_event:g}")
     if int(n_event) != n_event:
         raise ValueError(f"n_event must be an integer, got {n_event}")
     edc_spatial_plant(n_flows, capacity, q0, prop_rtt)  # validates the operating point
@@ -92,6 +93,10 @@ class EDCDesign:
         ``spectral_radius < 1``.
     loop : control.TransferFunction
         ``C(z) (-P(z))``.
+    q_ref : float
+        reference queue, packets.
+    n_event : int
+        event threshold, packet arrivals per controller run.
     """
 
     kp: float
@@ -102,6 +107,29 @@ class EDCDesign:
     spectral_radius: float
     stable: bool
     loop: control.TransferFunction = field(repr=False)
+    q_ref: float = 200.0
+    n_event: int = 30
+
+    def to_aqm(self) -> dict:
+        """The AQM configuration of this design for the simulator's ``edc`` AQM.
+
+        ``{"type": "edc", "kp": K_P, "ki": K_I, "q_ref": q_ref, "n_event": n}``: EDC eq. 10's
+        gains (dimensionless, per packet of queue error), the reference queue (packets) and the
+        event threshold (packet arrivals per controller run).  The simulator accepts it once
+        its ``edc`` AQM exists (not yet: ``aqmlab aqms`` lists what it has).
+
+        Examples
+        --------
+        >>> edc_design(60, 187.5, 200.0, 0.1).to_aqm()["n_event"]
+        30
+        """
+        return {
+            "type": "edc",
+            "kp": float(self.kp),
+            "ki": float(self.ki),
+            "q_ref": float(self.q_ref),
+            "n_event": int(self.n_event),
+        }
 
     def to_dict(self) -> dict:
         """JSON-ready dictionary."""
@@ -175,8 +203,10 @@ def edc_design(
     >>> 0.98 < d.spectral_radius < 1.0
     True
     """
-    if kp <= 0 or ki <= -1:
-        raise ValueError(f"need kp > 0 and ki > -1, got kp={kp}, ki={ki}")
+    kp = check_real("kp", kp, positive=True)
+    ki = check_real("ki", ki)
+    if ki <= -1:
+        raise ValueError(f"ki must be > -1, got {ki!r}")
     P = edc_discrete_plant(n_flows, capacity, q0, prop_rtt, n_event)
     C = _pi(kp, ki)
     L = control.tf(C * (-P))
@@ -184,7 +214,18 @@ def edc_design(
     cl = control.feedback(L, 1)
     poles = np.asarray(cl.poles())
     rho = float(np.max(np.abs(poles)))
-    return EDCDesign(float(kp), float(ki), kp * (ki + 1), 1 / (ki + 1), poles, rho, rho < 1.0, L)
+    return EDCDesign(
+        float(kp),
+        float(ki),
+        kp * (ki + 1),
+        1 / (ki + 1),
+        poles,
+        rho,
+        rho < 1.0,
+        L,
+        float(q0),
+        int(n_event),
+    )
 
 
 @dataclass

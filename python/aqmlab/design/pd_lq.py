@@ -41,7 +41,7 @@ import control
 import numpy as np
 from scipy.linalg import expm, solve_continuous_are
 
-from aqmlab.design.plants import KTLConstants, ktl_constants
+from aqmlab.design.plants import KTLConstants, check_real, ktl_constants
 
 __all__ = [
     "PDLQDesign",
@@ -74,8 +74,7 @@ def ktl_state_space(k: KTLConstants, p1: float) -> tuple[np.ndarray, np.ndarray]
     >>> A.shape, B.shape
     ((3, 3), (3, 1))
     """
-    if not np.isfinite(p1) or p1 <= 0:
-        raise ValueError(f"p1 must be positive, got {p1}")
+    p1 = check_real("p1", p1, positive=True)
     Ah1 = k.A1 + k.A2 * p1  # KTL eq. 4
     Ah2 = k.A2 - p1
     Ah3 = k.A1 * p1
@@ -305,6 +304,8 @@ class PDLQDesign:
         the same eigenvalue assignment by ``control.acker`` (cross-check).
     ktl : KTLConstants
     p1, lam : float
+    q_ref : float
+        target queue b*, packets.
     """
 
     H: np.ndarray
@@ -321,6 +322,7 @@ class PDLQDesign:
     ktl: KTLConstants = field(repr=False)
     p1: float = 1.0
     lam: float = -1.0
+    q_ref: float = 0.0
 
     def to_dict(self) -> dict:
         """JSON-ready dictionary; ``H1``, ``H2``, ``H3``, ``p_star`` are the CLI contract."""
@@ -337,6 +339,41 @@ class PDLQDesign:
             "lq_admissible": self.lq_admissible,
             "memory": self.memory,
         }
+
+    def to_aqm(self, t_update: float = 0.002) -> dict:
+        """The AQM configuration of this design for the simulator's ``pdlq`` AQM.
+
+        ``{"type": "pdlq", "h1", "h2", "h3", "p1", "q_ref", "p_offset", "t_update"}`` and, for
+        the memory law, ``"memory": True`` and ``"tau"`` (the predictor horizon, s). Units:
+        h1 1/packet, h2 s/packet, h3 s^2/packet, p1 1/s, q_ref packets, p_offset the
+        operating-point probability ``p*`` added to ``delta p``, t_update s.  The simulator
+        accepts it once its ``pdlq`` AQM exists (not yet: ``aqmlab aqms`` lists what it has).
+
+        Parameters
+        ----------
+        t_update : float
+            update period of the law, s (KTL §III: 2 ms).
+
+        Examples
+        --------
+        >>> d = pd_lq_design(4000.0, 100, 0.15, 200.0)
+        >>> sorted(d.to_aqm())
+        ['h1', 'h2', 'h3', 'p1', 'p_offset', 'q_ref', 't_update', 'type']
+        """
+        t_update = check_real("t_update", t_update, positive=True)
+        cfg = {
+            "type": "pdlq",
+            "h1": float(self.H[0]),
+            "h2": float(self.H[1]),
+            "h3": float(self.H[2]),
+            "p1": float(self.p1),
+            "q_ref": float(self.q_ref),
+            "p_offset": float(self.p_star),
+            "t_update": t_update,
+        }
+        if self.memory:
+            cfg.update(memory=True, tau=float(self.ktl.tau))
+        return cfg
 
     def loop(self):
         """Open loop ``(G, delay)`` of the memoryless law on the delayed plant:
@@ -393,8 +430,14 @@ def pd_lq_design(
     >>> [f"{h:.4g}" for h in d.H]
     ['0.0006093', '0.0005672', '0.0001308']
     """
-    if not np.isfinite(lam) or lam >= 0:
-        raise ValueError(f"lam must be negative, got {lam}")
+    lam = check_real("lam", lam)
+    if lam >= 0:
+        raise ValueError(f"lam must be negative, got {lam!r}")
+    if not isinstance(memory, bool | np.bool_):
+        raise ValueError(f"memory must be True or False, got {memory!r}")
+    T2 = check_real("T2", T2)
+    if T2 == 0:
+        raise ValueError("T2 must be non-zero, got 0")
     k = ktl_constants(capacity, n_flows, prop_rtt, q_ref)
     A, B = ktl_state_space(k, p1)
     eig = [lam, lam, lam]
@@ -425,4 +468,5 @@ def pd_lq_design(
         ktl=k,
         p1=float(p1),
         lam=float(lam),
+        q_ref=float(q_ref),
     )

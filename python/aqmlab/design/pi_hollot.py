@@ -36,7 +36,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import control
-import numpy as np
 
 from aqmlab.design.margins import (
     DelayedMargins,
@@ -45,7 +44,7 @@ from aqmlab.design.margins import (
     is_closed_loop_stable,
     loop_stability_map,
 )
-from aqmlab.design.plants import misra_plant
+from aqmlab.design.plants import check_real, misra_plant
 
 __all__ = ["PIDesign", "hollot_pi", "pi_loop", "tustin_pi"]
 
@@ -70,8 +69,9 @@ def tustin_pi(K: float, z: float, fs: float) -> tuple[float, float]:
     >>> f"{a:.4g} {b:.4g}"
     '1.822e-05 1.816e-05'
     """
-    if fs <= 0 or z <= 0:
-        raise ValueError(f"fs and z must be positive, got fs={fs}, z={z}")
+    K = check_real("K", K)
+    z = check_real("z", z, positive=True)
+    fs = check_real("fs", fs, positive=True)
     T = 1.0 / fs
     return K * (1.0 / z + T / 2.0), K * (1.0 / z - T / 2.0)
 
@@ -124,6 +124,8 @@ class PIDesign:
         exact margins of the continuous delayed loop at (N-, R+).
     n_min, capacity, rtt_max : float
         design inputs.
+    q_ref : float
+        reference queue of the discrete law, packets (does not change the gains).
     """
 
     K: float
@@ -136,6 +138,7 @@ class PIDesign:
     n_min: float = 0.0
     capacity: float = 0.0
     rtt_max: float = 0.0
+    q_ref: float = 200.0
 
     def loop(self, n_flows: float | None = None, rtt: float | None = None):
         """Open loop ``(G, delay)`` at another operating point (default: the design point)."""
@@ -185,6 +188,25 @@ class PIDesign:
         """Bode or Nyquist plot of the exact delayed loop at the design point."""
         return self.margins.plot(kind=kind, ax=ax)
 
+    def to_aqm(self) -> dict:
+        """The simulator's AQM configuration of this design: ``scenario["aqm"] = d.to_aqm()``.
+
+        ``{"type": "pi", "a": a, "b": b, "w": fs, "q_ref": q_ref}`` -- the simulator's PI names
+        its sampling frequency ``w`` (Hz, ns-2's ``w_``), the design ``fs``.
+
+        Examples
+        --------
+        >>> hollot_pi(60, 3750.0, 0.246, fs=160.0, q_ref=200).to_aqm()["w"]
+        160.0
+        """
+        return {
+            "type": "pi",
+            "a": float(self.a),
+            "b": float(self.b),
+            "w": float(self.fs),
+            "q_ref": float(self.q_ref),
+        }
+
 
 def hollot_pi(
     n_min: float,
@@ -195,6 +217,7 @@ def hollot_pi(
     omega_g: float | None = None,
     z: float | None = None,
     gain_rule: str = "hollot",
+    q_ref: float = 200.0,
 ) -> PIDesign:
     """Hollot's PI design at (N-, R+) and its Tustin discretisation.
 
@@ -215,6 +238,9 @@ def hollot_pi(
     gain_rule : {"hollot", "unity"}
         ``"hollot"``: ``K = w_g (2N-)^2 / ((R+ C)^3 |j w_g R+ + 1|)`` (reproduces the printed
         design); ``"unity"``: ``|C(j w_g) P(j w_g)| = 1`` exactly.
+    q_ref : float
+        reference queue, packets, carried into :meth:`PIDesign.to_aqm` (200 in the paper; it
+        does not change the gains).
 
     Returns
     -------
@@ -226,10 +252,16 @@ def hollot_pi(
     >>> f"{d.K:.3g}"
     '9.64e-06'
     """
-    P, _ = misra_plant(n_min, capacity, rtt_max)  # validates inputs
-    if fs <= 0 or not np.isfinite(fs):
-        raise ValueError(f"fs must be positive, got {fs}")
-    N, C, R = float(n_min), float(capacity), float(rtt_max)
+    N = check_real("n_min", n_min, positive=True)
+    C = check_real("capacity", capacity, positive=True)
+    R = check_real("rtt_max", rtt_max, positive=True)
+    fs = check_real("fs", fs, positive=True)
+    q_ref = check_real("q_ref", q_ref, nonneg=True)
+    if omega_g is not None:
+        check_real("omega_g", omega_g, positive=True)
+    if z is not None:
+        check_real("z", z, positive=True)
+    P, _ = misra_plant(N, C, R)
     z_tcp = 2 * N / (R**2 * C)  # TCP pole, ALGORITHMS.md §3.8
     z = z_tcp if z is None else float(z)
     w = z if omega_g is None else float(omega_g)
@@ -244,4 +276,4 @@ def hollot_pi(
         raise ValueError(f"gain_rule must be 'hollot' or 'unity', got {gain_rule!r}")
     a, b = tustin_pi(K, z, fs)
     G, delay = pi_loop(K, z, N, C, R)
-    return PIDesign(K, z, w, a, b, float(fs), delayed_margins(G, delay), N, C, R)
+    return PIDesign(K, z, w, a, b, float(fs), delayed_margins(G, delay), N, C, R, q_ref)

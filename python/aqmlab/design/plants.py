@@ -33,10 +33,38 @@ __all__ = [
 ]
 
 
+def check_real(name: str, value, *, positive: bool = False, nonneg: bool = False) -> float:
+    """``value`` as a finite float, or a ``ValueError`` naming ``name`` and the value.
+
+    Parameters
+    ----------
+    name : str
+        The argument's name, used in the message.
+    value : object
+        What the caller passed (a string, None or a bool is rejected, not coerced).
+    positive : bool
+        Require ``value > 0``.
+    nonneg : bool
+        Require ``value >= 0``.
+    """
+    if isinstance(value, bool | str | bytes) or value is None:
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+    if not np.isfinite(v):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    if positive and v <= 0:
+        raise ValueError(f"{name} must be a positive number, got {value!r}")
+    if nonneg and v < 0:
+        raise ValueError(f"{name} must be >= 0, got {value!r}")
+    return v
+
+
 def _positive(**kw: float) -> None:
     for k, v in kw.items():
-        if not np.isfinite(v) or v <= 0:
-            raise ValueError(f"{k} must be a positive number, got {v}")
+        check_real(k, v, positive=True)
 
 
 def misra_plant(
@@ -70,6 +98,7 @@ def misra_plant(
     54517.6
     """
     _positive(n_flows=n_flows, capacity=capacity, rtt=rtt)
+    check_real("q0", q0, nonneg=True)
     if not 0 <= q0 < rtt * capacity:
         raise ValueError(f"q0 must be in [0, rtt*capacity), got {q0}")
     model = fluid.Misra(n_flows, capacity, rtt - q0 / capacity, fluid.PI(qref=q0))
@@ -210,8 +239,7 @@ def ktl_constants(capacity: float, n_flows: float, prop_rtt: float, q_ref: float
     (0.2, 0.0303)
     """
     _positive(capacity=capacity, n_flows=n_flows, prop_rtt=prop_rtt)
-    if not np.isfinite(q_ref) or q_ref < 0:
-        raise ValueError(f"q_ref must be >= 0, got {q_ref}")
+    check_real("q_ref", q_ref, nonneg=True)
     lin = fluid.KTL(n_flows, capacity, prop_rtt, fluid.PI(qref=q_ref)).linearize()
     eq, x = lin.extra["equilibrium"], lin.extra
     # KTL eq. 2 constants A1, A2, B1 (ALGORITHMS.md §1.4)
@@ -254,5 +282,6 @@ def edc_spatial_plant(
     True
     """
     _positive(n_flows=n_flows, capacity=capacity, prop_rtt=prop_rtt)
+    check_real("q0", q0, nonneg=True)
     lin = fluid.EDC(n_flows, capacity, prop_rtt, qref=q0).linearize()
     return lin.A_identified[0], lin.B[0], np.array([[0.0, 1.0]])

@@ -52,7 +52,7 @@ from aqmlab.design.margins import (
     delayed_margins,
     loop_stability_map,
 )
-from aqmlab.design.plants import GaoHouPlant, gao_hou_plant
+from aqmlab.design.plants import GaoHouPlant, check_real, gao_hou_plant
 
 __all__ = [
     "SFCDesign",
@@ -239,6 +239,8 @@ class SFCDesign:
     k1 : float or None
         chosen k1 (if given) and, then, ``margins`` of its loop.
     plant : GaoHouPlant
+    q_ref : float
+        target queue ``q0`` of the per-packet law, packets.
     """
 
     alpha: float
@@ -251,6 +253,40 @@ class SFCDesign:
     k1_max_exact: float
     k1: float | None
     plant: GaoHouPlant = field(repr=False)
+    q_ref: float = 50.0
+
+    def to_aqm(self) -> dict:
+        """The AQM configuration of this design for the simulator's ``sfc`` AQM.
+
+        ``{"type": "sfc", "k1": k1, "k2": k2, "capacity": C, "q_ref": q_ref}``: the per-packet
+        law ``p = k1 (q - q_ref) + (k2 / C) (R - C)`` of SFC Fig. 5 with ``k1`` in 1/packet,
+        ``k2`` dimensionless, ``capacity`` C in packets/s and ``q_ref`` in packets.  The
+        simulator accepts it once its ``sfc`` AQM exists (not yet: ``aqmlab aqms`` lists what
+        it has).
+
+        Raises
+        ------
+        ValueError
+            The design has no ``k1`` (pass ``k1=`` to :func:`sfc_design`; the bounds are
+            ``k1_max_printed`` and ``k1_max_exact``).
+
+        Examples
+        --------
+        >>> sfc_design(1250.0, 300, 0.6, k2=0.2, k1=0.0005).to_aqm()["k1"]
+        0.0005
+        """
+        if self.k1 is None:
+            raise ValueError(
+                f"k1 is not chosen: pass k1= to sfc_design (stable for k1 < "
+                f"{min(self.k1_max_printed, self.k1_max_exact):.3g} at k2 = {self.k2:g})"
+            )
+        return {
+            "type": "sfc",
+            "k1": float(self.k1),
+            "k2": float(self.k2),
+            "capacity": float(self.plant.capacity),
+            "q_ref": float(self.q_ref),
+        }
 
     def to_dict(self) -> dict:
         """JSON-ready; ``alpha``, ``p0``, ``theta``, ``k2_max``, ``k1_max_printed``,
@@ -331,6 +367,7 @@ def sfc_design(
     b: float = 2.0,
     k2: float = 0.2,
     k1: float | None = None,
+    q_ref: float = 50.0,
 ) -> SFCDesign:
     """Robust SFC design at the corner (N_min, tau_max) of the operating range.
 
@@ -348,6 +385,9 @@ def sfc_design(
         chosen proportional gain (dimensionless, probability per packet of window).
     k1 : float, optional
         chosen queue gain (1/packet); if given its loop margins are reported.
+    q_ref : float
+        target queue of the per-packet law, packets, carried into :meth:`SFCDesign.to_aqm`
+        (50 in the paper's simulations; it does not change the bounds).
 
     Returns
     -------
@@ -359,10 +399,10 @@ def sfc_design(
     >>> f"{d.k1_max_printed:.5f} {d.k1_max_exact:.5f}"
     '0.00070 0.00086'
     """
-    if not np.isfinite(k2) or k2 < 0:
-        raise ValueError(f"k2 must be >= 0, got {k2}")
-    if k1 is not None and (not np.isfinite(k1) or k1 <= 0):
-        raise ValueError(f"k1 must be positive, got {k1}")
+    k2 = check_real("k2", k2, nonneg=True)
+    if k1 is not None:
+        k1 = check_real("k1", k1, positive=True)
+    q_ref = check_real("q_ref", q_ref, nonneg=True)
     plant = gao_hou_plant(n_min, capacity, rtt_max, b)
     K2, theta = k2_max(plant)
     pr = k1_max_printed(plant, k2) if k2 <= K2 else 0.0
@@ -377,4 +417,5 @@ def sfc_design(
         k1_max_exact=k1_max_exact(plant, k2),
         k1=None if k1 is None else float(k1),
         plant=plant,
+        q_ref=q_ref,
     )

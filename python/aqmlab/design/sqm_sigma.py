@@ -33,7 +33,22 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import solve_continuous_lyapunov
 
+from aqmlab.design.plants import check_real
+
 __all__ = ["SQMSigma", "sqm_lyapunov", "sqm_sigma", "sqm_system_matrix"]
+
+
+def _vector(name: str, values) -> np.ndarray:
+    """A non-empty 1-D array of positive finite floats, or a ValueError naming ``name``."""
+    try:
+        v = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a list of numbers, got {values!r}") from None
+    if v.ndim != 1 or v.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D list of numbers, got {values!r}")
+    if not np.all(np.isfinite(v)) or np.any(v <= 0):
+        raise ValueError(f"{name} must be positive finite numbers, got {values!r}")
+    return v
 
 
 def sqm_system_matrix(rates, rtts, alpha: float = 2.0, k=None) -> np.ndarray:
@@ -55,13 +70,14 @@ def sqm_system_matrix(rates, rtts, alpha: float = 2.0, k=None) -> np.ndarray:
     >>> np.round(sqm_system_matrix([100.0], [0.1]), 6).tolist()
     [[-2.0, 0.0], [1.0, -10.0]]
     """
-    x = np.asarray(rates, dtype=float)
-    D = np.asarray(rtts, dtype=float)
-    if x.shape != D.shape or x.ndim != 1 or x.size == 0:
-        raise ValueError("rates and rtts must be 1-D arrays of the same non-zero length")
-    if np.any(x <= 0) or np.any(D <= 0):
-        raise ValueError("rates and rtts must be positive")
-    kk = 1.0 / D**2 if k is None else np.asarray(k, dtype=float)
+    x = _vector("rates", rates)
+    D = _vector("rtts", rtts)
+    if x.shape != D.shape:
+        raise ValueError(f"rtts has {D.size} values for {x.size} rates")
+    alpha = check_real("alpha", alpha, positive=True)
+    kk = 1.0 / D**2 if k is None else _vector("k", k)
+    if kk.shape != x.shape:
+        raise ValueError(f"k has {kk.size} values for {x.size} rates")
     n = x.size
     F = np.zeros((2 * n, 2 * n))
     F[:n, :n] = np.diag(-alpha * kk / x)  # F1
@@ -108,6 +124,11 @@ class SQMSigma:
     queue_excess : numpy.ndarray
         equilibrium ``q* - beta = sigma p* = sigma / x^alpha`` (packets).
     rho : float
+    rates : numpy.ndarray
+        the rates ``x_i`` (packets/s) the design used; also the WFQ weights of SQM's
+        Algorithm 2 (``Q_i = x_i``).
+    beta : numpy.ndarray
+        queue offsets ``beta_i`` of ``p_i = (q_i - beta_i)/sigma_i`` (packets).
     """
 
     F: np.ndarray
@@ -121,6 +142,32 @@ class SQMSigma:
     satisfied: bool
     queue_excess: np.ndarray
     rho: float
+    rates: np.ndarray | None = None
+    beta: np.ndarray | None = None
+
+    def to_aqm(self) -> dict:
+        """The AQM configuration of this design for the simulator's ``sqm`` AQM.
+
+        ``{"type": "sqm", "sigma": [...], "beta": [...], "weights": [...]}``, one entry per
+        queue: the slopes ``sigma_i`` and offsets ``beta_i`` (packets) of
+        ``p_i = min(1, [(q_i - beta_i)/sigma_i]^+)`` and the WFQ weights ``Q_i = x_i``
+        (SQM Algorithm 2).  The simulator accepts it once its ``sqm`` AQM exists (not yet:
+        ``aqmlab aqms`` lists what it has).
+
+        Examples
+        --------
+        >>> sorted(sqm_sigma([100.0, 100.0], [0.1, 0.2]).to_aqm())
+        ['beta', 'sigma', 'type', 'weights']
+        """
+        n = self.sigma.size
+        rates = np.ones(n) if self.rates is None else self.rates
+        beta = np.zeros(n) if self.beta is None else self.beta
+        return {
+            "type": "sqm",
+            "sigma": [float(v) for v in self.sigma],
+            "beta": [float(v) for v in beta],
+            "weights": [float(v) for v in rates],
+        }
 
     def to_dict(self) -> dict:
         """JSON-ready dictionary."""
@@ -160,6 +207,7 @@ def sqm_sigma(
     margin: float = 0.1,
     split: str = "equal",
     scale: float = 1.0,
+    beta=0.0,
 ) -> SQMSigma:
     """Evaluate SQM's condition (23) and choose sigma for every queue of a link.
 
@@ -181,6 +229,9 @@ def sqm_sigma(
         equal share of the budget per queue, or one common sigma.
     scale : float
         multiplier on the literal sigma (> 0; values < 1 leave the sufficient condition).
+    beta : float or array_like
+        queue offsets ``beta_i`` (packets, >= 0), carried into :meth:`SQMSigma.to_aqm` (they
+        do not change sigma); e.g. ``0.005 * C`` for a 5 ms delay target.
 
     Returns
     -------
@@ -192,21 +243,28 @@ def sqm_sigma(
     >>> bool(r.satisfied)
     True
     """
+    rho = check_real("rho", rho)
     if rho <= 1:
-        raise ValueError(f"rho must be > 1, got {rho}")
+        raise ValueError(f"rho must be > 1, got {rho!r}")
+    margin = check_real("margin", margin)
     if not 0 <= margin < 1:
-        raise ValueError(f"margin must be in [0, 1), got {margin}")
-    if scale <= 0:
-        raise ValueError(f"scale must be positive, got {scale}")
-    x = np.asarray(rates, dtype=float)
-    D = np.asarray(rtts, dtype=float)
+        raise ValueError(f"margin must be in [0, 1), got {margin!r}")
+    scale = check_real("scale", scale, positive=True)
+    x = _vector("rates", rates)
+    D = _vector("rtts", rtts)
+    try:
+        b = np.broadcast_to(np.asarray(beta, dtype=float), x.shape).copy()
+    except (TypeError, ValueError):
+        raise ValueError(f"beta must be a number or one per rate, got {beta!r}") from None
+    if not np.all(np.isfinite(b)) or np.any(b < 0):
+        raise ValueError(f"beta must be >= 0, got {beta!r}")
     F = sqm_system_matrix(x, D, alpha, k)
     A = sqm_lyapunov(F)
     ev = np.linalg.eigvalsh(A)
     J = float(np.sqrt(ev.max() / ev.min()))
     norm_A = float(np.linalg.norm(A, 2))
     rhs = 1.0 / (2 * rho * J * norm_A)  # SQM eq. 23
-    kk = 1.0 / D**2 if k is None else np.asarray(k, dtype=float)
+    kk = 1.0 / D**2 if k is None else _vector("k", k)
     gains = kk * x**alpha
     budget = (1 - margin) * rhs
     if split == "equal":
@@ -217,4 +275,4 @@ def sqm_sigma(
         raise ValueError(f"split must be 'equal' or 'proportional', got {split!r}")
     sigma = sigma * scale
     lhs = float(np.sum(gains / sigma))
-    return SQMSigma(F, A, J, norm_A, rhs, gains, sigma, lhs, lhs < rhs, sigma / x**alpha, rho)
+    return SQMSigma(F, A, J, norm_A, rhs, gains, sigma, lhs, lhs < rhs, sigma / x**alpha, rho, x, b)
