@@ -158,69 +158,10 @@ def test_aqms_lists_parameters():
     assert {"target", "interval", "ecn"} <= names
 
 
-@pytest.mark.parametrize(
-    "args, needle",
-    [
-        (["--aqm", "foo"], "'foo'"),
-        (["--aqm", "red", "--aqm-param", "bogus=1"], "'bogus'"),
-        (["--aqm", "codel", "--aqm-param", "target=-5ms"], "'target'"),
-        (["--rate", "-10Mbps"], "-10Mbps"),
-        (["--rate", "0Mbps"], "0Mbps"),
-        (["--flows", "0"], "--flows"),
-        (["--cc", "vegas"], "vegas"),
-        (["--rtt", "abc"], "abc"),
-    ],
-)
-def test_bad_dumbbell_input_fails_cleanly(tmp_path, args, needle):
-    out = tmp_path / "never"
-    p = cli("dumbbell", "--out", str(out), "--duration", "2s", "--warmup", "0s", *args, check=False)
-    assert p.returncode != 0
-    err = p.stderr.strip().splitlines()
-    assert err and needle in err[-1], p.stderr
-    assert not out.exists()
-    assert not any(tmp_path.iterdir()), "no half-written output"
-
-
-def test_malformed_toml_and_unroutable_flow(tmp_path):
-    bad = tmp_path / "bad.toml"
-    bad.write_text("name = 'x'\n[dumbbell\nrate = 1\n")
-    out = tmp_path / "o"
-    p = cli("run", str(bad), "--out", str(out), check=False)
-    assert p.returncode != 0 and "malformed TOML" in p.stderr
-    assert not out.exists()
-
-    unroutable = tmp_path / "island.toml"
-    unroutable.write_text(
-        """
-name = "island"
-duration = "5s"
-[[nodes]]
-name = "a"
-[[nodes]]
-name = "b"
-[[nodes]]
-name = "c"
-[[links]]
-src = "a"
-dst = "b"
-rate = "10Mbps"
-delay = "5ms"
-[[flows]]
-src = "a"
-dst = "c"
-"""
-    )
-    p = cli("run", str(unroutable), "--out", str(out), check=False)
-    assert p.returncode != 0
-    assert "'c'" in p.stderr or "c" in p.stderr.split(":")[-1], p.stderr
-    assert "rout" in p.stderr.lower(), p.stderr
-    assert not out.exists()
-
-
 def test_scenario_errors_name_key_and_value():
-    with pytest.raises(ScenarioError, match=r"flows\[0\]\.count' = -3"):
+    with pytest.raises(ScenarioError, match=r"^flows\[0\]\.count = -3: "):
         parse_scenario(small(flows=[{"count": -3}]))
-    with pytest.raises(ScenarioError, match=r"'dumbbell.rate' = '10Mbpz'"):
+    with pytest.raises(ScenarioError, match=r'^dumbbell.rate = "10Mbpz": unknown rate unit'):
         d = small()
         d["dumbbell"]["rate"] = "10Mbpz"
         parse_scenario(d)
@@ -230,4 +171,4 @@ def test_scenario_errors_name_key_and_value():
 
 def test_demo_scenario_is_valid():
     sc = load_scenario(ROOT / "scenarios" / "demo.toml")
-    assert sc.dumbbell is not None and len(sc.flows) == 2
+    assert sc.topology == "dumbbell" and len(sc.normalized["flows"]) == 2

@@ -20,9 +20,8 @@ import json
 from typing import Any
 
 from aqmlab import _core
-from aqmlab.units import parse_rate, parse_size, parse_time
 
-__all__ = ["Queue", "AqmConfigError", "list_aqms", "aqm_config", "aqm_names", "convert_params"]
+__all__ = ["Queue", "AqmConfigError", "list_aqms", "aqm_config", "aqm_names"]
 
 Queue = _core.Queue
 AqmConfigError = _core.AqmConfigError
@@ -44,44 +43,24 @@ def list_aqms() -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def _convert(key: str, value: Any, unit: str) -> float:
-    if isinstance(value, bool):
-        return 1.0 if value else 0.0
-    if isinstance(value, (int, float)):
-        return float(value)
-    text = str(value).strip()
-    if text.lower() in ("true", "false"):
-        return 1.0 if text.lower() == "true" else 0.0
-    try:
-        if unit == "s":
-            return parse_time(text)
-        if unit in ("bps", "bit/s", "bits/s"):
-            return parse_rate(text)
-        if unit in ("bytes", "B"):
-            return parse_size(text)
-        return float(text)
-    except ValueError:
-        raise AqmConfigError(
-            f"aqm parameter '{key}' = {value!r}: not a number (unit {unit})"
-        ) from None
-
-
-def convert_params(name: str, params: dict[str, Any]) -> dict[str, float]:
-    """Convert parameter values with units (``"5ms"``, ``"true"``) to the core's floats.
-
-    Unknown names are passed through unchanged so that the core reports them.
-    """
-    units = {n: u for (n, u, _d, _doc) in _core.aqm_describe(name)}
-    return {k: _convert(k, v, units.get(k, "")) for k, v in params.items()}
-
-
-def aqm_config(name: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+def aqm_config(
+    name: str, params: dict[str, Any] | None = None, require_unit: bool = False
+) -> dict[str, Any]:
     """Validate an AQM and its parameters; return the core's configuration (serde form).
+
+    Parameters
+    ----------
+    name : str
+        AQM name (``aqmlab aqms``).
+    params : dict, optional
+        Parameter values: numbers in the parameter's base unit (seconds, bytes, ...), booleans,
+        or strings with a unit (``"5ms"``).
+    require_unit : bool
+        Reject bare numbers for time and byte parameters given as strings (the command line).
 
     Raises
     ------
     AqmConfigError
         Unknown AQM or parameter, or an invalid value; the message names the key and value.
     """
-    conv = convert_params(name, params or {})
-    return json.loads(_core.aqm_config_json(name, conv))
+    return json.loads(_core.aqm_config_json(name, params or {}, require_unit))

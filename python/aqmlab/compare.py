@@ -6,8 +6,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from aqmlab.results import SimResult, atomic_output_dir
-from aqmlab.scenario import AqmSpec, Scenario, load_scenario
+from aqmlab.output import output_dir
+from aqmlab.results import SimResult
+from aqmlab.scenario import Scenario, load_scenario
 
 __all__ = ["Comparison", "compare_aqms", "default_demo_scenario", "plot_comparison"]
 
@@ -50,11 +51,19 @@ class Comparison:
 
 
 def with_aqm(base: Scenario, name: str, params: dict | None = None) -> Scenario:
-    """A copy of ``base`` whose AQM is ``name`` with ``params`` (defaults otherwise)."""
-    sc = base.model_copy(deep=True)
-    sc.aqm = AqmSpec(type=name, **(params or {}))
-    sc.name = f"{base.name}-{name}"
-    return sc
+    """A copy of ``base`` whose AQM is ``name``.
+
+    Parameters the scenario gives its own AQM are kept when ``name`` is that AQM; for another
+    AQM only an explicit ``ecn`` carries over (other names mean other things: CoDel's ``target``
+    is not PIE's). ``params`` are applied last.
+    """
+    data = base.data
+    own = dict(data.get("aqm") or {})
+    own_type = str(own.pop("type", "droptail")).lower()
+    if own_type in ("fifo", "taildrop"):
+        own_type = "droptail"
+    kept = own if own_type == name.lower() else {k: v for k, v in own.items() if k == "ecn"}
+    return base.replace(aqm={"type": name, **kept, **(params or {})}, name=f"{base.name}-{name}")
 
 
 def plot_comparison(cmp: Comparison, link: str = "bottleneck"):
@@ -91,24 +100,30 @@ def plot_comparison(cmp: Comparison, link: str = "bottleneck"):
 
 
 def compare_aqms(
-    base: Scenario, aqms: list[str], out: str | Path, progress_factory=None
+    base: Scenario,
+    aqms: list[str],
+    out: str | Path,
+    progress_factory=None,
+    force: bool = False,
 ) -> Comparison:
-    """Simulate ``base`` once per AQM (defaults) and write per-AQM results plus a comparison.
+    """Simulate ``base`` once per AQM and write per-AQM results plus a comparison.
 
-    All AQM names are validated before anything runs; ``out`` is written atomically with
-    ``out/NAME/`` (results contract per AQM), ``out/comparison.json`` and ``out/comparison.png``.
+    All AQM names and the output folder are checked before anything runs; ``out`` is written
+    through :mod:`aqmlab.output` with ``out/NAME/`` (results contract per AQM),
+    ``out/comparison.json`` and ``out/comparison.png``. See :func:`with_aqm` for which AQM
+    parameters of ``base`` are kept.
     """
     import matplotlib.pyplot as plt
 
-    from aqmlab.sim import build_config, simulate
+    from aqmlab.output import check_output_dir
+    from aqmlab.sim import simulate
 
     if not aqms:
         raise ValueError("aqms: give at least one AQM")
     scenarios = {name: with_aqm(base, name) for name in aqms}
-    for sc in scenarios.values():
-        build_config(sc)
+    check_output_dir(out, force)
     results: dict[str, SimResult] = {}
-    with atomic_output_dir(out) as tmp:
+    with output_dir(out, force=force, command="demo") as tmp:
         if progress_factory is not None:
             with progress_factory() as prog:
                 for name, sc in scenarios.items():

@@ -1,27 +1,26 @@
-"""Simulation results: the results contract of DESIGN.md as a Python object.
+"""Simulation results: the results contract of ``docs/design.md`` as a Python object.
 
 A :class:`SimResult` holds the summary (a plain ``dict`` shaped like ``summary.json``) and the
 columnar records the simulator produced (time series per monitored link, per-flow rows, optional
 congestion-window traces). It converts them to pandas, plots them and writes them to a directory:
 
 ``DIR/summary.json``, ``DIR/timeseries.parquet``, ``DIR/flows.parquet``, ``DIR/cwnd.parquet``
-(when traces were asked for) and ``DIR/queue.png`` / ``DIR/throughput.png``.
+(when traces were asked for) and ``DIR/queue.png`` (queue length and throughput).
 
-Writing is atomic per directory: everything goes to a temporary sibling directory first, which is
-renamed into place only when every file has been written, so a failure leaves no half-written output.
+Writing goes through :mod:`aqmlab.output`: everything is written into a temporary sibling folder
+that is renamed into place at the end, an existing folder is replaced only if it is an aqmlab
+result, and a failure or Ctrl-C leaves nothing behind.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SimResult", "atomic_output_dir", "jain_index"]
+__all__ = ["SimResult", "jain_index"]
 
 
 def jain_index(values) -> float:
@@ -33,42 +32,14 @@ def jain_index(values) -> float:
     return sum(xs) ** 2 / (len(xs) * sq)
 
 
-class atomic_output_dir:  # noqa: N801 - used as a context manager like open()
-    """Context manager yielding a temporary directory that replaces ``path`` on success.
-
-    On an exception the temporary directory is removed and ``path`` is left as it was (absent if it
-    did not exist), so callers never leave half-written results behind.
-    """
-
-    def __init__(self, path: str | os.PathLike[str]):
-        self.path = Path(path)
-        self.tmp: Path | None = None
-
-    def __enter__(self) -> Path:
-        parent = self.path.resolve().parent
-        parent.mkdir(parents=True, exist_ok=True)
-        self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.path.name}.", dir=parent))
-        return self.tmp
-
-    def __exit__(self, exc_type, exc, tb) -> bool:
-        assert self.tmp is not None
-        if exc_type is not None:
-            shutil.rmtree(self.tmp, ignore_errors=True)
-            return False
-        if self.path.exists():
-            shutil.rmtree(self.path)
-        os.replace(self.tmp, self.path)
-        return False
-
-
-@dataclass
+@dataclass(repr=False)
 class SimResult:
     """Results of one simulation run.
 
     Attributes
     ----------
     summary : dict
-        The ``summary.json`` content (see DESIGN.md, results contract). Times in seconds unless the
+        The ``summary.json`` content (results contract, ``docs/design.md``). Times in seconds unless the
         key says ``_ms``; rates in bits per second; queue lengths in packets or bytes as named.
     columns : dict
         Raw columnar records: ``"timeseries"``, ``"flows"`` and ``"cwnd"``, each a mapping from
@@ -77,6 +48,17 @@ class SimResult:
 
     summary: dict[str, Any]
     columns: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def __repr__(self) -> str:
+        s = self.summary
+        links = ", ".join(
+            f"{k}: util {v.get('utilization', 0):.3f}, delay {v.get('queue_delay_ms', {}).get('mean', 0):.2f} ms"
+            for k, v in list(s.get("links", {}).items())[:3]
+        )
+        return (
+            f"SimResult(scenario={s.get('scenario')!r}, seed={s.get('seed')}, "
+            f"sim_seconds={s.get('sim_seconds', 0):g}, flows={len(s.get('flows', []))}, {links})"
+        )
 
     # -- pandas views ---------------------------------------------------------------------------
     def _frame(self, key: str):
@@ -100,7 +82,8 @@ class SimResult:
         return self._frame("flows")
 
     def cwnd(self):
-        """Congestion-window traces (``time_s, flow, cwnd_pkts``) for the flows that asked for one."""
+        """Congestion-window traces (``time_s, flow, cwnd, ssthresh, srtt_ms``; windows in
+        segments) for the flows that asked for one."""
         return self._frame("cwnd")
 
     def link(self, name: str = "bottleneck") -> dict[str, Any]:
@@ -168,9 +151,20 @@ class SimResult:
             fig.savefig(d / "queue.png", dpi=110)
             plt.close(fig)
 
-    def save(self, directory: str | os.PathLike[str], plots: bool = True) -> Path:
-        """Write the results to ``directory`` atomically (replacing it) and return its path."""
-        with atomic_output_dir(directory) as tmp:
+    def save(
+        self, directory: str | os.PathLike[str], plots: bool = True, force: bool = False
+    ) -> Path:
+        """Write the results to ``directory`` (see :mod:`aqmlab.output`) and return its path.
+
+        Raises
+        ------
+        OutputError
+            ``directory`` exists and is not an aqmlab result (unless ``force``), or is a file,
+            the current folder, the home folder, ...
+        """
+        from aqmlab.output import output_dir
+
+        with output_dir(directory, force=force, command="save") as tmp:
             self.write_into(tmp, plots=plots)
         return Path(directory)
 

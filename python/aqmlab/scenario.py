@@ -1,273 +1,182 @@
-"""Scenario model: TOML in, validated objects out, clear errors naming the offending key.
+"""Scenarios: TOML in, validated by the Rust core's schema, errors naming the key path.
 
-A scenario file describes one simulation::
+There is one schema, ``crates/netsim/src/scenario.rs``; this module reads TOML, applies
+``--set``-style overrides and hands the document to it. The reference of every key is
+``docs/scenario.md``. A short example::
 
     name = "dumbbell-codel"
     seed = 1
-    duration = "60s"          # times: "5ms", "60s" or a number of seconds
-    warmup = "10s"            # statistics exclude the warm-up
-    sample_interval = "10ms"
+    duration = "60s"          # quantities: "5ms", "10Mbps", "1500B", or a number in SI base
+    warmup = "10s"            # units (seconds, bit/s, bytes); statistics exclude the warm-up
 
     [dumbbell]                # or [parking_lot], or explicit [[nodes]] + [[links]]
-    rate = "10Mbps"           # bottleneck rate; access links are 10x faster
-    rtt = "100ms"             # two-way propagation delay of every flow
-    buffer = 100              # bottleneck buffer in packets
-    pkt_size = 1000           # IP size of data packets incl. 40 B of TCP/IP headers
+    rate = "10Mbps"
+    rtt = "100ms"
+    buffer = 100              # packets
 
-    [aqm]                     # the AQM at the bottleneck(s); see `aqmlab aqms`
+    [aqm]                     # see `aqmlab aqms`
     type = "codel"
     target = "5ms"
 
-    [[flows]]                 # one group of flows
+    [[flows]]
     kind = "tcp"              # tcp | tcp_short | udp_cbr | udp_onoff
     count = 20
-    cc = "newreno"            # newreno | reno | cubic
-    start = "0s"
-    stop = "60s"              # optional: the group leaves (a load step)
+    cc = "newreno"
 
-Explicit topologies name nodes and links (each link one direction unless ``duplex = true``)::
+Errors are :class:`ScenarioError` (a ``ValueError``) with one line ``KEY = VALUE: REASON``, e.g.
+``flows[0].count = -3: must be a whole number in [1, 4294967295]``.
 
-    [[nodes]]
-    name = "a"
-    [[links]]
-    src = "a"
-    dst = "b"
-    rate = "10Mbps"
-    delay = "10ms"
-    buffer = 100
-    aqm = { type = "red" }
-    [[flows]]
-    src = "a"
-    dst = "b"
-
-Every validation error is a :class:`ScenarioError` (a ``ValueError``) whose message names the key
-path and the value, e.g. ``scenario key 'flows[0].count' = -3: Input should be greater than 0``.
+Examples
+--------
+>>> sc = Scenario({"duration": "5s", "dumbbell": {"rate": "10Mbps"}, "flows": [{"count": 2}]})
+>>> sc.duration, sc.normalized["dumbbell"]["rtt"]
+(5.0, 0.1)
+>>> sc.with_overrides(["flows.0.count=4"]).normalized["flows"][0]["count"]
+4
 """
 
 from __future__ import annotations
 
+import copy
+import json
+import math
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any
 
-from pydantic import (
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    ValidationError,
-    model_validator,
-)
-
-from aqmlab.units import UnitError, parse_rate, parse_size, parse_time
+from aqmlab import _core
 
 __all__ = [
     "ScenarioError",
     "Scenario",
-    "Dumbbell",
-    "ParkingLot",
-    "Node",
-    "Link",
-    "FlowGroup",
     "load_scenario",
     "parse_scenario",
     "apply_overrides",
 ]
 
-
-class ScenarioError(ValueError):
-    """A scenario is malformed; the message names the key and the offending value."""
+ScenarioError = _core.ScenarioError
 
 
-def _unit(parser):
-    def convert(v: Any) -> Any:
-        if isinstance(v, str):
-            try:
-                return parser(v)
-            except UnitError as e:
-                raise ValueError(str(e)) from None
-        return v
-
-    return BeforeValidator(convert)
-
-
-Seconds = Annotated[float, _unit(parse_time), Field(ge=0)]
-PositiveSeconds = Annotated[float, _unit(parse_time), Field(gt=0)]
-Rate = Annotated[float, _unit(parse_rate), Field(gt=0)]
-Bytes = Annotated[float, _unit(parse_size), Field(gt=0)]
+def _plain(value: Any, key: str) -> Any:
+    """The document as JSON-able data (TOML dates and other types are refused by key)."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v, f"{key}.{k}" if key else str(k)) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v, f"{key}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ScenarioError(f"{key} = {value}: not a finite number")
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    if hasattr(value, "item"):  # numpy scalars
+        return _plain(value.item(), key)
+    shown = value.isoformat() if hasattr(value, "isoformat") else repr(value)
+    raise ScenarioError(f"{key} = {shown}: not a number, string, boolean, table or array")
 
 
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=False)
+class Scenario:
+    """A validated scenario.
 
+    Parameters
+    ----------
+    data : mapping
+        The scenario document as TOML parses it (tables are dicts). Quantities are numbers in SI
+        base units or strings with units.
 
-class AqmSpec(BaseModel):
-    """An AQM by name plus parameters (the config fields ``aqmlab aqms`` lists).
+    Attributes
+    ----------
+    data : dict
+        A copy of the document as given.
+    normalized : dict
+        The document with every default filled in and every quantity in SI base units.
 
-    Values may carry units (``"5ms"``); they are converted using each parameter's unit as the Rust
-    core describes it, and validated by the core itself.
+    Raises
+    ------
+    ScenarioError
+        The first key that does not fit the schema, with its value and the reason.
     """
 
-    model_config = ConfigDict(extra="allow")
-    type: str = "droptail"
+    __slots__ = ("_data", "_core", "_normalized")
 
-    def params(self) -> dict[str, Any]:
-        """The parameters other than ``type``."""
-        return dict(self.model_extra or {})
+    def __init__(self, data: Mapping[str, Any]):
+        if not isinstance(data, Mapping):
+            raise ScenarioError(f"scenario: must be a table (dict), not {type(data).__name__}")
+        self._data = _plain(data, "")
+        self._core = _core.Scenario(json.dumps(self._data))
+        self._normalized = json.loads(self._core.normalized_json())
 
+    @property
+    def data(self) -> dict[str, Any]:
+        return copy.deepcopy(self._data)
 
-class Dumbbell(_Model):
-    """N senders -- R1 == bottleneck == R2 -- N receivers (see ``netsim`` SCHEMA.md)."""
+    @property
+    def normalized(self) -> dict[str, Any]:
+        return copy.deepcopy(self._normalized)
 
-    rate: Rate
-    rtt: Seconds = 0.1
-    buffer: int = Field(100, gt=0)
-    buffer_bytes: bool = False
-    access_rate: Rate | None = None
-    pkt_size: int = Field(1000, gt=40, le=65535)
-    loss: float = Field(0.0, ge=0.0, lt=1.0)
+    @property
+    def name(self) -> str:
+        return self._normalized["name"]
 
+    @property
+    def seed(self) -> int:
+        return self._normalized["seed"]
 
-class ParkingLot(_Model):
-    """A chain of ``hops`` bottlenecks; flow groups name ``path = "long"`` or a hop index."""
+    @property
+    def duration(self) -> float:
+        """Simulated time, seconds."""
+        return self._normalized["duration"]
 
-    hops: int = Field(2, ge=1)
-    rate: Rate
-    link_delay: Seconds = 0.01
-    access_delay: Seconds = 0.005
-    buffer: int = Field(100, gt=0)
-    pkt_size: int = Field(1000, gt=40, le=65535)
+    @property
+    def warmup(self) -> float:
+        """Warm-up excluded from statistics, seconds."""
+        return self._normalized["warmup"]
 
+    @property
+    def sample_interval(self) -> float:
+        return self._normalized["sample_interval"]
 
-class Node(_Model):
-    name: str = Field(min_length=1)
+    @property
+    def aqm(self) -> dict[str, Any]:
+        """The AQM of a builder topology's bottleneck(s), normalised (``{"type": ..., ...}``)."""
+        return dict(self._normalized["aqm"])
 
+    @property
+    def topology(self) -> str:
+        """``dumbbell``, ``parking_lot`` or ``explicit``."""
+        for k in ("dumbbell", "parking_lot"):
+            if k in self._normalized:
+                return k
+        return "explicit"
 
-class Link(_Model):
-    src: str
-    dst: str
-    rate: Rate
-    delay: Seconds = 0.0
-    buffer: int = Field(1000, gt=0)
-    buffer_bytes: bool = False
-    loss: float = Field(0.0, ge=0.0, lt=1.0)
-    aqm: AqmSpec | None = None
-    name: str | None = None
-    duplex: bool = True
-    monitor: bool = True
+    def link_aliases(self) -> dict[str, str]:
+        """The core's link names mapped to the names results use (``R1->R2`` -> ``bottleneck``)."""
+        return dict(self._core.link_aliases())
 
+    def replace(self, **changes: Any) -> Scenario:
+        """A new scenario with top-level keys replaced (``sc.replace(seed=2, aqm={...})``)."""
+        data = self.data
+        data.update(changes)
+        return Scenario(data)
 
-class FlowGroup(_Model):
-    """A group of identical flows."""
+    def with_overrides(self, overrides: list[str]) -> Scenario:
+        """A new scenario with ``key=value`` overrides applied (see :func:`apply_overrides`)."""
+        return Scenario(apply_overrides(self.data, overrides))
 
-    kind: Literal["tcp", "tcp_short", "udp_cbr", "udp_onoff"] = "tcp"
-    count: int = Field(1, gt=0)
-    cc: Literal["newreno", "reno", "cubic"] = "newreno"
-    ecn: bool = False
-    delack: bool = False
-    start: Seconds | None = None  # None: seeded-uniform start in [0, start_jitter or 1 s]
-    start_jitter: Seconds | None = None
-    stop: Seconds | None = None
-    extra_delay: Seconds = 0.0
-    packet_size: int | None = Field(None, gt=40, le=65535)
-    # finite / short flows
-    size: Bytes | None = None
-    arrival_rate: Annotated[float, Field(gt=0)] | None = None  # short flows per second
-    mean_size: Bytes | None = None
-    pareto_shape: float = Field(1.2, gt=1.0)
-    # UDP
-    rate: Rate | None = None
-    on_time: PositiveSeconds | None = None
-    off_time: PositiveSeconds | None = None
-    # explicit topology / parking lot
-    src: str | None = None
-    dst: str | None = None
-    path: str | int | None = None
-    cwnd_trace: bool = False
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Scenario) and other._normalized == self._normalized
 
-    @model_validator(mode="after")
-    def _check(self) -> FlowGroup:
-        if self.stop is not None and self.stop <= (self.start or 0.0):
-            raise ValueError(f"stop = {self.stop} must be after start = {self.start or 0.0}")
-        if self.kind in ("udp_cbr", "udp_onoff") and self.rate is None:
-            raise ValueError(f"a {self.kind} group needs 'rate'")
-        if self.kind == "udp_onoff" and (self.on_time is None or self.off_time is None):
-            raise ValueError("a udp_onoff group needs 'on_time' and 'off_time'")
-        if self.kind == "tcp_short" and (self.arrival_rate is None or self.mean_size is None):
-            raise ValueError("a tcp_short group needs 'arrival_rate' and 'mean_size'")
-        return self
+    def __repr__(self) -> str:
+        n = self._normalized
+        flows = sum(g.get("count", 1) for g in n["flows"])
+        return (
+            f"Scenario(name={n['name']!r}, {self.topology}, aqm={n.get('aqm', {}).get('type')!r}, "
+            f"flows={flows}, duration={n['duration']:g} s, seed={n['seed']})"
+        )
 
 
-class Scenario(_Model):
-    """A validated scenario. Times in seconds, rates in bits/s, sizes in bytes."""
-
-    name: str = "scenario"
-    seed: int = Field(1, ge=0)
-    duration: PositiveSeconds = 60.0
-    warmup: Seconds = 0.0
-    sample_interval: PositiveSeconds = 0.01
-    dumbbell: Dumbbell | None = None
-    parking_lot: ParkingLot | None = None
-    nodes: list[Node] = Field(default_factory=list)
-    links: list[Link] = Field(default_factory=list)
-    aqm: AqmSpec = Field(default_factory=AqmSpec)
-    flows: list[FlowGroup] = Field(min_length=1)
-
-    @model_validator(mode="after")
-    def _check(self) -> Scenario:
-        kinds = [self.dumbbell is not None, self.parking_lot is not None, bool(self.links)]
-        if sum(kinds) != 1:
-            raise ValueError(
-                "give exactly one topology: [dumbbell], [parking_lot] or [[nodes]] + [[links]]"
-            )
-        if self.warmup >= self.duration:
-            raise ValueError(
-                f"warmup = {self.warmup} must be shorter than duration = {self.duration}"
-            )
-        if self.links:
-            names = {n.name for n in self.nodes}
-            for i, link in enumerate(self.links):
-                for end in ("src", "dst"):
-                    if getattr(link, end) not in names:
-                        raise ValueError(f"links[{i}].{end} = {getattr(link, end)!r}: no such node")
-            for i, f in enumerate(self.flows):
-                for end in ("src", "dst"):
-                    v = getattr(f, end)
-                    if v is None or v not in names:
-                        raise ValueError(f"flows[{i}].{end} = {v!r}: no such node")
-        return self
-
-
-def _loc(loc: tuple) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif part in ("function-after", "function-before") or str(part).startswith(
-            ("function-", "constrained-", "lax-", "union")
-        ):
-            continue
-        else:
-            out += ("." if out else "") + str(part)
-    return out
-
-
-def _format_error(err: ValidationError, data: dict) -> str:
-    first = err.errors()[0]
-    loc = _loc(first["loc"])
-    msg = first["msg"].removeprefix("Value error, ")
-    if loc:
-        value = first.get("input")
-        return f"scenario key '{loc}' = {value!r}: {msg}"
-    return f"scenario: {msg}"
-
-
-def parse_scenario(data: dict) -> Scenario:
-    """Validate a scenario given as a dict (as parsed from TOML)."""
-    try:
-        return Scenario.model_validate(data)
-    except ValidationError as e:
-        raise ScenarioError(_format_error(e, data)) from None
+def parse_scenario(data: Mapping[str, Any]) -> Scenario:
+    """Validate a scenario given as a dict (as parsed from TOML). Same as ``Scenario(data)``."""
+    return Scenario(data)
 
 
 def load_scenario(path: str | Path, overrides: list[str] | None = None) -> Scenario:
@@ -276,20 +185,21 @@ def load_scenario(path: str | Path, overrides: list[str] | None = None) -> Scena
     Raises
     ------
     ScenarioError
-        Unreadable or malformed TOML, or an invalid key (named in the message).
+        Unreadable or malformed TOML, a bad override, or an invalid key (named in the message).
     """
     p = Path(path)
     try:
         text = p.read_text()
-    except OSError as e:
-        raise ScenarioError(f"scenario file '{path}': {e.strerror}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        reason = getattr(e, "strerror", None) or str(e)
+        raise ScenarioError(f"scenario file '{path}': {reason}") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(f"scenario file '{path}': malformed TOML: {e}") from None
     if overrides:
         apply_overrides(data, overrides)
-    return parse_scenario(data)
+    return Scenario(data)
 
 
 def _coerce(text: str) -> Any:
@@ -299,35 +209,63 @@ def _coerce(text: str) -> Any:
         return text
 
 
+def _path(key: str, item: str) -> list[str | int]:
+    """``flows[0].count`` or ``flows.0.count`` -> ``["flows", 0, "count"]``."""
+    parts: list[str | int] = []
+    for token in key.strip().split("."):
+        name, *idx = token.replace("]", "").split("[")
+        if not name and not idx:
+            raise ScenarioError(f"--set {item!r}: empty part in key '{key}'")
+        if name:
+            parts.append(int(name) if name.isdigit() else name)
+        for i in idx:
+            if not i.isdigit():
+                raise ScenarioError(f"--set {item!r}: index '{i}' in key '{key}' is not a number")
+            parts.append(int(i))
+    return parts
+
+
 def apply_overrides(data: dict, overrides: list[str]) -> dict:
-    """Apply ``a.b[0].c=value`` overrides in place (values parsed as TOML, else as strings).
+    """Apply ``a.b[0].c=value`` or ``a.b.0.c=value`` overrides in place.
+
+    Values are parsed as TOML (``5``, ``true``, ``"5ms"``, ``[1, 2]``), else taken as strings.
+    Missing tables are created; an index must exist.
 
     Examples
     --------
     >>> d = {"aqm": {"type": "red"}, "flows": [{"count": 1}]}
-    >>> apply_overrides(d, ["aqm.max_p=0.2", "flows[0].count=5"])["flows"][0]["count"]
+    >>> apply_overrides(d, ["aqm.max_p=0.2", "flows.0.count=5"])["flows"][0]["count"]
     5
     """
     for item in overrides:
         if "=" not in item:
             raise ScenarioError(f"--set {item!r}: expected key=value")
         key, raw = item.split("=", 1)
-        parts: list[str | int] = []
-        for token in key.strip().split("."):
-            name, *idx = token.replace("]", "").split("[")
-            if name:
-                parts.append(name)
-            parts.extend(int(i) for i in idx)
-        if not parts:
-            raise ScenarioError(f"--set {item!r}: empty key")
+        parts = _path(key, item)
         node: Any = data
-        try:
-            for part in parts[:-1]:
-                if isinstance(part, int):
-                    node = node[part]
+        where = ""
+        for part, nxt in zip(parts, [*parts[1:], None], strict=True):
+            last = nxt is None
+            if isinstance(part, int):
+                if not isinstance(node, list):
+                    raise ScenarioError(f"--set {item!r}: '{where}' is not an array")
+                if not 0 <= part < len(node):
+                    raise ScenarioError(
+                        f"--set {item!r}: no {where}[{part}] ({where} has {len(node)} entries)"
+                    )
+                where = f"{where}[{part}]"
+                if last:
+                    node[part] = _coerce(raw)
                 else:
-                    node = node.setdefault(part, {})
-            node[parts[-1]] = _coerce(raw)
-        except (IndexError, KeyError, TypeError):
-            raise ScenarioError(f"--set {item!r}: key '{key}' does not exist") from None
+                    node = node[part]
+                continue
+            if not isinstance(node, dict):
+                raise ScenarioError(f"--set {item!r}: '{where}' is not a table")
+            where = f"{where}.{part}" if where else part
+            if last:
+                node[part] = _coerce(raw)
+            else:
+                if part not in node:
+                    node[part] = [] if isinstance(nxt, int) else {}
+                node = node[part]
     return data

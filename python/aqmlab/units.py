@@ -1,104 +1,103 @@
-"""Parsing of quantities written ns-3/tc style: ``10Mbps``, ``1Gbps``, ``5ms``, ``60s``, ``1500B``.
+"""Quantities written ns-3/tc style: ``10Mbps``, ``1MBps``, ``5ms``, ``60s``, ``1500B``, ``3750pps``.
 
-All functions return SI base units as floats: seconds, bits per second, bytes. A bare number is
-taken in the base unit. Errors are :class:`UnitError` (a ``ValueError``) naming the text.
+The parser is the Rust core's (``aqm::units``), the one the scenario schema uses, so the command
+line, the Python API and scenario files read a quantity the same way. Every function returns the
+SI base unit as a float: seconds, bits per second, bytes, packets per second. A bare number is the
+base unit, except with ``require_unit=True`` (the command line's rule: ``--rate 10`` is an error,
+``--rate 10Mbps`` is not). The case of ``b``/``B`` matters and nothing else does: ``Mbps`` and
+``mbps`` are megabits per second, ``MBps`` megabytes per second, ``10MBPS`` an error.
+
+Errors are :class:`UnitError` (a ``ValueError``) whose message names the text.
 
 Examples
 --------
 >>> parse_rate("10Mbps")
 10000000.0
+>>> parse_rate("1MBps")
+8000000.0
 >>> parse_time("5ms")
 0.005
->>> parse_size("1.5KB")
+>>> parse_size("1.5kB")
 1500.0
+>>> parse_rate("10", require_unit=True)
+Traceback (most recent call last):
+...
+aqmlab.units.UnitError: rate = 10: give a unit, e.g. 10Mbps
 """
 
 from __future__ import annotations
 
-import re
+import math
 
-__all__ = ["UnitError", "parse_rate", "parse_time", "parse_size", "format_rate", "format_time"]
+from aqmlab import _core
+
+__all__ = [
+    "UnitError",
+    "parse_rate",
+    "parse_time",
+    "parse_size",
+    "parse_packet_rate",
+    "format_rate",
+    "format_time",
+]
 
 
 class UnitError(ValueError):
-    """A quantity could not be parsed or has the wrong sign."""
+    """A quantity could not be parsed; the message names the key and the text."""
 
 
-_NUM = r"([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*"
-
-# Multipliers to the base unit. ns-3's DataRate uses SI prefixes (k = 1000) for bits per second
-# and KiB-style binary prefixes only when written as such; tc likewise.
-_RATE = {
-    "": 1.0,
-    "bps": 1.0,
-    "b/s": 1.0,
-    "kbps": 1e3,
-    "kb/s": 1e3,
-    "kbit": 1e3,
-    "mbps": 1e6,
-    "mb/s": 1e6,
-    "mbit": 1e6,
-    "gbps": 1e9,
-    "gb/s": 1e9,
-    "gbit": 1e9,
-    "tbps": 1e12,
-    "bytes/s": 8.0,
-    "kbytes/s": 8e3,
-    "mbytes/s": 8e6,
-}
-_TIME = {
-    "": 1.0,
-    "s": 1.0,
-    "sec": 1.0,
-    "ms": 1e-3,
-    "us": 1e-6,
-    "µs": 1e-6,
-    "ns": 1e-9,
-    "min": 60.0,
-    "h": 3600.0,
-}
-_SIZE = {
-    "": 1.0,
-    "b": 1.0,
-    "byte": 1.0,
-    "bytes": 1.0,
-    "kb": 1e3,
-    "mb": 1e6,
-    "gb": 1e9,
-    "kib": 1024.0,
-    "mib": 1024.0**2,
-    "gib": 1024.0**3,
-}
-
-
-def _parse(text: str | float | int, table: dict[str, float], what: str) -> float:
+def _parse(text: str | float | int, kind: str, key: str | None, require_unit: bool) -> float:
+    name = key or kind.replace("_", " ")
     if isinstance(text, bool):
-        raise UnitError(f"{what} {text!r}: not a quantity")
+        raise UnitError(f"{name} = {text!r}: not a quantity")
     if isinstance(text, (int, float)):
+        if require_unit:
+            raise UnitError(f"{name} = {text!r}: give a unit")
+        if not math.isfinite(text):
+            raise UnitError(f"{name} = {text!r}: not a finite {kind.replace('_', ' ')}")
         return float(text)
-    m = re.fullmatch(_NUM + r"([A-Za-zµ/]*)", str(text).strip())
-    if not m:
-        raise UnitError(f"{what} {text!r}: not a number with a unit")
-    value, unit = float(m.group(1)), m.group(2)
-    key = unit.lower()
-    if key not in table:
-        raise UnitError(f"{what} {text!r}: unknown unit {unit!r}")
-    return value * table[key]
+    try:
+        return _core.parse_quantity(kind, str(text), require_unit)
+    except ValueError as e:
+        raise UnitError(f"{name} = {text}: {e}") from None
 
 
-def parse_rate(text: str | float | int) -> float:
-    """Parse a data rate (``"10Mbps"``, ``"1Gbps"``, ``"500kbps"``) to bits per second."""
-    return _parse(text, _RATE, "rate")
+def parse_rate(
+    text: str | float | int, require_unit: bool = False, key: str | None = None
+) -> float:
+    """Parse a data rate (``"10Mbps"``, ``"1Gbps"``, ``"500kbps"``, ``"1MBps"``) to bits/s.
+
+    Parameters
+    ----------
+    text : str or number
+        The quantity; a number is bits per second.
+    require_unit : bool
+        Reject a bare number (the command line's rule).
+    key : str, optional
+        How the error message names the quantity (default ``rate``).
+    """
+    return _parse(text, "rate", key, require_unit)
 
 
-def parse_time(text: str | float | int) -> float:
-    """Parse a time (``"5ms"``, ``"60s"``, ``"100us"``) to seconds."""
-    return _parse(text, _TIME, "time")
+def parse_time(
+    text: str | float | int, require_unit: bool = False, key: str | None = None
+) -> float:
+    """Parse a time (``"5ms"``, ``"60s"``, ``"100us"``) to seconds (see :func:`parse_rate`)."""
+    return _parse(text, "time", key, require_unit)
 
 
-def parse_size(text: str | float | int) -> float:
-    """Parse a size (``"1500"``, ``"1500B"``, ``"64KB"``, ``"1MiB"``) to bytes."""
-    return _parse(text, _SIZE, "size")
+def parse_size(
+    text: str | float | int, require_unit: bool = False, key: str | None = None
+) -> float:
+    """Parse a size (``"1500"``, ``"1500B"``, ``"64kB"``, ``"1MiB"``) to bytes."""
+    return _parse(text, "size", key, require_unit)
+
+
+def parse_packet_rate(
+    text: str | float | int, require_unit: bool = False, key: str | None = None
+) -> float:
+    """Parse a packet rate (``"3750pps"``, ``"3.75kpps"``) to packets per second."""
+    return _parse(text, "packet_rate", key, require_unit)
 
 
 def format_rate(bps: float) -> str:

@@ -171,7 +171,80 @@ aqm_registry! {
     Avq => avq::AvqConfig, Avq;
 }
 
+/// A parameter value as a user wrote it (scenario file, command line, Python).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RawParam<'a> {
+    /// A number in the parameter's base unit (seconds, bytes, packets, ...).
+    Number(f64),
+    /// A boolean; only `bool` parameters take one.
+    Bool(bool),
+    /// Text: a number with a unit (`"5ms"`), `"true"`/`"false"`, or a bare number.
+    Text(&'a str),
+}
+
 impl AqmConfig {
+    /// Converts a user-written value of parameter `info` to its boundary `f64` (seconds,
+    /// bytes, 0/1, ...). Time and byte parameters written as text take a unit (`"5ms"`,
+    /// `"1500B"`); with `require_unit` (the command line) a bare number is an error for them.
+    pub fn param_value(
+        info: &ParamInfo,
+        raw: RawParam<'_>,
+        require_unit: bool,
+    ) -> Result<f64, ConfigError> {
+        use crate::units::{parse, parse_with_unit, Kind};
+        let bad = |text: &str, reason: String| ConfigError::InvalidText {
+            key: info.name.to_string(),
+            text: text.to_string(),
+            reason,
+        };
+        match (raw, info.unit) {
+            (RawParam::Bool(b), "bool") => Ok(if b { 1.0 } else { 0.0 }),
+            (RawParam::Bool(b), unit) => Err(bad(&b.to_string(), format!("not a {unit} value"))),
+            (RawParam::Number(x), _) => Ok(x),
+            (RawParam::Text(t), "bool") => match t.trim().to_ascii_lowercase().as_str() {
+                "true" | "1" | "yes" | "on" => Ok(1.0),
+                "false" | "0" | "no" | "off" => Ok(0.0),
+                _ => Err(bad(t, "must be true or false".into())),
+            },
+            (RawParam::Text(t), unit @ ("s" | "bytes")) => {
+                let kind = if unit == "s" { Kind::Time } else { Kind::Size };
+                let r = if require_unit {
+                    parse_with_unit(kind, t)
+                } else {
+                    parse(kind, t)
+                };
+                r.map_err(|e| bad(t, e.to_string()))
+            }
+            (RawParam::Text(t), unit) => t
+                .trim()
+                .parse::<f64>()
+                .map_err(|_| bad(t, format!("must be a number ({unit})"))),
+        }
+    }
+
+    /// Like [`AqmConfig::from_name`], with values as the user wrote them
+    /// (see [`AqmConfig::param_value`]). Unknown parameters are reported with the AQM's list.
+    pub fn from_raw(
+        name: &str,
+        params: &[(&str, RawParam<'_>)],
+        require_unit: bool,
+    ) -> Result<AqmConfig, ConfigError> {
+        let infos = Self::describe(name)?;
+        let mut cfg = Self::default_for(name)?;
+        for (k, raw) in params {
+            let Some(info) = infos.iter().find(|i| i.name == *k) else {
+                return Err(ConfigError::UnknownParam {
+                    aqm: cfg.name().to_string(),
+                    key: k.to_string(),
+                    known: infos.iter().map(|i| i.name).collect::<Vec<_>>().join(", "),
+                });
+            };
+            cfg.set_field(k, Self::param_value(info, *raw, require_unit)?)?;
+        }
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
     fn known_names() -> String {
         let mut v: Vec<&str> = Self::names().to_vec();
         v.extend(ALIASES.iter().map(|(a, _)| *a));

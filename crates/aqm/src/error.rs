@@ -18,10 +18,17 @@ pub enum ConfigError {
         aqm: String,
         /// The parameter name given.
         key: String,
-        /// The value given.
-        value: f64,
         /// Comma-separated list of known parameters.
         known: String,
+    },
+    /// A value written as text (`"5"`, `"5 parsecs"`) is not a quantity the parameter takes.
+    InvalidText {
+        /// The parameter name.
+        key: String,
+        /// The text as given.
+        text: String,
+        /// Why it is rejected, e.g. "give a unit, e.g. 5ms".
+        reason: String,
     },
     /// The parameter exists but the value is not acceptable.
     InvalidParam {
@@ -47,9 +54,9 @@ impl ConfigError {
     pub fn key(&self) -> Option<&str> {
         match self {
             ConfigError::UnknownAqm { .. } => None,
-            ConfigError::UnknownParam { key, .. } | ConfigError::InvalidParam { key, .. } => {
-                Some(key)
-            }
+            ConfigError::UnknownParam { key, .. }
+            | ConfigError::InvalidParam { key, .. }
+            | ConfigError::InvalidText { key, .. } => Some(key),
         }
     }
 }
@@ -60,17 +67,17 @@ impl fmt::Display for ConfigError {
             ConfigError::UnknownAqm { name, known } => {
                 write!(f, "unknown AQM '{name}' (known: {known})")
             }
-            ConfigError::UnknownParam {
-                aqm,
-                key,
-                value,
-                known,
-            } => write!(
-                f,
-                "unknown parameter '{key}' = {value} for AQM '{aqm}' (known: {known})"
-            ),
+            ConfigError::UnknownParam { aqm, key, known } => {
+                write!(
+                    f,
+                    "unknown parameter '{key}' for AQM '{aqm}' (known: {known})"
+                )
+            }
             ConfigError::InvalidParam { key, value, reason } => {
                 write!(f, "aqm parameter '{key}' = {value}: {reason}")
+            }
+            ConfigError::InvalidText { key, text, reason } => {
+                write!(f, "aqm parameter '{key}' = '{text}': {reason}")
             }
         }
     }

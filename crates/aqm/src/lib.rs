@@ -30,7 +30,8 @@
 //!     Adaptive RED's max_p update)
 //!   - `len_pkts()`, `len_bytes()`, `stats()`, `head_sojourn(now)`, `probability()`,
 //!     `set_param(key, f64)`, `param(key)`, `config()`
-//! * [`ConfigError`]: `UnknownAqm`, `UnknownParam`, `InvalidParam { key, value, reason }`.
+//! * [`ConfigError`]: `UnknownAqm`, `UnknownParam`, `InvalidParam { key, value, reason }`,
+//!   `InvalidText { key, text, reason }`. Units: [`units`] parses `10Mbps`, `5ms`, `1500B`.
 //!
 //! ## Algorithms and what their activation counter counts
 //!
@@ -86,6 +87,7 @@ pub mod params;
 pub mod queue;
 pub mod rng;
 pub mod time;
+pub mod units;
 
 pub mod ared;
 pub mod avq;
@@ -103,7 +105,7 @@ mod tests_wrapper;
 #[cfg(test)]
 mod testutil;
 
-pub use config::AqmConfig;
+pub use config::{AqmConfig, RawParam};
 pub use error::ConfigError;
 pub use packet::Packet;
 pub use params::{ParamInfo, Params};

@@ -161,7 +161,6 @@ macro_rules! aqm_config {
                         return Err($crate::error::ConfigError::UnknownParam {
                             aqm: $aqm.to_string(),
                             key: key.to_string(),
-                            value,
                             known: Self::NAMES.join(", "),
                         })
                     }

@@ -112,6 +112,18 @@ pub enum TopologyConfig {
     ParkingLot(ParkingLotConfig),
 }
 
+impl TopologyConfig {
+    /// The AQM of a builder's bottleneck(s); `None` for explicit topologies (each link has
+    /// its own).
+    pub fn aqm(&self) -> Option<&AqmConfig> {
+        match self {
+            TopologyConfig::Dumbbell(d) => Some(&d.aqm),
+            TopologyConfig::ParkingLot(p) => Some(&p.aqm),
+            TopologyConfig::Explicit(_) => None,
+        }
+    }
+}
+
 /// An explicit topology.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -62,6 +62,7 @@ pub mod queue;
 pub mod results;
 pub mod rng;
 pub mod routing;
+pub mod scenario;
 pub mod sim;
 pub mod tcp;
 pub mod topology;

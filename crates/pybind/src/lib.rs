@@ -8,6 +8,7 @@
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyAny;
 
 mod queue;
 mod simulation;
@@ -20,10 +21,53 @@ create_exception!(
 );
 create_exception!(
     _core,
-    SimConfigError,
+    ScenarioError,
     PyValueError,
-    "A simulation configuration is not acceptable (the message names the key and value)."
+    "A scenario is not acceptable (the message names the key path and value)."
 );
+create_exception!(
+    _core,
+    ArgumentError,
+    PyValueError,
+    "An argument of an API call is not acceptable (the message names the argument and value)."
+);
+
+/// A whole number argument in `[min, max]` (an `int`, or a `float` with no fraction), or an
+/// `ArgumentError` naming it.
+pub(crate) fn whole(name: &str, v: &Bound<'_, PyAny>, min: u64, max: u64) -> PyResult<u64> {
+    let bad = || {
+        let shown = v
+            .repr()
+            .map(|r| r.to_string())
+            .unwrap_or_else(|_| "?".into());
+        ArgumentError::new_err(format!(
+            "{name} = {shown}: must be a whole number in [{min}, {max}]"
+        ))
+    };
+    if v.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(bad());
+    }
+    let x = match v.extract::<i128>() {
+        Ok(i) => i,
+        Err(_) => match v.extract::<f64>() {
+            Ok(f) if f.is_finite() && f.fract() == 0.0 && f.abs() < 1e30 => f as i128,
+            _ => return Err(bad()),
+        },
+    };
+    if x < min as i128 || x > max as i128 {
+        return Err(bad());
+    }
+    Ok(x as u64)
+}
+
+/// A finite number argument, or an `ArgumentError` naming it.
+pub(crate) fn finite(name: &str, v: f64, ok: bool, what: &str) -> PyResult<f64> {
+    if v.is_finite() && ok {
+        Ok(v)
+    } else {
+        Err(ArgumentError::new_err(format!("{name} = {v}: {what}")))
+    }
+}
 
 pub(crate) fn aqm_err(e: aqm::ConfigError) -> PyErr {
     AqmConfigError::new_err(e.to_string())
@@ -35,11 +79,34 @@ fn core_version() -> &'static str {
     env!("CARGO_PKG_VERSION")
 }
 
+/// Parse a quantity (`kind`: time, rate, size, packet_rate) to its SI base unit; with
+/// `require_unit` a bare number is an error (the command line's rule).
+#[pyfunction]
+#[pyo3(signature = (kind, text, require_unit=false))]
+fn parse_quantity(kind: &str, text: &str, require_unit: bool) -> PyResult<f64> {
+    use aqm::units::{parse, parse_with_unit, Kind};
+    let k = match kind {
+        "time" => Kind::Time,
+        "rate" => Kind::Rate,
+        "size" => Kind::Size,
+        "packet_rate" => Kind::PacketRate,
+        other => return Err(ArgumentError::new_err(format!("kind = {other:?}: unknown"))),
+    };
+    let r = if require_unit {
+        parse_with_unit(k, text)
+    } else {
+        parse(k, text)
+    };
+    r.map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(core_version, m)?)?;
     m.add("AqmConfigError", m.py().get_type::<AqmConfigError>())?;
-    m.add("SimConfigError", m.py().get_type::<SimConfigError>())?;
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("ArgumentError", m.py().get_type::<ArgumentError>())?;
+    m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
     queue::register(m)?;
     simulation::register(m)?;
     Ok(())

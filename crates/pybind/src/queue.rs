@@ -5,12 +5,13 @@
 
 use aqm::{
     AqmConfig, BitsPerSec, DropReason, Enqueue, Instant, LinkInfo, Packet, QueueDisc, QueueLimit,
+    RawParam,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyAny, PyDict};
 
-use crate::aqm_err;
+use crate::{aqm_err, finite, whole};
 
 /// The packet type of a Python-driven queue: only what an AQM looks at.
 #[derive(Debug, Clone, Copy)]
@@ -52,28 +53,58 @@ pub(crate) fn secs_to_instant(key: &str, s: f64) -> PyResult<Instant> {
     Ok(Instant((s * 1e9).round() as u64))
 }
 
-/// Build an `AqmConfig` from a name and `{param: float}`.
-pub(crate) fn config_from(name: &str, params: Option<&Bound<'_, PyDict>>) -> PyResult<AqmConfig> {
-    let mut kv: Vec<(String, f64)> = Vec::new();
+/// A user-written parameter value: a number (base unit), a bool, or text with a unit.
+pub(crate) fn raw_param(key: &str, v: &Bound<'_, PyAny>) -> PyResult<RawParamOwned> {
+    if let Ok(b) = v.downcast::<pyo3::types::PyBool>() {
+        return Ok(RawParamOwned::Bool(b.is_true()));
+    }
+    if let Ok(x) = v.extract::<f64>() {
+        return Ok(RawParamOwned::Number(x));
+    }
+    if let Ok(t) = v.extract::<String>() {
+        return Ok(RawParamOwned::Text(t));
+    }
+    Err(crate::AqmConfigError::new_err(format!(
+        "aqm parameter '{key}' = {}: must be a number, bool or string",
+        v.repr()?
+    )))
+}
+
+/// Owned form of [`aqm::RawParam`] (Python strings are copied out).
+pub(crate) enum RawParamOwned {
+    Number(f64),
+    Bool(bool),
+    Text(String),
+}
+
+impl RawParamOwned {
+    pub(crate) fn as_raw(&self) -> RawParam<'_> {
+        match self {
+            RawParamOwned::Number(x) => RawParam::Number(*x),
+            RawParamOwned::Bool(b) => RawParam::Bool(*b),
+            RawParamOwned::Text(t) => RawParam::Text(t),
+        }
+    }
+}
+
+/// Build an `AqmConfig` from a name and `{param: value}` (numbers in base units, or text with
+/// units such as `"5ms"`).
+pub(crate) fn config_from(
+    name: &str,
+    params: Option<&Bound<'_, PyDict>>,
+    require_unit: bool,
+) -> PyResult<AqmConfig> {
+    let mut kv: Vec<(String, RawParamOwned)> = Vec::new();
     if let Some(d) = params {
         for (k, v) in d.iter() {
             let key: String = k.extract()?;
-            let value: f64 = match v.extract::<f64>() {
-                Ok(x) => x,
-                Err(_) => match v.extract::<bool>() {
-                    Ok(b) => b as u8 as f64,
-                    Err(_) => {
-                        return Err(crate::AqmConfigError::new_err(format!(
-                            "aqm parameter '{key}' = {}: must be a number",
-                            v.repr()?
-                        )))
-                    }
-                },
-            };
-            kv.push((key, value));
+            let raw = raw_param(&key, &v)?;
+            kv.push((key, raw));
         }
     }
-    AqmConfig::from_name(name, &kv).map_err(aqm_err)
+    let refs: Vec<(&str, RawParam<'_>)> =
+        kv.iter().map(|(k, v)| (k.as_str(), v.as_raw())).collect();
+    AqmConfig::from_raw(name, &refs, require_unit).map_err(aqm_err)
 }
 
 /// A single queue discipline with an AQM, driven with explicit times (seconds).
@@ -88,24 +119,31 @@ pub struct PyQueue {
 #[pymethods]
 impl PyQueue {
     #[new]
-    #[pyo3(signature = (aqm, params=None, limit_pkts=1000, link_rate_bps=10e6, seed=1, limit_bytes=None, mtu=1500))]
+    #[pyo3(signature = (aqm, params=None, limit_pkts=None, link_rate_bps=10e6, seed=None, limit_bytes=None, mtu=None))]
     fn new(
         aqm: &str,
         params: Option<&Bound<'_, PyDict>>,
-        limit_pkts: u32,
+        limit_pkts: Option<&Bound<'_, PyAny>>,
         link_rate_bps: f64,
-        seed: u64,
-        limit_bytes: Option<u64>,
-        mtu: u32,
+        seed: Option<&Bound<'_, PyAny>>,
+        limit_bytes: Option<&Bound<'_, PyAny>>,
+        mtu: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        if !(link_rate_bps.is_finite() && link_rate_bps > 0.0) {
-            return Err(PyValueError::new_err(format!(
-                "link_rate_bps = {link_rate_bps}: must be > 0"
-            )));
-        }
-        let cfg = config_from(aqm, params)?;
+        finite(
+            "link_rate_bps",
+            link_rate_bps,
+            (1.0..=1e15).contains(&link_rate_bps),
+            "must be a rate in [1, 1e15] bits/s",
+        )?;
+        let opt = |name: &str, v: Option<&Bound<'_, PyAny>>, min: u64, max: u64, default: u64| {
+            v.map_or(Ok(default), |v| whole(name, v, min, max))
+        };
+        let limit_pkts = opt("limit_pkts", limit_pkts, 1, u32::MAX as u64, 1000)? as u32;
+        let seed = opt("seed", seed, 0, u64::MAX, 1)?;
+        let mtu = opt("mtu", mtu, 1, 65535, aqm::DEFAULT_MTU as u64)? as u32;
+        let cfg = config_from(aqm, params, false)?;
         let limit = match limit_bytes {
-            Some(b) => QueueLimit::Bytes(b),
+            Some(b) => QueueLimit::Bytes(whole("limit_bytes", b, 1, u64::MAX)?),
             None => QueueLimit::Packets(limit_pkts),
         };
         let link = LinkInfo {
@@ -120,14 +158,16 @@ impl PyQueue {
     }
 
     /// Offer a packet at time `now_s`; returns "queued", "marked" or "dropped".
-    #[pyo3(signature = (now_s, size_bytes, flow=0, ecn=false))]
+    #[pyo3(signature = (now_s, size_bytes, flow=None, ecn=false))]
     fn enqueue(
         &mut self,
         now_s: f64,
-        size_bytes: u32,
-        flow: u64,
+        size_bytes: &Bound<'_, PyAny>,
+        flow: Option<&Bound<'_, PyAny>>,
         ecn: bool,
     ) -> PyResult<&'static str> {
+        let size_bytes = whole("size_bytes", size_bytes, 1, u32::MAX as u64)? as u32;
+        let flow = flow.map_or(Ok(0), |f| whole("flow", f, 0, u64::MAX))?;
         let now = self.advance(now_s)?;
         let pkt = PyPkt {
             size: size_bytes,
@@ -181,8 +221,9 @@ impl PyQueue {
     }
 
     /// Change one parameter while running (same names and units as `aqmlab aqms`).
-    fn set_param(&mut self, key: &str, value: f64) -> PyResult<()> {
-        self.q.set_param(key, value).map_err(aqm_err)
+    fn set_param(&mut self, key: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let x = param_value(&self.q.config(), key, value)?;
+        self.q.set_param(key, x).map_err(aqm_err)
     }
 
     /// Current value of one parameter (None if unknown).
@@ -254,6 +295,20 @@ impl PyQueue {
     }
 }
 
+/// The boundary value of a user-written parameter of `cfg`'s AQM (units converted).
+pub(crate) fn param_value(cfg: &AqmConfig, key: &str, value: &Bound<'_, PyAny>) -> PyResult<f64> {
+    let raw = raw_param(key, value)?;
+    let infos = cfg.param_info();
+    match infos.iter().find(|i| i.name == key) {
+        Some(info) => AqmConfig::param_value(info, raw.as_raw(), false).map_err(aqm_err),
+        None => Err(aqm_err(aqm::ConfigError::UnknownParam {
+            aqm: cfg.name().to_string(),
+            key: key.to_string(),
+            known: infos.iter().map(|i| i.name).collect::<Vec<_>>().join(", "),
+        })),
+    }
+}
+
 /// Names of the available AQMs.
 #[pyfunction]
 fn aqm_names() -> Vec<&'static str> {
@@ -270,11 +325,17 @@ fn aqm_describe(name: &str) -> PyResult<Vec<(String, String, f64, String)>> {
         .collect())
 }
 
-/// Validate `name` + `{param: float}` and return the serde JSON of the `AqmConfig`.
+/// Validate `name` + `{param: value}` (values may carry units; with `require_unit`, the
+/// command line's rule, time and byte parameters must) and return the serde JSON of the
+/// `AqmConfig`.
 #[pyfunction]
-#[pyo3(signature = (name, params=None))]
-fn aqm_config_json(name: &str, params: Option<&Bound<'_, PyDict>>) -> PyResult<String> {
-    let cfg = config_from(name, params)?;
+#[pyo3(signature = (name, params=None, require_unit=false))]
+fn aqm_config_json(
+    name: &str,
+    params: Option<&Bound<'_, PyDict>>,
+    require_unit: bool,
+) -> PyResult<String> {
+    let cfg = config_from(name, params, require_unit)?;
     Ok(serde_json::to_string(&cfg).expect("AqmConfig serialises"))
 }
 

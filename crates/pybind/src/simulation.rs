@@ -1,18 +1,45 @@
-//! `aqmlab._core.Simulation`: a steppable `netsim::Simulation` built from `SimConfig` JSON
-//! (see `crates/netsim/SCHEMA.md`). Long runs release the GIL.
+//! `aqmlab._core.Scenario` (the scenario schema of `netsim::scenario`: parse and validate once)
+//! and `aqmlab._core.Simulation`, a steppable `netsim::Simulation` built from a `Scenario`.
+//! Long runs release the GIL.
 
+use netsim::scenario::Scenario;
 use netsim::{SimError, Simulation};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyAny, PyDict};
 
 use crate::queue::secs_to_instant;
-use crate::SimConfigError;
+use crate::{whole, ArgumentError, ScenarioError};
 
 fn sim_err(e: SimError) -> PyErr {
-    SimConfigError::new_err(e.to_string())
+    ArgumentError::new_err(e.to_string())
 }
 
-/// A packet-level simulation. `Simulation(config_json)`; times in seconds.
+/// A validated scenario. `Scenario(json)`: the scenario document (TOML's data model) as JSON.
+#[pyclass(module = "aqmlab._core", name = "Scenario", frozen)]
+pub struct PyScenario {
+    sc: Scenario,
+}
+
+#[pymethods]
+impl PyScenario {
+    #[new]
+    fn new(json: &str) -> PyResult<Self> {
+        let sc = Scenario::from_json(json).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+        Ok(PyScenario { sc })
+    }
+
+    /// The scenario with defaults filled in and quantities in SI base units, as JSON.
+    fn normalized_json(&self) -> String {
+        self.sc.normalized.to_string()
+    }
+
+    /// `[(core link name, result name)]`, e.g. `[("R1->R2", "bottleneck")]`.
+    fn link_aliases(&self) -> Vec<(String, String)> {
+        self.sc.link_aliases.clone()
+    }
+}
+
+/// A packet-level simulation. `Simulation(scenario, seed=None)`; times in seconds.
 #[pyclass(module = "aqmlab._core", name = "Simulation")]
 pub struct PySimulation {
     sim: Simulation,
@@ -21,15 +48,26 @@ pub struct PySimulation {
 #[pymethods]
 impl PySimulation {
     #[new]
-    fn new(config_json: &str) -> PyResult<Self> {
-        let sim = Simulation::from_json(config_json)
-            .map_err(|e| SimConfigError::new_err(e.to_string()))?;
+    #[pyo3(signature = (scenario, seed=None))]
+    fn new(scenario: &PyScenario, seed: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let mut cfg = scenario.sc.config.clone();
+        if let Some(s) = seed {
+            cfg.seed = whole("seed", s, 0, u64::MAX)?;
+        }
+        let sim = Simulation::new(cfg).map_err(|e| ScenarioError::new_err(e.to_string()))?;
         Ok(PySimulation { sim })
     }
 
-    /// Advance the simulation to time `t_s` (seconds), releasing the GIL.
+    /// Advance the simulation to time `t_s` (seconds; not before the current time), releasing
+    /// the GIL.
     fn run_until(&mut self, py: Python<'_>, t_s: f64) -> PyResult<()> {
-        let t = secs_to_instant("t_s", t_s)?;
+        let t = secs_to_instant("t", t_s)?;
+        if t < self.sim.now() {
+            return Err(ArgumentError::new_err(format!(
+                "t = {t_s}: before the current time {} s (a simulation only runs forward)",
+                self.sim.now().as_secs_f64()
+            )));
+        }
         let sim = &mut self.sim;
         py.allow_threads(|| sim.run_until(t));
         Ok(())
@@ -92,8 +130,14 @@ impl PySimulation {
     }
 
     /// Snapshot of a flow: cwnd (segments), ssthresh, srtt, bytes, retransmissions.
-    fn flow_status<'py>(&self, py: Python<'py>, id: u32) -> PyResult<Bound<'py, PyDict>> {
-        let s = self.sim.flow_status(id).map_err(sim_err)?;
+    fn flow_status<'py>(
+        &self,
+        py: Python<'py>,
+        id: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let n = self.sim.num_flows() as u64;
+        let id = whole("flow", id, 0, n.saturating_sub(1))?;
+        let s = self.sim.flow_status(id as u32).map_err(sim_err)?;
         let d = PyDict::new(py);
         d.set_item("id", s.id)?;
         d.set_item("kind", s.kind)?;
@@ -112,14 +156,28 @@ impl PySimulation {
     }
 
     /// Change one AQM parameter of a link's queue while the simulation runs.
-    fn set_aqm_param(&mut self, link: &str, key: &str, value: f64) -> PyResult<()> {
-        self.sim.set_aqm_param(link, key, value).map_err(sim_err)
+    fn set_aqm_param(&mut self, link: &str, key: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        let cfg = self.sim.aqm_config(link).map_err(sim_err)?;
+        let x = crate::queue::param_value(&cfg, key, value)?;
+        self.sim.set_aqm_param(link, key, x).map_err(sim_err)
     }
 
     /// Replace a link's AQM (serde JSON of an `AqmConfig`); the queue's packets are kept.
     fn set_aqm(&mut self, link: &str, aqm_json: &str) -> PyResult<()> {
         let cfg: aqm::AqmConfig = serde_json::from_str(aqm_json)
             .map_err(|e| crate::AqmConfigError::new_err(format!("aqm config: {e}")))?;
+        self.sim.set_aqm(link, cfg).map_err(sim_err)
+    }
+
+    /// Replace a link's AQM by name and user-written parameters (`{"target": "5ms"}`).
+    #[pyo3(signature = (link, name, params=None))]
+    fn set_aqm_named(
+        &mut self,
+        link: &str,
+        name: &str,
+        params: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<()> {
+        let cfg = crate::queue::config_from(name, params, false)?;
         self.sim.set_aqm(link, cfg).map_err(sim_err)
     }
 
@@ -178,17 +236,8 @@ impl PySimulation {
     }
 }
 
-/// Validate a `SimConfig` JSON without building the simulation; raises `SimConfigError`.
-#[pyfunction]
-fn validate_sim_config(config_json: &str) -> PyResult<()> {
-    let cfg = netsim::SimConfig::from_json(config_json)
-        .map_err(|e| SimConfigError::new_err(e.to_string()))?;
-    cfg.validate()
-        .map_err(|e| SimConfigError::new_err(e.to_string()))
-}
-
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyScenario>()?;
     m.add_class::<PySimulation>()?;
-    m.add_function(wrap_pyfunction!(validate_sim_config, m)?)?;
     Ok(())
 }

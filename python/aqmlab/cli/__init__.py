@@ -1,6 +1,14 @@
-"""The ``aqmlab`` command line. Each concern registers its commands from its own module."""
+"""The ``aqmlab`` command line. Each concern registers its commands from its own module.
+
+:func:`main` runs the app so that every usage error (an unknown option, a value of the wrong type)
+is one line ``error: ...`` with exit status 2, like the commands' own input errors, and Ctrl-C
+exits with status 130 without a traceback.
+"""
 
 from __future__ import annotations
+
+import sys
+from typing import Annotated
 
 import typer
 
@@ -15,7 +23,33 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from aqmlab import __version__
+
+        typer.echo(f"aqmlab {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print the version and exit.",
+            callback=_version,
+            is_eager=True,
+            show_default=False,
+        ),
+    ] = False,
+) -> None:
+    """aqmlab: design, analyse and simulate Active Queue Management."""
+
 
 _sim.register(app)
 app.add_typer(
@@ -29,9 +63,55 @@ app.add_typer(
 )
 
 
-def main() -> None:
+def _click_exceptions():
+    """(UsageError, ClickException, NoArgsIsHelpError or None, Exit, Abort) of the click that
+    typer uses: its own vendored copy in recent versions, the click package before."""
+    try:
+        from typer._click import exceptions as cx
+        from typer.exceptions import Abort, Exit
+    except ImportError:
+        from click import exceptions as cx
+
+        Abort, Exit = cx.Abort, cx.Exit
+    return cx.UsageError, cx.ClickException, getattr(cx, "NoArgsIsHelpError", None), Exit, Abort
+
+
+def _one_line(e, argv: list[str] | None) -> str:
+    """A usage error as one line, with the offending value when the option is known."""
+    msg = " ".join(e.format_message().split())
+    param = getattr(e, "param", None)
+    args = sys.argv[1:] if argv is None else argv
+    for opt in getattr(param, "opts", None) or []:
+        for i, a in reversed(list(enumerate(args))):
+            if a == opt and i + 1 < len(args):
+                return f"{msg} (got {args[i + 1]!r})"
+            if a.startswith(opt + "="):
+                return f"{msg} (got {a.split('=', 1)[1]!r})"
+    return msg
+
+
+def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
-    app()
+    usage_error, click_error, no_args, exit_, abort = _click_exceptions()
+    command = typer.main.get_command(app)
+    try:
+        code = command.main(args=argv, prog_name="aqmlab", standalone_mode=False)
+    except exit_ as e:
+        code = e.exit_code
+    except usage_error as e:
+        if no_args is not None and isinstance(e, no_args):
+            typer.echo(e.format_message())
+            code = 0
+        else:
+            typer.echo(f"error: {_one_line(e, argv)}", err=True)
+            code = 2
+    except click_error as e:
+        typer.echo(f"error: {' '.join(e.format_message().split())}", err=True)
+        code = e.exit_code
+    except (abort, KeyboardInterrupt):
+        typer.echo("error: interrupted", err=True)
+        code = 130
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

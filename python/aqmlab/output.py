@@ -1,0 +1,320 @@
+"""Safe output: every command that writes goes through this module.
+
+A result folder is written into a fresh temporary sibling (``.NAME.XXXX.aqmlab-tmp``) and renamed
+into place only when everything was written, so a failure, Ctrl-C (SIGINT) or SIGTERM leaves
+neither a partial folder nor the temporary behind. The folder gets a manifest, ``.aqmlab``, that
+lists what aqmlab wrote; an existing folder is replaced only if it is empty or holds nothing but
+what its manifest lists. Anything else -- a user's folder, a folder with an extra file, a file --
+is refused with a one-line :class:`OutputError` unless ``force=True`` (``--force``). The current
+folder and its parents, the home folder and the root are refused even with ``force``.
+
+A single output file (a figure, a policy) is written to a temporary sibling and renamed; an
+existing file is replaced only with ``force``. Created folders and files follow the umask.
+
+Examples
+--------
+>>> import tempfile, pathlib
+>>> base = pathlib.Path(tempfile.mkdtemp())
+>>> with output_dir(base / "run") as tmp:
+...     _ = (tmp / "summary.json").write_text("{}")
+>>> sorted(p.name for p in (base / "run").iterdir())
+['.aqmlab', 'summary.json']
+>>> with output_dir(base / "run") as tmp:   # an aqmlab folder is replaced
+...     _ = (tmp / "summary.json").write_text("{}")
+>>> _ = (base / "run" / "notes.txt").write_text("mine")
+>>> with output_dir(base / "run") as tmp:
+...     pass
+Traceback (most recent call last):
+...
+aqmlab.output.OutputError: output folder '...run' is not empty (use --force to replace it)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import tempfile
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+__all__ = [
+    "MANIFEST",
+    "OutputError",
+    "check_output_dir",
+    "check_output_file",
+    "output_dir",
+    "output_file",
+]
+
+#: Name of the manifest aqmlab writes into every result folder.
+MANIFEST = ".aqmlab"
+_TMP_SUFFIX = ".aqmlab-tmp"
+
+
+class OutputError(ValueError):
+    """An output path is not acceptable; the message names the path and the reason."""
+
+
+def _umask() -> int:
+    old = os.umask(0)
+    os.umask(old)
+    return old
+
+
+def _forbidden(path: Path) -> str | None:
+    """Why ``path`` may never be replaced, or None."""
+    resolved = path.resolve()
+    if resolved == Path(resolved.anchor):
+        return "the root folder"
+    with contextlib.suppress(RuntimeError):
+        if resolved == Path.home().resolve():
+            return "the home folder"
+    cwd = Path.cwd().resolve()
+    if resolved == cwd:
+        return "the current folder"
+    if resolved in cwd.parents:
+        return "a parent of the current folder"
+    return None
+
+
+def _manifest_files(folder: Path) -> set[str] | None:
+    """The relative paths the folder's manifest lists, or None if it is not an aqmlab folder."""
+    try:
+        data = json.loads((folder / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("tool") != "aqmlab":
+        return None
+    files = data.get("files")
+    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+        return None
+    return set(files)
+
+
+def _contents(folder: Path) -> set[str]:
+    """Every file, link and folder below ``folder`` as relative paths (folders end in '/')."""
+    out: set[str] = set()
+    for root, dirs, files in os.walk(folder, followlinks=False):
+        rel = Path(root).relative_to(folder)
+        for d in dirs:
+            p = Path(root) / d
+            out.add(str(rel / d) + ("" if p.is_symlink() else "/"))
+        for f in files:
+            out.add(str(rel / f))
+    return {p.removeprefix("./") for p in out}
+
+
+def _replaceable(folder: Path) -> bool:
+    """True if ``folder`` is empty or holds only what its aqmlab manifest lists."""
+    contents = _contents(folder)
+    if not contents:
+        return True
+    listed = _manifest_files(folder)
+    if listed is None:
+        return False
+    return contents <= listed | {MANIFEST}
+
+
+def check_output_dir(path: str | os.PathLike[str], force: bool = False) -> Path:
+    """Check that a result folder may be written at ``path``; return it as a Path.
+
+    Raises
+    ------
+    OutputError
+        ``path`` is empty, the root, the home folder, the current folder or a parent of it, a
+        file, below a file, or an existing folder that is not a replaceable aqmlab result
+        (unless ``force``).
+    """
+    text = os.fspath(path)
+    if not str(text).strip():
+        raise OutputError("output folder '': give a folder name")
+    p = Path(text)
+    why = _forbidden(p)
+    if why is not None:
+        raise OutputError(f"output folder '{text}': refusing to replace {why}")
+    if p.is_symlink() or (p.exists() and not p.is_dir()):
+        raise OutputError(f"output folder '{text}': is a file, not a folder")
+    for parent in p.resolve().parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise OutputError(f"output folder '{text}': '{parent}' is a file")
+            if not os.access(parent, os.W_OK | os.X_OK):
+                raise OutputError(f"output folder '{text}': cannot write in '{parent}'")
+            break
+    if p.is_dir() and not force and not _replaceable(p):
+        raise OutputError(f"output folder '{text}' is not empty (use --force to replace it)")
+    return p
+
+
+def check_output_file(
+    path: str | os.PathLike[str],
+    force: bool = False,
+    suffixes: Sequence[str] | None = None,
+    what: str = "output file",
+) -> Path:
+    """Check that a single file may be written at ``path``; return it as a Path.
+
+    Parameters
+    ----------
+    path : path-like
+        The file.
+    force : bool
+        Replace an existing file.
+    suffixes : sequence of str, optional
+        Accepted extensions (lower case, with the dot), e.g. ``(".png", ".pdf")``.
+    what : str
+        How the message names the file (``"--plot"``).
+    """
+    text = os.fspath(path)
+    if not str(text).strip():
+        raise OutputError(f"{what} '': give a file name")
+    p = Path(text)
+    if suffixes is not None and p.suffix.lower() not in suffixes:
+        raise OutputError(
+            f"{what} '{text}': unknown extension '{p.suffix}' (use {', '.join(suffixes)})"
+        )
+    if p.is_dir():
+        raise OutputError(f"{what} '{text}': is a folder")
+    parent = p.resolve().parent
+    if not parent.is_dir():
+        raise OutputError(f"{what} '{text}': folder '{parent}' does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise OutputError(f"{what} '{text}': cannot write in '{parent}'")
+    if (p.exists() or p.is_symlink()) and not force:
+        raise OutputError(f"{what} '{text}' exists (use --force to replace it)")
+    return p
+
+
+@contextlib.contextmanager
+def _signals_raise() -> Iterator[None]:
+    """Turn SIGTERM (and SIGINT, as Python already does) into an exception while writing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def _raise(signum, _frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    old = signal.signal(signal.SIGTERM, _raise)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
+def _make_parents(folder: Path) -> list[Path]:
+    """Create ``folder`` and its missing parents (umask applies); return the created ones."""
+    created = []
+    for p in [*reversed(folder.parents), folder]:
+        if not p.exists():
+            try:
+                p.mkdir()
+            except OSError as e:
+                raise OutputError(f"cannot create folder '{p}': {e.strerror}") from None
+            created.append(p)
+    return created
+
+
+def _remove_created(created: list[Path]) -> None:
+    for p in reversed(created):
+        with contextlib.suppress(OSError):
+            p.rmdir()
+
+
+def _write_manifest(folder: Path, command: str | None) -> None:
+    files = sorted(_contents(folder) | {MANIFEST})
+    from aqmlab import __version__
+
+    data = {"tool": "aqmlab", "version": __version__, "command": command, "files": files}
+    (folder / MANIFEST).write_text(json.dumps(data, indent=1) + "\n")
+
+
+@contextlib.contextmanager
+def output_dir(
+    path: str | os.PathLike[str], force: bool = False, command: str | None = None
+) -> Iterator[Path]:
+    """Yield a fresh temporary folder that replaces ``path`` when the block succeeds.
+
+    Parameters
+    ----------
+    path : path-like
+        The result folder (checked first by :func:`check_output_dir`).
+    force : bool
+        Replace an existing folder that holds more than an aqmlab result.
+    command : str, optional
+        Recorded in the manifest.
+
+    On any exception, SIGINT or SIGTERM, the temporary folder (and any parent folder this call
+    created) is removed and ``path`` is left as it was.
+    """
+    target = check_output_dir(path, force)
+    created = _make_parents(target.resolve().parent)
+    try:
+        tmp = Path(
+            tempfile.mkdtemp(
+                prefix=f".{target.name}.", suffix=_TMP_SUFFIX, dir=target.resolve().parent
+            )
+        )
+    except OSError as e:
+        _remove_created(created)
+        raise OutputError(f"output folder '{os.fspath(path)}': {e.strerror}") from None
+    old: Path | None = None
+    try:
+        with _signals_raise():
+            os.chmod(tmp, 0o777 & ~_umask())
+            yield tmp
+            _write_manifest(tmp, command)
+            if target.is_dir():
+                # the folder may have changed during a long run: check again before replacing
+                check_output_dir(path, force)
+                old = Path(
+                    tempfile.mkdtemp(
+                        prefix=f".{target.name}.", suffix=".aqmlab-old", dir=tmp.parent
+                    )
+                )
+                os.replace(target, old / target.name)
+            os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if old is not None and not target.exists():
+            os.replace(old / target.name, target)
+        _remove_created(created)
+        raise
+    finally:
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def output_file(
+    path: str | os.PathLike[str],
+    force: bool = False,
+    suffixes: Sequence[str] | None = None,
+    what: str = "output file",
+) -> Iterator[Path]:
+    """Yield a temporary file name (same folder and extension) that replaces ``path`` on success.
+
+    See :func:`check_output_file` for the checks. On any exception, SIGINT or SIGTERM the
+    temporary file is removed and ``path`` is untouched.
+    """
+    target = check_output_file(path, force, suffixes, what)
+    fd, name = tempfile.mkstemp(
+        prefix=f".{target.name}.",
+        suffix=f"{_TMP_SUFFIX}{target.suffix}",
+        dir=target.resolve().parent,
+    )
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        with _signals_raise():
+            os.chmod(tmp, 0o666 & ~_umask())
+            yield tmp
+            os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise

@@ -1,0 +1,411 @@
+"""Bad input to the simulator commands and the Python API: one line, exit 2, the key and value
+named, no traceback, no output, a user's files untouched (harness: tests/badinput.py). The
+design, fluid and PAQMAN commands have their own table in test_bad_inputs_theory.py.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from badinput import AQMLAB, ROOT, assert_bad_input, run, scratch, snapshot  # noqa: E402
+
+# Every dumbbell row runs with these (short, so a row that wrongly succeeds is quick to see).
+DB = ["dumbbell", "--duration", "2s", "--flows", "2", "--out", "{tmp}/res"]
+
+GOOD = """name = "ok"
+duration = "2s"
+[dumbbell]
+rate = "10Mbps"
+[[flows]]
+count = 2
+"""
+
+DUMBBELL_ROWS = [
+    (["--rate", "10"], ["--rate", "10", "give a unit, e.g. 10Mbps"]),
+    (["--rate", "-10Mbps"], ["--rate", "-10Mbps"]),
+    (["--rate", "0Mbps"], ["--rate", "0Mbps"]),
+    (["--rate", "1e400bps"], ["--rate", "1e400bps", "not a finite rate"]),
+    (["--rate", "10MBPS"], ["--rate", "10MBPS", "unknown rate unit"]),
+    (["--rtt", "100"], ["--rtt", "100", "give a unit"]),
+    (["--rtt", "abc"], ["--rtt", "abc"]),
+    (["--duration", "0s"], ["--duration", "0s", "> 0"]),
+    (["--warmup", "70s", "--duration", "60s"], ["warmup", "70s"]),
+    (["--sample-interval", "1ns"], ["--sample-interval", "1ns", "GiB"]),
+    (["--flows", "0"], ["--flows", "0"]),
+    (["--flows", "abc"], ["--flows", "abc"]),
+    (["--flows", "10000000"], ["--flows", "10000000", "GiB"]),
+    (["--buffer", "0"], ["--buffer", "0"]),
+    (["--pkt-size", "10"], ["--pkt-size", "10"]),
+    (["--cc", "vegas"], ["--cc", "vegas"]),
+    (["--aqm", "foo"], ["--aqm", "foo", "unknown AQM"]),
+    (["--aqm", "codel", "--aqm-param", "tagret=5ms"], ["tagret", "unknown parameter", "codel"]),
+    (["--aqm", "codel", "--aqm-param", "target=5"], ["target=5", "give a unit, e.g. 5ms"]),
+    (["--aqm", "codel", "--aqm-param", "target=-5ms"], ["target=-5ms"]),
+    (["--aqm", "codel", "--aqm-param", "target"], ["--aqm-param", "target", "key=value"]),
+    (["--aqm", "red", "--aqm-param", "max_p=2"], ["max_p=2"]),
+    (["--aqm", "pie", "--aqm-param", "ecn=maybe"], ["ecn=maybe", "true or false"]),
+    (["--loss", "1.5"], ["--loss", "1.5"]),
+    (["--seed", "-1"], ["seed", "-1"]),
+    (["--init-cwnd", "0"], ["--init-cwnd", "0"]),
+    (["--min-rto", "200"], ["--min-rto", "200", "give a unit"]),
+    (["--rwnd", "0"], ["--rwnd", "0"]),
+    (["--no-such-option", "1"], ["--no-such-option"]),
+]
+
+OUT_ROWS = [
+    (["--out", "."], ["'.'", "current folder"]),
+    (["--out", ".."], ["'..'", "parent of the current folder"]),
+    (["--out", ""], ["output folder '"]),
+    (["--out", "/"], ["'/'", "root"]),
+    (["--out", str(Path.home())], [str(Path.home()), "home folder"]),
+    (["--out", "notes.txt"], ["'notes.txt'", "is a file"]),
+    (["--out", "mine"], ["'mine'", "not empty", "--force"]),
+    (["--out", "notes.txt/sub"], ["notes.txt", "is a file"]),
+]
+
+
+@pytest.mark.parametrize(
+    "args, needles", DUMBBELL_ROWS, ids=[" ".join(a) for a, _ in DUMBBELL_ROWS]
+)
+def test_dumbbell_bad_option(tmp_path, args, needles):
+    assert_bad_input([*DB, *args], needles, tmp_path)
+
+
+@pytest.mark.parametrize("args, needles", OUT_ROWS, ids=[" ".join(a) for a, _ in OUT_ROWS])
+@pytest.mark.parametrize("command", ["dumbbell", "run", "demo"])
+def test_refused_output_paths(tmp_path, command, args, needles):
+    if command == "dumbbell":
+        base = ["dumbbell", "--duration", "2s", "--flows", "2"]
+    elif command == "run":
+        (tmp_path / "s.toml").write_text(GOOD)
+        base = ["run", "{tmp}/s.toml"]
+    else:
+        base = ["demo", "--aqms", "codel"]
+    before = tmp_path / "s.toml"
+    line = assert_bad_input([*base, *args], needles, tmp_path)
+    assert "output folder" in line
+    if command == "run":
+        assert before.exists()
+
+
+def _scenario_rows():
+    bad_key = GOOD.replace("[dumbbell]", "[dumbbell]\nrat = '1Mbps'")
+    return [
+        ("missing file", ["run", "{tmp}/nope.toml"], ["nope.toml", "No such file"], None),
+        (
+            "malformed TOML",
+            ["run", "{tmp}/s.toml"],
+            ["s.toml", "malformed TOML"],
+            "name = 'x'\n[dumbbell\n",
+        ),
+        (
+            "unknown key",
+            ["run", "{tmp}/s.toml"],
+            ["dumbbell.rat", "1Mbps", "did you mean 'rate'"],
+            bad_key,
+        ),
+        (
+            "bad index",
+            ["run", "{tmp}/s.toml", "--set", "flows.3.count=5"],
+            ["flows.3.count=5", "flows[3]", "1 entries"],
+            GOOD,
+        ),
+        (
+            "bad index brackets",
+            ["run", "{tmp}/s.toml", "--set", "flows[2].count=5"],
+            ["flows[2]"],
+            GOOD,
+        ),
+        (
+            "set without =",
+            ["run", "{tmp}/s.toml", "--set", "duration"],
+            ["--set", "'duration'", "key=value"],
+            GOOD,
+        ),
+        (
+            "negative duration",
+            ["run", "{tmp}/s.toml", "--set", "duration=-1s"],
+            ["duration", "-1s", ">"],
+            GOOD,
+        ),
+        ("seed", ["run", "{tmp}/s.toml", "--seed", "-1"], ["seed = -1", ">= 0"], GOOD),
+        (
+            "no topology",
+            ["run", "{tmp}/s.toml"],
+            ["exactly one topology"],
+            'duration = "2s"\n[[flows]]\ncount = 1\n',
+        ),
+        (
+            "two topologies",
+            ["run", "{tmp}/s.toml"],
+            ["exactly one topology"],
+            GOOD + '[parking_lot]\nrate = "1Mbps"\n',
+        ),
+        (
+            "no flows",
+            ["run", "{tmp}/s.toml"],
+            ["flows", "at least one flow group"],
+            'duration = "2s"\n[dumbbell]\nrate = "1Mbps"\n',
+        ),
+        (
+            "TOML date",
+            ["run", "{tmp}/s.toml"],
+            ["name", "1979-05-27"],
+            GOOD.replace('name = "ok"', "name = 1979-05-27"),
+        ),
+        (
+            "rate typo unit",
+            ["run", "{tmp}/s.toml"],
+            ['dumbbell.rate = "10Mbpz"', "unknown rate unit"],
+            GOOD.replace("10Mbps", "10Mbpz"),
+        ),
+        (
+            "huge rate",
+            ["run", "{tmp}/s.toml"],
+            ['dumbbell.rate = "1e400bps"', "not a finite rate"],
+            GOOD.replace("10Mbps", "1e400bps"),
+        ),
+        (
+            "kind key",
+            ["run", "{tmp}/s.toml"],
+            ["flows[0].on_time", 'not used by kind = "tcp"'],
+            GOOD + 'on_time = "1s"\n',
+        ),
+        (
+            "udp without rate",
+            ["run", "{tmp}/s.toml"],
+            ["flows[0].rate", "required"],
+            GOOD.replace("count = 2", 'kind = "udp_cbr"'),
+        ),
+        (
+            "stop before start",
+            ["run", "{tmp}/s.toml"],
+            ["flows[0].stop", "after start"],
+            GOOD + 'start = "1s"\nstop = "0.5s"\n',
+        ),
+        (
+            "aqm param",
+            ["run", "{tmp}/s.toml"],
+            ["aqm.tagret", "unknown parameter 'tagret' for AQM 'codel'"],
+            GOOD + '[aqm]\ntype = "codel"\ntagret = "5ms"\n',
+        ),
+        (
+            "unroutable",
+            ["run", "{tmp}/s.toml"],
+            ["flows[0]", "unroutable"],
+            'duration = "2s"\n[[nodes]]\nname = "a"\n[[nodes]]\nname = "b"\n[[nodes]]\nname = "c"\n[[links]]\nsrc = "a"\ndst = "b"\nrate = "1Mbps"\n[[flows]]\nsrc = "a"\ndst = "c"\n',
+        ),
+        (
+            "unknown node",
+            ["run", "{tmp}/s.toml"],
+            ['flows[0].dst = "d"', "no such node"],
+            'duration = "2s"\n[[nodes]]\nname = "a"\n[[nodes]]\nname = "b"\n[[links]]\nsrc = "a"\ndst = "b"\nrate = "1Mbps"\n[[flows]]\nsrc = "a"\ndst = "d"\n',
+        ),
+        (
+            "demo bad aqm",
+            ["demo", "--aqms", "codel,foo", "--out", "{tmp}/d"],
+            ["--aqms", "foo", "unknown AQM"],
+            None,
+        ),
+        (
+            "demo no aqm",
+            ["demo", "--aqms", ",", "--out", "{tmp}/d"],
+            ["--aqms", "at least one AQM"],
+            None,
+        ),
+        (
+            "demo missing scenario",
+            ["demo", "--scenario", "{tmp}/nope.toml", "--out", "{tmp}/d"],
+            ["nope.toml"],
+            None,
+        ),
+    ]
+
+
+SCENARIO_ROWS = _scenario_rows()
+
+
+@pytest.mark.parametrize(
+    "name, args, needles, toml", SCENARIO_ROWS, ids=[r[0] for r in SCENARIO_ROWS]
+)
+def test_run_and_demo_bad_input(tmp_path, name, args, needles, toml):
+    if toml is not None:
+        (tmp_path / "s.toml").write_text(toml)
+    if args[0] == "run":
+        args = [*args, "--out", "{tmp}/res"]
+    assert_bad_input(args, needles, tmp_path)
+
+
+# -- the Python API: a ValueError subclass naming the argument, nothing written ---------------
+
+
+def _sim():
+    from aqmlab.sim import Simulation
+
+    return Simulation({"duration": "2s", "dumbbell": {"rate": "10Mbps"}, "flows": [{"count": 2}]})
+
+
+def _ran_sim():
+    s = _sim()
+    s.run_until(1.0)
+    return s
+
+
+def _api_rows():
+    from aqmlab.aqm import Queue, aqm_config
+    from aqmlab.results import SimResult
+    from aqmlab.scenario import Scenario, load_scenario
+    from aqmlab.sim import simulate
+    from aqmlab.units import parse_rate, parse_time
+
+    ok = {"duration": "2s", "dumbbell": {"rate": "10Mbps"}, "flows": [{"count": 2}]}
+    return [
+        ("Queue limit -1", lambda: Queue("codel", limit_pkts=-1), "limit_pkts = -1"),
+        ("Queue limit 1.5", lambda: Queue("codel", limit_pkts=1.5), "limit_pkts = 1.5"),
+        ("Queue rate 0", lambda: Queue("codel", link_rate_bps=0), "link_rate_bps = 0"),
+        ("Queue seed", lambda: Queue("codel", seed=-3), "seed = -3"),
+        ("Queue unknown aqm", lambda: Queue("nope"), "unknown AQM 'nope'"),
+        ("Queue bad unit", lambda: Queue("codel", {"target": "5parsecs"}), "'target' = '5parsecs'"),
+        ("Queue param type", lambda: Queue("codel", {"target": [1]}), "'target'"),
+        ("enqueue size -1", lambda: Queue("codel").enqueue(0, -1), "size_bytes = -1"),
+        ("enqueue flow -2", lambda: Queue("codel").enqueue(0, 100, flow=-2), "flow = -2"),
+        ("enqueue time back", lambda: _backwards_queue(), "now_s = 0.5"),
+        ("enqueue time nan", lambda: Queue("codel").enqueue(math.nan, 100), "now_s = NaN"),
+        ("set_param unknown", lambda: Queue("codel").set_param("tagret", 1), "tagret"),
+        ("aqm_config bad", lambda: aqm_config("red", {"max_p": 2}), "'max_p' = 2"),
+        ("flow_status -1", lambda: _sim().flow_status(-1), "flow = -1"),
+        ("flow_status 1.7", lambda: _sim().flow_status(1.7), "flow = 1.7"),
+        ("flow_status too big", lambda: _sim().flow_status(99), "flow = 99"),
+        ("run_until back", lambda: _ran_sim().run_until(0.5), "t = 0.5"),
+        ("run_until text", lambda: _sim().run_until("1s"), "t = '1s'"),
+        ("link unknown", lambda: _sim().link_status("nope"), "nope"),
+        ("set_aqm_param key", lambda: _sim().set_aqm_param("bottleneck", "tagret", 1), "tagret"),
+        ("set_aqm_param unit", lambda: _sim().set_aqm_param("bottleneck", "limit", "5ms"), "limit"),
+        ("set_aqm unknown", lambda: _sim().set_aqm("bottleneck", "nope"), "nope"),
+        ("Simulation seed", lambda: _seeded(-1), "seed = -1"),
+        ("simulate 42", lambda: simulate(42), "scenario = 42"),
+        ("simulate bad key", lambda: simulate({**ok, "duraton": "1s"}), "duraton"),
+        ("Scenario nan", lambda: Scenario({**ok, "warmup": math.nan}), "warmup = nan"),
+        ("Scenario list", lambda: Scenario([1, 2]), "must be a table"),
+        ("load missing", lambda: load_scenario("/nonexistent/s.toml"), "/nonexistent/s.toml"),
+        ("overrides index", lambda: Scenario(ok).with_overrides(["flows.5.count=1"]), "flows[5]"),
+        ("save to file", lambda: SimResult({}).save(__file__), "is a file"),
+        ("parse_rate", lambda: parse_rate("10MBPS"), "10MBPS"),
+        ("parse_time unit", lambda: parse_time("5", require_unit=True), "give a unit"),
+    ]
+
+
+def _backwards_queue():
+    from aqmlab.aqm import Queue
+
+    q = Queue("codel")
+    q.enqueue(1.0, 100)
+    q.enqueue(0.5, 100)
+
+
+def _seeded(seed):
+    from aqmlab.sim import Simulation
+
+    return Simulation({"duration": "2s", "dumbbell": {"rate": "1Mbps"}, "flows": [{}]}, seed=seed)
+
+
+API_ROWS = _api_rows()
+
+
+@pytest.mark.parametrize("name, call, needle", API_ROWS, ids=[r[0] for r in API_ROWS])
+def test_api_bad_input_raises_named_value_error(tmp_path, monkeypatch, name, call, needle):
+    monkeypatch.chdir(scratch(tmp_path))
+    before = snapshot(tmp_path)
+    with pytest.raises(ValueError) as info:
+        call()
+    msg = str(info.value)
+    assert needle in msg, msg
+    assert "\n" not in msg.strip(), msg
+    assert snapshot(tmp_path) == before
+
+
+def test_the_tables_have_at_least_sixty_rows():
+    rows = len(DUMBBELL_ROWS) + 3 * len(OUT_ROWS) + len(SCENARIO_ROWS) + len(API_ROWS)
+    assert rows >= 60, rows
+
+
+# -- output safety ----------------------------------------------------------------------------
+
+
+def _short(out: str) -> list[str]:
+    return ["dumbbell", "--duration", "1s", "--flows", "2", "--no-plots", "--quiet", "--out", out]
+
+
+def test_an_aqmlab_folder_is_replaced_a_user_folder_only_with_force(tmp_path):
+    cwd = scratch(tmp_path)
+    assert run(_short("res"), cwd).returncode == 0
+    manifest = (cwd / "res" / ".aqmlab").read_text()
+    assert '"tool": "aqmlab"' in manifest
+    assert run(_short("res"), cwd).returncode == 0, "an aqmlab result folder is replaced"
+    (cwd / "res" / "mine.txt").write_text("user data")
+    p = run(_short("res"), cwd)
+    assert p.returncode == 2 and "not empty (use --force" in p.stderr
+    assert (cwd / "res" / "mine.txt").read_text() == "user data"
+    assert run([*_short("res"), "--force"], cwd).returncode == 0
+    assert not (cwd / "res" / "mine.txt").exists()
+    assert not [p for p in cwd.iterdir() if p.name.startswith(".")], "no temporaries left"
+
+
+def test_outputs_follow_the_umask(tmp_path):
+    cwd = scratch(tmp_path)
+    old = os.umask(0o022)
+    try:
+        assert run(_short("deep/res"), cwd).returncode == 0
+    finally:
+        os.umask(old)
+    for p in [cwd / "deep", cwd / "deep" / "res"]:
+        assert stat.S_IMODE(p.stat().st_mode) == 0o755, p
+    for p in (cwd / "deep" / "res").iterdir():
+        assert stat.S_IMODE(p.stat().st_mode) == 0o644, p
+
+
+WRITER = """
+import sys, time
+from aqmlab.output import output_dir
+with output_dir(sys.argv[1]) as tmp:
+    (tmp / "part.txt").write_text("half")
+    print("writing", flush=True)
+    time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("phase", ["simulating", "writing"])
+def test_a_signal_leaves_nothing_behind(tmp_path, sig, phase):
+    """Ctrl-C or SIGTERM while the simulation runs, or while results are being written into the
+    temporary folder: no result folder, no temporary, no parent folder created by the run."""
+    cwd = scratch(tmp_path)
+    before = snapshot(cwd)
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    if phase == "simulating":
+        cmd = [*AQMLAB, "dumbbell", "--duration", "600s", "--flows", "50", "--out", "deep/res"]
+    else:
+        cmd = [sys.executable, "-c", WRITER, "deep/res"]
+    p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)  # fmt: skip
+    if phase == "writing":
+        assert p.stdout.readline().strip() == "writing"
+        assert any(cwd.glob("deep/.res.*")), "the temporary folder exists while writing"
+    else:
+        time.sleep(2.0)
+    p.send_signal(sig)
+    out, err = p.communicate(timeout=30)
+    assert p.returncode != 0
+    if phase == "simulating":
+        assert "Traceback" not in err, err
+    assert snapshot(cwd) == before, "a partial folder or temporary was left behind"
