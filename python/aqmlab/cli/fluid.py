@@ -1,19 +1,32 @@
 """`aqmlab fluid MODEL` commands: simulate a fluid model, print its equilibrium and final state.
 
-Every command validates its input first; bad input prints one line ``error: --option: reason
-(got value)`` and exits with status 2, writing nothing. With ``--out DIR`` the trajectories go to
-``DIR/trajectory.parquet`` and a figure to ``DIR/figure.png`` (written to a temporary directory
-and moved into place at the end). ``--json`` prints exactly one JSON object.
+Every command validates its whole input first -- values, the ``--out`` folder and the cost of the
+run (RK4 steps and memory, refused within a second if it would exceed the limits of
+``aqmlab.fluid.base``) -- and bad input prints one line ``error: --option = value: reason`` and
+exits with status 2, writing nothing. With ``--out DIR`` the trajectories go to
+``DIR/trajectory.parquet``, a figure to ``DIR/figure.png`` and the printed summary to
+``DIR/summary.json``, written through :mod:`aqmlab.output` (a temporary folder renamed into
+place; a folder aqmlab did not write is replaced only with ``--force``; nothing is left behind on
+an error or Ctrl-C). ``--json`` prints exactly one JSON object.
 
-Units: capacities in packets/s, times in seconds, queues in packets. ``--rtt a:b`` spreads RTTs
-linearly over the flows from ``a`` to ``b``; ``--rtt a,b,c`` lists them; ``--rtt a`` is one value.
+Units: every time carries its unit (``--rtt 200ms``, ``--duration 100s``, ``--dt 1ms``; a bare
+number is an error). A capacity is a packet rate (``--capacity 3750pps``) or a bit rate divided
+by ``8 * --pkt-size`` (``--capacity 30Mbps``, default packet size 1000 bytes); a bare number is
+an error. PI's sampling frequency is ``160Hz`` (a bare number is Hz). Dimensionless numbers
+(flows, weights, gains, queues in packets, probabilities) are bare. RTT lists: ``100ms:150ms``
+spreads RTTs linearly over the flows, ``100ms,120ms,150ms`` lists them, ``100ms`` is one value.
+
+Examples::
+
+    aqmlab fluid misra --flows 60 --capacity 3750pps --rtt 200ms --duration 100s --out run/
+    aqmlab fluid sqm --capacity 1000pps --rtt 100ms:150ms \\
+        --weights 1500,1500,1500,1500,1500,1000,1000,1000,1000,1000 --duration 50s --json
+    aqmlab fluid edc --flows 60 --capacity 1.5Mbps --rtt 100ms --duration 200s
 """
 
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Annotated
 
@@ -21,53 +34,63 @@ import numpy as np
 import typer
 
 from aqmlab.cli._common import BadOption as _Bad
+from aqmlab.cli._common import capacity_opt as _capacity
 from aqmlab.cli._common import fail as _fail
+from aqmlab.cli._common import frequency_opt as _frequency
+from aqmlab.cli._common import number as _num
+from aqmlab.cli._common import number_list_opt as _numbers
+from aqmlab.cli._common import size_opt as _size
+from aqmlab.cli._common import time_list_opt as _times
+from aqmlab.cli._common import time_opt as _time
 
 app = typer.Typer(help="fluid commands", no_args_is_help=True)
 
-Duration = Annotated[float, typer.Option("--duration", help="horizon (s)")]
-Dt = Annotated[float | None, typer.Option("--dt", help="RK4 step (s); model default if omitted")]
-Json = Annotated[bool, typer.Option("--json", help="print one JSON object")]
-Out = Annotated[Path | None, typer.Option("--out", help="directory for parquet + figure")]
+Duration = Annotated[str, typer.Option("--duration", help="horizon (e.g. 100s)")]
+Dt = Annotated[
+    str | None, typer.Option("--dt", help="RK4 step (e.g. 1ms); model default if omitted")
+]
+Json = Annotated[bool, typer.Option("--json", help="print one JSON object", show_default=False)]
+Out = Annotated[Path | None, typer.Option("--out", help="folder for parquet + figure + summary")]
+Force = Annotated[
+    bool,
+    typer.Option(
+        "--force", help="replace --out even if it holds files aqmlab did not write",
+        show_default=False,
+    ),
+]  # fmt: skip
+PktSize = Annotated[
+    str,
+    typer.Option("--pkt-size", help="packet size for a bit-rate --capacity, bytes (e.g. 1000)"),
+]
+
+#: Units of the printed states and results (labels of the text output).
+_UNITS = {
+    "W": "packets",
+    "q": "packets",
+    "p": "probability",
+    "R": "s",
+    "x": "packets/s",
+    "y": "packets/s",
+    "time": "s",
+    "e_prev": "packets",
+    "avg": "packets",
+    "bhat": "packets",
+    "final_rates": "packets/s",
+    "final_queues": "packets",
+}
+
+
+def _unit(name: str) -> str:
+    u = _UNITS.get(name.split("[", 1)[0])
+    return f"{name} [{u}]" if u else name
 
 
 def _pos(name: str, value, allow_zero=False, allow_inf=False):
     if value is None:
         return value
-    ok = value >= 0 if allow_zero else value > 0
-    if not ((np.isfinite(value) or (allow_inf and value == np.inf)) and ok):
-        raise _Bad(f"{name}: must be {'>= 0' if allow_zero else '> 0'} (got {value})")
-    return value
-
-
-def _floats(name: str, text: str) -> list[float]:
-    try:
-        vals = [float(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise _Bad(f"{name}: not a comma-separated list of numbers (got {text})") from None
-    if not vals:
-        raise _Bad(f"{name}: empty (got {text!r})")
-    for v in vals:
-        _pos(name, v)
-    return vals
-
-
-def _rtts(text: str, n: int | None) -> list[float]:
-    """``a:b`` (linear over n flows), ``a,b,...`` or ``a``."""
-    if ":" in text:
-        parts = text.split(":")
-        if len(parts) != 2:
-            raise _Bad(f"--rtt: expected a:b (got {text})")
-        a, b = (_floats("--rtt", p)[0] for p in parts)
-        if n is None:
-            raise _Bad(f"--rtt: a range needs the number of flows (got {text})")
-        return list(np.linspace(a, b, n)) if n > 1 else [a]
-    vals = _floats("--rtt", text)
-    if n is not None and len(vals) == 1:
-        return vals * n
-    if n is not None and len(vals) != n:
-        raise _Bad(f"--rtt: {len(vals)} values for {n} flows (got {text})")
-    return vals
+    if allow_inf and value == np.inf:
+        return value
+    return _num(name, value, positive=not allow_zero, nonneg=allow_zero)
 
 
 def _law(
@@ -94,22 +117,31 @@ def _law(
 
     name = law.lower()
     if name == "pi":
-        return laws.PI(a=_pos("--a", a), b=_pos("--b", b), fs=_pos("--fs", fs), qref=qref)
+        return laws.PI(a=_num("--a", a), b=_num("--b", b), fs=_frequency("--fs", fs), qref=qref)
     if name == "red":
+        _pos("--min-th", min_th, allow_zero=True)
+        _pos("--max-th", max_th)
         if max_th <= min_th:
-            raise _Bad(f"--max-th: must exceed --min-th (got {max_th} <= {min_th})")
+            raise _Bad(f"--max-th = {max_th}: must exceed --min-th = {min_th}")
         if not 0 < wq < 1:
-            raise _Bad(f"--wq: must be in (0, 1) (got {wq})")
-        return laws.RED(min_th=min_th, max_th=max_th, max_p=_pos("--max-p", max_p), w_q=wq)
+            raise _Bad(f"--wq = {wq}: must be in (0, 1)")
+        if not 0 < max_p <= 1:
+            raise _Bad(f"--max-p = {max_p}: must be in (0, 1]")
+        return laws.RED(min_th=min_th, max_th=max_th, max_p=max_p, w_q=wq)
     if name == "rem":
+        _num("--phi", phi)
         if phi <= 1:
-            raise _Bad(f"--phi: must be > 1 (got {phi})")
+            raise _Bad(f"--phi = {phi}: must be > 1")
         return laws.REM(gamma=_pos("--gamma", gamma), phi=phi, qref=qref)
     if name in ("pd-lq", "pdlq"):
+        for key, v in (("--h1", h1), ("--h2", h2), ("--h3", h3), ("--p-offset", p_offset)):
+            _num(key, v)
         return laws.PDLQ(h1=h1, h2=h2, h3=h3, p1=_pos("--p1", p1), qref=qref, p_offset=p_offset)
     if name == "sfc":
+        for key, v in (("--k1", k1), ("--k2", k2), ("--p-offset", p_offset)):
+            _num(key, v)
         return laws.SFC(k1=k1, k2=k2, qref=qref, p_offset=p_offset or 0.0)
-    raise _Bad(f"--law: unknown law (got {law}); choose red, pi, rem, pd-lq, sfc")
+    raise _Bad(f"--law = {law}: unknown law; choose red, pi, rem, pd-lq, sfc")
 
 
 def _jsonable(v):
@@ -117,8 +149,27 @@ def _jsonable(v):
     return a.tolist()
 
 
-def _emit(result, params: dict, as_json: bool, out: Path | None, extra: dict | None = None):
-    """Print the summary and write outputs atomically."""
+def _write(result, summary: dict, out: Path, force: bool, command: str) -> None:
+    """Write trajectory, figure and summary into ``out`` through aqmlab.output."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from aqmlab.output import output_dir
+
+    with output_dir(out, force=force, command=command) as tmp:
+        result.to_pandas().to_parquet(tmp / "trajectory.parquet", index=False)
+        fig = result.plot()
+        try:
+            fig.savefig(tmp / "figure.png", dpi=110)
+        finally:
+            plt.close(fig)
+        (tmp / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+
+
+def _emit(result, params: dict, as_json: bool, out, force: bool, extra: dict | None = None):
+    """Write the outputs (if any), then print the summary."""
     eq = result.equilibrium
     final = {k: float(v[0]) for k, v in result.final().items()}
     summary = {
@@ -127,59 +178,53 @@ def _emit(result, params: dict, as_json: bool, out: Path | None, extra: dict | N
         "equilibrium": eq.to_dict(0) if eq is not None else None,
         "final": final,
         "t_end": float(result.t[-1]),
+        "t_unit": "packets" if result.model == "edc" else "s",
         "wall_seconds": result.info.get("wall_seconds"),
     }
     summary.update(extra or {})
     if out is not None:
-        out = Path(out)
-        if out.exists() and not out.is_dir():
-            raise _Bad(f"--out: exists and is not a directory (got {out})")
-        parent = out.parent if str(out.parent) else Path(".")
-        parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=".fluid-", dir=parent))
-        try:
-            import matplotlib
-
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-
-            result.to_pandas().to_parquet(tmp / "trajectory.parquet", index=False)
-            fig = result.plot()
-            fig.savefig(tmp / "figure.png", dpi=110)
-            plt.close(fig)
-            (tmp / "summary.json").write_text(json.dumps(summary, indent=2))
-            out.mkdir(parents=True, exist_ok=True)
-            for f in tmp.iterdir():
-                shutil.move(str(f), out / f.name)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+        _write(result, summary, out, force, f"aqmlab fluid {result.model}")
         summary["out"] = str(out)
     if as_json:
         typer.echo(json.dumps(summary))
         return
-    typer.echo(f"model: {result.model}   t_end = {summary['t_end']:g}")
+    typer.echo(f"model: {result.model}   t_end = {summary['t_end']:g} {summary['t_unit']}")
     if summary["equilibrium"] is not None:
         typer.echo("equilibrium:")
         for k, v in summary["equilibrium"].items():
-            typer.echo(f"  {k:>8} = {np.round(v, 6).tolist()}")
+            typer.echo(f"  {_unit(k):>22} = {np.round(v, 6).tolist()}")
     typer.echo("final state:")
     for k, v in final.items():
-        typer.echo(f"  {k:>8} = {v:.6g}")
+        typer.echo(f"  {_unit(k):>22} = {v:.6g}")
     for k, v in (extra or {}).items():
-        typer.echo(f"{k}: {np.round(v, 6).tolist()}")
+        typer.echo(f"{_unit(k)}: {np.round(v, 6).tolist()}")
     if out is not None:
-        typer.echo(f"wrote {out}/trajectory.parquet, {out}/figure.png")
+        typer.echo(f"wrote {out}/trajectory.parquet, {out}/figure.png, {out}/summary.json")
 
 
-def _run(build, duration, dt, as_json, out, extra_fn=None):
+def _run(build, duration, dt, as_json, out, force, extra_fn=None, scale=1.0, rtt=None):
+    """Check everything (values, output folder, cost), then simulate and write.
+
+    ``build() -> (model, params)``; ``duration`` and ``dt`` are the option texts; ``scale``
+    converts seconds to the model's time (EDC: packets)."""
+    from aqmlab.output import OutputError, check_output_dir
+
     try:
-        _pos("--duration", duration)
-        _pos("--dt", dt)
+        dur = _time("--duration", duration)
+        step = None if dt is None else _time("--dt", dt)
         model, params = build()
-        res = model.simulate(duration, dt=dt)
+        if out is not None:
+            check_output_dir(out, force)
+        names = {
+            "duration": f"--duration = {duration}",
+            "dt": f"--dt = {dt}",
+            "delay": f"--rtt = {rtt} (longest delay {model.max_delay():.3g} s)",
+        }
+        model.check_cost(dur * scale, None if step is None else step * scale, names=names)
+        res = model.simulate(dur * scale, dt=None if step is None else step * scale)
         extra = extra_fn(res) if extra_fn else None
-        _emit(res, params, as_json, out, extra)
-    except _Bad as e:
+        _emit(res, params, as_json, out, force, extra)
+    except (_Bad, OutputError) as e:
         _fail(str(e))
     except ValueError as e:
         _fail(str(e).splitlines()[0])
@@ -187,8 +232,12 @@ def _run(build, duration, dt, as_json, out, extra_fn=None):
 
 @app.command("sqm")
 def sqm(
-    capacity: Annotated[float, typer.Option(help="bottleneck capacity C (packets/s)")] = 1000.0,
-    rtt: Annotated[str, typer.Option(help="flow RTTs (s): a:b, a,b,... or a")] = "0.100:0.150",
+    capacity: Annotated[
+        str, typer.Option(help="bottleneck capacity C: packet rate (1000pps) or bit rate (8Mbps)")
+    ] = "1000pps",
+    rtt: Annotated[
+        str, typer.Option(help="flow RTTs: a:b, a,b,... or a (e.g. 100ms:150ms)")
+    ] = "100ms:150ms",
     weights: Annotated[str, typer.Option(help="WFQ weights, one per flow")] = (
         "1500,1500,1500,1500,1500,1000,1000,1000,1000,1000"
     ),
@@ -201,31 +250,33 @@ def sqm(
         typer.Option(help="slope of p=(q-beta)/sigma (packets); default critically damped"),
     ] = None,
     beta: Annotated[float, typer.Option(help="target queue (packets)")] = 0.0,
-    duration: Duration = 50.0,
+    pkt_size: PktSize = "1000",
+    duration: Duration = "50s",
     dt: Dt = None,
     as_json: Json = False,
     out: Out = None,
+    force: Force = False,
 ):
-    """SQM alpha-fair multi-queue model on one bottleneck (ALGORITHMS.md §1.5). Prints final_rates."""
+    """SQM alpha-fair multi-queue model on one bottleneck (docs/fluid.md). Prints final_rates."""
 
     def build():
         from aqmlab.fluid import SQM
 
-        _pos("--capacity", capacity)
-        w = _floats("--weights", weights)
+        c = _capacity("--capacity", capacity, _size("--pkt-size", pkt_size))
+        w = _numbers("--weights", weights)
         n = flows if flows is not None else len(w)
         if n <= 0:
-            raise _Bad(f"--flows: must be > 0 (got {n})")
+            raise _Bad(f"--flows = {n}: must be > 0")
         if len(w) != n:
-            raise _Bad(f"--weights: {len(w)} weights for {n} flows (got {weights})")
+            raise _Bad(f"--weights = {weights}: {len(w)} weights for {n} flows")
         _pos("--alpha", alpha)
         _pos("--sigma", sigma)
         _pos("--beta", beta, allow_zero=True)
-        d = _rtts(rtt, n)
-        model = SQM(capacity, d, weights=w, alpha=alpha, sigma=sigma, beta=beta)
+        d = _times("--rtt", rtt, n)
+        model = SQM(c, d, weights=w, alpha=alpha, sigma=sigma, beta=beta)
         return model, {
-            "capacity": capacity,
-            "rtt": d,
+            "capacity_pps": c,
+            "rtt_s": d,
             "weights": w,
             "alpha": alpha,
             "sigma": _jsonable(model.sigma[0]),
@@ -238,7 +289,9 @@ def sqm(
         dt,
         as_json,
         out,
+        force,
         lambda r: {"final_rates": r["x"][-1, 0].tolist(), "final_queues": r["q"][-1, 0].tolist()},
+        rtt=rtt,
     )
 
 
@@ -246,6 +299,7 @@ def _window_cmd(
     kind: str,
     flows,
     capacity,
+    pkt_size,
     rtt,
     law,
     qref,
@@ -271,20 +325,22 @@ def _window_cmd(
     dt,
     as_json,
     out,
+    force,
 ):
     def build():
         from aqmlab.fluid import KTL, SFC, GaoHou, Misra
 
         _pos("--flows", flows)
-        _pos("--capacity", capacity)
-        _pos("--rtt", rtt)
+        c = _capacity("--capacity", capacity, _size("--pkt-size", pkt_size))
+        r = _time("--rtt", rtt)
         _pos("--qref", qref, allow_zero=True)
         _pos("--buffer", buffer, allow_inf=True)
+        _num("--p-offset", p_offset)
         off = p_offset
         if off is None and law.lower() in ("pd-lq", "pdlq"):
-            # §4 item 3: PD-LQ adds the operating-point probability at the target queue
+            # PD-LQ adds the operating-point probability at the target queue (docs/fluid.md)
             probe = {"misra": Misra, "ktl": KTL}.get(kind)
-            tmp = probe(flows, capacity, rtt, SFC()) if probe else None
+            tmp = probe(flows, c, r, SFC()) if probe else None
             off = float(tmp.p_required(np.asarray(qref))) if tmp else 0.0
         lw = _law(
             law,
@@ -307,21 +363,21 @@ def _window_cmd(
             off or 0.0,
         )
         if kind == "gao-hou":
-            model = GaoHou(flows, capacity, rtt, lw, b=_pos("--ack-b", ack_b), buffer=buffer)
+            model = GaoHou(flows, c, r, lw, b=_pos("--ack-b", ack_b), buffer=buffer)
         elif kind == "ktl":
-            model = KTL(flows, capacity, rtt, lw, buffer=buffer)
+            model = KTL(flows, c, r, lw, buffer=buffer)
         else:
-            model = Misra(flows, capacity, rtt, lw, buffer=buffer)
+            model = Misra(flows, c, r, lw, buffer=buffer)
         params = {
             "flows": flows,
-            "capacity": capacity,
-            "rtt": rtt,
+            "capacity_pps": c,
+            "rtt_s": r,
             "law": lw.name,
             **{k: _jsonable(v) for k, v in lw.params().items() if v is not None},
         }
         return model, params
 
-    _run(build, duration, dt, as_json, out)
+    _run(build, duration, dt, as_json, out, force, rtt=rtt)
 
 
 LawOpt = Annotated[str, typer.Option(help="AQM law: red | pi | rem | pd-lq | sfc")]
@@ -332,13 +388,17 @@ def _window_command(kind, help_text, defaults):
 
     def cmd(
         flows: Annotated[float, typer.Option(help="number of flows N")] = f0,
-        capacity: Annotated[float, typer.Option(help="capacity C (packets/s)")] = c0,
-        rtt: Annotated[float, typer.Option(help="propagation RTT (s); Gao-Hou: constant RTT")] = r0,
+        capacity: Annotated[
+            str, typer.Option(help="capacity C: packet rate (e.g. 3750pps) or bit rate (30Mbps)")
+        ] = c0,
+        rtt: Annotated[
+            str, typer.Option(help="propagation RTT (e.g. 200ms); Gao-Hou: constant RTT")
+        ] = r0,
         law: LawOpt = law0,
         qref: Annotated[float, typer.Option(help="target queue (packets)")] = q0,
         a: Annotated[float, typer.Option(help="PI a (1/packet)")] = 1.822e-5,
         b: Annotated[float, typer.Option(help="PI b (1/packet)")] = 1.816e-5,
-        fs: Annotated[float, typer.Option(help="PI sampling frequency (Hz)")] = 160.0,
+        fs: Annotated[str, typer.Option(help="PI sampling frequency (e.g. 160Hz)")] = "160Hz",
         min_th: Annotated[float, typer.Option(help="RED min_th (packets)")] = 150.0,
         max_th: Annotated[float, typer.Option(help="RED max_th (packets)")] = 300.0,
         max_p: Annotated[float, typer.Option(help="RED max_p")] = 0.1,
@@ -357,15 +417,18 @@ def _window_command(kind, help_text, defaults):
         ] = None,
         buffer: Annotated[float, typer.Option(help="queue limit (packets)")] = float("inf"),
         ack_b: Annotated[float, typer.Option("--ack-b", help="Gao-Hou packets per ACK")] = 2.0,
+        pkt_size: PktSize = "1000",
         duration: Duration = dur0,
         dt: Dt = None,
         as_json: Json = False,
         out: Out = None,
+        force: Force = False,
     ):
         _window_cmd(
             kind,
             flows,
             capacity,
+            pkt_size,
             rtt,
             law,
             qref,
@@ -391,6 +454,7 @@ def _window_command(kind, help_text, defaults):
             dt,
             as_json,
             out,
+            force,
         )
 
     cmd.__doc__ = help_text
@@ -399,87 +463,112 @@ def _window_command(kind, help_text, defaults):
 
 _window_command(
     "misra",
-    "Misra-Hollot Reno model (§1.1) with a fluid AQM law (default: Hollot's PI).",
-    (60.0, 3750.0, 0.2, "pi", 200.0, 100.0),
+    "Misra-Hollot Reno model with a fluid AQM law (default: Hollot's PI).",
+    (60.0, "3750pps", "200ms", "pi", 200.0, "100s"),
 )
 _window_command(
     "gao-hou",
-    "Gao-Hou enhanced model (§1.3), default SFC law of the paper's example.",
-    (300.0, 1250.0, 0.6, "sfc", 50.0, 100.0),
+    "Gao-Hou enhanced model, default SFC law of the paper's example.",
+    (300.0, "1250pps", "600ms", "sfc", 50.0, "100s"),
 )
 _window_command(
     "ktl",
-    "Kim-Tang-Low AIMD model (§1.4), default memoryless PD-LQ (tau=0.2 gains).",
-    (100.0, 4000.0, 0.15, "pd-lq", 200.0, 60.0),
+    "Kim-Tang-Low AIMD model, default memoryless PD-LQ (tau=0.2 gains).",
+    (100.0, "4000pps", "150ms", "pd-lq", 200.0, "60s"),
 )
 
 
 @app.command("kelly")
 def kelly(
-    capacity: Annotated[float, typer.Option(help="link capacity (packets/s)")] = 100.0,
-    rtt: Annotated[str, typer.Option(help="route RTTs (s): a:b, a,b,... or a")] = "0.1:0.2",
+    capacity: Annotated[
+        str, typer.Option(help="link capacity: packet rate (100pps) or bit rate (800kbps)")
+    ] = "100pps",
+    rtt: Annotated[
+        str, typer.Option(help="route RTTs: a:b, a,b,... or a (e.g. 100ms:200ms)")
+    ] = "100ms:200ms",
     weights: Annotated[str, typer.Option(help="willingness to pay w_r, one per route")] = "1,3",
     gain: Annotated[float, typer.Option(help="kappa (1/s)")] = 5.0,
-    duration: Duration = 60.0,
+    pkt_size: PktSize = "1000",
+    duration: Duration = "60s",
     dt: Dt = None,
     as_json: Json = False,
     out: Out = None,
+    force: Force = False,
 ):
-    """Kelly primal rate model on one link (§1.2). Prints final_rates."""
+    """Kelly primal rate model on one link (docs/fluid.md). Prints final_rates."""
 
     def build():
         from aqmlab.fluid import Kelly
 
-        _pos("--capacity", capacity)
+        c = _capacity("--capacity", capacity, _size("--pkt-size", pkt_size))
         _pos("--gain", gain)
-        w = _floats("--weights", weights)
-        d = _rtts(rtt, len(w))
-        return Kelly(capacity, d, weights=w, gain=gain), {
-            "capacity": capacity,
-            "rtt": d,
+        w = _numbers("--weights", weights)
+        d = _times("--rtt", rtt, len(w))
+        return Kelly(c, d, weights=w, gain=gain), {
+            "capacity_pps": c,
+            "rtt_s": d,
             "weights": w,
             "gain": gain,
         }
 
-    _run(build, duration, dt, as_json, out, lambda r: {"final_rates": r["x"][-1, 0].tolist()})
+    _run(
+        build,
+        duration,
+        dt,
+        as_json,
+        out,
+        force,
+        lambda r: {"final_rates": r["x"][-1, 0].tolist()},
+        rtt=rtt,
+    )
 
 
 @app.command("edc")
 def edc(
     flows: Annotated[float, typer.Option(help="number of flows N")] = 60.0,
     capacity: Annotated[
-        float, typer.Option(help="capacity (packets/s); 1.5 Mb/s / 1000 B")
-    ] = 187.5,
-    rtt: Annotated[float, typer.Option(help="propagation RTT (s)")] = 0.1,
+        str, typer.Option(help="capacity: packet rate (187.5pps) or bit rate (1.5Mbps)")
+    ] = "1.5Mbps",
+    rtt: Annotated[str, typer.Option(help="propagation RTT (e.g. 100ms)")] = "100ms",
     qref: Annotated[float, typer.Option(help="target queue (packets)")] = 200.0,
     kp: Annotated[float, typer.Option(help="K_P")] = 0.03,
     ki: Annotated[float, typer.Option(help="K_I")] = 0.01,
     n_event: Annotated[int, typer.Option(help="arrivals per controller run")] = 30,
+    pkt_size: PktSize = "1000",
     duration: Annotated[
-        float, typer.Option(help="horizon (s), converted to duration*capacity packets")
-    ] = 200.0,
+        str, typer.Option(help="horizon (e.g. 200s), converted to duration*capacity packets")
+    ] = "200s",
     as_json: Json = False,
     out: Out = None,
+    force: Force = False,
 ):
-    """EDC spatial-domain model with the event-driven PI (§1.6, §2.4)."""
+    """EDC spatial-domain model with the event-driven PI (docs/fluid.md, docs/design/edc.md)."""
+    c_box = {}
 
     def build():
         from aqmlab.fluid import EDC
 
-        for name, v in (("--flows", flows), ("--capacity", capacity), ("--rtt", rtt)):
-            _pos(name, v)
+        _pos("--flows", flows)
+        c = c_box["c"]
+        r = _time("--rtt", rtt)
         _pos("--qref", qref, allow_zero=True)
+        _num("--kp", kp)
+        _num("--ki", ki)
         if n_event < 1:
-            raise _Bad(f"--n-event: must be >= 1 (got {n_event})")
-        return EDC(flows, capacity, rtt, qref=qref, kp=kp, ki=ki, n_event=n_event), {
+            raise _Bad(f"--n-event = {n_event}: must be >= 1")
+        return EDC(flows, c, r, qref=qref, kp=kp, ki=ki, n_event=n_event), {
             "flows": flows,
-            "capacity": capacity,
-            "rtt": rtt,
+            "capacity_pps": c,
+            "rtt_s": r,
             "qref": qref,
             "kp": kp,
             "ki": ki,
             "n_event": n_event,
-            "packets": duration * capacity,
+            "packets": _time("--duration", duration) * c,
         }
 
-    _run(build, duration * capacity if capacity > 0 else duration, None, as_json, out)
+    try:
+        c_box["c"] = _capacity("--capacity", capacity, _size("--pkt-size", pkt_size))
+    except _Bad as e:
+        _fail(str(e))
+    _run(build, duration, None, as_json, out, force, scale=c_box["c"], rtt=rtt)

@@ -26,6 +26,7 @@ Example
 200.0
 """
 
+from aqmlab.fluid.base import FluidCostError
 from aqmlab.fluid.edc import EDC
 from aqmlab.fluid.gao_hou import GaoHou
 from aqmlab.fluid.kelly import Kelly
@@ -55,4 +56,5 @@ __all__ = [
     "SQM",
     "Kelly",
     "EDC",
+    "FluidCostError",
 ]

@@ -13,12 +13,57 @@ from aqmlab.fluid.laws import FluidLaw
 from aqmlab.fluid.result import Equilibrium, FluidResult, LinearizedModel
 from aqmlab.fluid.solver import project_rate, solve_dde
 
-__all__ = ["FluidModel", "WindowModel", "as_param", "batch_size"]
+__all__ = ["FluidCostError", "FluidModel", "WindowModel", "as_param", "batch_size"]
+
+#: Largest number of RK4 steps one :meth:`FluidModel.simulate` call may take (about 20 minutes
+#: at the ~0.5 ms a step of a small model measured on a laptop core). Raise it to run longer.
+MAX_STEPS = 2_000_000
+#: Largest memory (bytes) the solver's history ring and the recorded trajectory may need.
+MAX_BYTES = 2 * 2**30
+#: Rough wall time of one RK4 step of a small model (s); only used to explain a refusal.
+_SECONDS_PER_STEP = 5e-4
+
+
+class FluidCostError(ValueError):
+    """A simulation would take too long or need too much memory; the message names the
+    argument, its value, the estimate and the limit."""
+
+
+def _human_time(seconds: float) -> str:
+    for unit, size in (("days", 86400.0), ("h", 3600.0), ("min", 60.0)):
+        if seconds >= size:
+            return f"{seconds / size:.3g} {unit}"
+    return f"{seconds:.2g} s"
+
+
+def _human_bytes(n: float) -> str:
+    for unit, size in (("TiB", 2.0**40), ("GiB", 2.0**30), ("MiB", 2.0**20)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n:.3g} bytes"
+
+
+def _real_arg(name: str, value) -> float:
+    if isinstance(value, bool | str | bytes) or value is None:
+        raise ValueError(f"{name} must be a number (got {value!r})")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number (got {value!r})") from None
 
 
 def as_param(value, name: str, *, positive=False, nonneg=False) -> np.ndarray:
     """Float array of a parameter, validated; the error names the parameter and the value."""
-    arr = np.asarray(value, dtype=float)
+    if isinstance(value, str | bytes) or value is None:
+        raise ValueError(f"{name} must be a number or an array of numbers (got {value!r})")
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"{name} must be a number or an array of numbers (got {value!r})"
+        ) from None
+    if arr.size == 0:
+        raise ValueError(f"{name} is empty (got {value!r})")
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be finite (got {value})")
     if positive and np.any(arr <= 0):
@@ -47,6 +92,84 @@ class FluidModel:
     hook = None
     hook_every = 0
 
+    def cost(self, duration, dt=None, record_dt=None) -> dict:
+        """Estimated cost of :meth:`simulate` without running it.
+
+        Parameters
+        ----------
+        duration : float
+            Horizon (s; packets for the EDC spatial model).
+        dt : float, optional
+            RK4 step; default :meth:`default_dt`.
+        record_dt : float, optional
+            Recording interval (see :meth:`simulate`).
+
+        Returns
+        -------
+        dict
+            ``steps`` (RK4 steps), ``ring_bytes`` (history ring), ``record_bytes`` (recorded
+            trajectory), ``bytes`` (their sum) and ``seconds`` (a rough wall-time estimate).
+        """
+        duration = float(duration)
+        dt = float(self.default_dt() if dt is None else dt)
+        steps = duration / dt
+        n = len(self.state_names)
+        cap = max(self.max_delay(), dt) / dt + 3
+        if record_dt is None:
+            records = min(steps, 5000.0) + 2
+        else:
+            records = steps / max(1.0, round(float(record_dt) / dt)) + 2
+        ring = 2.0 * cap * self.B * n * 8
+        rec = records * (self.B * n * 8 + 40)  # states + the solver's index list
+        per_step = _SECONDS_PER_STEP * (1.0 + self.B * n / 2000.0)
+        return {
+            "steps": steps,
+            "ring_bytes": ring,
+            "record_bytes": rec,
+            "bytes": ring + rec,
+            "seconds": steps * per_step,
+        }
+
+    def check_cost(self, duration, dt=None, record_dt=None, names=None) -> dict:
+        """Raise :class:`FluidCostError` if :meth:`simulate` would exceed ``MAX_STEPS`` steps or
+        ``MAX_BYTES`` of memory; return :meth:`cost` otherwise.
+
+        Parameters
+        ----------
+        duration, dt, record_dt : float
+            As in :meth:`simulate`.
+        names : dict, optional
+            How the message names the culprit: ``{"duration": "--duration = 1e7s", "dt": ...,
+            "delay": ...}`` (default: the argument names and values of this call).
+        """
+        names = {
+            "duration": f"duration = {duration!r}",
+            "dt": f"dt = {dt!r}",
+            "delay": f"max delay = {self.max_delay():.3g}",
+            **(names or {}),
+        }
+        c = self.cost(duration, dt, record_dt)
+        step = float(self.default_dt() if dt is None else dt)
+        if c["bytes"] > MAX_BYTES:
+            if c["ring_bytes"] >= c["record_bytes"]:
+                who = names["dt"] if dt is not None else names["delay"]
+                why = f"a history of {self.max_delay():.3g} / {step:.3g} steps"
+            else:
+                who = names["duration"] if dt is None else names["dt"]
+                why = f"recording {c['steps']:.3g} steps"
+            raise FluidCostError(
+                f"{who}: {why} would need ~{_human_bytes(c['bytes'])} of memory "
+                f"(limit {_human_bytes(MAX_BYTES)})"
+            )
+        if c["steps"] > MAX_STEPS:
+            who = names["duration"] if dt is None or step >= self.default_dt() else names["dt"]
+            raise FluidCostError(
+                f"{who}: {c['steps']:.3g} RK4 steps of dt = {step:.3g} would take "
+                f"~{_human_time(c['seconds'])} (limit {MAX_STEPS:.3g} steps, "
+                f"~{_human_time(MAX_STEPS * _SECONDS_PER_STEP)})"
+            )
+        return c
+
     def simulate(self, duration, *, dt=None, y0=None, history=None, record_dt=None):
         """Integrate the nonlinear model over ``[0, duration]``.
 
@@ -67,10 +190,25 @@ class FluidModel:
         Returns
         -------
         FluidResult
+
+        Raises
+        ------
+        FluidCostError
+            The run would exceed ``MAX_STEPS`` RK4 steps or ``MAX_BYTES`` of memory
+            (:meth:`check_cost`); checked before anything is computed.
         """
-        duration = float(duration)
-        if not duration > 0:
-            raise ValueError(f"duration must be > 0 (got {duration})")
+        duration = _real_arg("duration", duration)
+        if not (np.isfinite(duration) and duration > 0):
+            raise ValueError(f"duration must be a finite number > 0 (got {duration})")
+        if dt is not None:
+            dt = _real_arg("dt", dt)
+            if not (np.isfinite(dt) and dt > 0):
+                raise ValueError(f"dt must be a finite number > 0 (got {dt})")
+        if record_dt is not None:
+            record_dt = _real_arg("record_dt", record_dt)
+            if not (np.isfinite(record_dt) and record_dt > 0):
+                raise ValueError(f"record_dt must be a finite number > 0 (got {record_dt})")
+        self.check_cost(duration, dt, record_dt)
         dt = float(dt or self.default_dt())
         if y0 is None:
             y0 = self.initial_state()

@@ -50,8 +50,8 @@ class Kelly(FluidModel):
     name = "kelly"
 
     def __init__(self, capacity, rtt, weights=1.0, gain=1.0, routing=None):
-        rtt_arr = np.asarray(rtt, float)
-        if rtt_arr.ndim == 0:
+        rtt_arr = as_param(rtt, "rtt", positive=True)
+        if rtt_arr.ndim == 0 or rtt_arr.shape[-1] == 0:
             raise ValueError(f"rtt must give one value per route (got {rtt})")
         Rn = rtt_arr.shape[-1]
         self.routing = routing_matrix(routing, Rn)

@@ -30,6 +30,26 @@ import numpy as np
 __all__ = ["FluidLaw", "RED", "PI", "REM", "PDLQ", "SFC", "make_law"]
 
 
+def _p(value, name: str, *, positive: bool = False, nonneg: bool = False) -> np.ndarray:
+    """A law parameter as a float array: finite, optionally > 0 or >= 0; the ValueError names
+    the parameter and the value."""
+    if isinstance(value, str | bytes) or value is None:
+        raise ValueError(f"{name} must be a number or an array of numbers (got {value!r})")
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"{name} must be a number or an array of numbers (got {value!r})"
+        ) from None
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite (got {value})")
+    if positive and np.any(arr <= 0):
+        raise ValueError(f"{name} must be > 0 (got {value})")
+    if nonneg and np.any(arr < 0):
+        raise ValueError(f"{name} must be >= 0 (got {value})")
+    return arr
+
+
 def _clip01(p):
     return np.clip(p, 0.0, 1.0)
 
@@ -87,8 +107,11 @@ class RED(FluidLaw):
     upper = (np.inf,)
 
     def __init__(self, min_th=150.0, max_th=300.0, max_p=0.1, w_q=0.00133, gentle=True):
-        self.min_th, self.max_th = np.asarray(min_th, float), np.asarray(max_th, float)
-        self.max_p, self.w_q = np.asarray(max_p, float), np.asarray(w_q, float)
+        self.min_th = _p(min_th, "min_th", nonneg=True)
+        self.max_th = _p(max_th, "max_th", positive=True)
+        self.max_p, self.w_q = _p(max_p, "max_p", positive=True), _p(w_q, "w_q")
+        if np.any(self.max_p > 1):
+            raise ValueError(f"max_p must be in (0, 1] (got {max_p})")
         self.gentle = bool(gentle)
         if np.any(self.max_th <= self.min_th):
             raise ValueError(f"max_th must exceed min_th (got {max_th} <= {min_th})")
@@ -144,10 +167,8 @@ class PI(FluidLaw):
     upper = (1.0,)
 
     def __init__(self, a=1.822e-5, b=1.816e-5, fs=160.0, qref=200.0):
-        self.a, self.b = np.asarray(a, float), np.asarray(b, float)
-        self.fs, self.qref = np.asarray(fs, float), np.asarray(qref, float)
-        if np.any(self.fs <= 0):
-            raise ValueError(f"fs must be > 0 (got {fs})")
+        self.a, self.b = _p(a, "a"), _p(b, "b")
+        self.fs, self.qref = _p(fs, "fs", positive=True), _p(qref, "qref", nonneg=True)
 
     @classmethod
     def from_continuous(cls, k_pi, z, qref=200.0, fs=160.0):
@@ -190,9 +211,9 @@ class REM(FluidLaw):
     upper = (np.inf,)
 
     def __init__(self, gamma=0.001, phi=1.001, alpha_q=0.1, qref=20.0, t_u=0.002):
-        self.gamma, self.phi = np.asarray(gamma, float), np.asarray(phi, float)
-        self.alpha_q, self.qref = np.asarray(alpha_q, float), np.asarray(qref, float)
-        self.t_u = np.asarray(t_u, float)
+        self.gamma, self.phi = _p(gamma, "gamma", positive=True), _p(phi, "phi")
+        self.alpha_q, self.qref = _p(alpha_q, "alpha_q"), _p(qref, "qref", nonneg=True)
+        self.t_u = _p(t_u, "t_u", positive=True)
         if np.any(self.phi <= 1):
             raise ValueError(f"phi must be > 1 (got {phi})")
 
@@ -233,11 +254,9 @@ class PDLQ(FluidLaw):
     upper = (np.inf,)
 
     def __init__(self, h1=5.657e-4, h2=3.626e-4, h3=4.894e-5, p1=1.0, qref=200.0, p_offset=0.0):
-        self.h1, self.h2, self.h3 = (np.asarray(v, float) for v in (h1, h2, h3))
-        self.p1, self.qref = np.asarray(p1, float), np.asarray(qref, float)
-        self.p_offset = np.asarray(p_offset, float)
-        if np.any(self.p1 <= 0):
-            raise ValueError(f"p1 must be > 0 (got {p1})")
+        self.h1, self.h2, self.h3 = _p(h1, "h1"), _p(h2, "h2"), _p(h3, "h3")
+        self.p1, self.qref = _p(p1, "p1", positive=True), _p(qref, "qref", nonneg=True)
+        self.p_offset = _p(p_offset, "p_offset")
 
     def initial(self, q0):
         return np.asarray(q0, float)[:, None].copy()
@@ -274,9 +293,9 @@ class SFC(FluidLaw):
     name = "sfc"
 
     def __init__(self, k1=0.0005, k2=0.2, qref=50.0, c0=None, p_offset=0.0):
-        self.k1, self.k2 = np.asarray(k1, float), np.asarray(k2, float)
-        self.qref, self.p_offset = np.asarray(qref, float), np.asarray(p_offset, float)
-        self.c0 = None if c0 is None else np.asarray(c0, float)
+        self.k1, self.k2 = _p(k1, "k1"), _p(k2, "k2")
+        self.qref, self.p_offset = _p(qref, "qref", nonneg=True), _p(p_offset, "p_offset")
+        self.c0 = None if c0 is None else _p(c0, "c0", positive=True)
 
     def prob(self, q, z, rate, C):
         c0 = C if self.c0 is None else self.c0

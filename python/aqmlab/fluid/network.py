@@ -40,7 +40,12 @@ def routing_matrix(routing, n_flows: int | None) -> np.ndarray:
 
 def per_flow(value, name: str, B: int, N: int, *, positive=True) -> np.ndarray:
     """Broadcast a per-flow parameter (scalar, ``(N,)`` or ``(B, N)``) to ``(B, N)``."""
-    arr = np.asarray(value, dtype=float)
+    if isinstance(value, str | bytes) or value is None:
+        raise ValueError(f"{name} must be numbers, one per flow (got {value!r})")
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be numbers, one per flow (got {value!r})") from None
     if arr.ndim == 1 and arr.shape[0] != N:
         raise ValueError(f"{name} has {arr.shape[0]} values but there are {N} flows")
     try:

@@ -71,9 +71,9 @@ class SQM(FluidModel):
     def __init__(
         self, capacity, rtt, weights=None, routing=None, alpha=2.0, k=None, sigma=None, beta=0.0
     ):
-        rtt_arr = np.asarray(rtt, float)
+        rtt_arr = as_param(rtt, "rtt", positive=True)
         N = rtt_arr.shape[-1] if rtt_arr.ndim else None
-        if N is None:
+        if not N:
             raise ValueError(f"rtt must give one value per flow (got {rtt})")
         self.routing = routing_matrix(routing, N)
         L = self.routing.shape[1]
