@@ -19,6 +19,7 @@ True
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from dataclasses import dataclass, field
@@ -261,25 +262,61 @@ def load_policy(path: str | os.PathLike) -> PaqmanPolicy:
     """
     try:
         doc = json.loads(Path(path).read_text())
-    except (OSError, json.JSONDecodeError) as e:
-        raise ValueError(f"policy file {str(path)!r}: {e}") from e
+    except OSError as e:
+        raise ValueError(f"policy file {str(path)!r}: {e.strerror or e}") from None
+    except ValueError as e:  # JSONDecodeError, UnicodeDecodeError
+        raise ValueError(f"policy file {str(path)!r}: not JSON ({e})") from None
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise ValueError(f"policy file {str(path)!r}: not an {FORMAT} document")
     if doc.get("version") != VERSION:
         raise ValueError(f"policy file {str(path)!r}: version {doc.get('version')!r} unsupported")
-    try:
-        rg = doc["rate_grid"]
-        grid = RateGrid(float(rg["unit_pps"]), int(rg["max_index"]), float(rg["drop_factor"]))
-        rows = doc["table"]["rows"]
-        table = np.array([[c == "1" for c in row] for row in rows], dtype=np.int8)
-        nq = int(doc["queue"]["max"]) + 1
-    except (KeyError, TypeError, ValueError) as e:
-        raise ValueError(f"policy file {str(path)!r}: malformed ({e})") from e
+
+    def bad(why: str) -> ValueError:
+        return ValueError(f"policy file {str(path)!r}: malformed: {why}")
+
+    def number(section: dict, key: str, where: str):
+        if not isinstance(section, dict) or key not in section:
+            raise bad(f"{where}.{key} is missing")
+        v = section[key]
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+            raise bad(f"{where}.{key} = {v!r}: not a finite number")
+        return v
+
+    rg = doc.get("rate_grid")
+    unit = number(rg, "unit_pps", "rate_grid")
+    if unit <= 0:
+        raise bad(f"rate_grid.unit_pps = {unit!r}: must be > 0 (packets/s)")
+    size = number(rg, "max_index", "rate_grid")
+    if size < 1 or int(size) != size:
+        raise bad(f"rate_grid.max_index = {size!r}: must be an integer >= 1")
+    factor = number(rg, "drop_factor", "rate_grid")
+    if not 0 < factor < 1:
+        raise bad(f"rate_grid.drop_factor = {factor!r}: must be in (0, 1)")
+    qmax = number(doc.get("queue"), "max", "queue")
+    if qmax < 0 or int(qmax) != qmax:
+        raise bad(f"queue.max = {qmax!r}: must be an integer >= 0")
+    grid = RateGrid(float(unit), int(size), float(factor))
+    nq = int(qmax) + 1
+    table_doc = doc.get("table")
+    rows = table_doc.get("rows") if isinstance(table_doc, dict) else None
+    if not isinstance(rows, list) or not all(
+        isinstance(r, str) and set(r) <= {"0", "1"} for r in rows
+    ):
+        raise bad("table.rows must be a list of strings of '0' and '1'")
+    if any(len(r) != nq for r in rows) or len(rows) != grid.size:
+        raise bad(
+            f"table shape: {len(rows)} rows of lengths {sorted({len(r) for r in rows})}, "
+            f"expected {grid.size} rows of {nq}"
+        )
+    table = np.array([[c == "1" for c in row] for row in rows], dtype=np.int8).reshape(
+        grid.size, nq
+    )
     if table.shape != (grid.size, nq):
         raise ValueError(
             f"policy file {str(path)!r}: table shape {table.shape} != {(grid.size, nq)}"
         )
-    s = doc.get("solver", {})
+    s = doc.get("solver") if isinstance(doc.get("solver"), dict) else {}
+    reward = doc.get("reward") if isinstance(doc.get("reward"), dict) else {}
     meta = {
         "model": doc.get("model"),
         "service_pps": doc.get("service_rate_pps"),
@@ -287,8 +324,8 @@ def load_policy(path: str | os.PathLike) -> PaqmanPolicy:
         "target_s": doc.get("target_delay_s"),
         "rtt_s": doc.get("rtt_s", 0.0),
         "alpha": doc.get("gamma_shape", 1.0),
-        "reward": doc.get("reward", {}).get("kind"),
-        "penalty": doc.get("reward", {}).get("penalty"),
+        "reward": reward.get("kind"),
+        "penalty": reward.get("penalty"),
         "eps": s.get("eps"),
         "tau_bar_s": s.get("tau_bar_s"),
     }

@@ -95,6 +95,11 @@ def solve(
     >>> res.iterations > 0
     True
     """
+    for name, v in (("eps", eps), ("tau_bar_factor", tau_bar_factor)):
+        if isinstance(v, bool | str) or not isinstance(v, int | float) or not 0 < v < 1:
+            raise ValueError(f"{name} {v!r}: must be a number in (0, 1)")
+    if isinstance(max_iter, bool) or not isinstance(max_iter, int) or max_iter < 1:
+        raise ValueError(f"max_iter {max_iter!r}: must be an integer >= 1")
     with threadpool_limits(limits=1, user_api="blas"):  # small batched products, see rtt.py
         return _rvi(model, eps, tau_bar_factor, max_iter)
 
