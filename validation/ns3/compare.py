@@ -21,8 +21,8 @@ Usage::
 
     .venv/bin/python validation/ns3/compare.py             # both simulators
     .venv/bin/python validation/ns3/compare.py --ns3-only  # ns-3 columns only, aqmlab "pending"
-    .venv/bin/python validation/ns3/compare.py --ecn --dump /tmp/before   # on the old tree
-    .venv/bin/python validation/ns3/compare.py --ecn --before /tmp/before # on the new tree
+    .venv/bin/python validation/ns3/compare.py --ecn --dump DIR     # on the old tree
+    .venv/bin/python validation/ns3/compare.py --ecn --before DIR   # on the new tree
 
 The tables go to validation/ns3/RESULTS.md: the default run replaces the part above the line
 ``<!-- ecn -->`` (or ``<!-- notes -->``), ``--ecn`` the part between ``<!-- ecn -->`` and
