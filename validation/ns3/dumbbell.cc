@@ -25,6 +25,9 @@
 //    RTO = SRTT + max(4 RTTVAR, 200 ms) as in aqmlab and Linux (ClockGranularity = 200 ms),
 //    classic (RFC 6582) fast recovery instead of ns-3's default PRR, limited transmit off,
 //    DelAckCount 1 (2 with --delack). CUBIC: ns-3's TcpCubic with HyStart off (RFC 9438 core).
+//    --cc linuxreno: TcpLinuxReno (per-segment congestion avoidance, as Linux and aqmlab).
+//  * --ecn: ECN on TcpSocketBase (UseEcn On) and on the queue disc (UseEcn): RED, PIE and CoDel
+//    mark ECT packets instead of dropping them (PIE only while its probability is <= 10%).
 //  * Long-lived BulkSend flows start at seeded uniform times in [0, 1 s].
 //
 // Output (--json): one JSON object shaped like aqmlab's summary.json.
@@ -205,7 +208,7 @@ Usage(int code)
     std::cerr
         << "usage: ns3-dumbbell [--flows N] [--rate 10Mbps] [--rtt 100ms] [--buffer PKTS]\n"
            "                    [--aqm fifo|red|pie|codel] [--aqm-param key=value ...]\n"
-           "                    [--cc newreno|cubic] [--ecn] [--delack] [--pkt-size BYTES]\n"
+           "                    [--cc newreno|linuxreno|cubic] [--ecn] [--delack] [--pkt-size BYTES]\n"
            "                    [--duration 60s] [--warmup 10s] [--seed S] [--json]\n"
            "                    [--routing hash|static]  (static: ns-3's linear-scan routing)\n"
            "                    [--tcp-stats]  (also count retransmitted segments per flow)\n"
@@ -593,14 +596,23 @@ main(int argc, char** argv)
     const double bdpBytes = rate.GetBitRate() * rtt.GetSeconds() / 8.0;
     const uint32_t sockBuf =
         static_cast<uint32_t>(2.0 * (bdpBytes + double(o.buffer) * S)) + 65536;
-    Config::SetDefault("ns3::TcpL4Protocol::SocketType",
-                       TypeIdValue(o.cc == "cubic" ? TcpCubic::GetTypeId()
-                                                   : TcpNewReno::GetTypeId()));
-    if (o.cc != "cubic" && o.cc != "newreno")
+    // --cc newreno: TcpNewReno, whose congestion avoidance adds MSS^2/cwnd per ACK however many
+    // segments the ACK covers (half of RFC 5681's growth with delayed ACKs). --cc linuxreno:
+    // TcpLinuxReno, Linux's per-segment count (tcp_cong_avoid_ai: cwnd += 1 per cwnd segments
+    // acknowledged), which is what aqmlab's Reno window law does; both use the recovery below.
+    TypeId ccType;
+    if (o.cc == "cubic")
+        ccType = TcpCubic::GetTypeId();
+    else if (o.cc == "newreno")
+        ccType = TcpNewReno::GetTypeId();
+    else if (o.cc == "linuxreno")
+        ccType = TcpLinuxReno::GetTypeId();
+    else
     {
-        std::cerr << "unknown --cc " << o.cc << " (newreno|cubic)\n";
+        std::cerr << "unknown --cc " << o.cc << " (newreno|linuxreno|cubic)\n";
         return 2;
     }
+    Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(ccType));
     Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
                        TypeIdValue(TcpClassicRecovery::GetTypeId()));
     Config::SetDefault("ns3::TcpCubic::HyStart", BooleanValue(false));

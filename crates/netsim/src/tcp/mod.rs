@@ -19,10 +19,14 @@
 //!   (Karn's rule, RFC 6298 §3).
 //! * ECN (RFC 3168): ECT on data, the receiver echoes ECE from a CE mark
 //!   until it sees CWR, the sender reduces at most once per window of data
-//!   and sets CWR on its next new segment.
+//!   and sets CWR on its next new segment. After the reduction the sender is
+//!   in Linux's CWR state (`TCP_CA_CWR`; ns-3 `CA_CWR`) until the cumulative
+//!   ACK passes the recovery point: the window is not grown meanwhile (see
+//!   [`TcpSender::on_ack`]).
 //! * Delayed ACKs (optional): an ACK for every second full segment or after
-//!   [`DELACK_TIMEOUT`]; immediate ACK for out-of-order, duplicate,
-//!   gap-filling and CE-marked segments.
+//!   [`DELACK_TIMEOUT`]; immediate ACK for out-of-order, duplicate and
+//!   gap-filling segments, and Linux's quick-ACK mode of [`ECN_QUICKACKS`]
+//!   ACKs on the first CE mark of an episode (see [`TcpReceiver::on_data`]).
 
 pub mod cubic;
 pub mod newreno;
@@ -63,6 +67,13 @@ pub const DEFAULT_INIT_CWND: u32 = 10;
 /// to 500 ms; RFC 5681 §4.2 requires an ACK for at least every second full
 /// segment, which is also applied).
 pub const DELACK_TIMEOUT: Ns = 40_000_000;
+/// Immediate ACKs a delayed-ACK receiver sends after the first CE mark of an
+/// episode, 2: Linux `__tcp_ecn_check_ce` (net/ipv4/tcp_input.c) calls
+/// `tcp_enter_quickack_mode(sk, 2)` when a CE segment arrives while
+/// `TCP_ECN_DEMAND_CWR` is clear, i.e. while no ECE is being echoed; each ACK
+/// of new data then uses up one (`tcp_dec_quickack_mode`). CE segments that
+/// arrive while the echo is already on are acknowledged as usual.
+pub const ECN_QUICKACKS: u32 = 2;
 
 /// Congestion-control algorithm.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -217,8 +228,16 @@ pub struct TcpSender {
     /// the last recovery (or timeout) began; 0 before any.
     recover: u32,
     /// No ECN reaction until an ACK acknowledges beyond this point (one
-    /// reduction per window, RFC 3168 §6.1.2).
+    /// reduction per window, RFC 3168 §6.1.2). Segment number: one past the
+    /// highest segment sent (`snd_max`) at the last window reduction of any
+    /// cause (Linux `tp->high_seq`, ns-3 `m_recover`).
     ecn_recover: u32,
+    /// In the ECN reduction period (Linux `TCP_CA_CWR`, ns-3 `CA_CWR`): set
+    /// by the reaction to ECE, cleared by the first ACK with
+    /// `ack > ecn_recover` or by a loss response (fast retransmit or timeout,
+    /// which take over as Linux's Recovery and Loss states do). While set,
+    /// `cwnd == ssthresh` and the window law is not run.
+    in_cwr: bool,
     cwr_pending: bool,
     srtt: f64,
     rttvar: f64,
@@ -270,6 +289,7 @@ impl TcpSender {
             partial_seen: false,
             recover: 0,
             ecn_recover: 0,
+            in_cwr: false,
             cwr_pending: false,
             srtt: 0.0,
             rttvar: 0.0,
@@ -300,6 +320,11 @@ impl TcpSender {
     /// True while in fast recovery.
     pub fn in_recovery(&self) -> bool {
         self.in_recovery
+    }
+
+    /// True during the ECN reduction period (Linux `TCP_CA_CWR`).
+    pub fn in_cwr(&self) -> bool {
+        self.in_cwr
     }
 
     /// True if all data of a finite flow has been acknowledged.
@@ -460,6 +485,26 @@ impl TcpSender {
     }
 
     /// Processes an ACK; new segments to transmit are appended to `out`.
+    ///
+    /// ECN reduction period, following Linux `tcp_ack` (net/ipv4/tcp_input.c):
+    /// `tcp_fastretrans_alert` first ends a CWR period once `snd_una` is
+    /// *above* `high_seq` (`tcp_end_cwnd_reduction`, which sets cwnd =
+    /// ssthresh), then an ECE in the Open state starts a new one
+    /// (`tcp_try_to_open` -> `tcp_enter_cwr` -> `tcp_init_cwnd_reduction`:
+    /// `high_seq = snd_nxt`, ssthresh from the window law, CWR queued for the
+    /// next segment); afterwards `tcp_cong_control` runs the window law
+    /// (`tcp_cong_avoid`) only if not `tcp_in_cwnd_reduction` (CWR or
+    /// Recovery) and `tcp_may_raise_cwnd` (new data acknowledged). So no ACK
+    /// grows the window from the ECE one up to the last one at or below the
+    /// recovery point; the ACK that passes it ends the period and grows the
+    /// window. ns-3 3.37 does the same (`TcpSocketBase::ProcessAck`: CA_CWR is
+    /// left when `ackNumber > m_recover`, and `IncreaseWindow` is called in
+    /// CA_OPEN only). One difference is kept on purpose: Linux brings cwnd
+    /// down to ssthresh gradually during the period (`tcp_cwnd_reduction`,
+    /// proportional rate reduction, RFC 6937) whereas aqmlab (like ns-3 with
+    /// `TcpClassicRecovery`) sets cwnd = ssthresh at the ECE, so the sender
+    /// is silent until the flight drops below the halved window. Both end the
+    /// period at cwnd = ssthresh.
     pub fn on_ack(&mut self, now: Ns, ack_pkt: &Packet, out: &mut Vec<Packet>) {
         let ack = ack_pkt.seq.min(self.snd_max);
         let ece = self.p.ecn && ack_pkt.has(F_ECE);
@@ -469,16 +514,22 @@ impl TcpSender {
             }
             self.sb.apply(ack, &ack_pkt.sack, self.snd_max);
         }
-        let mut reduced = false;
+        // End of the ECN reduction period: something above the recovery
+        // point is acknowledged (Linux `tcp_fastretrans_alert`, TCP_CA_CWR:
+        // "CWR is to be held something *above* high_seq is ACKed").
+        if self.in_cwr && ack > self.ecn_recover {
+            self.in_cwr = false;
+            debug_assert_eq!(self.cwnd, self.ssthresh);
+        }
         // RFC 3168 §6.1.2: react to ECE at most once per window of data.
         if ece && !self.in_recovery && ack > self.ecn_recover {
             self.ssthresh = self.cc.on_congestion(self.cwnd, self.flight_for_ssthresh());
             self.cwnd = self.ssthresh;
             self.ecn_recover = self.snd_max;
+            self.in_cwr = true;
             self.cwr_pending = true;
             self.stats.ecn_reductions += 1;
             self.note_reduction(now);
-            reduced = true;
         }
         if ack > self.snd_una {
             let acked = ack - self.snd_una;
@@ -523,7 +574,9 @@ impl TcpSender {
                 }
             } else {
                 self.dupacks = 0;
-                if !reduced {
+                // Linux `tcp_cong_control`: no growth while in the reduction
+                // period (this includes the ACK carrying the ECE).
+                if !self.in_cwr {
                     let srtt = self.srtt as Ns;
                     self.cc
                         .on_ack(&mut self.cwnd, self.ssthresh, acked, now, srtt);
@@ -559,6 +612,9 @@ impl TcpSender {
                 self.ssthresh = self.cc.on_congestion(self.cwnd, self.flight_for_ssthresh());
                 self.recover = self.snd_max;
                 self.in_recovery = true;
+                // Recovery supersedes CWR (Linux `tcp_enter_recovery` from
+                // TCP_CA_CWR); the window is held by the recovery instead.
+                self.in_cwr = false;
                 self.partial_seen = false;
                 self.stats.fast_retransmits += 1;
                 // The loss response is also this window's congestion response
@@ -597,6 +653,8 @@ impl TcpSender {
         self.cwnd = 1.0;
         self.inflation = 0.0;
         self.in_recovery = false;
+        // Linux `tcp_enter_loss`: TCP_CA_Loss replaces CWR; slow start follows.
+        self.in_cwr = false;
         self.dupacks = 0;
         // RFC 6582 §3.2 step 1 after a timeout: do not fast-retransmit on
         // duplicates of data sent before it.
@@ -630,8 +688,13 @@ pub struct TcpReceiver {
     pending: u32,
     ts_echo: Ns,
     retx_echo: bool,
-    /// RFC 3168 §6.1.3: ECE is echoed from a CE mark until CWR arrives.
+    /// RFC 3168 §6.1.3: ECE is echoed from a CE mark until CWR arrives
+    /// (Linux `TCP_ECN_DEMAND_CWR`).
     ece: bool,
+    /// Immediate ACKs still due in quick-ACK mode (Linux
+    /// `icsk_ack.quick`): set to [`ECN_QUICKACKS`] by the first CE mark of an
+    /// episode, one used up per ACK sent; 0 outside quick-ACK mode.
+    quick: u32,
     /// Delayed-ACK deadline, if armed.
     pub delack_deadline: Option<Ns>,
     /// Time of the pending `DelAck` event, if any.
@@ -654,6 +717,7 @@ impl TcpReceiver {
             ts_echo: 0,
             retx_echo: false,
             ece: false,
+            quick: 0,
             delack_deadline: None,
             delack_event: None,
             acks_sent: 0,
@@ -685,17 +749,31 @@ impl TcpReceiver {
         self.pending = 0;
         self.delack_deadline = None;
         self.acks_sent += 1;
+        // Linux `tcp_dec_quickack_mode`: every ACK of new data counts.
+        self.quick = self.quick.saturating_sub(1);
     }
 
     /// Processes a data segment; an ACK, if due now, is appended to `out`.
     /// Returns the number of segments newly delivered in order.
+    ///
+    /// CE with delayed ACKs, as Linux: the CWR flag is taken first
+    /// (`tcp_ecn_accept_cwr`, clears `TCP_ECN_DEMAND_CWR`), then the CE mark
+    /// (`__tcp_ecn_check_ce`): only a CE that starts an echo episode enters
+    /// quick-ACK mode ([`ECN_QUICKACKS`] immediate ACKs: this segment's and
+    /// the next one's); further CE segments of the episode are acknowledged
+    /// like unmarked ones (every second segment or the timer), carrying ECE.
+    /// Not modelled: Linux also ACKs a data segment carrying CWR at once
+    /// (`tcp_ecn_accept_cwr` sets `ICSK_ACK_NOW`); ns-3 3.37 has neither.
     pub fn on_data(&mut self, now: Ns, pkt: &Packet, out: &mut Vec<Packet>) -> u32 {
         // RFC 3168 §6.1.3: CWR stops the echo; a new CE restarts it.
         if pkt.has(F_CWR) {
             self.ece = false;
         }
-        let ce = pkt.has(F_CE);
-        if ce {
+        if pkt.has(F_CE) {
+            if !self.ece {
+                // Linux `tcp_incr_quickack`: raise, never lower, the count.
+                self.quick = self.quick.max(ECN_QUICKACKS);
+            }
             self.ece = true;
         }
         let seq = pkt.seq;
@@ -711,7 +789,7 @@ impl TcpReceiver {
         }
         let delivered = self.rcv_nxt - before;
         let in_order_clean = seq == before && !had_gap;
-        if in_order_clean && self.delayed_ack && !ce {
+        if in_order_clean && self.delayed_ack && self.quick == 0 {
             // RFC 5681 §4.2: ACK at least every second full segment; echo
             // the timestamp of the first unacknowledged one (RFC 7323 §4.3).
             if self.pending == 0 {
@@ -726,7 +804,8 @@ impl TcpReceiver {
             }
         } else {
             // Immediate ACK: delayed ACKs off, out-of-order or duplicate
-            // segment, gap filled (RFC 5681 §4.2), or CE (Linux quick-ack).
+            // segment, gap filled (RFC 5681 §4.2), or quick-ACK mode after
+            // the first CE of an episode (Linux `__tcp_ack_snd_check`).
             if self.pending == 0 || !in_order_clean {
                 self.ts_echo = pkt.ts;
                 self.retx_echo = pkt.has(F_RETX);
@@ -866,6 +945,157 @@ mod tests {
         assert_eq!(r.on_data(0, &data(1, F_ECT | F_CWR), &mut out), 2);
         assert!(!out[2].has(F_ECE));
         assert_eq!(out[2].seq, 3);
+    }
+
+    /// Reference: Linux `tcp_ack` / `tcp_cong_control` (TCP_CA_CWR: no
+    /// `tcp_cong_avoid` until `snd_una` is above `high_seq`), worked by hand:
+    /// 20 segments out at cwnd 20 in congestion avoidance; the ACK of segment
+    /// 0 carries ECE: ssthresh = cwnd = 10, recovery point 20. ACKs up to 20
+    /// leave cwnd at 10 (the old code grew it to about 11.8), ECE below the
+    /// recovery point is ignored, the ACK of segment 20 (the first one sent
+    /// after the reduction, which carries CWR) ends the period and grows the
+    /// window by 1/cwnd, and a later ECE reduces again.
+    #[test]
+    fn ecn_cwr_period_holds_cwnd_until_recovery_point() {
+        let mut s = TcpSender::new(
+            0,
+            1,
+            TcpParams {
+                ecn: true,
+                ..params(CcKind::Newreno)
+            },
+            None,
+        );
+        s.cwnd = 20.0;
+        s.ssthresh = 20.0;
+        let mut out = Vec::new();
+        s.send_allowed(0, &mut out);
+        assert_eq!(out.len(), 20);
+        out.clear();
+        let ece = |seq| Packet {
+            flags: F_ACK | F_ECE,
+            ..ack(seq, 0)
+        };
+        s.on_ack(10, &ece(1), &mut out);
+        assert!(s.in_cwr());
+        assert_eq!((s.cwnd, s.ssthresh), (10.0, 10.0));
+        assert_eq!(s.stats.ecn_reductions, 1);
+        assert!(out.is_empty(), "19 in flight, window 10: nothing to send");
+        for a in 2..=20 {
+            let pkt = if a == 15 { ece(a) } else { ack(a, 0) };
+            s.on_ack(10 + a as Ns, &pkt, &mut out);
+            assert!(s.in_cwr(), "ack {a} is not above the recovery point 20");
+            assert_eq!(s.cwnd, 10.0, "no growth in CWR (ack {a})");
+        }
+        assert_eq!(s.stats.ecn_reductions, 1, "one reduction per window");
+        // Segments 20..30 went out as the flight drained; 20 carries CWR.
+        assert_eq!(out.first().map(|p| p.seq), Some(20));
+        assert!(out[0].has(F_CWR));
+        assert!(out[1..].iter().all(|p| !p.has(F_CWR)));
+        assert_eq!(s.snd_nxt, 30);
+        out.clear();
+        s.on_ack(40, &ack(21, 0), &mut out);
+        assert!(!s.in_cwr());
+        assert!((s.cwnd - 10.1).abs() < 1e-12, "grows again: {}", s.cwnd);
+        s.on_ack(41, &ack(22, 0), &mut out);
+        assert!((s.cwnd - (10.1 + 1.0 / 10.1)).abs() < 1e-12);
+        // A new ECE above the old recovery point starts a new period.
+        s.on_ack(42, &ece(23), &mut out);
+        assert!(s.in_cwr());
+        assert_eq!(s.stats.ecn_reductions, 2);
+    }
+
+    /// A loss response during the ECN period ends it (Linux: Recovery
+    /// supersedes CWR), and after a full ACK the window grows again.
+    #[test]
+    fn fast_retransmit_during_cwr_takes_over() {
+        let mut s = TcpSender::new(
+            0,
+            1,
+            TcpParams {
+                ecn: true,
+                ..params(CcKind::Newreno)
+            },
+            None,
+        );
+        s.cwnd = 20.0;
+        s.ssthresh = 20.0;
+        let mut out = Vec::new();
+        s.send_allowed(0, &mut out);
+        s.on_ack(
+            10,
+            &Packet {
+                flags: F_ACK | F_ECE,
+                ..ack(1, 0)
+            },
+            &mut out,
+        );
+        assert!(s.in_cwr());
+        for _ in 0..3 {
+            s.on_ack(20, &ack(1, 0), &mut out);
+        }
+        assert!(s.in_recovery() && !s.in_cwr());
+        s.on_ack(30, &ack(20, 0), &mut out);
+        assert!(!s.in_recovery());
+        let w = s.cwnd;
+        s.on_ack(40, &ack(21, 0), &mut out);
+        assert!(s.cwnd > w);
+    }
+
+    /// Reference: Linux `__tcp_ecn_check_ce` + `tcp_enter_quickack_mode(sk,
+    /// 2)`: with delayed ACKs, the first CE of an echo episode (no ECE being
+    /// echoed) is acknowledged at once and so is the next segment (a quick-ACK
+    /// count of 2); further CE segments of the same episode are acknowledged
+    /// as usual, every second segment, with ECE. After CWR ends the episode,
+    /// the next CE starts a new one.
+    #[test]
+    fn delayed_ack_quick_acks_only_first_ce_of_episode() {
+        let mut r = TcpReceiver::new(0, 0, true, false);
+        let mut out = Vec::new();
+        let data = |seq, flags| Packet {
+            flow: 0,
+            seq,
+            size: 1000,
+            dst: 1,
+            ts: 0,
+            enq: 0,
+            sack: [0; 6],
+            flags: F_ECT | flags,
+        };
+        r.on_data(0, &data(0, 0), &mut out);
+        assert!(out.is_empty());
+        // First CE: quick-ACK mode, ACK now (covers 0 and 1).
+        r.on_data(1, &data(1, F_CE), &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].seq, 2);
+        assert!(out[0].has(F_ECE));
+        // Second quick ACK.
+        r.on_data(2, &data(2, F_CE), &mut out);
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[1].seq, 3);
+        // Quick-ACK mode over: CE segments of the same episode are delayed.
+        r.on_data(3, &data(3, F_CE), &mut out);
+        assert_eq!(
+            out.len(),
+            2,
+            "second CE of the episode is not acked at once"
+        );
+        assert_eq!(r.delack_deadline, Some(3 + DELACK_TIMEOUT));
+        r.on_data(4, &data(4, F_CE), &mut out);
+        assert_eq!(out.len(), 3);
+        assert_eq!(out[2].seq, 5);
+        assert!(out[2].has(F_ECE));
+        r.on_data(5, &data(5, F_CE), &mut out);
+        r.on_data(6, &data(6, 0), &mut out);
+        assert_eq!(out.len(), 4);
+        assert!(out[3].has(F_ECE));
+        // CWR ends the episode; the next CE starts a new one: ACK at once.
+        r.on_data(7, &data(7, F_CWR), &mut out);
+        assert_eq!(out.len(), 4);
+        r.on_data(8, &data(8, F_CE), &mut out);
+        assert_eq!(out.len(), 5);
+        assert_eq!(out[4].seq, 9);
+        assert!(out[4].has(F_ECE));
     }
 
     /// Delayed ACK: every second segment, or the timer.
