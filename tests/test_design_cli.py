@@ -154,3 +154,49 @@ def test_help_shows_flags_and_units():
         app, ["design", "pi", "--flows-min", "60", "--capacity", "3750pps", "--rtt-max", "246ms"]
     )
     assert "a [1/packet]" in res.stdout and "delay_margin [s]" in res.stdout
+
+
+def test_designed_pi_flows_into_a_simulation():
+    # Hollot's PI for 60 flows on 15 Mb/s of 500-byte packets, R+ = 200 ms + 200 queued packets
+    from aqmlab.design import hollot_pi
+    from aqmlab.sim import simulate
+
+    d = run_json(
+        "pi", "--flows-min", "60", "--capacity", "15Mbps", "--pkt-size", "500",
+        "--rtt-max", "253ms", "--q-ref", "200",
+    )  # fmt: skip
+    assert d["aqm"] == hollot_pi(60, 3750.0, 0.253, q_ref=200).to_aqm()
+    scenario = {
+        "duration": "20s",
+        "warmup": "5s",
+        "dumbbell": {"rate": "15Mbps", "rtt": "200ms", "buffer": 800, "pkt_size": 500},
+        "aqm": d["aqm"],
+        "flows": [{"count": 60}],
+    }
+    link = simulate(scenario).link("bottleneck")
+    assert link["aqm"] == "pi" and link["utilization"] > 0.95
+    assert 150 < link["mean_queue_pkts"] < 250  # regulated around q_ref = 200
+
+
+def test_to_aqm_names():
+    from aqmlab.aqm import aqm_config
+    from aqmlab.design import edc_design, hollot_pi, pd_lq_design, sfc_design, sqm_sigma
+
+    pi = hollot_pi(60, 3750.0, 0.246, fs=160.0, q_ref=200).to_aqm()
+    assert pi == {"type": "pi", "a": pi["a"], "b": pi["b"], "w": 160.0, "q_ref": 200.0}
+    params = {k: v for k, v in pi.items() if k != "type"}
+    assert aqm_config("pi", params)  # the simulator accepts every name and value
+    assert set(pd_lq_design(4000.0, 100, 0.15, 200.0).to_aqm()) == {
+        "type", "h1", "h2", "h3", "p1", "q_ref", "p_offset", "t_update",
+    }  # fmt: skip
+    mem = pd_lq_design(4000.0, 100, 0.35, 200.0, memory=True).to_aqm()
+    assert mem["memory"] is True and mem["tau"] == pytest.approx(0.4)
+    assert sfc_design(1250.0, 300, 0.6, k1=0.0005).to_aqm() == {
+        "type": "sfc", "k1": 0.0005, "k2": 0.2, "capacity": 1250.0, "q_ref": 50.0,
+    }  # fmt: skip
+    assert edc_design(60, 187.5, 200.0, 0.1).to_aqm() == {
+        "type": "edc", "kp": 0.03, "ki": 0.01, "q_ref": 200.0, "n_event": 30,
+    }  # fmt: skip
+    sq = sqm_sigma([120.0, 80.0], [0.1, 0.15], beta=5.0).to_aqm()
+    assert sq["type"] == "sqm" and sq["weights"] == [120.0, 80.0] and sq["beta"] == [5.0, 5.0]
+    assert len(sq["sigma"]) == 2
