@@ -150,7 +150,8 @@ def run_aqmlab(a: argparse.Namespace, aqm: str, flows: int, seed: int, delack: b
             "--out", str(out), "--no-plots", "--quiet",
         ]  # fmt: skip
         if a.ecn:
-            # The AQM marks only with its own ecn parameter (--ecn makes the senders ECT).
+            # Explicit, as in ns-3 (UseEcn on the queue disc); with --ecn the scenario's default
+            # would make the AQM mark anyway.
             cmd += ["--aqm-param", "ecn=true"]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
