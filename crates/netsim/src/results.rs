@@ -28,7 +28,9 @@ pub struct DelayStats {
 pub struct LinkSummary {
     /// Name of the running AQM.
     pub aqm: String,
-    /// Transmitted bits / (rate x measured time), in [0, 1].
+    /// Bits transmitted inside `[warmup, now]` / (rate x (now - warmup)),
+    /// in [0, 1]: a transmission straddling an edge of the window is
+    /// credited pro rata (`Link::tx_work_at`).
     pub utilization: f64,
     /// Time-average queue length, packets (excluding the packet in
     /// transmission).

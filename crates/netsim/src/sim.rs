@@ -197,7 +197,17 @@ pub struct Simulation {
     sent: u64,
     delivered: u64,
     warm: bool,
-    link_snap: Vec<(LinkCounters, u64, (u128, u128))>,
+    link_snap: Vec<LinkSnap>,
+}
+
+/// A link's statistics at the end of the warm-up.
+#[derive(Clone, Copy, Debug, Default)]
+struct LinkSnap {
+    ctr: LinkCounters,
+    activations: u64,
+    area: (u128, u128),
+    /// [`Link::tx_work_at`] at the warm-up instant.
+    work: u128,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -760,12 +770,11 @@ impl Simulation {
             .links
             .iter()
             .enumerate()
-            .map(|(i, l)| {
-                (
-                    l.ctr,
-                    self.activations_base[i] + l.queue.stats().activations,
-                    l.area_at(now),
-                )
+            .map(|(i, l)| LinkSnap {
+                ctr: l.ctr,
+                activations: self.activations_base[i] + l.queue.stats().activations,
+                area: l.area_at(now),
+                work: l.tx_work_at(now),
             })
             .collect();
         for l in &mut self.links {
@@ -996,11 +1005,15 @@ impl Simulation {
     pub fn summary(&self) -> Summary {
         let now = self.now;
         let measured = now.saturating_sub(self.warmup);
-        let mt = ns_to_secs(measured);
         let mut links = BTreeMap::new();
         for &m in &self.monitored {
             let l = &self.links[m as usize];
-            let (snap, act0, area0) = self.link_snap.get(m as usize).copied().unwrap_or_default();
+            let LinkSnap {
+                ctr: snap,
+                activations: act0,
+                area: area0,
+                work: work0,
+            } = self.link_snap.get(m as usize).copied().unwrap_or_default();
             let c = l.ctr;
             let area = l.area_at(now);
             let hist = l.mon.as_deref().map(|m| &m.delay);
@@ -1019,8 +1032,11 @@ impl Simulation {
                 l.name.clone(),
                 LinkSummary {
                     aqm: l.queue.aqm_name().to_string(),
-                    utilization: if mt > 0.0 {
-                        (c.tx_bytes - snap.tx_bytes) as f64 * 8.0 / (l.rate_bps as f64 * mt)
+                    // Window-exact: the integer numerator is at most the
+                    // denominator, so the quotient is in [0, 1].
+                    utilization: if measured > 0 {
+                        (l.tx_work_at(now) - work0) as f64
+                            / (l.rate_bps as u128 * measured as u128) as f64
                     } else {
                         0.0
                     },
