@@ -71,9 +71,16 @@ pub struct FlowSummary {
     pub cc: Option<String>,
     /// Start time, s.
     pub start_s: f64,
-    /// In-order payload bytes delivered to the receiver after warm-up, x8,
-    /// divided by the flow's active time after warm-up (start to completion,
-    /// stop, or end of run); 0 if the flow was not active after warm-up.
+    /// Goodput over the flow's window `[t0, t1] = [max(start, warmup),
+    /// min(now, stop, completion)]`: 8 x the payload bytes delivered in
+    /// order to the receiving application during the window that first
+    /// reached the receiver inside it, / `(t1 - t0)`; 0 if `t1 <= t0` or
+    /// the flow never started. TCP data that reached the receiver before
+    /// `t0` (runs held in the reassembly buffer) is not counted although
+    /// its in-order delivery may happen inside the window (precisely:
+    /// segments below the highest one received before `t0` are excluded;
+    /// `Flow::goodput_bytes`); data delivered after a stop is not counted.
+    /// Capacity bound: see `SCHEMA.md`, "Measurement definitions".
     pub goodput_bps: f64,
     /// Mean RTT sample after warm-up, ms (null without samples or for UDP).
     pub rtt_ms_mean: Option<f64>,

@@ -345,7 +345,9 @@ impl Simulation {
                             started: false,
                             ep: Endpoint::Udp(src),
                             udp_bytes: 0,
+                            rcv_high: 0,
                             warm: Default::default(),
+                            stop_snap: None,
                         });
                     }
                     groups.push(GroupRt::Static);
@@ -544,10 +546,16 @@ impl Simulation {
                 self.arm_tcp(f);
             }
             Event::FlowStart(f) => self.start_flow(f),
-            Event::FlowStop(f) => match &mut self.flows[f as usize].ep {
-                Endpoint::Tcp { snd, .. } => snd.stop(),
-                Endpoint::Udp(u) => u.stopped = true,
-            },
+            Event::FlowStop(f) => {
+                let flow = &mut self.flows[f as usize];
+                // The goodput window ends here: what is delivered later
+                // (data already in flight) is not counted.
+                flow.stop_snap = Some(flow.snapshot());
+                match &mut flow.ep {
+                    Endpoint::Tcp { snd, .. } => snd.stop(),
+                    Endpoint::Udp(u) => u.stopped = true,
+                }
+            }
             Event::UdpSend(f) => {
                 let flow = &mut self.flows[f as usize];
                 if let Endpoint::Udp(u) = &mut flow.ep {
@@ -612,6 +620,7 @@ impl Simulation {
                     snd.on_ack(now, &pkt, &mut out);
                     flow.src
                 } else {
+                    flow.rcv_high = flow.rcv_high.max(pkt.seq + 1);
                     rcv.on_data(now, &pkt, &mut out);
                     flow.dst
                 }
@@ -1074,7 +1083,7 @@ impl Simulation {
             }
             let active = t1 > t0 && f.started;
             let goodput = if active {
-                (cur.delivered - w.delivered) as f64 * 8.0 / ns_to_secs(t1 - t0)
+                f.goodput_bytes() as f64 * 8.0 / ns_to_secs(t1 - t0)
             } else {
                 0.0
             };
