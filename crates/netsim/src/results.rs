@@ -135,7 +135,9 @@ pub struct Summary {
 /// Monitor time series, one row per (sample instant, monitored link).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TimeSeries {
-    /// Sample time, s (end of the interval).
+    /// Sample time, s (end of the interval; the last interval may be
+    /// shorter than `sample_interval` when the run's end is not a multiple
+    /// of it).
     pub time_s: Vec<f64>,
     /// Link name.
     pub link: Vec<String>,

@@ -727,33 +727,14 @@ impl Simulation {
         let dt = ns_to_secs(self.sample_interval);
         for &m in &self.monitored {
             let link = &mut self.links[m as usize];
-            let c = link.ctr;
-            let cur = [c.arrivals, c.queue_drops(), c.marks, c.tx_bytes];
-            let (qp, qb) = (link.queue.len_pkts() as u64, link.queue.len_bytes());
-            let Some(mon) = link.mon.as_deref_mut() else {
-                continue;
-            };
-            let d = |i: usize| cur[i] - mon.last[i];
-            self.ts.time_s.push(t);
             // Link ids here; `results()` turns them into names.
-            self.ts_link.push(m);
-            self.ts.queue_pkts.push(qp);
-            self.ts.queue_bytes.push(qb);
-            self.ts
-                .queue_delay_ms_mean
-                .push(if mon.interval_delay_count > 0 {
-                    mon.interval_delay_sum as f64 / mon.interval_delay_count as f64 / 1e6
-                } else {
-                    f64::NAN
-                });
-            self.ts.arrivals.push(d(0));
-            self.ts.drops.push(d(1));
-            self.ts.marks.push(d(2));
-            self.ts.throughput_bps.push(d(3) as f64 * 8.0 / dt);
-            self.ts.tx_bytes.push(d(3));
-            mon.last = cur;
-            mon.interval_delay_sum = 0;
-            mon.interval_delay_count = 0;
+            if push_sample(&mut self.ts, &mut self.ts_link, link, m, t, dt) {
+                let c = link.ctr;
+                let mon = link.mon.as_deref_mut().expect("sampled");
+                mon.last = [c.arrivals, c.queue_drops(), c.marks, c.tx_bytes];
+                mon.interval_delay_count = 0;
+                mon.interval_delay_sum = 0;
+            }
         }
     }
 
@@ -1124,10 +1105,24 @@ impl Simulation {
 
     /// Summary plus time series and cwnd traces (copies; the simulation can
     /// continue).
+    ///
+    /// When `now` is not a multiple of the sampling interval, the time
+    /// series ends with one more row per monitored link for the partial
+    /// interval since the last sample (its `throughput_bps` divided by the
+    /// interval's real length). It is computed here, not stored, so the
+    /// rows do not depend on how the run was split into `run_until` steps.
     pub fn results(&self) -> SimResults {
         let mut timeseries = self.ts.clone();
-        timeseries.link = self
-            .ts_link
+        let mut ts_link = self.ts_link.clone();
+        let last = self.now / self.sample_interval * self.sample_interval;
+        if self.now > last {
+            let (t, dt) = (ns_to_secs(self.now), ns_to_secs(self.now - last));
+            for &m in &self.monitored {
+                let link = &self.links[m as usize];
+                push_sample(&mut timeseries, &mut ts_link, link, m, t, dt);
+            }
+        }
+        timeseries.link = ts_link
             .iter()
             .map(|&l| self.links[l as usize].name.clone())
             .collect();
@@ -1142,6 +1137,40 @@ impl Simulation {
     pub fn link_tx_packets(&self, name: &str) -> Result<u64, SimError> {
         Ok(self.links[self.link_id(name)? as usize].ctr.tx_pkts)
     }
+}
+
+/// Appends the time-series row of monitored link `m` for the interval of
+/// length `dt` (s) ending at `t` (s); false if the link has no monitor.
+fn push_sample(
+    ts: &mut TimeSeries,
+    ts_link: &mut Vec<u32>,
+    link: &Link,
+    m: u32,
+    t: f64,
+    dt: f64,
+) -> bool {
+    let Some(mon) = link.mon.as_deref() else {
+        return false;
+    };
+    let c = link.ctr;
+    let cur = [c.arrivals, c.queue_drops(), c.marks, c.tx_bytes];
+    let d = |i: usize| cur[i] - mon.last[i];
+    ts.time_s.push(t);
+    ts_link.push(m);
+    ts.queue_pkts.push(link.queue.len_pkts() as u64);
+    ts.queue_bytes.push(link.queue.len_bytes());
+    ts.queue_delay_ms_mean
+        .push(if mon.interval_delay_count > 0 {
+            mon.interval_delay_sum as f64 / mon.interval_delay_count as f64 / 1e6
+        } else {
+            f64::NAN
+        });
+    ts.arrivals.push(d(0));
+    ts.drops.push(d(1));
+    ts.marks.push(d(2));
+    ts.throughput_bps.push(d(3) as f64 * 8.0 / dt);
+    ts.tx_bytes.push(d(3));
+    true
 }
 
 impl fmt::Debug for Simulation {

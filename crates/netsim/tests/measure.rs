@@ -180,3 +180,53 @@ fn goodput_of_stopped_udp_within_capacity() {
     assert!(g <= 1e6 * 0.972, "{g}");
     assert!(g > 1e6 * 0.972 * 0.8, "{g}");
 }
+
+/// Duration not a multiple of the sampling interval: the last partial
+/// interval is a row, its throughput normalised by its real length.
+/// Reference: the time series' tx_bytes add up to the link's transmitted
+/// bytes, and a saturated link's throughput is C in every full interval.
+#[test]
+fn timeseries_includes_last_partial_sample() {
+    let mut cfg = dumbbell(
+        1,
+        1.0049,
+        0.0,
+        1e6,
+        0.02,
+        1000,
+        json!({"type": "droptail"}),
+        json!([{"kind": "udp_cbr", "rate": 3e6, "start": 0.0, "start_jitter": 0.0}]),
+    );
+    cfg.sample_interval = 0.1;
+    let sim = run(cfg);
+    let r = sim.results();
+    let ts = &r.timeseries;
+    assert_eq!(ts.time_s.len(), 11, "{:?}", ts.time_s);
+    assert!((ts.time_s[10] - 1.0049).abs() < 1e-12);
+    let st = sim.link_status("R1->R2").unwrap();
+    assert_eq!(ts.tx_bytes.iter().sum::<u64>(), st.counters.tx_bytes);
+    assert_eq!(
+        ts.arrivals.iter().sum::<u64>(),
+        st.counters.arrivals,
+        "arrivals add up"
+    );
+    // Last row: 4.9 ms, during which at most one 8 ms packet completes.
+    let thr = ts.throughput_bps[10];
+    assert!(
+        (thr - ts.tx_bytes[10] as f64 * 8.0 / 0.0049).abs() < 1e-6,
+        "{thr}"
+    );
+    // An exact multiple gets no extra row.
+    let mut cfg = dumbbell(
+        1,
+        1.0,
+        0.0,
+        1e6,
+        0.02,
+        1000,
+        json!({"type": "droptail"}),
+        json!([{"kind": "udp_cbr", "rate": 3e6, "start": 0.0, "start_jitter": 0.0}]),
+    );
+    cfg.sample_interval = 0.1;
+    assert_eq!(run(cfg).results().timeseries.time_s.len(), 10);
+}
