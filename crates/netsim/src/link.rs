@@ -12,6 +12,17 @@
 //! Counter invariants (checked by `Simulation::check_conservation`):
 //! `arrivals = drops_enqueue + drops_dequeue + tx_pkts + queued + in_tx` and
 //! `tx_pkts = lost + delivered + in_pipe`.
+//!
+//! Transmitted work, window-exact ([`Link::tx_work_at`]): serialisation
+//! times are whole nanoseconds (rounded down, the remainder carried to the
+//! next packet), so packet `k` really occupies the *virtual* interval
+//! `[s_k + c_k / C, s_k + c_k / C + bits_k / C)`, where `s_k` is its start,
+//! `c_k` the carry when it started and `C` the rate. These intervals are
+//! disjoint and each ends less than 1 ns after the packet's real
+//! completion. Crediting every packet's bits linearly over its virtual
+//! interval gives a cumulative work `W(t)` (in bit x 1e9 units, i.e.
+//! rate x ns) with `W(b) - W(a) <= C (b - a)` for every `a <= b`, exactly, in
+//! integers. It costs three stores per packet.
 
 use std::collections::VecDeque;
 
@@ -74,6 +85,13 @@ pub struct Link {
     /// The egress queue discipline.
     pub queue: Queue,
     in_tx: Option<Packet>,
+    /// Start time of the packet in transmission.
+    tx_start: Ns,
+    /// `tx_carry` when the packet in transmission started (its virtual
+    /// start is `tx_start + tx_start_carry / rate`).
+    tx_start_carry: u64,
+    /// Completion time of the last completed transmission.
+    last_done: Ns,
     /// Remainder of `bits * 1e9 / rate` carried between packets so the
     /// long-run rate is exact although each serialisation time is an integer.
     tx_carry: u64,
@@ -112,6 +130,9 @@ impl Link {
             loss_rng,
             queue,
             in_tx: None,
+            tx_start: 0,
+            tx_start_carry: 0,
+            last_done: 0,
             tx_carry: 0,
             pipe: VecDeque::new(),
             ctr: LinkCounters::default(),
@@ -157,6 +178,33 @@ impl Link {
         )
     }
 
+    /// Transmitted work up to `t` (>= the last event time), in bit x 1e9
+    /// units (rate in bit/s x ns): every packet's bits credited linearly
+    /// over its virtual transmission interval (module docs). Window-exact:
+    /// `tx_work_at(b) - tx_work_at(a) <= rate_bps * (b - a)` for `a <= b`,
+    /// so `(W(b) - W(a)) / (rate (b - a))` is a utilization in [0, 1]. Once
+    /// the link is idle, `W = tx_bytes * 8e9`.
+    pub fn tx_work_at(&self, t: Ns) -> u128 {
+        let r = self.rate_bps as u128;
+        let done = self.ctr.tx_bytes as u128 * 8 * NS_PER_SEC as u128;
+        // Carry left by the last completed packet: the part of its virtual
+        // interval that lies after its real completion (< 1 ns).
+        let carry = if self.in_tx.is_some() {
+            self.tx_start_carry
+        } else {
+            self.tx_carry
+        } as u128;
+        let elapsed = t.saturating_sub(self.last_done) as u128 * r;
+        let mut w = done.saturating_sub(carry.saturating_sub(elapsed));
+        if let Some(p) = &self.in_tx {
+            let bits = p.size as u128 * 8 * NS_PER_SEC as u128;
+            let run = (t.saturating_sub(self.tx_start) as u128 * r)
+                .saturating_sub(self.tx_start_carry as u128);
+            w += run.min(bits);
+        }
+        w
+    }
+
     /// A packet arrives at the egress of this link (link index `id`).
     #[inline]
     pub fn arrive(&mut self, now: Ns, mut pkt: Packet, id: u32, ev: &mut EventQueue) {
@@ -189,6 +237,8 @@ impl Link {
             if let Some(m) = self.mon.as_deref_mut() {
                 m.on_dequeue(now.saturating_sub(p.enq), self.warm);
             }
+            self.tx_start = now;
+            self.tx_start_carry = self.tx_carry;
             let t = self.tx_time(p.size);
             self.in_tx = Some(p);
             ev.schedule(now + t, Event::TxDone(id));
@@ -200,6 +250,7 @@ impl Link {
     #[inline]
     pub fn tx_done(&mut self, now: Ns, id: u32, ev: &mut EventQueue) {
         if let Some(p) = self.in_tx.take() {
+            self.last_done = now;
             self.ctr.tx_pkts += 1;
             self.ctr.tx_bytes += p.size as u64;
             if self.loss_rng.bernoulli(self.loss) {

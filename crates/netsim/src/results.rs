@@ -28,7 +28,9 @@ pub struct DelayStats {
 pub struct LinkSummary {
     /// Name of the running AQM.
     pub aqm: String,
-    /// Transmitted bits / (rate x measured time), in [0, 1].
+    /// Bits transmitted inside `[warmup, now]` / (rate x (now - warmup)),
+    /// in [0, 1]: a transmission straddling an edge of the window is
+    /// credited pro rata (`Link::tx_work_at`).
     pub utilization: f64,
     /// Time-average queue length, packets (excluding the packet in
     /// transmission).
@@ -69,9 +71,16 @@ pub struct FlowSummary {
     pub cc: Option<String>,
     /// Start time, s.
     pub start_s: f64,
-    /// In-order payload bytes delivered to the receiver after warm-up, x8,
-    /// divided by the flow's active time after warm-up (start to completion,
-    /// stop, or end of run); 0 if the flow was not active after warm-up.
+    /// Goodput over the flow's window `[t0, t1] = [max(start, warmup),
+    /// min(now, stop, completion)]`: 8 x the payload bytes delivered in
+    /// order to the receiving application during the window that first
+    /// reached the receiver inside it, / `(t1 - t0)`; 0 if `t1 <= t0` or
+    /// the flow never started. TCP data that reached the receiver before
+    /// `t0` (runs held in the reassembly buffer) is not counted although
+    /// its in-order delivery may happen inside the window (precisely:
+    /// segments below the highest one received before `t0` are excluded;
+    /// `Flow::goodput_bytes`); data delivered after a stop is not counted.
+    /// Capacity bound: see `SCHEMA.md`, "Measurement definitions".
     pub goodput_bps: f64,
     /// Mean RTT sample after warm-up, ms (null without samples or for UDP).
     pub rtt_ms_mean: Option<f64>,
@@ -126,7 +135,9 @@ pub struct Summary {
 /// Monitor time series, one row per (sample instant, monitored link).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TimeSeries {
-    /// Sample time, s (end of the interval).
+    /// Sample time, s (end of the interval; the last interval may be
+    /// shorter than `sample_interval` when the run's end is not a multiple
+    /// of it).
     pub time_s: Vec<f64>,
     /// Link name.
     pub link: Vec<String>,

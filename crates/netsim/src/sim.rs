@@ -197,7 +197,17 @@ pub struct Simulation {
     sent: u64,
     delivered: u64,
     warm: bool,
-    link_snap: Vec<(LinkCounters, u64, (u128, u128))>,
+    link_snap: Vec<LinkSnap>,
+}
+
+/// A link's statistics at the end of the warm-up.
+#[derive(Clone, Copy, Debug, Default)]
+struct LinkSnap {
+    ctr: LinkCounters,
+    activations: u64,
+    area: (u128, u128),
+    /// [`Link::tx_work_at`] at the warm-up instant.
+    work: u128,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -335,7 +345,9 @@ impl Simulation {
                             started: false,
                             ep: Endpoint::Udp(src),
                             udp_bytes: 0,
+                            rcv_high: 0,
                             warm: Default::default(),
+                            stop_snap: None,
                         });
                     }
                     groups.push(GroupRt::Static);
@@ -534,10 +546,16 @@ impl Simulation {
                 self.arm_tcp(f);
             }
             Event::FlowStart(f) => self.start_flow(f),
-            Event::FlowStop(f) => match &mut self.flows[f as usize].ep {
-                Endpoint::Tcp { snd, .. } => snd.stop(),
-                Endpoint::Udp(u) => u.stopped = true,
-            },
+            Event::FlowStop(f) => {
+                let flow = &mut self.flows[f as usize];
+                // The goodput window ends here: what is delivered later
+                // (data already in flight) is not counted.
+                flow.stop_snap = Some(flow.snapshot());
+                match &mut flow.ep {
+                    Endpoint::Tcp { snd, .. } => snd.stop(),
+                    Endpoint::Udp(u) => u.stopped = true,
+                }
+            }
             Event::UdpSend(f) => {
                 let flow = &mut self.flows[f as usize];
                 if let Endpoint::Udp(u) = &mut flow.ep {
@@ -602,6 +620,7 @@ impl Simulation {
                     snd.on_ack(now, &pkt, &mut out);
                     flow.src
                 } else {
+                    flow.rcv_high = flow.rcv_high.max(pkt.seq + 1);
                     rcv.on_data(now, &pkt, &mut out);
                     flow.dst
                 }
@@ -708,33 +727,14 @@ impl Simulation {
         let dt = ns_to_secs(self.sample_interval);
         for &m in &self.monitored {
             let link = &mut self.links[m as usize];
-            let c = link.ctr;
-            let cur = [c.arrivals, c.queue_drops(), c.marks, c.tx_bytes];
-            let (qp, qb) = (link.queue.len_pkts() as u64, link.queue.len_bytes());
-            let Some(mon) = link.mon.as_deref_mut() else {
-                continue;
-            };
-            let d = |i: usize| cur[i] - mon.last[i];
-            self.ts.time_s.push(t);
             // Link ids here; `results()` turns them into names.
-            self.ts_link.push(m);
-            self.ts.queue_pkts.push(qp);
-            self.ts.queue_bytes.push(qb);
-            self.ts
-                .queue_delay_ms_mean
-                .push(if mon.interval_delay_count > 0 {
-                    mon.interval_delay_sum as f64 / mon.interval_delay_count as f64 / 1e6
-                } else {
-                    f64::NAN
-                });
-            self.ts.arrivals.push(d(0));
-            self.ts.drops.push(d(1));
-            self.ts.marks.push(d(2));
-            self.ts.throughput_bps.push(d(3) as f64 * 8.0 / dt);
-            self.ts.tx_bytes.push(d(3));
-            mon.last = cur;
-            mon.interval_delay_sum = 0;
-            mon.interval_delay_count = 0;
+            if push_sample(&mut self.ts, &mut self.ts_link, link, m, t, dt) {
+                let c = link.ctr;
+                let mon = link.mon.as_deref_mut().expect("sampled");
+                mon.last = [c.arrivals, c.queue_drops(), c.marks, c.tx_bytes];
+                mon.interval_delay_count = 0;
+                mon.interval_delay_sum = 0;
+            }
         }
     }
 
@@ -760,12 +760,11 @@ impl Simulation {
             .links
             .iter()
             .enumerate()
-            .map(|(i, l)| {
-                (
-                    l.ctr,
-                    self.activations_base[i] + l.queue.stats().activations,
-                    l.area_at(now),
-                )
+            .map(|(i, l)| LinkSnap {
+                ctr: l.ctr,
+                activations: self.activations_base[i] + l.queue.stats().activations,
+                area: l.area_at(now),
+                work: l.tx_work_at(now),
             })
             .collect();
         for l in &mut self.links {
@@ -996,11 +995,15 @@ impl Simulation {
     pub fn summary(&self) -> Summary {
         let now = self.now;
         let measured = now.saturating_sub(self.warmup);
-        let mt = ns_to_secs(measured);
         let mut links = BTreeMap::new();
         for &m in &self.monitored {
             let l = &self.links[m as usize];
-            let (snap, act0, area0) = self.link_snap.get(m as usize).copied().unwrap_or_default();
+            let LinkSnap {
+                ctr: snap,
+                activations: act0,
+                area: area0,
+                work: work0,
+            } = self.link_snap.get(m as usize).copied().unwrap_or_default();
             let c = l.ctr;
             let area = l.area_at(now);
             let hist = l.mon.as_deref().map(|m| &m.delay);
@@ -1019,8 +1022,11 @@ impl Simulation {
                 l.name.clone(),
                 LinkSummary {
                     aqm: l.queue.aqm_name().to_string(),
-                    utilization: if mt > 0.0 {
-                        (c.tx_bytes - snap.tx_bytes) as f64 * 8.0 / (l.rate_bps as f64 * mt)
+                    // Window-exact: the integer numerator is at most the
+                    // denominator, so the quotient is in [0, 1].
+                    utilization: if measured > 0 {
+                        (l.tx_work_at(now) - work0) as f64
+                            / (l.rate_bps as u128 * measured as u128) as f64
                     } else {
                         0.0
                     },
@@ -1058,7 +1064,7 @@ impl Simulation {
             }
             let active = t1 > t0 && f.started;
             let goodput = if active {
-                (cur.delivered - w.delivered) as f64 * 8.0 / ns_to_secs(t1 - t0)
+                f.goodput_bytes() as f64 * 8.0 / ns_to_secs(t1 - t0)
             } else {
                 0.0
             };
@@ -1099,10 +1105,24 @@ impl Simulation {
 
     /// Summary plus time series and cwnd traces (copies; the simulation can
     /// continue).
+    ///
+    /// When `now` is not a multiple of the sampling interval, the time
+    /// series ends with one more row per monitored link for the partial
+    /// interval since the last sample (its `throughput_bps` divided by the
+    /// interval's real length). It is computed here, not stored, so the
+    /// rows do not depend on how the run was split into `run_until` steps.
     pub fn results(&self) -> SimResults {
         let mut timeseries = self.ts.clone();
-        timeseries.link = self
-            .ts_link
+        let mut ts_link = self.ts_link.clone();
+        let last = self.now / self.sample_interval * self.sample_interval;
+        if self.now > last {
+            let (t, dt) = (ns_to_secs(self.now), ns_to_secs(self.now - last));
+            for &m in &self.monitored {
+                let link = &self.links[m as usize];
+                push_sample(&mut timeseries, &mut ts_link, link, m, t, dt);
+            }
+        }
+        timeseries.link = ts_link
             .iter()
             .map(|&l| self.links[l as usize].name.clone())
             .collect();
@@ -1117,6 +1137,40 @@ impl Simulation {
     pub fn link_tx_packets(&self, name: &str) -> Result<u64, SimError> {
         Ok(self.links[self.link_id(name)? as usize].ctr.tx_pkts)
     }
+}
+
+/// Appends the time-series row of monitored link `m` for the interval of
+/// length `dt` (s) ending at `t` (s); false if the link has no monitor.
+fn push_sample(
+    ts: &mut TimeSeries,
+    ts_link: &mut Vec<u32>,
+    link: &Link,
+    m: u32,
+    t: f64,
+    dt: f64,
+) -> bool {
+    let Some(mon) = link.mon.as_deref() else {
+        return false;
+    };
+    let c = link.ctr;
+    let cur = [c.arrivals, c.queue_drops(), c.marks, c.tx_bytes];
+    let d = |i: usize| cur[i] - mon.last[i];
+    ts.time_s.push(t);
+    ts_link.push(m);
+    ts.queue_pkts.push(link.queue.len_pkts() as u64);
+    ts.queue_bytes.push(link.queue.len_bytes());
+    ts.queue_delay_ms_mean
+        .push(if mon.interval_delay_count > 0 {
+            mon.interval_delay_sum as f64 / mon.interval_delay_count as f64 / 1e6
+        } else {
+            f64::NAN
+        });
+    ts.arrivals.push(d(0));
+    ts.drops.push(d(1));
+    ts.marks.push(d(2));
+    ts.throughput_bps.push(d(3) as f64 * 8.0 / dt);
+    ts.tx_bytes.push(d(3));
+    true
 }
 
 impl fmt::Debug for Simulation {

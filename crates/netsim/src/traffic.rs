@@ -47,11 +47,15 @@ pub enum Endpoint {
     Udp(UdpSource),
 }
 
-/// Counters of a flow snapshotted at the end of warm-up.
+/// Counters of a flow snapshotted at the end of warm-up (and, for the
+/// goodput numerator, at its stop time).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct FlowSnapshot {
     /// Payload bytes delivered in order to the receiving application.
     pub delivered: u64,
+    /// TCP: payload bytes of the segments up to the highest one received
+    /// so far (`Flow::rcv_high`); UDP: same as `delivered`.
+    pub received_high: u64,
     /// Retransmitted segments.
     pub retransmits: u64,
     /// Timeouts.
@@ -91,35 +95,63 @@ pub struct Flow {
     pub ep: Endpoint,
     /// UDP: payload bytes received by the sink.
     pub udp_bytes: u64,
+    /// TCP: one past the highest segment number that reached the
+    /// receiver (in order or not).
+    pub rcv_high: u32,
     /// Counters at the end of warm-up (zero if the flow started later).
     pub warm: FlowSnapshot,
+    /// Counters at the flow's stop time, once reached.
+    pub stop_snap: Option<FlowSnapshot>,
 }
 
 impl Flow {
+    /// Payload bytes of TCP segments `0 .. segs`.
+    fn seg_bytes(&self, segs: u32) -> u64 {
+        let b = segs as u64 * self.mss as u64;
+        self.size.map_or(b, |s| b.min(s))
+    }
+
     /// Payload bytes delivered in order to the receiving application.
     pub fn delivered(&self) -> u64 {
         match &self.ep {
-            Endpoint::Tcp { rcv, .. } => {
-                let b = rcv.rcv_nxt as u64 * self.mss as u64;
-                self.size.map_or(b, |s| b.min(s))
-            }
+            Endpoint::Tcp { rcv, .. } => self.seg_bytes(rcv.rcv_nxt),
             Endpoint::Udp(_) => self.udp_bytes,
         }
     }
 
+    /// The goodput numerator: payload bytes delivered in order to the
+    /// receiving application during the flow's measurement window
+    /// `[t0, t1] = [max(start, warmup), min(now, stop, completion)]` that
+    /// first reached the receiver inside the window. UDP: payload of the
+    /// datagrams received in `[t0, t1]`. TCP: in-order delivery during the
+    /// window of the segments above the highest one received before `t0`
+    /// (`rcv_high` at `t0`), i.e. `bytes(rcv_nxt(t1)) - bytes(rcv_high(t0))`
+    /// (0 if negative). Excluded: the runs held in the reassembly buffer at
+    /// `t0`, which crossed the network before the window although the
+    /// retransmission filling the hole below them releases them inside it,
+    /// and (conservatively) the segments of the holes between them.
+    /// Meaningful only when `t1 > t0`; see `SCHEMA.md` ("Measurement
+    /// definitions") for the resulting capacity bound.
+    pub fn goodput_bytes(&self) -> u64 {
+        let end = self.stop_snap.unwrap_or_else(|| self.snapshot());
+        end.delivered.saturating_sub(self.warm.received_high)
+    }
+
     /// Current counters (same shape as the warm-up snapshot).
     pub fn snapshot(&self) -> FlowSnapshot {
-        let (retransmits, timeouts, rtt_sum, rtt_count) = match &self.ep {
+        let (received_high, retransmits, timeouts, rtt_sum, rtt_count) = match &self.ep {
             Endpoint::Tcp { snd, .. } => (
+                self.seg_bytes(self.rcv_high),
                 snd.stats.retransmits,
                 snd.stats.timeouts,
                 snd.stats.rtt_sum,
                 snd.stats.rtt_count,
             ),
-            Endpoint::Udp(_) => (0, 0, 0.0, 0),
+            Endpoint::Udp(_) => (self.udp_bytes, 0, 0, 0.0, 0),
         };
         FlowSnapshot {
             delivered: self.delivered(),
+            received_high,
             retransmits,
             timeouts,
             rtt_sum,
@@ -165,7 +197,9 @@ impl Flow {
                 rcv: TcpReceiver::new(id, src, p.delayed_ack, p.sack),
             },
             udp_bytes: 0,
+            rcv_high: 0,
             warm: FlowSnapshot::default(),
+            stop_snap: None,
         }
     }
 }
