@@ -139,7 +139,7 @@ impl EventQueue {
 mod tests {
     use super::*;
 
-    /// Reference: the engine contract (DESIGN.md "Event ties break by
+    /// Reference: the engine contract (docs/design.md, "Event ties break by
     /// insertion order"). Exact: no tolerance.
     #[test]
     fn ties_break_by_insertion_order() {

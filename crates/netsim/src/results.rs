@@ -1,4 +1,4 @@
-//! Simulation results: the serde summary (DESIGN.md results contract) plus
+//! Simulation results: the serde summary (results contract, docs/design.md) plus
 //! column vectors for time series, per-flow rows and cwnd traces.
 //!
 //! All statistics in [`Summary`] exclude the warm-up: they cover

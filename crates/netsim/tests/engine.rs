@@ -25,7 +25,7 @@ fn mixed(seed: u64) -> SimConfig {
     )
 }
 
-/// Reference: the determinism contract (DESIGN.md): same config and seed
+/// Reference: the determinism contract (docs/design.md): same config and seed
 /// give bit-identical results; exact comparison of the serialised summary
 /// and time series. A different seed must change the outcome.
 #[test]

@@ -1,6 +1,6 @@
 //! Scale: 1 Gb/s x 1000 CUBIC flows (dumbbell, rtt 100 ms, CoDel, one-BDP
-//! buffer of 12 500 packets) for 2 s. Reference: the performance goal in
-//! DESIGN.md / the issue: peak memory < 1 GiB at this scale (measured
+//! buffer of 12 500 packets) for 2 s. Target (the project's performance goal):
+//! peak memory < 1 GiB at this scale (measured
 //! ~175 MiB for 5 s, process-wide VmHWM; this file holds a single test so the
 //! process measures only it). Also checks conservation and that the
 //! bottleneck carries traffic at this scale.

@@ -36,7 +36,7 @@ SQM sigma (:mod:`aqmlab.design.sqm_sigma`)
     ``sqm_sigma(rates, rtts, alpha, k, rho, margin, split, scale) -> SQMSigma`` (Lyapunov
     equation 21 and condition 23), ``sqm_system_matrix``, ``sqm_lyapunov``.
 
-The decisions taken on the ambiguities of ALGORITHMS.md §4 are recorded in each module's
+The decisions taken on the papers' ambiguities are recorded in each module's
 docstring.
 
 Example

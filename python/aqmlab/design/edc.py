@@ -1,4 +1,4 @@
-"""EDC: discrete PI in the packet-arrival (spatial) domain (ALGORITHMS.md §1.6, §2.4).
+"""EDC: discrete PI in the packet-arrival (spatial) domain (docs/design/edc.md).
 
 The spatial plant (EDC eqs. 7-9, per packet arrival, from ``aqmlab.fluid.EDC.linearize()``) is
 discretised with a zero-order hold over the event threshold ``n`` packets (``Ad = expm(A n)``); one step of the discrete system is one

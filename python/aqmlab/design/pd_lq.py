@@ -1,6 +1,6 @@
 """Kim-Tang-Low PD-type AQM: LQ gains, inverse LQ maps, equal-eigenvalue and memory designs.
 
-Model (ALGORITHMS.md §1.4, §2.3): RED's low-pass filter ``b_hat' = P1 (b - b_hat)`` on the KTL
+Model (docs/design/pd_lq.md): RED's low-pass filter ``b_hat' = P1 (b - b_hat)`` on the KTL
 queue dynamics gives the third-order companion system (KTL eqs. 4-5)
 
 ``z' = A z + B delta p(t - tau)``, ``z = [db_hat, db_hat', db_hat'']``,
@@ -92,7 +92,7 @@ def equal_eigenvalue_gains(A: np.ndarray, Bh1: float, lam: float) -> np.ndarray:
     """Gains putting all three closed-loop eigenvalues at ``lam`` (companion pole placement).
 
     ``H3 = (3 lam - Ah2)/Bh1``, ``H2 = (-3 lam^2 - Ah1)/Bh1``, ``H1 = (lam^3 - Ah3)/Bh1``
-    # ALGORITHMS.md §2.3 "Design procedure"
+    # docs/design/pd_lq.md "Design procedure"
 
     Parameters
     ----------
@@ -399,7 +399,7 @@ def pd_lq_design(
     memory: bool = False,
     T2: float = 1.0,
 ) -> PDLQDesign:
-    """Equal-eigenvalue PD-LQ design of Kim, Tang and Low (ALGORITHMS.md §2.3).
+    """Equal-eigenvalue PD-LQ design of Kim, Tang and Low (docs/design/pd_lq.md).
 
     Parameters
     ----------

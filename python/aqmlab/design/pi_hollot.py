@@ -1,4 +1,4 @@
-"""Hollot et al.'s PI design rule for AQM and its Tustin discretisation (ALGORITHMS.md §3.8).
+"""Hollot et al.'s PI design rule for AQM and its Tustin discretisation (docs/design/pi_hollot.md).
 
 Continuous controller ``C_PI(s) = K (s/z + 1)/s`` on the Misra/Hollot plant (§1.1) taken at the
 worst case: fewest flows ``N-`` and largest RTT ``R+``.
@@ -52,7 +52,7 @@ __all__ = ["PIDesign", "hollot_pi", "pi_loop", "tustin_pi"]
 def tustin_pi(K: float, z: float, fs: float) -> tuple[float, float]:
     """Tustin discretisation of ``K (s/z + 1)/s`` at ``fs`` Hz -> ``(a, b)``.
 
-    ``a = K (1/z + T/2)``, ``b = K (1/z - T/2)``, ``T = 1/fs``   # ALGORITHMS.md §3.8
+    ``a = K (1/z + T/2)``, ``b = K (1/z - T/2)``, ``T = 1/fs``   # docs/design/pi_hollot.md
 
     Parameters
     ----------
@@ -262,7 +262,7 @@ def hollot_pi(
     if z is not None:
         check_real("z", z, positive=True)
     P, _ = misra_plant(N, C, R)
-    z_tcp = 2 * N / (R**2 * C)  # TCP pole, ALGORITHMS.md §3.8
+    z_tcp = 2 * N / (R**2 * C)  # TCP pole, docs/design/pi_hollot.md
     z = z_tcp if z is None else float(z)
     w = z if omega_g is None else float(omega_g)
     if z <= 0 or w <= 0:

@@ -1,4 +1,4 @@
-"""Linearised plants used by the design methods (ALGORITHMS.md section 1).
+"""Linearised plants used by the design methods (docs/fluid.md).
 
 Each function takes the linearisation from :mod:`aqmlab.fluid` (``Model.linearize()``, with the
 delayed and current states identified as the papers do) and returns it in the form a design
@@ -72,7 +72,7 @@ def misra_plant(
 ) -> tuple[control.TransferFunction, float]:
     """Hollot's linearisation of the Misra model: ``-delta q / delta p`` and its delay.
 
-    ``P(s) = (C^2/(2N)) / ((s + 2N/(R^2 C)) (s + 1/R)) * exp(-s R)``   # ALGORITHMS.md §1.1
+    ``P(s) = (C^2/(2N)) / ((s + 2N/(R^2 C)) (s + 1/R)) * exp(-s R)``   # docs/fluid.md
     (returned with positive gain: marking more lowers the queue, the sign is put in the loop).
 
     Parameters
@@ -112,7 +112,7 @@ def misra_plant(
 
 @dataclass
 class GaoHouPlant:
-    """Gao-Hou enhanced TCP model at its operating point (ALGORITHMS.md §1.3).
+    """Gao-Hou enhanced TCP model at its operating point (docs/fluid.md).
 
     Attributes
     ----------
@@ -194,7 +194,7 @@ def gao_hou_plant(n_flows: float, capacity: float, tau: float, b: float = 1.0) -
 
 @dataclass
 class KTLConstants:
-    """Kim-Tang-Low linearisation constants (ALGORITHMS.md §1.4, KTL eq. 2).
+    """Kim-Tang-Low linearisation constants (docs/fluid.md, KTL eq. 2).
 
     Attributes
     ----------
@@ -242,7 +242,7 @@ def ktl_constants(capacity: float, n_flows: float, prop_rtt: float, q_ref: float
     check_real("q_ref", q_ref, nonneg=True)
     lin = fluid.KTL(n_flows, capacity, prop_rtt, fluid.PI(qref=q_ref)).linearize()
     eq, x = lin.extra["equilibrium"], lin.extra
-    # KTL eq. 2 constants A1, A2, B1 (ALGORITHMS.md §1.4)
+    # KTL eq. 2 constants A1, A2, B1 (docs/fluid.md)
     return KTLConstants(
         float(x["A1"][0]),
         float(x["A2"][0]),

@@ -1,7 +1,7 @@
 """Gao-Hou state-feedback AQM (SFC): stability region of ``delta p = k1 dq + k2 dw``.
 
 Seen from ``dw`` the law is a PI controller ``k2 + (k1 N / tau)/s`` on the stable first-order
-plant with delay ``W/P = -k e^{-tau s}/(1 + T s)`` (ALGORITHMS.md §2.5), so the Silva-Datta-
+plant with delay ``W/P = -k e^{-tau s}/(1 + T s)`` (docs/design/sfc.md), so the Silva-Datta-
 Bhattacharyya PI conditions for first-order-plus-delay plants give the exact region.
 
 Functions
@@ -25,7 +25,7 @@ Decisions on ambiguities
   principle in the tests).  The exact version of eq. 17 doubles its cos and sin terms and
   eq. 18 gains a ``z`` in its cos term (its prefactor is the same once ``k_i = k1 N / tau``).
 * The exact proportional bound equals K2max (0.523 in the example), not the 0.576 quoted in
-  ALGORITHMS.md §2.5; see :func:`kp_max_exact`.
+  an earlier derivation; see :func:`kp_max_exact` and ``docs/design/sfc.md``.
 * The minimum in ``min_{j odd} a(z_j)`` is taken over all odd roots in ``(0, z_max]`` with
   ``z_max`` = 40 pi (more than the paper's "stop at the first odd root with cos z > 0").
 * The equilibrium must be meaningful (``0 < p0 <= 1``); otherwise a ``ValueError``.
@@ -170,7 +170,7 @@ def kp_max_exact(plant: GaoHouPlant) -> float:
     which equals the proportional-only bound, so this coincides with :func:`k2_max` (computed
     here from ``k``, ``T``, ``L`` independently of the printed formula).
 
-    ALGORITHMS.md §2.5 quotes ``kp < 0.576`` (``tan z = -(T/(T+L)) z``); the argument principle
+    An earlier derivation quoted ``kp < 0.576`` (``tan z = -(T/(T+L)) z``); the argument principle
     and a Pade(12) model both show instability at ``k2 = 0.53`` for small ``k1`` (see tests),
     so the bound used here is 0.523 for the paper's example.
 

@@ -1,4 +1,4 @@
-"""SQM's delay-robust stability condition and the choice of sigma (ALGORITHMS.md §2.1, §1.5).
+"""SQM's delay-robust stability condition and the choice of sigma (docs/design/sqm_sigma.md).
 
 Per link, with ``F = [[F1, 0], [I, F2]]``, ``F1 = diag(-alpha k_i / x_i)``,
 ``F2 = diag(-1/D_i)`` (SQM eqs. 13-20), ``A`` solves the Lyapunov equation
