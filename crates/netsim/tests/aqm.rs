@@ -260,7 +260,7 @@ fn pdlq_holds_queue_near_target() {
 /// predictor state 6.093e-4, 5.672e-4, 1.308e-4 and p* = 0.00775 from docs/design/pd_lq.md;
 /// the model's c = 4000 packets/s and N = 100). A liveness and range check, not the paper's
 /// result: the law runs every 2 ms and keeps the queue inside the buffer at full
-/// utilisation (mean in [50, 300] packets). The queue settles below b* (about 115 packets):
+/// utilisation (mean in [50, 300] packets). The queue settles below b* (about 100 packets):
 /// with p* under 1 % the noisy derivative terms clamp p at 0 most of the time, so the mean
 /// of the clamped p exceeds p* + mean δp (docs/aqm/pdlq.md, "Known disagreements").
 #[test]
