@@ -8,9 +8,21 @@ from aqmlab.aqm import AqmConfigError, Queue, aqm_config, list_aqms
 
 def test_every_parameter_is_documented_with_unit_and_default():
     table = list_aqms()
-    assert {"droptail", "red", "ared", "pi", "pie", "codel", "blue", "sred", "rem", "avq"} <= set(
-        table
-    )
+    assert {
+        "droptail",
+        "red",
+        "ared",
+        "pi",
+        "pie",
+        "codel",
+        "blue",
+        "sred",
+        "rem",
+        "avq",
+        "sfc",
+        "pdlq",
+        "edc",
+    } <= set(table)
     for name, params in table.items():
         assert any(p["name"] == "ecn" for p in params), name
         for p in params:
@@ -28,6 +40,56 @@ def test_defaults_from_their_specifications():
     assert d["pie"]["t_update"] == pytest.approx(0.015)
     assert d["pie"]["alpha"] == pytest.approx(0.125)
     assert d["pie"]["beta"] == pytest.approx(1.25)
+    # SFC Examples 1-2: k1 = 0.0005, k2 = 0.2; target 50 packets (§VII).
+    assert d["sfc"]["k1"] == pytest.approx(0.0005)
+    assert d["sfc"]["k2"] == pytest.approx(0.2)
+    assert d["sfc"]["q_ref"] == pytest.approx(50.0)
+    # KTL §III: T_s = 2 ms, b* = 200; the lambda = -3.75 gains (docs/design/pd_lq.md).
+    assert d["pdlq"]["t_update"] == pytest.approx(0.002)
+    assert d["pdlq"]["q_ref"] == pytest.approx(200.0)
+    assert d["pdlq"]["h1"] == pytest.approx(5.657e-4)
+    # EDC §4.2: q_ref 200, event threshold 30, K_P = 0.03, K_I = 0.01.
+    assert d["edc"]["n_event"] == 30
+    assert d["edc"]["kp"] == pytest.approx(0.03)
+    assert d["edc"]["ki"] == pytest.approx(0.01)
+
+
+def _accepted(cfg):
+    params = {k: v for k, v in cfg.items() if k != "type"}
+    out = aqm_config(cfg["type"], params)
+    for k, v in params.items():
+        if isinstance(v, bool):
+            assert out[k] is v, k
+        elif k in ("t_update", "tau"):
+            assert out[k] == round(v * 1e9), k  # seconds -> integer ns
+        else:
+            assert out[k] == pytest.approx(v), k
+    return out
+
+
+def test_design_results_configure_the_seed_aqms():
+    """The design side's ``to_aqm()`` dictionaries are valid configurations of the simulator's
+    ``sfc``, ``pdlq`` and ``edc`` AQMs: same names, same units (docs/aqm/{sfc,pdlq,edc}.md)."""
+    from aqmlab.design.edc import edc_design
+    from aqmlab.design.pd_lq import pd_lq_design
+    from aqmlab.design.sfc import sfc_design
+
+    _accepted(sfc_design(1250.0, 300, 0.6, k2=0.2, k1=0.0005).to_aqm())
+    _accepted(pd_lq_design(4000.0, 100, 0.15, 200.0).to_aqm())
+    _accepted(edc_design(60, 187.5, 200.0, 0.1).to_aqm())
+    mem = pd_lq_design(4000.0, 100, 0.35, 200.0, memory=True).to_aqm()
+    # The memory law needs the model's capacity (and N); to_aqm() does not carry them.
+    mem.setdefault("capacity", 4000.0)
+    mem.setdefault("n_flows", 100.0)
+    _accepted(mem)
+
+
+def test_edc_runs_its_law_every_n_arrivals():
+    """EDC's activation counter counts runs of the law: one per ``n_event`` arrivals."""
+    q = Queue("edc", {"n_event": 7, "q_ref": 5}, limit_pkts=1000, link_rate_bps=1e7)
+    for i in range(70):
+        q.enqueue(i * 1e-4, 1000)
+    assert q.stats()["activations"] == 10
 
 
 @pytest.mark.parametrize(

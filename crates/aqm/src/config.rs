@@ -169,6 +169,9 @@ aqm_registry! {
     Sred => sred::SredConfig, Sred;
     Rem => rem::RemConfig, Rem;
     Avq => avq::AvqConfig, Avq;
+    Sfc => sfc::SfcConfig, Sfc;
+    Pdlq => pdlq::PdlqConfig, Pdlq;
+    Edc => edc::EdcConfig, Edc;
 }
 
 /// A parameter value as a user wrote it (scenario file, command line, Python).

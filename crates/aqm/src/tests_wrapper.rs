@@ -4,14 +4,14 @@
 use crate::testutil::TestPacket;
 use crate::*;
 
-/// Every AQM with its defaults, except PI's q_ref lowered to 10 packets (so that it acts
-/// under the 40-packet test limit) and PIE's target lowered to 2 ms (its auto-scaled
-/// probability otherwise needs more than the test's few seconds to reach a drop).
+/// Every AQM with its defaults, except PI's, PD-LQ's and EDC's q_ref lowered to 10 packets (so
+/// that they act under the 40-packet test limit) and PIE's target lowered to 2 ms (its
+/// auto-scaled probability otherwise needs more than the test's few seconds to reach a drop).
 fn all_defaults() -> Vec<AqmConfig> {
     AqmConfig::names()
         .iter()
         .map(|n| {
-            if *n == "pi" {
+            if matches!(*n, "pi" | "pdlq" | "edc") {
                 AqmConfig::from_name(n, &[("q_ref".into(), 10.0)]).unwrap()
             } else if *n == "pie" {
                 AqmConfig::from_name(n, &[("target".into(), 0.002)]).unwrap()
@@ -177,7 +177,10 @@ fn from_name_errors_name_key_and_value() {
 
     let e = AqmConfig::from_name("fifo", &[("bogus".into(), 3.0)]).unwrap_err();
     let msg = e.to_string();
-    assert!(msg.contains("'bogus'") && msg.contains("= 3"), "{msg}");
+    assert!(
+        msg.contains("'bogus'") && msg.contains("AQM 'droptail'"),
+        "{msg}"
+    );
     assert_eq!(e.key(), Some("bogus"));
 
     let e = AqmConfig::from_name("droptail", &[("ecn".into(), 2.0)]).unwrap_err();
