@@ -78,9 +78,8 @@ def test_design_results_configure_the_seed_aqms():
     _accepted(pd_lq_design(4000.0, 100, 0.15, 200.0).to_aqm())
     _accepted(edc_design(60, 187.5, 200.0, 0.1).to_aqm())
     mem = pd_lq_design(4000.0, 100, 0.35, 200.0, memory=True).to_aqm()
-    # The memory law needs the model's capacity (and N); to_aqm() does not carry them.
-    mem.setdefault("capacity", 4000.0)
-    mem.setdefault("n_flows", 100.0)
+    # the memory law's predictor needs the model's capacity and N: to_aqm() carries them
+    assert (mem["capacity"], mem["n_flows"]) == (4000.0, 100.0)
     _accepted(mem)
 
 

@@ -115,8 +115,8 @@ class EDCDesign:
 
         ``{"type": "edc", "kp": K_P, "ki": K_I, "q_ref": q_ref, "n_event": n}``: EDC eq. 10's
         gains (dimensionless, per packet of queue error), the reference queue (packets) and the
-        event threshold (packet arrivals per controller run).  The simulator accepts it once
-        its ``edc`` AQM exists (not yet: ``aqmlab aqms`` lists what it has).
+        event threshold (packet arrivals per controller run); the simulator's ``edc`` AQM
+        (``docs/aqm/edc.md``).
 
         Examples
         --------

@@ -306,6 +306,9 @@ class PDLQDesign:
     p1, lam : float
     q_ref : float
         target queue b*, packets.
+    capacity, n_flows : float
+        the network the design is for: C in packets/s and N flows (the memory law's predictor
+        needs both at run time).
     """
 
     H: np.ndarray
@@ -323,6 +326,8 @@ class PDLQDesign:
     p1: float = 1.0
     lam: float = -1.0
     q_ref: float = 0.0
+    capacity: float = 0.0
+    n_flows: float = 0.0
 
     def to_dict(self) -> dict:
         """JSON-ready dictionary; ``H1``, ``H2``, ``H3``, ``p_star`` are the CLI contract."""
@@ -344,10 +349,10 @@ class PDLQDesign:
         """The AQM configuration of this design for the simulator's ``pdlq`` AQM.
 
         ``{"type": "pdlq", "h1", "h2", "h3", "p1", "q_ref", "p_offset", "t_update"}`` and, for
-        the memory law, ``"memory": True`` and ``"tau"`` (the predictor horizon, s). Units:
-        h1 1/packet, h2 s/packet, h3 s^2/packet, p1 1/s, q_ref packets, p_offset the
-        operating-point probability ``p*`` added to ``delta p``, t_update s.  The simulator
-        accepts it once its ``pdlq`` AQM exists (not yet: ``aqmlab aqms`` lists what it has).
+        the memory law, ``"memory": True``, ``"tau"`` (the predictor horizon, s), ``"capacity"``
+        (packets/s) and ``"n_flows"``, which its predictor needs. Units: h1 1/packet,
+        h2 s/packet, h3 s^2/packet, p1 1/s, q_ref packets, p_offset the operating-point
+        probability ``p*`` added to ``delta p``, t_update s (``docs/aqm/pdlq.md``).
 
         Parameters
         ----------
@@ -372,7 +377,12 @@ class PDLQDesign:
             "t_update": t_update,
         }
         if self.memory:
-            cfg.update(memory=True, tau=float(self.ktl.tau))
+            cfg.update(
+                memory=True,
+                tau=float(self.ktl.tau),
+                capacity=float(self.capacity),
+                n_flows=float(self.n_flows),
+            )
         return cfg
 
     def loop(self):
@@ -469,4 +479,6 @@ def pd_lq_design(
         p1=float(p1),
         lam=float(lam),
         q_ref=float(q_ref),
+        capacity=float(capacity),
+        n_flows=float(n_flows),
     )

@@ -260,9 +260,8 @@ class SFCDesign:
 
         ``{"type": "sfc", "k1": k1, "k2": k2, "capacity": C, "q_ref": q_ref}``: the per-packet
         law ``p = k1 (q - q_ref) + (k2 / C) (R - C)`` of SFC Fig. 5 with ``k1`` in 1/packet,
-        ``k2`` dimensionless, ``capacity`` C in packets/s and ``q_ref`` in packets.  The
-        simulator accepts it once its ``sfc`` AQM exists (not yet: ``aqmlab aqms`` lists what
-        it has).
+        ``k2`` dimensionless, ``capacity`` C in packets/s and ``q_ref`` in packets; the
+        simulator's ``sfc`` AQM (``docs/aqm/sfc.md``).
 
         Raises
         ------
