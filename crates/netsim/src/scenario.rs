@@ -730,66 +730,74 @@ fn pkt_size(t: &mut Table<'_>, k: &'static str) -> Result<Option<u32>> {
     Ok(t.int(k, 41, 65535)?.map(|x| x as u32))
 }
 
-fn dumbbell(v: &Value, aqm: AqmConfig) -> Result<(DumbbellConfig, u32, Value)> {
-    let mut t = Table::new("dumbbell", v)?;
+/// The keys a dumbbell and a parking lot share (their bottlenecks and access links).
+struct Builder {
+    rate: f64,
+    buffer_pkts: Option<u32>,
+    buffer_bytes: Option<u64>,
+    access_rate: Option<f64>,
+    side_buffer_pkts: u32,
+    pkt_size: u32,
+    loss: f64,
+}
+
+fn builder_keys(t: &mut Table<'_>) -> Result<Builder> {
     let rate = t.rate("rate")?;
     let rate = t.required("rate", rate, "the bottleneck rate, e.g. \"10Mbps\"")?;
-    let rtt = t.time_or("rtt", true, 0.1)?;
-    let (buffer_pkts, buffer_bytes) = buffer_limit(&mut t, 100)?;
+    let (buffer_pkts, buffer_bytes) = buffer_limit(t, 100)?;
     let access_rate = t.rate("access_rate")?;
-    let side = t.int_or(
-        "side_buffer",
-        1,
-        u32::MAX as u64,
-        crate::config::DEFAULT_SIDE_BUFFER as u64,
-    )?;
-    let pkt = pkt_size(&mut t, "pkt_size")?.unwrap_or(crate::config::DEFAULT_PACKET_SIZE);
-    t.put("pkt_size", pkt);
+    let side = crate::config::DEFAULT_SIDE_BUFFER as u64;
+    let side_buffer_pkts = t.int_or("side_buffer", 1, u32::MAX as u64, side)? as u32;
+    let pkt_size = pkt_size(t, "pkt_size")?.unwrap_or(crate::config::DEFAULT_PACKET_SIZE);
+    t.put("pkt_size", pkt_size);
     let loss = t.probability("loss")?;
-    let cfg = DumbbellConfig {
-        bottleneck_rate: rate,
-        rtt,
-        aqm,
+    Ok(Builder {
+        rate,
         buffer_pkts,
         buffer_bytes,
         access_rate,
-        side_buffer_pkts: side as u32,
+        side_buffer_pkts,
+        pkt_size,
         loss,
+    })
+}
+
+fn dumbbell(v: &Value, aqm: AqmConfig) -> Result<(DumbbellConfig, u32, Value)> {
+    let mut t = Table::new("dumbbell", v)?;
+    let rtt = t.time_or("rtt", true, 0.1)?;
+    let b = builder_keys(&mut t)?;
+    let cfg = DumbbellConfig {
+        bottleneck_rate: b.rate,
+        rtt,
+        aqm,
+        buffer_pkts: b.buffer_pkts,
+        buffer_bytes: b.buffer_bytes,
+        access_rate: b.access_rate,
+        side_buffer_pkts: b.side_buffer_pkts,
+        loss: b.loss,
     };
-    Ok((cfg, pkt, Value::Object(t.finish()?)))
+    Ok((cfg, b.pkt_size, Value::Object(t.finish()?)))
 }
 
 fn parking_lot(v: &Value, aqm: AqmConfig) -> Result<(ParkingLotConfig, u32, Value)> {
     let mut t = Table::new("parking_lot", v)?;
     let hops = t.int_or("hops", 1, 10_000, 2)? as u32;
-    let rate = t.rate("rate")?;
-    let rate = t.required("rate", rate, "the bottleneck rate, e.g. \"10Mbps\"")?;
     let hop_delay = t.time_or("link_delay", false, 0.01)?;
     let access_delay = t.time_or("access_delay", false, 0.005)?;
-    let (buffer_pkts, buffer_bytes) = buffer_limit(&mut t, 100)?;
-    let access_rate = t.rate("access_rate")?;
-    let side = t.int_or(
-        "side_buffer",
-        1,
-        u32::MAX as u64,
-        crate::config::DEFAULT_SIDE_BUFFER as u64,
-    )?;
-    let pkt = pkt_size(&mut t, "pkt_size")?.unwrap_or(crate::config::DEFAULT_PACKET_SIZE);
-    t.put("pkt_size", pkt);
-    let loss = t.probability("loss")?;
+    let b = builder_keys(&mut t)?;
     let cfg = ParkingLotConfig {
         hops,
-        bottleneck_rate: rate,
+        bottleneck_rate: b.rate,
         hop_delay,
         access_delay,
         aqm,
-        buffer_pkts,
-        buffer_bytes,
-        access_rate,
-        side_buffer_pkts: side as u32,
-        loss,
+        buffer_pkts: b.buffer_pkts,
+        buffer_bytes: b.buffer_bytes,
+        access_rate: b.access_rate,
+        side_buffer_pkts: b.side_buffer_pkts,
+        loss: b.loss,
     };
-    Ok((cfg, pkt, Value::Object(t.finish()?)))
+    Ok((cfg, b.pkt_size, Value::Object(t.finish()?)))
 }
 
 type ExplicitNorm = (Value, Value, Value);
