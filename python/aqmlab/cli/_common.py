@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import math
+from typing import Annotated
 
 import typer
+
+#: The ``--pkt-size`` option of the commands whose ``--capacity`` may be a bit rate.
+PktSize = Annotated[
+    str,
+    typer.Option("--pkt-size", help="packet size for a bit-rate --capacity, bytes (e.g. 1000)"),
+]
 
 
 class BadOption(Exception):

@@ -38,6 +38,7 @@ import numpy as np
 import typer
 
 from aqmlab.cli._common import BadOption as _Bad
+from aqmlab.cli._common import PktSize
 from aqmlab.cli._common import capacity_opt as _capacity
 from aqmlab.cli._common import check_figure as _check_figure
 from aqmlab.cli._common import fail as _fail
@@ -58,10 +59,6 @@ Plot = Annotated[
 ]
 Force = Annotated[
     bool, typer.Option("--force", help="replace an existing --plot file", show_default=False)
-]
-PktSize = Annotated[
-    str,
-    typer.Option("--pkt-size", help="packet size for a bit-rate --capacity, bytes (e.g. 1000)"),
 ]
 
 #: Units of the printed quantities (the text table's labels; JSON keys stay plain).

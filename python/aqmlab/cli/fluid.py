@@ -34,6 +34,7 @@ import numpy as np
 import typer
 
 from aqmlab.cli._common import BadOption as _Bad
+from aqmlab.cli._common import PktSize
 from aqmlab.cli._common import capacity_opt as _capacity
 from aqmlab.cli._common import fail as _fail
 from aqmlab.cli._common import frequency_opt as _frequency
@@ -58,10 +59,6 @@ Force = Annotated[
         show_default=False,
     ),
 ]  # fmt: skip
-PktSize = Annotated[
-    str,
-    typer.Option("--pkt-size", help="packet size for a bit-rate --capacity, bytes (e.g. 1000)"),
-]
 
 #: Units of the printed states and results (labels of the text output).
 _UNITS = {
