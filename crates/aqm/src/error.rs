@@ -50,6 +50,28 @@ impl ConfigError {
             reason: reason.into(),
         }
     }
+    /// The same error with `prefix` put before its key (a child AQM's error reported with
+    /// its path in a tree: `target` -> `classes.a.aqm.target`).
+    pub fn prefixed(self, prefix: &str) -> ConfigError {
+        match self {
+            ConfigError::UnknownAqm { .. } => self,
+            ConfigError::UnknownParam { aqm, key, known } => ConfigError::UnknownParam {
+                aqm,
+                key: format!("{prefix}{key}"),
+                known,
+            },
+            ConfigError::InvalidText { key, text, reason } => ConfigError::InvalidText {
+                key: format!("{prefix}{key}"),
+                text,
+                reason,
+            },
+            ConfigError::InvalidParam { key, value, reason } => ConfigError::InvalidParam {
+                key: format!("{prefix}{key}"),
+                value,
+                reason,
+            },
+        }
+    }
     /// The offending key, if any.
     pub fn key(&self) -> Option<&str> {
         match self {

@@ -2,6 +2,28 @@
 
 use crate::time::Instant;
 
+/// The ECN codepoint of the IP header (RFC 3168 §5; ECT(1) as the L4S identifier, RFC 9331).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Ecn {
+    /// Not ECN-capable transport (`00`).
+    #[default]
+    NotEct,
+    /// ECN-capable transport, codepoint ECT(1) (`01`).
+    Ect1,
+    /// ECN-capable transport, codepoint ECT(0) (`10`).
+    Ect0,
+    /// Congestion Experienced (`11`).
+    Ce,
+}
+
+impl Ecn {
+    /// True for ECT(0), ECT(1) and CE (a CE packet came from an ECN-capable sender).
+    #[inline]
+    pub fn is_capable(self) -> bool {
+        self != Ecn::NotEct
+    }
+}
+
 /// What a queue discipline needs to know about (and do to) a packet.
 ///
 /// Implemented by the simulator's packet handle and, later, by a real IP packet buffer.
@@ -11,10 +33,28 @@ pub trait Packet {
     fn size_bytes(&self) -> u32;
     /// A hash of the flow key (e.g. 5-tuple); used by SRED's zombie list and by flow schedulers.
     fn flow_hash(&self) -> u64;
-    /// True if the packet is ECN-capable (ECT(0) or ECT(1), RFC 3168 §5).
+    /// True if the packet is ECN-capable (ECT(0), ECT(1) or CE, RFC 3168 §5).
     fn ecn_capable(&self) -> bool;
+    /// The ECN codepoint (classifiers such as DualPI2's use it). The default derives ECT(0)
+    /// or Not-ECT from [`Packet::ecn_capable`]; packet types that know their codepoint
+    /// (the simulator's, a real IP header) override it. Must agree with `ecn_capable`.
+    #[inline]
+    fn ecn(&self) -> Ecn {
+        if self.ecn_capable() {
+            Ecn::Ect0
+        } else {
+            Ecn::NotEct
+        }
+    }
     /// Set the CE codepoint (RFC 3168 §5). Only called on ECN-capable packets.
     fn set_ce(&mut self);
+    /// The class index a class-based scheduler files the packet under (e.g. [`crate::drr`]:
+    /// the position of the class in its config's list). Indices the scheduler does not have,
+    /// and packets of types without classes (the default, 0), go to its first class.
+    #[inline]
+    fn class(&self) -> u8 {
+        0
+    }
     /// The time the queue stamped on enqueue.
     fn enqueued_at(&self) -> Instant;
     /// Stamp the enqueue time (called by the queue wrapper).

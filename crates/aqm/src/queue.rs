@@ -2,7 +2,9 @@
 //!
 //! Counter invariants (ns-3 `QueueDisc` style), checked in tests:
 //! `received = dropped_enqueue() + enqueued` and
-//! `enqueued = dequeued + dropped_dequeue + len_pkts()`.
+//! `enqueued = dequeued + dropped_dequeue + dropped_victim + len_pkts()`
+//! (`dropped_victim` is non-zero only for a FIFO that is a scheduler's class: the scheduler
+//! may take its head to make room for another class's arrival, see [`crate::qdisc`]).
 
 use std::collections::VecDeque;
 
@@ -106,6 +108,10 @@ pub struct QueueStats {
     pub dropped_early: u64,
     /// Stored packets dropped at dequeue (CoDel).
     pub dropped_dequeue: u64,
+    /// Stored packets dropped at the enqueue of *another* packet (a scheduler's buffer was
+    /// full and this queue was the fattest, see [`crate::qdisc`]).
+    #[serde(default)]
+    pub dropped_victim: u64,
     /// Packets marked CE (at enqueue or dequeue).
     pub marked: u64,
     /// Packets handed to the link.
@@ -127,7 +133,21 @@ impl QueueStats {
     /// All drops.
     #[inline]
     pub fn dropped(&self) -> u64 {
-        self.dropped_enqueue() + self.dropped_dequeue
+        self.dropped_enqueue() + self.dropped_dequeue + self.dropped_victim
+    }
+    /// Adds `o`'s counters to these (a scheduler's totals are the sums over its classes).
+    pub fn add(&mut self, o: &QueueStats) {
+        self.received += o.received;
+        self.enqueued += o.enqueued;
+        self.dropped_limit += o.dropped_limit;
+        self.dropped_early += o.dropped_early;
+        self.dropped_dequeue += o.dropped_dequeue;
+        self.dropped_victim += o.dropped_victim;
+        self.marked += o.marked;
+        self.dequeued += o.dequeued;
+        self.activations += o.activations;
+        self.received_bytes += o.received_bytes;
+        self.dequeued_bytes += o.dequeued_bytes;
     }
 }
 
@@ -317,6 +337,17 @@ impl<P: Packet> QueueDisc<P> {
             self.aqm.on_empty(now + self.link.rate.tx_time(size as u64));
         }
         Some(pkt)
+    }
+
+    /// Drops the head packet as a victim (a scheduler makes room for an arrival in another
+    /// class): counted in `dropped_victim`, handed back. The AQM is not consulted.
+    pub fn drop_head(&mut self, now: Instant) -> Option<P> {
+        let p = self.backlog.pop()?;
+        self.stats.dropped_victim += 1;
+        if self.backlog.is_empty() {
+            self.aqm.on_empty(now);
+        }
+        Some(p)
     }
 
     /// Next time [`QueueDisc::on_timer`] must be called, if the AQM has a periodic law.

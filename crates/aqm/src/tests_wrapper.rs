@@ -22,11 +22,51 @@ fn all_defaults() -> Vec<AqmConfig> {
         .collect()
 }
 
-/// Drives a queue with a random mix of arrivals (sizes 64..1500 B, 4 flows, half ECN-capable),
-/// dequeues and timer calls; returns the sequence of decisions for determinism checks.
+/// DRR trees: three classes (weights 1, 2, 3) with CoDel, RED and PIE, and one with every
+/// class drop-tail, so the tree invariant is checked with dequeue-side, enqueue-side and
+/// timer-driven children and with victim drops.
+fn drr_trees() -> Vec<QdiscConfig> {
+    let class = |name: &str, weight: f64, aqm: AqmConfig| DrrClass {
+        name: name.into(),
+        weight,
+        aqm,
+    };
+    let aqm = |n: &str| AqmConfig::from_name(n, &[]).unwrap();
+    let pie = AqmConfig::from_name("pie", &[("target".into(), 0.002)]).unwrap();
+    vec![
+        QdiscConfig::Drr(DrrConfig {
+            classes: vec![
+                class("a", 1.0, aqm("codel")),
+                class("b", 2.0, aqm("red")),
+                class("c", 3.0, pie),
+            ],
+        }),
+        QdiscConfig::Drr(DrrConfig {
+            classes: vec![
+                class("x", 1.0, aqm("droptail")),
+                class("y", 0.5, aqm("droptail")),
+            ],
+        }),
+    ]
+}
+
+/// Drives a queue with a random mix of arrivals (sizes 64..1500 B, 4 flows, half ECN-capable,
+/// class indices 0..3 of which a two- or three-class scheduler lacks some), dequeues and timer
+/// calls; checks the counter invariants after every step and returns the sequence of
+/// decisions for determinism checks.
 fn drive(cfg: &AqmConfig, limit: QueueLimit, seed: u64, steps: usize) -> (Vec<u8>, QueueStats) {
+    drive_tree(&QdiscConfig::Fifo(*cfg), limit, seed, steps)
+}
+
+fn drive_tree(
+    cfg: &QdiscConfig,
+    limit: QueueLimit,
+    seed: u64,
+    steps: usize,
+) -> (Vec<u8>, QueueStats) {
     let link = LinkInfo::new(BitsPerSec::from_mbps(10));
-    let mut q = QueueDisc::<TestPacket>::new(cfg, limit, link, seed).unwrap();
+    let mut q = Qdisc::<TestPacket>::new(cfg, limit, link, seed).unwrap();
+    let mut victims = 0u64;
     let mut drv = Rng::new(seed ^ 0x9e37_79b9_7f4a_7c15);
     let mut now = Instant::ZERO;
     let mut trace = Vec::with_capacity(steps);
@@ -40,11 +80,13 @@ fn drive(cfg: &AqmConfig, limit: QueueLimit, seed: u64, steps: usize) -> (Vec<u8
         }
         // Bias towards arrivals so the queue builds up and the AQMs act.
         if drv.uniform() < 0.6 {
-            let mut p = TestPacket::new(i, 64 + drv.below(1437) as u32).flow(drv.below(4));
+            let mut p = TestPacket::new(i, 64 + drv.below(1437) as u32)
+                .flow(drv.below(4))
+                .class(drv.below(4) as u8);
             if drv.uniform() < 0.5 {
                 p = p.ect();
             }
-            let code = match q.enqueue(now, p) {
+            let code = match q.enqueue(now, p, &mut |_p, _r| victims += 1) {
                 Enqueue::Queued => 0,
                 Enqueue::Marked => 1,
                 Enqueue::Dropped(back, r) => {
@@ -78,16 +120,42 @@ fn drive(cfg: &AqmConfig, limit: QueueLimit, seed: u64, steps: usize) -> (Vec<u8
         );
         assert_eq!(
             s.enqueued,
-            s.dequeued + s.dropped_dequeue + q.len_pkts() as u64,
+            s.dequeued + s.dropped_dequeue + s.dropped_victim + q.len_pkts() as u64,
             "{}",
             cfg.name()
         );
+        // The tree invariant (qdisc module docs).
+        assert_eq!(
+            s.received,
+            s.dropped_enqueue()
+                + s.dropped_victim
+                + s.dropped_dequeue
+                + s.dequeued
+                + q.len_pkts() as u64,
+            "{}",
+            cfg.name()
+        );
+        for c in 0..q.num_classes() {
+            let cs = q.class_stats(c).unwrap();
+            assert_eq!(
+                cs.enqueued,
+                cs.dequeued
+                    + cs.dropped_dequeue
+                    + cs.dropped_victim
+                    + if let Qdisc::Drr(d) = &q {
+                        d.class_queue(c).unwrap().len_pkts() as u64
+                    } else {
+                        0
+                    }
+            );
+        }
     }
     assert_eq!(dropped_at_deq, q.stats().dropped_dequeue);
+    assert_eq!(victims, q.stats().dropped_victim);
     if std::env::var("AQM_DEBUG").is_ok() {
         eprintln!("{} p={} {:?}", cfg.name(), q.probability(), q.stats());
     }
-    (trace, *q.stats())
+    (trace, q.stats())
 }
 
 /// Property-style: every AQM x several seeds x packet and byte limits conserves packets,
@@ -114,6 +182,57 @@ fn invariants_hold_for_every_aqm() {
             }
         }
     }
+}
+
+/// The tree invariant for schedulers: every DRR tree x seeds x packet and byte limits.
+#[test]
+fn invariants_hold_for_every_scheduler() {
+    for cfg in drr_trees() {
+        for seed in [1u64, 2, 3] {
+            let (_, s) = drive_tree(&cfg, QueueLimit::Packets(40), seed, 20_000);
+            assert!(s.dequeued > 0);
+            assert!(s.dropped_victim > 0, "{s:?}");
+            drive_tree(&cfg, QueueLimit::Bytes(30_000), seed, 5_000);
+        }
+        let (a, _) = drive_tree(&cfg, QueueLimit::Packets(40), 11, 10_000);
+        let (b, _) = drive_tree(&cfg, QueueLimit::Packets(40), 11, 10_000);
+        assert_eq!(a, b);
+        // serde round trip of the tree.
+        let s = serde_json::to_string(&cfg).unwrap();
+        assert!(s.contains("\"type\":\"drr\""), "{s}");
+        assert_eq!(serde_json::from_str::<QdiscConfig>(&s).unwrap(), cfg);
+    }
+    // A leaf keeps its serde form.
+    let leaf = QdiscConfig::Fifo(AqmConfig::from_name("codel", &[]).unwrap());
+    let s = serde_json::to_string(&leaf).unwrap();
+    assert_eq!(s, serde_json::to_string(leaf.as_aqm().unwrap()).unwrap());
+    assert_eq!(serde_json::from_str::<QdiscConfig>(&s).unwrap(), leaf);
+}
+
+/// Paths address the tree; plain names keep working for single AQMs.
+#[test]
+fn parameter_paths() {
+    let mut t = drr_trees().remove(0);
+    assert_eq!(t.get_param("classes.b.weight"), Some(2.0));
+    assert_eq!(t.get_param("classes.a.aqm.target"), Some(0.005));
+    t.set_param("classes.a.aqm.target", 0.01).unwrap();
+    assert_eq!(t.get_param("classes.a.aqm.target"), Some(0.01));
+    let e = t.set_param("classes.a.aqm.target", 0.0).unwrap_err();
+    assert_eq!(e.key(), Some("classes.a.aqm.target"));
+    assert_eq!(t.get_param("classes.a.aqm.target"), Some(0.01));
+    assert!(t.set_param("target", 0.01).is_err());
+    let r = QdiscConfig::from_raw(
+        "drr",
+        &[("classes.default.weight", RawParam::Text("3"))],
+        false,
+    )
+    .unwrap();
+    assert_eq!(r.get_param("classes.default.weight"), Some(3.0));
+    let mut leaf = QdiscConfig::from_name("codel", &[]).unwrap();
+    leaf.set_param("target", 0.002).unwrap();
+    assert_eq!(leaf.get_param("target"), Some(0.002));
+    assert!(QdiscConfig::names().contains(&"drr"));
+    assert!(QdiscConfig::describe("drr").unwrap().len() >= 2);
 }
 
 /// Same seed, same decisions; (for randomised AQMs) another seed, other decisions.

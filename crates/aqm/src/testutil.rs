@@ -44,6 +44,7 @@ pub struct TestPacket {
     pub flow: u64,
     pub ect: bool,
     pub ce: bool,
+    pub class: u8,
     pub enqueued_at: Instant,
 }
 
@@ -60,11 +61,16 @@ impl TestPacket {
             flow: 0,
             ect: false,
             ce: false,
+            class: 0,
             enqueued_at: Instant::ZERO,
         }
     }
     pub fn flow(mut self, f: u64) -> Self {
         self.flow = f;
+        self
+    }
+    pub fn class(mut self, c: u8) -> Self {
+        self.class = c;
         self
     }
     pub fn ect(mut self) -> Self {
@@ -85,6 +91,9 @@ impl Packet for TestPacket {
     }
     fn set_ce(&mut self) {
         self.ce = true;
+    }
+    fn class(&self) -> u8 {
+        self.class
     }
     fn enqueued_at(&self) -> Instant {
         self.enqueued_at

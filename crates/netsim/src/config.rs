@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-use aqm::AqmConfig;
+use aqm::QdiscConfig;
 use serde::{Deserialize, Serialize};
 
 use crate::routing::Metric;
@@ -57,8 +57,8 @@ fn default_shape() -> f64 {
     1.2
 }
 /// Drop-tail, the default queue discipline.
-pub fn droptail() -> AqmConfig {
-    AqmConfig::default_for("droptail").expect("drop-tail is always registered")
+pub fn droptail() -> QdiscConfig {
+    QdiscConfig::default_for("droptail").expect("drop-tail is always registered")
 }
 
 /// A whole simulation.
@@ -115,7 +115,7 @@ pub enum TopologyConfig {
 impl TopologyConfig {
     /// The AQM of a builder's bottleneck(s); `None` for explicit topologies (each link has
     /// its own).
-    pub fn aqm(&self) -> Option<&AqmConfig> {
+    pub fn aqm(&self) -> Option<&QdiscConfig> {
         match self {
             TopologyConfig::Dumbbell(d) => Some(&d.aqm),
             TopologyConfig::ParkingLot(p) => Some(&p.aqm),
@@ -158,7 +158,7 @@ pub struct LinkConfig {
     pub loss: f64,
     /// Queue discipline at the egress (default drop-tail).
     #[serde(default = "droptail")]
-    pub aqm: AqmConfig,
+    pub aqm: QdiscConfig,
     /// Buffer limit in packets (default 1000 unless `limit_bytes`).
     #[serde(default)]
     pub limit_pkts: Option<u32>,
@@ -193,7 +193,7 @@ pub struct DumbbellConfig {
     pub rtt: f64,
     /// Queue discipline on R1->R2 (default drop-tail).
     #[serde(default = "droptail")]
-    pub aqm: AqmConfig,
+    pub aqm: QdiscConfig,
     /// Bottleneck buffer in packets (exactly one of `buffer_pkts`,
     /// `buffer_bytes`).
     #[serde(default)]
@@ -226,7 +226,7 @@ pub struct ParkingLotConfig {
     pub access_delay: f64,
     /// Queue discipline on every forward bottleneck.
     #[serde(default = "droptail")]
-    pub aqm: AqmConfig,
+    pub aqm: QdiscConfig,
     /// Bottleneck buffer in packets (exactly one of the two).
     #[serde(default)]
     pub buffer_pkts: Option<u32>,
@@ -337,6 +337,12 @@ pub struct TcpGroup {
     /// per flow.
     #[serde(default)]
     pub extra_delay: Vec<f64>,
+    /// Class of a class-based qdisc (e.g. DRR) the group's packets (data and
+    /// ACKs) are filed under; must name a class of every class-based qdisc
+    /// on the group's forward path, at the same position. `None`: the first
+    /// class.
+    #[serde(default)]
+    pub class: Option<String>,
 }
 
 /// UDP sources (CBR or on/off).
@@ -384,6 +390,12 @@ pub struct UdpGroup {
     /// per flow.
     #[serde(default)]
     pub extra_delay: Vec<f64>,
+    /// Class of a class-based qdisc (e.g. DRR) the group's packets (data and
+    /// ACKs) are filed under; must name a class of every class-based qdisc
+    /// on the group's forward path, at the same position. `None`: the first
+    /// class.
+    #[serde(default)]
+    pub class: Option<String>,
 }
 
 /// Short TCP flows with Poisson arrivals and Pareto sizes.
@@ -442,6 +454,12 @@ pub struct ShortTcpGroup {
     /// per flow.
     #[serde(default)]
     pub extra_delay: Vec<f64>,
+    /// Class of a class-based qdisc (e.g. DRR) the group's packets (data and
+    /// ACKs) are filed under; must name a class of every class-based qdisc
+    /// on the group's forward path, at the same position. `None`: the first
+    /// class.
+    #[serde(default)]
+    pub class: Option<String>,
 }
 
 impl FlowGroup {
@@ -471,6 +489,15 @@ impl FlowGroup {
             FlowGroup::Tcp(g) => g.count,
             FlowGroup::UdpCbr(g) | FlowGroup::UdpOnoff(g) => g.count,
             FlowGroup::ShortTcp(_) => 1,
+        }
+    }
+
+    /// The class name the group's packets are filed under, if any.
+    pub fn class(&self) -> Option<&str> {
+        match self {
+            FlowGroup::Tcp(g) => g.class.as_deref(),
+            FlowGroup::UdpCbr(g) | FlowGroup::UdpOnoff(g) => g.class.as_deref(),
+            FlowGroup::ShortTcp(g) => g.class.as_deref(),
         }
     }
 

@@ -10,7 +10,7 @@
 //! link suffices however many packets are in flight.
 //!
 //! Counter invariants (checked by `Simulation::check_conservation`):
-//! `arrivals = drops_enqueue + drops_dequeue + tx_pkts + queued + in_tx` and
+//! `arrivals = drops_enqueue + drops_victim + drops_dequeue + tx_pkts + queued + in_tx` and
 //! `tx_pkts = lost + delivered + in_pipe`.
 //!
 //! Transmitted work, window-exact ([`Link::tx_work_at`]): serialisation
@@ -41,6 +41,9 @@ pub struct LinkCounters {
     pub drops_enqueue: u64,
     /// Dropped at dequeue by the AQM (CoDel).
     pub drops_dequeue: u64,
+    /// Stored packets dropped by a scheduler to make room for an arrival (victims: the head
+    /// of the fattest class when the shared buffer is full).
+    pub drops_victim: u64,
     /// CE marks set by this hop's AQM (counted when the packet leaves the
     /// queue).
     pub marks: u64,
@@ -61,7 +64,7 @@ pub struct LinkCounters {
 impl LinkCounters {
     /// All drops at this hop caused by the queue (not random loss).
     pub fn queue_drops(&self) -> u64 {
-        self.drops_enqueue + self.drops_dequeue
+        self.drops_enqueue + self.drops_dequeue + self.drops_victim
     }
 }
 
@@ -215,9 +218,14 @@ impl Link {
             pkt.flags &= !F_CE_IN;
         }
         self.account_area(now);
-        if let aqm::Enqueue::Dropped(..) = self.queue.enqueue(inst(now), pkt) {
+        let mut victims = 0u64;
+        if let aqm::Enqueue::Dropped(..) = self
+            .queue
+            .enqueue(inst(now), pkt, &mut |_p, _r| victims += 1)
+        {
             self.ctr.drops_enqueue += 1;
         }
+        self.ctr.drops_victim += victims;
         if self.in_tx.is_none() {
             self.start_next(now, id, ev);
         }
@@ -235,7 +243,11 @@ impl Link {
                 self.ctr.marks += 1;
             }
             if let Some(m) = self.mon.as_deref_mut() {
-                m.on_dequeue(now.saturating_sub(p.enq), self.warm);
+                let sojourn = now.saturating_sub(p.enq);
+                m.on_dequeue(sojourn, self.warm);
+                if self.warm && !m.classes.is_empty() {
+                    m.on_class_dequeue(self.queue.last_class(), sojourn);
+                }
             }
             self.tx_start = now;
             self.tx_start_carry = self.tx_carry;
@@ -304,14 +316,18 @@ impl Link {
         }
         self.ctr.drops_dequeue += dropped;
         for p in moved {
-            let enq = p.enq;
-            let mut p = p;
-            p.enq = enq;
-            if let aqm::Enqueue::Dropped(..) = new_queue.enqueue(inst(now), p) {
+            let mut victims = 0u64;
+            if let aqm::Enqueue::Dropped(..) =
+                new_queue.enqueue(inst(now), p, &mut |_p, _r| victims += 1)
+            {
                 self.ctr.drops_enqueue += 1;
             }
+            self.ctr.drops_victim += victims;
         }
         self.queue = new_queue;
+        if let Some(m) = self.mon.as_deref_mut() {
+            m.set_classes(self.queue.num_classes());
+        }
         self.aqm_timer_at = None;
         if self.in_tx.is_none() {
             self.start_next(now, id, ev);

@@ -125,6 +125,8 @@ pub struct LinkMonitor {
     /// Link counters at the start of the current interval (arrivals, drops,
     /// marks, transmitted bytes).
     pub last: [u64; 4],
+    /// Post-warm-up sojourn times per class of a class-based qdisc (empty for a FIFO).
+    pub classes: Vec<LogHistogram>,
 }
 
 impl LinkMonitor {
@@ -136,6 +138,20 @@ impl LinkMonitor {
         if after_warmup {
             self.delay.record(sojourn);
         }
+    }
+
+    /// Records the sojourn time of a packet of class `class` (after warm-up).
+    #[inline]
+    pub fn on_class_dequeue(&mut self, class: u8, sojourn: Ns) {
+        if let Some(h) = self.classes.get_mut(class as usize) {
+            h.record(sojourn);
+        }
+    }
+
+    /// Keeps one histogram per class of a qdisc with `n` classes (0 for a FIFO).
+    pub fn set_classes(&mut self, n: usize) {
+        self.classes.resize_with(n, LogHistogram::new);
+        self.classes.truncate(n);
     }
 }
 

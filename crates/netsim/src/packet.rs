@@ -11,23 +11,31 @@
 //! random loss), which is where conservation bugs usually hide.
 
 /// This is a pure ACK (otherwise a data segment or a UDP datagram).
-pub const F_ACK: u8 = 1 << 0;
-/// ECN-capable transport (ECT(0)), RFC 3168 §5.
-pub const F_ECT: u8 = 1 << 1;
+pub const F_ACK: u32 = 1 << 0;
+/// ECN-capable transport, RFC 3168 §5: ECT(0), or ECT(1) together with [`F_ECT1`]. The
+/// codepoint ([`Packet::ecn`]) is Not-ECT without this bit, CE with [`F_CE`].
+pub const F_ECT: u32 = 1 << 1;
 /// Congestion Experienced, RFC 3168 §5.
-pub const F_CE: u8 = 1 << 2;
+pub const F_CE: u32 = 1 << 2;
 /// ECN-Echo in the TCP header, RFC 3168 §6.1.
-pub const F_ECE: u8 = 1 << 3;
+pub const F_ECE: u32 = 1 << 3;
 /// Congestion Window Reduced in the TCP header, RFC 3168 §6.1.
-pub const F_CWR: u8 = 1 << 4;
+pub const F_CWR: u32 = 1 << 4;
 /// Data: this segment is a retransmission. ACK: the echoed timestamp belongs
 /// to a retransmission (Karn's rule: no RTT sample).
-pub const F_RETX: u8 = 1 << 5;
+pub const F_RETX: u32 = 1 << 5;
 /// UDP datagram.
-pub const F_UDP: u8 = 1 << 6;
+pub const F_UDP: u32 = 1 << 6;
 /// Internal: CE was already set when the packet entered the current queue
 /// (used to count marks made by this hop only).
-pub const F_CE_IN: u8 = 1 << 7;
+pub const F_CE_IN: u32 = 1 << 7;
+
+/// With [`F_ECT`]: the codepoint is ECT(1) (RFC 9331's L4S identifier) instead of ECT(0).
+/// TCP sends ECT(0).
+pub const F_ECT1: u32 = 1 << 8;
+/// The class index lives in bits 16..24 of `flags` ([`Packet::class`]).
+pub const CLASS_SHIFT: u32 = 16;
+const CLASS_MASK: u32 = 0xff << CLASS_SHIFT;
 
 /// TCP/IP header bytes of every segment (20 IP + 20 TCP); a pure ACK is
 /// exactly this size.
@@ -54,8 +62,10 @@ pub struct Packet {
     pub ts: u64,
     /// Time (ns) the packet entered the queue it is currently in.
     pub enq: u64,
-    /// Flag bits `F_*`.
-    pub flags: u8,
+    /// Flag bits `F_*` (bits 0..9) and the class index (bits 16..24, see
+    /// [`Packet::class`]). One word rather than a separate class field keeps the packet at
+    /// 48 bytes and the endpoints' struct literals unchanged.
+    pub flags: u32,
     /// ACK with SACK (RFC 2018): up to three blocks `[ack + sack[2i],
     /// ack + sack[2i+1])` of segments received above the cumulative ACK,
     /// as offsets from `seq`; an empty block is `(0, 0)`. Offsets are 16
@@ -66,7 +76,37 @@ pub struct Packet {
 impl Packet {
     /// True if flag bit(s) `f` are set.
     #[inline]
-    pub fn has(&self, f: u8) -> bool {
+    pub fn has(&self, f: u32) -> bool {
         self.flags & f != 0
+    }
+
+    /// The class index a class-based qdisc files the packet under: the position of its flow
+    /// group's `class` in the scheduler's class list, 0 (the first class) if unclassified.
+    /// Set once when an endpoint emits the packet (`Simulation::emit`).
+    #[inline]
+    pub fn class(&self) -> u8 {
+        ((self.flags & CLASS_MASK) >> CLASS_SHIFT) as u8
+    }
+
+    /// Sets the class index.
+    #[inline]
+    pub fn set_class(&mut self, c: u8) {
+        self.flags = (self.flags & !CLASS_MASK) | ((c as u32) << CLASS_SHIFT);
+    }
+
+    /// The ECN codepoint derived from the flags.
+    #[inline]
+    pub fn ecn(&self) -> aqm::Ecn {
+        if self.has(F_CE) {
+            aqm::Ecn::Ce
+        } else if self.has(F_ECT) {
+            if self.has(F_ECT1) {
+                aqm::Ecn::Ect1
+            } else {
+                aqm::Ecn::Ect0
+            }
+        } else {
+            aqm::Ecn::NotEct
+        }
     }
 }

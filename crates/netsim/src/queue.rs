@@ -1,4 +1,4 @@
-//! The egress queue of a link: an [`aqm::QueueDisc`] over simulator packets.
+//! The egress queue of a link: an [`aqm::Qdisc`] over simulator packets.
 
 use crate::engine::Ns;
 use crate::packet::{Packet, F_CE, F_ECT};
@@ -18,6 +18,14 @@ impl aqm::Packet for Packet {
         self.has(F_ECT)
     }
     #[inline]
+    fn ecn(&self) -> aqm::Ecn {
+        Packet::ecn(self)
+    }
+    #[inline]
+    fn class(&self) -> u8 {
+        Packet::class(self)
+    }
+    #[inline]
     fn set_ce(&mut self) {
         self.flags |= F_CE;
     }
@@ -31,8 +39,9 @@ impl aqm::Packet for Packet {
     }
 }
 
-/// Queue discipline type used at every egress.
-pub type Queue = aqm::QueueDisc<Packet>;
+/// Queue discipline type used at every egress: a FIFO with an AQM (the fast path) or a
+/// scheduler with classes.
+pub type Queue = aqm::Qdisc<Packet>;
 
 /// Converts simulator time to the AQM crate's instant.
 #[inline]

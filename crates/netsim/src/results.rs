@@ -56,6 +56,30 @@ pub struct LinkSummary {
     pub tx_packets: u64,
     /// Link rate, bits/s.
     pub rate_bps: f64,
+    /// Per-class statistics of a class-based qdisc (DRR), by class name;
+    /// empty (and not serialised) for a FIFO.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub classes: BTreeMap<String, ClassSummary>,
+}
+
+/// Per-class summary of a class-based qdisc (post-warm-up). A hashed flow
+/// queue (FQ) would report its aggregates under the same keys plus the
+/// number of active flows over time.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClassSummary {
+    /// Sojourn time in the class's queue of packets it sent, ms.
+    pub queue_delay_ms: DelayStats,
+    /// Packets accepted into the class.
+    pub enqueued: u64,
+    /// Packets dropped by the class: its limit and AQM at enqueue, its AQM
+    /// at dequeue, and victims taken by the scheduler.
+    pub drops: u64,
+    /// CE marks set by the class's AQM.
+    pub marks: u64,
+    /// Bytes the class sent to the link.
+    pub tx_bytes: u64,
+    /// Packets the class sent to the link.
+    pub tx_packets: u64,
 }
 
 /// Per-flow summary (post-warm-up).

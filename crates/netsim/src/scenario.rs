@@ -26,7 +26,7 @@ use std::collections::{BTreeSet, HashSet};
 use std::fmt;
 
 use aqm::units::{self, Kind};
-use aqm::{AqmConfig, RawParam};
+use aqm::{AqmConfig, DrrClass, DrrConfig, QdiscConfig, RawParam};
 use serde_json::{Map, Value};
 
 use crate::config::{
@@ -378,11 +378,84 @@ impl<'a> Table<'a> {
     }
 }
 
-/// Parsed AQM table: the config, and whether the user set `ecn` explicitly.
+/// Parsed AQM table: the config, and whether the user set `ecn` explicitly (per leaf AQM:
+/// one entry for a single AQM, one per class for a scheduler).
 struct AqmSpec {
-    cfg: AqmConfig,
-    ecn_explicit: bool,
+    cfg: QdiscConfig,
+    ecn_explicit: Vec<bool>,
     normalized: Map<String, Value>,
+}
+
+/// A DRR table: `{type = "drr", classes = [{name, weight, aqm = {...}}, ...]}`. Errors name
+/// the key path (`aqm.classes[1].aqm.target`).
+fn parse_drr(path: &str, v: &Value) -> Result<AqmSpec> {
+    let mut t = Table::new(path, v)?;
+    t.raw("type");
+    t.put("type", "drr");
+    let list = t.array("classes")?;
+    if list.is_empty() {
+        return Err(err(
+            &t.key("classes"),
+            v.get("classes"),
+            "give at least one class, e.g. [{name = \"a\", weight = 1}]",
+        ));
+    }
+    if list.len() > aqm::drr::MAX_CLASSES {
+        return Err(err(
+            &t.key("classes"),
+            None,
+            format!("at most {} classes", aqm::drr::MAX_CLASSES),
+        ));
+    }
+    let mut classes = Vec::with_capacity(list.len());
+    let mut norm = Vec::with_capacity(list.len());
+    let mut ecn_explicit = Vec::with_capacity(list.len());
+    for (i, c) in list.iter().enumerate() {
+        let cp = format!("{}[{i}]", t.key("classes"));
+        let mut ct = Table::new(cp.clone(), c)?;
+        let name = ct.string("name")?;
+        let name = ct.required(
+            "name",
+            name,
+            "the class name flows choose with class = \"NAME\"",
+        )?;
+        if name.contains('.') || name.trim() != name {
+            return Err(err(
+                &ct.key("name"),
+                c.get("name"),
+                "must be a name without '.' or surrounding spaces",
+            ));
+        }
+        if classes.iter().any(|o: &DrrClass| o.name == name) {
+            return Err(err(&ct.key("name"), c.get("name"), "duplicate class name"));
+        }
+        let weight = ct.number(
+            "weight",
+            1.0,
+            |x| x > 0.0 && x <= 1e6,
+            "must be a weight in (0, 1e6]",
+        )?;
+        let child = parse_aqm(&ct.key("aqm"), ct.raw("aqm"))?;
+        let QdiscConfig::Fifo(aqm) = child.cfg else {
+            return Err(err(
+                &ct.key("aqm"),
+                c.get("aqm"),
+                "a class runs a single AQM, not a scheduler",
+            ));
+        };
+        ct.put("aqm", Value::Object(child.normalized));
+        ecn_explicit.push(child.ecn_explicit[0]);
+        classes.push(DrrClass { name, weight, aqm });
+        norm.push(Value::Object(ct.finish()?));
+    }
+    t.put("classes", Value::Array(norm));
+    let cfg = QdiscConfig::Drr(DrrConfig { classes });
+    cfg.validate().map_err(|e| err(path, None, e.to_string()))?;
+    Ok(AqmSpec {
+        cfg,
+        ecn_explicit,
+        normalized: t.finish()?,
+    })
 }
 
 fn parse_aqm(path: &str, v: Option<&Value>) -> Result<AqmSpec> {
@@ -400,6 +473,9 @@ fn parse_aqm(path: &str, v: Option<&Value>) -> Result<AqmSpec> {
         Some(Value::String(s)) => s.as_str(),
         Some(other) => return Err(err(&join(path, "type"), Some(other), "must be an AQM name")),
     };
+    if name.trim().eq_ignore_ascii_case("drr") {
+        return parse_drr(path, v);
+    }
     let mut raw: Vec<(&str, RawParam<'_>)> = Vec::new();
     for (k, val) in map {
         if k == "type" {
@@ -428,8 +504,8 @@ fn parse_aqm(path: &str, v: Option<&Value>) -> Result<AqmSpec> {
         }
     }
     Ok(AqmSpec {
-        cfg,
-        ecn_explicit: map.contains_key("ecn"),
+        cfg: QdiscConfig::Fifo(cfg),
+        ecn_explicit: vec![map.contains_key("ecn")],
         normalized,
     })
 }
@@ -529,12 +605,12 @@ impl Scenario {
 
         let mut link_aliases = Vec::new();
         let topo = if let Some(v) = t.raw("dumbbell") {
-            let (cfg, pkt, norm) = dumbbell(v, aqm.cfg)?;
+            let (cfg, pkt, norm) = dumbbell(v, aqm.cfg.clone())?;
             t.put("dumbbell", norm);
             link_aliases.push(("R1->R2".to_string(), "bottleneck".to_string()));
             Topo::Dumbbell(cfg, pkt)
         } else if let Some(v) = t.raw("parking_lot") {
-            let (cfg, pkt, norm) = parking_lot(v, aqm.cfg)?;
+            let (cfg, pkt, norm) = parking_lot(v, aqm.cfg.clone())?;
             for i in 0..cfg.hops {
                 link_aliases.push((format!("R{i}->R{}", i + 1), format!("bottleneck{i}")));
             }
@@ -648,11 +724,35 @@ fn internal_error(e: &crate::config::ConfigError) -> ScenarioError {
 /// The AQM's `ecn` follows the flows unless the scenario set it: ECN-capable senders expect
 /// marks, as with Linux's fq_codel, which marks by default.
 fn apply_ecn_default(aqm: &mut AqmSpec, any_ecn: bool) {
-    if !aqm.ecn_explicit && any_ecn && aqm.cfg.get_param("ecn").is_some() {
-        aqm.cfg
-            .set_param("ecn", 1.0)
-            .expect("ecn = 1 is valid for every AQM that has it");
-        aqm.normalized.insert("ecn".into(), 1.0.into());
+    if !any_ecn {
+        return;
+    }
+    let on = |cfg: &mut AqmConfig, norm: &mut Map<String, Value>| {
+        if cfg.get_param("ecn").is_some() {
+            cfg.set_param("ecn", 1.0)
+                .expect("ecn = 1 is valid for every AQM that has it");
+            norm.insert("ecn".into(), 1.0.into());
+        }
+    };
+    match &mut aqm.cfg {
+        QdiscConfig::Fifo(a) => {
+            if !aqm.ecn_explicit[0] {
+                on(a, &mut aqm.normalized);
+            }
+        }
+        QdiscConfig::Drr(d) => {
+            let Some(Value::Array(norm)) = aqm.normalized.get_mut("classes") else {
+                return;
+            };
+            for (i, c) in d.classes.iter_mut().enumerate() {
+                if aqm.ecn_explicit[i] {
+                    continue;
+                }
+                if let Some(Value::Object(n)) = norm[i].get_mut("aqm") {
+                    on(&mut c.aqm, n);
+                }
+            }
+        }
     }
 }
 
@@ -762,7 +862,7 @@ fn builder_keys(t: &mut Table<'_>) -> Result<Builder> {
     })
 }
 
-fn dumbbell(v: &Value, aqm: AqmConfig) -> Result<(DumbbellConfig, u32, Value)> {
+fn dumbbell(v: &Value, aqm: QdiscConfig) -> Result<(DumbbellConfig, u32, Value)> {
     let mut t = Table::new("dumbbell", v)?;
     let rtt = t.time_or("rtt", true, 0.1)?;
     let b = builder_keys(&mut t)?;
@@ -779,7 +879,7 @@ fn dumbbell(v: &Value, aqm: AqmConfig) -> Result<(DumbbellConfig, u32, Value)> {
     Ok((cfg, b.pkt_size, Value::Object(t.finish()?)))
 }
 
-fn parking_lot(v: &Value, aqm: AqmConfig) -> Result<(ParkingLotConfig, u32, Value)> {
+fn parking_lot(v: &Value, aqm: QdiscConfig) -> Result<(ParkingLotConfig, u32, Value)> {
     let mut t = Table::new("parking_lot", v)?;
     let hops = t.int_or("hops", 1, 10_000, 2)? as u32;
     let hop_delay = t.time_or("link_delay", false, 0.01)?;
@@ -987,6 +1087,36 @@ fn flow_group(
 
     // Attachment.
     let (src, dst, fpath, extra_delay) = attachment(&mut t, v, topo)?;
+    let class = t.string("class")?;
+    if let Some(c) = &class {
+        // Builders: the [aqm] of the bottleneck(s) must have the class. Explicit topologies
+        // are checked along each flow's path when the simulation is built.
+        let aqm = match topo {
+            Topo::Dumbbell(d, _) => Some(&d.aqm),
+            Topo::ParkingLot(p, _) => Some(&p.aqm),
+            Topo::Explicit(..) => None,
+        };
+        if let Some(aqm) = aqm {
+            let names = aqm.class_names();
+            if names.is_empty() {
+                return Err(err(
+                    &t.key("class"),
+                    v.get("class"),
+                    format!(
+                        "the [aqm] ({}) has no classes; use a class-based AQM such as type = \"drr\"",
+                        aqm.name()
+                    ),
+                ));
+            }
+            if !names.contains(&c.as_str()) {
+                return Err(err(
+                    &t.key("class"),
+                    v.get("class"),
+                    format!("no such class in [aqm] (classes: {})", names.join(", ")),
+                ));
+            }
+        }
+    }
     let packet_size = pkt_size(&mut t, "packet_size")?.unwrap_or(default_pkt);
     t.put("packet_size", packet_size);
 
@@ -1037,6 +1167,7 @@ fn flow_group(
                 dst,
                 path: fpath,
                 extra_delay,
+                class,
             })
         }
         "tcp_short" => {
@@ -1083,6 +1214,7 @@ fn flow_group(
                 dst,
                 path: fpath,
                 extra_delay,
+                class,
             })
         }
         _ => {
@@ -1120,6 +1252,7 @@ fn flow_group(
                 dst,
                 path: fpath,
                 extra_delay,
+                class,
             };
             if kind == "udp_cbr" {
                 FlowGroup::UdpCbr(g)

@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
-use aqm::{AqmConfig, Instant, LinkInfo, QueueDisc, QueueStats};
+use aqm::{Instant, LinkInfo, QdiscConfig, QueueStats};
 
 use crate::config::{ConfigError, FlowGroup, SimConfig, DEFAULT_START_JITTER};
 use crate::engine::{ns_to_secs, secs_to_ns, Event, EventQueue, Ns};
@@ -19,8 +19,8 @@ use crate::link::{Link, LinkCounters};
 use crate::node::Node;
 use crate::packet::{Packet, F_ACK};
 use crate::results::{
-    jain, CwndTrace, DelayStats, Fairness, FlowSummary, LinkSummary, SimResults, Summary,
-    TimeSeries,
+    jain, ClassSummary, CwndTrace, DelayStats, Fairness, FlowSummary, LinkSummary, SimResults,
+    Summary, TimeSeries,
 };
 use crate::rng::{derive_seed, Rng, Stream};
 use crate::routing::{Routes, NO_ROUTE};
@@ -198,6 +198,12 @@ pub struct Simulation {
     delivered: u64,
     warm: bool,
     link_snap: Vec<LinkSnap>,
+    /// Class index of each flow group's packets (0: unclassified, the first class).
+    group_class: Vec<u8>,
+    /// True if some group has a class: only then does `emit` stamp packets.
+    classed: bool,
+    /// Per link, the class counters at the end of the warm-up.
+    class_snap: Vec<Vec<QueueStats>>,
 }
 
 /// A link's statistics at the end of the warm-up.
@@ -242,7 +248,7 @@ impl Simulation {
         let mut links = Vec::with_capacity(built.links.len());
         let mut link_index = HashMap::new();
         for (i, l) in built.links.iter().enumerate() {
-            let q = QueueDisc::new(
+            let q = aqm::Qdisc::new(
                 &l.aqm,
                 l.limit,
                 LinkInfo::new(aqm::BitsPerSec(l.rate_bps)),
@@ -265,8 +271,11 @@ impl Simulation {
             ));
         }
         for &m in &built.monitor {
-            links[m as usize].mon = Some(Box::default());
+            let mut mon = Box::<crate::monitor::LinkMonitor>::default();
+            mon.set_classes(links[m as usize].queue.num_classes());
+            links[m as usize].mon = Some(mon);
         }
+        let group_class = resolve_classes(&cfg, &built)?;
         let mut ev = EventQueue::new();
         let mut flows = Vec::new();
         let mut groups = Vec::new();
@@ -418,6 +427,9 @@ impl Simulation {
             links,
             link_index,
             activations_base: vec![0; nl],
+            classed: group_class.iter().any(|&c| c != 0),
+            group_class,
+            class_snap: vec![Vec::new(); nl],
             routes: built.routes,
             flows,
             groups,
@@ -588,6 +600,12 @@ impl Simulation {
     #[inline]
     fn emit(&mut self, node: u32, out: &mut Vec<Packet>) {
         self.sent += out.len() as u64;
+        if self.classed {
+            for p in out.iter_mut() {
+                let g = self.flows[p.flow as usize].group as usize;
+                p.set_class(self.group_class[g]);
+            }
+        }
         for p in out.drain(..) {
             self.forward(node, p);
         }
@@ -767,10 +785,20 @@ impl Simulation {
                 work: l.tx_work_at(now),
             })
             .collect();
+        self.class_snap = self
+            .links
+            .iter()
+            .map(|l| {
+                (0..l.queue.num_classes())
+                    .map(|c| l.queue.class_stats(c).unwrap_or_default())
+                    .collect()
+            })
+            .collect();
         for l in &mut self.links {
             l.warm = true;
             if let Some(m) = l.mon.as_deref_mut() {
                 m.delay.clear();
+                m.classes.iter_mut().for_each(|h| h.clear());
             }
         }
         for f in &mut self.flows {
@@ -820,13 +848,13 @@ impl Simulation {
             queue_pkts: l.queue.len_pkts(),
             queue_bytes: l.queue.len_bytes(),
             probability: l.queue.probability(),
-            aqm_stats: *l.queue.stats(),
+            aqm_stats: l.queue.stats(),
             counters: l.ctr,
         })
     }
 
     /// Current AQM configuration of link `name`.
-    pub fn aqm_config(&self, name: &str) -> Result<AqmConfig, SimError> {
+    pub fn aqm_config(&self, name: &str) -> Result<QdiscConfig, SimError> {
         Ok(self.links[self.link_id(name)? as usize].queue.config())
     }
 
@@ -878,7 +906,9 @@ impl Simulation {
     }
 
     /// Changes one AQM parameter of link `name` (boundary units: seconds,
-    /// 0/1, ...). The AQM keeps its dynamic state.
+    /// 0/1, ...) by path: a plain name for a single AQM (`target`), a path
+    /// into a scheduler (`classes.b.weight`, `classes.a.aqm.target`). The
+    /// AQM keeps its dynamic state.
     pub fn set_aqm_param(&mut self, name: &str, key: &str, value: f64) -> Result<(), SimError> {
         let l = self.link_id(name)?;
         self.links[l as usize]
@@ -894,10 +924,28 @@ impl Simulation {
 
     /// Replaces the queue discipline of link `name`; queued packets are
     /// moved to the new one in order. Counters of the link carry on.
-    pub fn set_aqm(&mut self, name: &str, cfg: AqmConfig) -> Result<(), SimError> {
+    pub fn set_aqm(&mut self, name: &str, cfg: impl Into<QdiscConfig>) -> Result<(), SimError> {
+        let cfg: QdiscConfig = cfg.into();
         let l = self.link_id(name)?;
         let link = &self.links[l as usize];
-        let q = QueueDisc::new(
+        if link.queue.num_classes() > 0 || !cfg.class_names().is_empty() {
+            // Packets carry class indices resolved against the class list at build time.
+            let old = link.queue.config();
+            if old.class_names() != cfg.class_names() {
+                return Err(SimError::Aqm {
+                    link: name.to_string(),
+                    error: aqm::ConfigError::InvalidText {
+                        key: "classes".into(),
+                        text: cfg.class_names().join(", "),
+                        reason: format!(
+                            "set_aqm keeps a link's class list (now: [{}])",
+                            old.class_names().join(", ")
+                        ),
+                    },
+                });
+            }
+        }
+        let q = aqm::Qdisc::new(
             &cfg,
             link.queue.limit(),
             link.queue.link(),
@@ -1018,6 +1066,32 @@ impl Simulation {
             let drops = c.queue_drops() - snap.queue_drops();
             let arrivals = c.arrivals - snap.arrivals;
             let acts = self.activations_base[m as usize] + l.queue.stats().activations;
+            let mut classes = BTreeMap::new();
+            for ci in 0..l.queue.num_classes() {
+                let cs = l.queue.class_stats(ci).unwrap_or_default();
+                let c0 = self.class_snap[m as usize]
+                    .get(ci)
+                    .copied()
+                    .unwrap_or_default();
+                let h = l.mon.as_deref().and_then(|m| m.classes.get(ci));
+                let q = |p: f64| h.map_or(0.0, |h| h.quantile(p) / 1e6);
+                classes.insert(
+                    l.queue.class_name(ci).unwrap_or_default().to_string(),
+                    ClassSummary {
+                        queue_delay_ms: DelayStats {
+                            mean: h.map_or(0.0, |h| h.mean() / 1e6),
+                            p50: q(0.5),
+                            p95: q(0.95),
+                            p99: q(0.99),
+                        },
+                        enqueued: cs.enqueued.saturating_sub(c0.enqueued),
+                        drops: cs.dropped().saturating_sub(c0.dropped()),
+                        marks: cs.marked.saturating_sub(c0.marked),
+                        tx_bytes: cs.dequeued_bytes.saturating_sub(c0.dequeued_bytes),
+                        tx_packets: cs.dequeued.saturating_sub(c0.dequeued),
+                    },
+                );
+            }
             links.insert(
                 l.name.clone(),
                 LinkSummary {
@@ -1046,6 +1120,7 @@ impl Simulation {
                     lost: c.lost - snap.lost,
                     tx_packets: c.tx_pkts - snap.tx_pkts,
                     rate_bps: l.rate_bps as f64,
+                    classes,
                 },
             );
         }
@@ -1137,6 +1212,66 @@ impl Simulation {
     pub fn link_tx_packets(&self, name: &str) -> Result<u64, SimError> {
         Ok(self.links[self.link_id(name)? as usize].ctr.tx_pkts)
     }
+}
+
+/// The class index of each flow group's packets. A group's `class` must name
+/// a class of every class-based qdisc on the forward path of each of its
+/// flows, at the same position (packets carry the index, not the name).
+fn resolve_classes(
+    cfg: &SimConfig,
+    built: &crate::topology::Built,
+) -> Result<Vec<u8>, ConfigError> {
+    let mut out = Vec::with_capacity(cfg.flows.len());
+    for (gi, g) in cfg.flows.iter().enumerate() {
+        let Some(name) = g.class() else {
+            out.push(0);
+            continue;
+        };
+        let bad =
+            |reason: String| ConfigError::invalid(format!("flows[{gi}].class"), name, &reason);
+        let mut index: Option<usize> = None;
+        for &(src, dst) in &built.endpoints[gi] {
+            let mut at = src;
+            let mut hops = 0;
+            while at != dst && hops <= built.links.len() {
+                let l = built.routes.next_hop(at, dst);
+                if l == NO_ROUTE {
+                    break;
+                }
+                let spec = &built.links[l as usize];
+                let names = spec.aqm.class_names();
+                if !names.is_empty() {
+                    match names.iter().position(|n| *n == name) {
+                        None => {
+                            return Err(bad(format!(
+                                "no such class in the AQM of link '{}' (classes: {})",
+                                spec.name,
+                                names.join(", ")
+                            )))
+                        }
+                        Some(i) if index.is_some_and(|j| j != i) => {
+                            return Err(bad(format!(
+                                "class lists differ along the path (link '{}')",
+                                spec.name
+                            )))
+                        }
+                        Some(i) => index = Some(i),
+                    }
+                }
+                at = spec.to;
+                hops += 1;
+            }
+        }
+        match index {
+            Some(i) => out.push(i as u8),
+            None => {
+                return Err(bad(
+                    "no class-based AQM (e.g. type = \"drr\") on the group's path".into(),
+                ))
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Appends the time-series row of monitored link `m` for the interval of

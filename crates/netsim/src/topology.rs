@@ -17,7 +17,7 @@
 
 use std::collections::HashMap;
 
-use aqm::{AqmConfig, QueueLimit};
+use aqm::{QdiscConfig, QueueLimit};
 
 use crate::config::{
     check, droptail, ConfigError, DumbbellConfig, FlowGroup, ParkingLotConfig, SimConfig,
@@ -44,7 +44,7 @@ pub struct LinkSpec {
     /// Bernoulli loss probability.
     pub loss: f64,
     /// Queue discipline.
-    pub aqm: AqmConfig,
+    pub aqm: QdiscConfig,
     /// Buffer limit.
     pub limit: QueueLimit,
 }
@@ -163,7 +163,7 @@ fn limit_of(
     }
 }
 
-fn check_aqm(key: &str, aqm: &AqmConfig) -> Result<(), ConfigError> {
+fn check_aqm(key: &str, aqm: &QdiscConfig) -> Result<(), ConfigError> {
     aqm.validate().map_err(|error| ConfigError::Aqm {
         key: key.to_string(),
         error,
@@ -212,7 +212,7 @@ pub fn build(cfg: &SimConfig) -> Result<Built, ConfigError> {
                     rate_bps: l.rate.round() as u64,
                     delay: secs_to_ns(l.delay),
                     loss: l.loss,
-                    aqm: l.aqm,
+                    aqm: l.aqm.clone(),
                     limit,
                 };
                 net.link(spec.clone())?;
@@ -342,7 +342,7 @@ struct Chain<'a> {
     hop_delay: Ns,
     access_delay: Ns,
     access_rate: f64,
-    aqm: &'a AqmConfig,
+    aqm: &'a QdiscConfig,
     limit: QueueLimit,
     side: QueueLimit,
     loss: f64,
@@ -441,7 +441,7 @@ fn build_chain(net: &mut Net, c: Chain, flows: &[FlowGroup]) -> Result<Endpoints
             rate_bps: c.rate.round() as u64,
             delay: c.hop_delay,
             loss: c.loss,
-            aqm: *c.aqm,
+            aqm: c.aqm.clone(),
             limit: c.limit,
         })?);
         net.link(LinkSpec {
@@ -452,7 +452,7 @@ fn build_chain(net: &mut Net, c: Chain, flows: &[FlowGroup]) -> Result<Endpoints
             rate_bps: c.rate.round() as u64,
             delay: c.hop_delay,
             loss: 0.0,
-            aqm: dt,
+            aqm: dt.clone(),
             limit: c.side,
         })?;
     }
@@ -471,7 +471,7 @@ fn build_chain(net: &mut Net, c: Chain, flows: &[FlowGroup]) -> Result<Endpoints
             rate_bps: c.access_rate.round() as u64,
             delay,
             loss: 0.0,
-            aqm: dt,
+            aqm: dt.clone(),
             limit: c.side,
         })
     };

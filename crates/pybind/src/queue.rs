@@ -4,8 +4,8 @@
 //! Times cross this boundary as seconds (`f64`) and are rounded to integer nanoseconds.
 
 use aqm::{
-    AqmConfig, BitsPerSec, DropReason, Enqueue, Instant, LinkInfo, Packet, QueueDisc, QueueLimit,
-    RawParam,
+    AqmConfig, BitsPerSec, DropReason, Enqueue, Instant, LinkInfo, Packet, QdiscConfig, QueueDisc,
+    QueueLimit, RawParam,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -94,6 +94,21 @@ pub(crate) fn config_from(
     params: Option<&Bound<'_, PyDict>>,
     require_unit: bool,
 ) -> PyResult<AqmConfig> {
+    match qdisc_from(name, params, require_unit)? {
+        QdiscConfig::Fifo(a) => Ok(a),
+        other => Err(crate::AqmConfigError::new_err(format!(
+            "'{}' is a scheduler, not a single AQM",
+            other.name()
+        ))),
+    }
+}
+
+/// Build a `QdiscConfig` (an AQM or a scheduler) from a name and `{path: value}`.
+pub(crate) fn qdisc_from(
+    name: &str,
+    params: Option<&Bound<'_, PyDict>>,
+    require_unit: bool,
+) -> PyResult<QdiscConfig> {
     let mut kv: Vec<(String, RawParamOwned)> = Vec::new();
     if let Some(d) = params {
         for (k, v) in d.iter() {
@@ -104,7 +119,7 @@ pub(crate) fn config_from(
     }
     let refs: Vec<(&str, RawParam<'_>)> =
         kv.iter().map(|(k, v)| (k.as_str(), v.as_raw())).collect();
-    AqmConfig::from_raw(name, &refs, require_unit).map_err(aqm_err)
+    QdiscConfig::from_raw(name, &refs, require_unit).map_err(aqm_err)
 }
 
 /// A single queue discipline with an AQM, driven with explicit times (seconds).
@@ -222,7 +237,7 @@ impl PyQueue {
 
     /// Change one parameter while running (same names and units as `aqmlab aqms`).
     fn set_param(&mut self, key: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let x = param_value(&self.q.config(), key, value)?;
+        let x = param_value(&QdiscConfig::Fifo(self.q.config()), key, value)?;
         self.q.set_param(key, x).map_err(aqm_err)
     }
 
@@ -295,18 +310,17 @@ impl PyQueue {
     }
 }
 
-/// The boundary value of a user-written parameter of `cfg`'s AQM (units converted).
-pub(crate) fn param_value(cfg: &AqmConfig, key: &str, value: &Bound<'_, PyAny>) -> PyResult<f64> {
+/// The boundary value of a user-written parameter (a name, or a path into a scheduler such
+/// as `classes.b.weight`) of `cfg` (units converted).
+pub(crate) fn param_value(cfg: &QdiscConfig, key: &str, value: &Bound<'_, PyAny>) -> PyResult<f64> {
     let raw = raw_param(key, value)?;
-    let infos = cfg.param_info();
-    match infos.iter().find(|i| i.name == key) {
-        Some(info) => AqmConfig::param_value(info, raw.as_raw(), false).map_err(aqm_err),
-        None => Err(aqm_err(aqm::ConfigError::UnknownParam {
-            aqm: cfg.name().to_string(),
-            key: key.to_string(),
-            known: infos.iter().map(|i| i.name).collect::<Vec<_>>().join(", "),
-        })),
-    }
+    cfg.raw_value(key, raw.as_raw(), false).map_err(aqm_err)
+}
+
+/// Names of the schedulers (class-based queue disciplines).
+#[pyfunction]
+fn scheduler_names() -> Vec<&'static str> {
+    aqm::qdisc::SCHEDULERS.to_vec()
 }
 
 /// Names of the available AQMs.
@@ -318,7 +332,7 @@ fn aqm_names() -> Vec<&'static str> {
 /// Parameters of one AQM: list of (name, unit, default, doc).
 #[pyfunction]
 fn aqm_describe(name: &str) -> PyResult<Vec<(String, String, f64, String)>> {
-    Ok(AqmConfig::describe(name)
+    Ok(QdiscConfig::describe(name)
         .map_err(aqm_err)?
         .into_iter()
         .map(|p| (p.name.into(), p.unit.into(), p.default, p.doc.trim().into()))
@@ -335,13 +349,14 @@ fn aqm_config_json(
     params: Option<&Bound<'_, PyDict>>,
     require_unit: bool,
 ) -> PyResult<String> {
-    let cfg = config_from(name, params, require_unit)?;
-    Ok(serde_json::to_string(&cfg).expect("AqmConfig serialises"))
+    let cfg = qdisc_from(name, params, require_unit)?;
+    Ok(serde_json::to_string(&cfg).expect("QdiscConfig serialises"))
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyQueue>()?;
     m.add_function(wrap_pyfunction!(aqm_names, m)?)?;
+    m.add_function(wrap_pyfunction!(scheduler_names, m)?)?;
     m.add_function(wrap_pyfunction!(aqm_describe, m)?)?;
     m.add_function(wrap_pyfunction!(aqm_config_json, m)?)?;
     Ok(())

@@ -155,17 +155,30 @@ impl PySimulation {
         Ok(d)
     }
 
-    /// Change one AQM parameter of a link's queue while the simulation runs.
+    /// Change one AQM parameter of a link's queue while the simulation runs: a name for a
+    /// single AQM (`target`), a path into a scheduler (`classes.b.weight`,
+    /// `classes.a.aqm.target`).
     fn set_aqm_param(&mut self, link: &str, key: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
         let cfg = self.sim.aqm_config(link).map_err(sim_err)?;
         let x = crate::queue::param_value(&cfg, key, value)?;
         self.sim.set_aqm_param(link, key, x).map_err(sim_err)
     }
 
-    /// Replace a link's AQM (serde JSON of an `AqmConfig`); the queue's packets are kept.
+    /// Replace a link's AQM (serde JSON of a `QdiscConfig`: an AQM or a scheduler); the
+    /// queue's packets are kept.
     fn set_aqm(&mut self, link: &str, aqm_json: &str) -> PyResult<()> {
-        let cfg: aqm::AqmConfig = serde_json::from_str(aqm_json)
-            .map_err(|e| crate::AqmConfigError::new_err(format!("aqm config: {e}")))?;
+        let bad = |e: serde_json::Error| crate::AqmConfigError::new_err(format!("aqm config: {e}"));
+        let v: serde_json::Value = serde_json::from_str(aqm_json).map_err(bad)?;
+        let sched = v
+            .get("type")
+            .and_then(|t| t.as_str())
+            .is_some_and(|t| aqm::qdisc::SCHEDULERS.contains(&t));
+        // A single AQM is read as such so that serde's message names the field.
+        let cfg: aqm::QdiscConfig = if sched {
+            serde_json::from_value(v).map_err(bad)?
+        } else {
+            aqm::QdiscConfig::Fifo(serde_json::from_value(v).map_err(bad)?)
+        };
         self.sim.set_aqm(link, cfg).map_err(sim_err)
     }
 
@@ -177,7 +190,7 @@ impl PySimulation {
         name: &str,
         params: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<()> {
-        let cfg = crate::queue::config_from(name, params, false)?;
+        let cfg = crate::queue::qdisc_from(name, params, false)?;
         self.sim.set_aqm(link, cfg).map_err(sim_err)
     }
 

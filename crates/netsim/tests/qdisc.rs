@@ -1,0 +1,124 @@
+//! Queue-discipline trees in whole scenarios: DRR classes chosen by flow groups.
+
+use netsim::scenario::Scenario;
+use netsim::Simulation;
+
+fn drr_scenario(seed: u64) -> String {
+    format!(
+        r#"{{"seed": {seed}, "duration": "40s", "warmup": "10s",
+            "dumbbell": {{"rate": "10Mbps", "rtt": "60ms", "buffer": 150}},
+            "aqm": {{"type": "drr", "classes": [
+                {{"name": "a", "weight": 1}},
+                {{"name": "b", "weight": 2, "aqm": {{"type": "codel", "target": "5ms"}}}},
+                {{"name": "c", "weight": 3}}]}},
+            "flows": [{{"count": 4, "class": "a"}},
+                      {{"count": 4, "class": "b"}},
+                      {{"count": 4, "class": "c"}}]}}"#
+    )
+}
+
+/// Three backlogged TCP classes with weights 1:2:3 get goodput in proportion.
+/// Reference: DRR gives each backlogged class `Q_i / sum Q` of the link
+/// (Shreedhar-Varghese 1996, Theorem 1: the share of a backlogged class is
+/// within one maximum packet per round of its quantum). Tolerance 10 % of
+/// each class's share: four NewReno flows per class keep each class
+/// backlogged, but a class may briefly empty after losses, and goodput
+/// excludes headers and retransmissions (equal fractions in every class).
+#[test]
+fn drr_shares_follow_weights() {
+    for seed in [1, 2] {
+        let sc = Scenario::from_json(&drr_scenario(seed)).unwrap();
+        let mut sim = Simulation::new(sc.config).unwrap();
+        sim.run_until(aqm::Instant(40_000_000_000));
+        sim.check_conservation().unwrap();
+        let s = sim.summary();
+        let mut per = [0.0f64; 3];
+        for f in &s.flows {
+            per[f.group as usize] += f.goodput_bps;
+        }
+        let total: f64 = per.iter().sum();
+        for (i, w) in [1.0, 2.0, 3.0].iter().enumerate() {
+            let share = per[i] / total;
+            let want = w / 6.0;
+            assert!(
+                (share - want).abs() <= 0.1 * want,
+                "seed {seed}: class {i} share {share:.3}, want {want:.3} ({per:?})"
+            );
+        }
+        let l = &s.links["R1->R2"];
+        assert_eq!(l.aqm, "drr");
+        assert!(l.utilization > 0.95, "{}", l.utilization);
+        let names: Vec<&str> = l.classes.keys().map(|k| k.as_str()).collect();
+        assert_eq!(names, ["a", "b", "c"]);
+        let tx: Vec<u64> = l.classes.values().map(|c| c.tx_bytes).collect();
+        let t: u64 = tx.iter().sum();
+        assert!((tx[2] as f64 / t as f64 - 0.5).abs() < 0.05, "{tx:?}");
+        // Class counters add up to the link's.
+        let enq: u64 = l.classes.values().map(|c| c.enqueued).sum();
+        let drops: u64 = l.classes.values().map(|c| c.drops).sum();
+        assert_eq!(enq, l.enqueued);
+        assert_eq!(drops, l.drops);
+        // CoDel keeps class b's delay low; the drop-tail classes queue more.
+        assert!(l.classes["b"].queue_delay_ms.p50 < l.classes["c"].queue_delay_ms.p50);
+    }
+}
+
+/// Parameters by path while running; unknown classes and bad values are
+/// errors naming the path.
+#[test]
+fn set_param_by_path_and_class_errors() {
+    let sc = Scenario::from_json(&drr_scenario(1)).unwrap();
+    let mut sim = Simulation::new(sc.config).unwrap();
+    sim.run_until(aqm::Instant(2_000_000_000));
+    sim.set_aqm_param("R1->R2", "classes.a.weight", 3.0)
+        .unwrap();
+    sim.set_aqm_param("R1->R2", "classes.b.aqm.target", 0.002)
+        .unwrap();
+    let cfg = sim.aqm_config("R1->R2").unwrap();
+    assert_eq!(cfg.get_param("classes.a.weight"), Some(3.0));
+    assert_eq!(cfg.get_param("classes.b.aqm.target"), Some(0.002));
+    let e = sim
+        .set_aqm_param("R1->R2", "classes.b.aqm.target", -1.0)
+        .unwrap_err();
+    assert!(e.to_string().contains("'classes.b.aqm.target' = -1"), "{e}");
+    assert!(sim
+        .set_aqm_param("R1->R2", "classes.z.weight", 1.0)
+        .is_err());
+    sim.run_until(aqm::Instant(40_000_000_000));
+    sim.check_conservation().unwrap();
+
+    let bad = |doc: &str| Scenario::from_json(doc).unwrap_err().to_string();
+    let base = drr_scenario(1);
+    assert_eq!(
+        bad(&base.replacen(r#""class": "a""#, r#""class": "x""#, 1)),
+        r#"flows[0].class = "x": no such class in [aqm] (classes: a, b, c)"#
+    );
+    let e = bad(&base.replace(r#""target": "5ms""#, r#""target": "5xs""#));
+    assert!(
+        e.starts_with(r#"aqm.classes[1].aqm.target = "5xs": "#),
+        "{e}"
+    );
+    let e = bad(&base.replace(r#""target": "5ms""#, r#""tagret": "5ms""#));
+    assert!(
+        e.starts_with(r#"aqm.classes[1].aqm.tagret = "5ms": unknown parameter"#),
+        "{e}"
+    );
+    assert_eq!(
+        bad(&base.replace(r#""weight": 3"#, r#""weight": 0"#)),
+        "aqm.classes[2].weight = 0: must be a weight in (0, 1e6]"
+    );
+    assert_eq!(
+        bad(&base.replace(r#"{"name": "c""#, r#"{"name": "a""#)),
+        r#"aqm.classes[2].name = "a": duplicate class name"#
+    );
+    let fifo = base.replace(r#""type": "drr""#, r#""type": "codel""#);
+    assert!(bad(&fifo).starts_with("aqm.classes = "), "{}", bad(&fifo));
+    // The normalized scenario shows the tree with units converted.
+    let sc = Scenario::from_json(&base).unwrap();
+    let n = &sc.normalized["aqm"];
+    assert_eq!(n["type"], "drr");
+    assert_eq!(n["classes"][1]["aqm"]["target"], 0.005);
+    assert_eq!(n["classes"][0]["aqm"]["type"], "droptail");
+    assert_eq!(n["classes"][2]["weight"], 3.0);
+    assert_eq!(sc.normalized["flows"][1]["class"], "b");
+}
