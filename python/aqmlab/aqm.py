@@ -21,7 +21,15 @@ from typing import Any
 
 from aqmlab import _core
 
-__all__ = ["Queue", "AqmConfigError", "list_aqms", "aqm_config", "aqm_names"]
+__all__ = [
+    "Queue",
+    "AqmConfigError",
+    "list_aqms",
+    "list_schedulers",
+    "aqm_config",
+    "aqm_names",
+    "scheduler_names",
+]
 
 Queue = _core.Queue
 AqmConfigError = _core.AqmConfigError
@@ -41,6 +49,24 @@ def list_aqms() -> dict[str, list[dict[str, Any]]]:
             for (n, u, d, doc) in _core.aqm_describe(name)
         ]
     return out
+
+
+def scheduler_names() -> list[str]:
+    """Names of the class-based queue disciplines (``drr``); ``[aqm] type`` takes them too."""
+    return list(_core.scheduler_names())
+
+
+def list_schedulers() -> dict[str, list[dict[str, Any]]]:
+    """Every scheduler with its parameters, as :func:`list_aqms`. ``NAME`` in a parameter
+    stands for a class name and ``PARAM`` for a parameter of the class's AQM
+    (``classes.NAME.aqm.PARAM``, e.g. ``classes.b.aqm.target``)."""
+    return {
+        name: [
+            {"name": n, "unit": u, "default": d, "doc": doc}
+            for (n, u, d, doc) in _core.aqm_describe(name)
+        ]
+        for name in scheduler_names()
+    }
 
 
 def aqm_config(

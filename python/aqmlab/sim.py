@@ -146,7 +146,9 @@ class Simulation:
         return self._sim.flow_status(flow)
 
     def set_aqm_param(self, link: str, key: str, value: Any) -> None:
-        """Change one AQM parameter (names/units as ``aqmlab aqms``; ``"5ms"`` accepted)."""
+        """Change one AQM parameter (names/units as ``aqmlab aqms``; ``"5ms"`` accepted).
+
+        For a scheduler the key is a path: ``classes.b.weight``, ``classes.a.aqm.target``."""
         self._sim.set_aqm_param(self._link(link), key, value)
 
     def aqm_param(self, link: str, key: str) -> float | None:

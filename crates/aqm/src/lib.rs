@@ -10,7 +10,8 @@
 //!   saturating `+`/`-` and checked variants, [`BitsPerSec`]`::tx_time(bytes) -> Duration`
 //!   (rounded up), [`Bytes`].
 //! * [`Packet`]: the trait a packet type implements (`size_bytes`, `flow_hash`,
-//!   `ecn_capable`, `set_ce`, `enqueued_at`, `set_enqueued_at`).
+//!   `ecn_capable`, `set_ce`, `enqueued_at`, `set_enqueued_at`; optional `ecn() -> `[`Ecn`]
+//!   (the codepoint, derived from `ecn_capable` by default) and `class() -> u8` (default 0)).
 //! * [`Rng`]: per-queue seeded Xoshiro256++ stream (`uniform() -> f64` in `[0,1)`).
 //! * [`AqmConfig`]: serde enum tagged by `"type"` (`droptail`, `red`, `ared`, `pi`, `pie`,
 //!   `codel`, `blue`, `sred`, `rem`, `avq`, `sfc`, `pdlq`, `edc`), one config struct per algorithm with documented
@@ -30,6 +31,16 @@
 //!     Adaptive RED's max_p update)
 //!   - `len_pkts()`, `len_bytes()`, `stats()`, `head_sojourn(now)`, `probability()`,
 //!     `set_param(key, f64)`, `param(key)`, `config()`
+//! * Queue-discipline trees ([`qdisc`]): [`Qdisc<P>`] is an enum over qdisc kinds, `Fifo`
+//!   (a [`QueueDisc`], the fast path) or a scheduler (`Drr`, [`drr`]) whose classes are
+//!   `QueueDisc`s; same interface as `QueueDisc` except `enqueue(now, pkt, &mut on_drop)`
+//!   (victims: packets other than the arrival dropped to make room), `stats()` by value (sums
+//!   over classes) and class accessors (`num_classes`, `class_name`, `class_stats`,
+//!   `last_class`). [`QdiscConfig`] (`Fifo(AqmConfig)` | `Drr(DrrConfig)`, `Clone`) is its
+//!   config; `set_param`/`get_param`/`from_raw`/`describe` take paths for trees
+//!   (`classes.NAME.weight`, `classes.NAME.aqm.PARAM`) and plain names for a single AQM.
+//!   Tree invariant: `received = dropped_enqueue() + dropped_victim + dropped_dequeue +
+//!   dequeued + len_pkts()`.
 //! * [`ConfigError`]: `UnknownAqm`, `UnknownParam`, `InvalidParam { key, value, reason }`,
 //!   `InvalidText { key, text, reason }`. Units: [`units`] parses `10Mbps`, `5ms`, `1500B`.
 //!
@@ -51,6 +62,9 @@
 //! | `pdlq` | [`pdlq`] | enqueue, law on timer (2 ms) | each timer run |
 //! | `edc` | [`edc`] | enqueue, law every `n_event` arrivals | each run of the law |
 //!
+//! Schedulers: `drr` ([`drr`], Deficit Round Robin over classes, each a FIFO with any of the
+//! AQMs above; its activations are the sums of its classes').
+//!
 //! ## Contract for the driver (simulator or dataplane)
 //!
 //! * Call `dequeue` when the link can take a packet. When a dequeue empties the queue, the
@@ -59,7 +73,7 @@
 //! * Call `on_timer(t)` at every `t = poll_at()`; `poll_at` may change after any call, so
 //!   re-read it after `enqueue`, `dequeue`, `on_timer` and `set_param`.
 //! * Counter invariants: `received = dropped_enqueue() + enqueued`,
-//!   `enqueued = dequeued + dropped_dequeue + len_pkts()`.
+//!   `enqueued = dequeued + dropped_dequeue + dropped_victim + len_pkts()`.
 //!
 //! ## Example
 //!

@@ -321,10 +321,10 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option("--json", help="Print JSON.", show_default=False)
         ] = False,
     ) -> None:
-        """List the AQM algorithms with their parameters, units and defaults."""
-        from aqmlab.aqm import list_aqms
+        """List the AQM algorithms and schedulers with their parameters, units and defaults."""
+        from aqmlab.aqm import list_aqms, list_schedulers
 
-        table = list_aqms()
+        table = {**list_aqms(), **list_schedulers()}
         if as_json:
             typer.echo(json.dumps(table, indent=2))
             return
