@@ -386,12 +386,42 @@ struct AqmSpec {
     normalized: Map<String, Value>,
 }
 
+/// An AQM's normalised table: its type and every parameter in boundary units.
+fn normalize_aqm(cfg: &AqmConfig) -> Map<String, Value> {
+    let mut normalized = Map::new();
+    normalized.insert("type".into(), cfg.name().into());
+    for info in cfg.param_info() {
+        if let Some(x) = cfg.get_param(info.name) {
+            normalized.insert(info.name.into(), x.into());
+        }
+    }
+    normalized
+}
+
 /// A DRR table: `{type = "drr", classes = [{name, weight, aqm = {...}}, ...]}`. Errors name
-/// the key path (`aqm.classes[1].aqm.target`).
+/// the key path (`aqm.classes[1].aqm.target`). Keys that are parameter paths
+/// (`"classes.a.weight" = 2`, what `--aqm-param` produces) are applied afterwards to the class
+/// list (or to the default one, a class `default`, if `classes` is not given).
 fn parse_drr(path: &str, v: &Value) -> Result<AqmSpec> {
     let mut t = Table::new(path, v)?;
     t.raw("type");
     t.put("type", "drr");
+    let paths: Vec<(&String, &Value)> = t
+        .map
+        .iter()
+        .filter(|(k, _)| k.starts_with("classes."))
+        .collect();
+    for (k, val) in t.map {
+        if !matches!(k.as_str(), "type" | "classes") && !k.starts_with("classes.") {
+            return Err(unknown_key(path, k, val, &["type", "classes"]));
+        }
+    }
+    if !t.has("classes") {
+        let mut cfg = QdiscConfig::Drr(DrrConfig::default());
+        let mut ecn_explicit = vec![false];
+        apply_paths(path, &mut cfg, &paths, &mut ecn_explicit)?;
+        return Ok(drr_spec(cfg, ecn_explicit));
+    }
     let list = t.array("classes")?;
     if list.is_empty() {
         return Err(err(
@@ -449,13 +479,87 @@ fn parse_drr(path: &str, v: &Value) -> Result<AqmSpec> {
         norm.push(Value::Object(ct.finish()?));
     }
     t.put("classes", Value::Array(norm));
-    let cfg = QdiscConfig::Drr(DrrConfig { classes });
+    let mut cfg = QdiscConfig::Drr(DrrConfig { classes });
     cfg.validate().map_err(|e| err(path, None, e.to_string()))?;
-    Ok(AqmSpec {
+    if paths.is_empty() {
+        // Unknown keys were rejected above.
+        return Ok(AqmSpec {
+            cfg,
+            ecn_explicit,
+            normalized: t.out,
+        });
+    }
+    apply_paths(path, &mut cfg, &paths, &mut ecn_explicit)?;
+    Ok(drr_spec(cfg, ecn_explicit))
+}
+
+/// Applies `classes.NAME.weight` / `classes.NAME.aqm.PARAM` keys of an `[aqm]` table.
+fn apply_paths(
+    path: &str,
+    cfg: &mut QdiscConfig,
+    paths: &[(&String, &Value)],
+    ecn_explicit: &mut [bool],
+) -> Result<()> {
+    for (k, val) in paths {
+        let key = join(path, k);
+        let raw = match val {
+            Value::Number(n) => RawParam::Number(n.as_f64().unwrap_or(f64::NAN)),
+            Value::Bool(b) => RawParam::Bool(*b),
+            Value::String(s) => RawParam::Text(s),
+            other => {
+                return Err(err(
+                    &key,
+                    Some(other),
+                    "must be a number, boolean or string",
+                ))
+            }
+        };
+        let reason = |e: aqm::ConfigError| match &e {
+            aqm::ConfigError::InvalidParam { reason, .. }
+            | aqm::ConfigError::InvalidText { reason, .. } => reason.clone(),
+            _ => e.to_string(),
+        };
+        let x = cfg
+            .raw_value(k, raw, false)
+            .map_err(|e| err(&key, Some(val), reason(e)))?;
+        cfg.set_param(k, x)
+            .map_err(|e| err(&key, Some(val), reason(e)))?;
+        if let (Some(name), QdiscConfig::Drr(d)) = (
+            k.strip_prefix("classes.")
+                .and_then(|r| r.strip_suffix(".aqm.ecn")),
+            &*cfg,
+        ) {
+            if let Some(i) = d.class_index(name) {
+                ecn_explicit[i] = true;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The spec of a DRR config with its normalised table built from the config.
+fn drr_spec(cfg: QdiscConfig, ecn_explicit: Vec<bool>) -> AqmSpec {
+    let mut normalized = Map::new();
+    normalized.insert("type".into(), "drr".into());
+    if let QdiscConfig::Drr(d) = &cfg {
+        let classes: Vec<Value> = d
+            .classes
+            .iter()
+            .map(|c| {
+                let mut m = Map::new();
+                m.insert("name".into(), c.name.clone().into());
+                m.insert("weight".into(), c.weight.into());
+                m.insert("aqm".into(), Value::Object(normalize_aqm(&c.aqm)));
+                Value::Object(m)
+            })
+            .collect();
+        normalized.insert("classes".into(), Value::Array(classes));
+    }
+    AqmSpec {
         cfg,
         ecn_explicit,
-        normalized: t.finish()?,
-    })
+        normalized,
+    }
 }
 
 fn parse_aqm(path: &str, v: Option<&Value>) -> Result<AqmSpec> {
@@ -496,13 +600,7 @@ fn parse_aqm(path: &str, v: Option<&Value>) -> Result<AqmSpec> {
         raw.push((k.as_str(), r));
     }
     let cfg = AqmConfig::from_raw(name, &raw, false).map_err(|e| aqm_error(path, map, e))?;
-    let mut normalized = Map::new();
-    normalized.insert("type".into(), cfg.name().into());
-    for info in cfg.param_info() {
-        if let Some(x) = cfg.get_param(info.name) {
-            normalized.insert(info.name.into(), x.into());
-        }
-    }
+    let normalized = normalize_aqm(&cfg);
     Ok(AqmSpec {
         cfg: QdiscConfig::Fifo(cfg),
         ecn_explicit: vec![map.contains_key("ecn")],

@@ -113,6 +113,27 @@ fn set_param_by_path_and_class_errors() {
     );
     let fifo = base.replace(r#""type": "drr""#, r#""type": "codel""#);
     assert!(bad(&fifo).starts_with("aqm.classes = "), "{}", bad(&fifo));
+    // Parameter paths as keys of [aqm] (what `--aqm-param classes.b.weight=4` produces).
+    let sc = Scenario::from_json(&base.replace(
+        r#""type": "drr","#,
+        r#""type": "drr", "classes.b.weight": 4, "classes.b.aqm.target": "2ms","#,
+    ))
+    .unwrap();
+    let aqm = sc.config.topology.aqm().unwrap();
+    assert_eq!(aqm.get_param("classes.b.weight"), Some(4.0));
+    assert_eq!(aqm.get_param("classes.b.aqm.target"), Some(0.002));
+    assert_eq!(sc.normalized["aqm"]["classes"][1]["weight"], 4.0);
+    let e = bad(&base.replace(
+        r#""type": "drr","#,
+        r#""type": "drr", "classes.q.weight": 4,"#,
+    ));
+    assert!(e.starts_with("aqm.classes.q.weight = 4: "), "{e}");
+    let one = Scenario::from_json(
+        r#"{"dumbbell": {"rate": "1Mbps"}, "aqm": {"type": "drr", "classes.default.weight": 2},
+            "flows": [{}]}"#,
+    )
+    .unwrap();
+    assert_eq!(one.normalized["aqm"]["classes"][0]["name"], "default");
     // The normalized scenario shows the tree with units converted.
     let sc = Scenario::from_json(&base).unwrap();
     let n = &sc.normalized["aqm"];
