@@ -116,11 +116,12 @@ macro_rules! aqm_registry {
             pub(crate) fn ecn(&self) -> bool {
                 match self { $( AnyAqm::$variant(a) => a.ecn(), )* }
             }
-            #[inline]
+            // inline(always): called from the FIFO fast path and from schedulers' classes.
+            #[inline(always)]
             pub(crate) fn enqueue(&mut self, now: Instant, pkt: &Arrival, q: &QueueView, rng: &mut Rng) -> Verdict {
                 match self { $( AnyAqm::$variant(a) => a.enqueue(now, pkt, q, rng), )* }
             }
-            #[inline]
+            #[inline(always)]
             pub(crate) fn dequeue<P: Packet, F: FnMut(P, DropReason)>(
                 &mut self, now: Instant, backlog: &mut Backlog<P>, stats: &mut QueueStats, on_drop: &mut F,
             ) -> Option<P> {

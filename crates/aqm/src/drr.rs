@@ -270,6 +270,9 @@ impl<P: Packet> Drr<P> {
     }
 
     /// Offers a packet to its class. Victims dropped to make room go to `on_drop`.
+    /// (This and the other per-packet entry points are never inlined: the scheduler's code
+    /// stays out of the FIFO fast path of [`crate::Qdisc`].)
+    #[inline(never)]
     pub fn enqueue(
         &mut self,
         now: Instant,
@@ -305,6 +308,7 @@ impl<P: Packet> Drr<P> {
     }
 
     /// The next packet by DRR (module docs); child dequeue-side drops go to `on_drop`.
+    #[inline(never)]
     pub fn dequeue(&mut self, now: Instant, on_drop: &mut impl FnMut(P, DropReason)) -> Option<P> {
         while let Some(&i) = self.active.front() {
             let c = &mut self.classes[i as usize];
@@ -341,6 +345,7 @@ impl<P: Packet> Drr<P> {
     }
 
     /// Earliest timer of any class's AQM.
+    #[inline(never)]
     pub fn poll_at(&self) -> Option<Instant> {
         self.classes.iter().filter_map(|c| c.q.poll_at()).min()
     }

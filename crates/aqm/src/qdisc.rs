@@ -283,6 +283,10 @@ fn drr_path<'p>(d: &DrrConfig, path: &'p str) -> Result<(usize, &'p str), Config
 
 /// A running queue discipline: a FIFO with an AQM (the fast path) or a scheduler.
 ///
+/// The per-packet methods are `#[inline(always)]` thin `match`es and the schedulers' entry
+/// points are never inlined, so that a caller's FIFO path compiles as a direct call (or
+/// inlining) of [`QueueDisc`]'s, as before trees existed.
+///
 /// The FIFO variant is stored inline (no box, no extra indirection per packet) although it
 /// is much larger than a scheduler's (whose classes live in a `Vec`).
 #[allow(clippy::large_enum_variant)]
@@ -316,7 +320,7 @@ impl<P: Packet> Qdisc<P> {
 
     /// Offers a packet: `Queued`, `Marked` or `Dropped(pkt, reason)` for the arrival; other
     /// packets dropped to make room (victims) go to `on_drop`.
-    #[inline]
+    #[inline(always)]
     pub fn enqueue(
         &mut self,
         now: Instant,
@@ -330,7 +334,7 @@ impl<P: Packet> Qdisc<P> {
     }
 
     /// Takes the next packet for the link; dequeue-side drops go to `on_drop`.
-    #[inline]
+    #[inline(always)]
     pub fn dequeue(&mut self, now: Instant, on_drop: &mut impl FnMut(P, DropReason)) -> Option<P> {
         match self {
             Qdisc::Fifo(q) => q.dequeue(now, on_drop),
@@ -339,7 +343,7 @@ impl<P: Packet> Qdisc<P> {
     }
 
     /// Next time [`Qdisc::on_timer`] must be called (earliest over the tree).
-    #[inline]
+    #[inline(always)]
     pub fn poll_at(&self) -> Option<Instant> {
         match self {
             Qdisc::Fifo(q) => q.poll_at(),
@@ -356,7 +360,7 @@ impl<P: Packet> Qdisc<P> {
     }
 
     /// Packets stored.
-    #[inline]
+    #[inline(always)]
     pub fn len_pkts(&self) -> usize {
         match self {
             Qdisc::Fifo(q) => q.len_pkts(),
@@ -365,7 +369,7 @@ impl<P: Packet> Qdisc<P> {
     }
 
     /// Bytes stored.
-    #[inline]
+    #[inline(always)]
     pub fn len_bytes(&self) -> u64 {
         match self {
             Qdisc::Fifo(q) => q.len_bytes(),

@@ -272,6 +272,10 @@ impl<P: Packet> QueueDisc<P> {
     /// Offer a packet. The AQM decides first (on the queue before the arrival); an accepted
     /// or marked packet that does not fit under the hard limit is dropped with
     /// [`DropReason::ForcedLimit`] (never marked).
+    ///
+    /// (`inline(always)`: it has two callers, [`crate::Qdisc`]'s FIFO path and the schedulers'
+    /// classes; the FIFO path must compile as it did before schedulers existed.)
+    #[inline(always)]
     pub fn enqueue(&mut self, now: Instant, mut pkt: P) -> Enqueue<P> {
         let size = pkt.size_bytes();
         self.stats.received += 1;
@@ -321,6 +325,7 @@ impl<P: Packet> QueueDisc<P> {
 
     /// Take the next packet for the link, or `None` if the queue is empty. Dequeue-side AQMs
     /// may drop heads first; each such packet goes to `on_drop` with its reason.
+    #[inline(always)]
     pub fn dequeue(&mut self, now: Instant, on_drop: &mut impl FnMut(P, DropReason)) -> Option<P> {
         let pkt = self
             .aqm
