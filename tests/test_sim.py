@@ -172,3 +172,31 @@ def test_scenario_errors_name_key_and_value():
 def test_demo_scenario_is_valid():
     sc = load_scenario(ROOT / "scenarios" / "demo.toml")
     assert sc.topology == "dumbbell" and len(sc.normalized["flows"]) == 2
+
+
+def test_demo_keeps_the_scenarios_aqm_parameters():
+    """``demo --scenario F`` compares AQMs on F: F's own AQM keeps its parameters, the others get
+    their defaults, and an explicit ``ecn`` carries over to every AQM."""
+    from aqmlab.compare import with_aqm
+
+    base = parse_scenario(small("codel", aqm_params={"target": "10ms", "ecn": True}))
+    assert with_aqm(base, "codel").aqm["target"] == pytest.approx(0.010)
+    pie = with_aqm(base, "pie").aqm
+    assert pie["target"] == pytest.approx(0.015) and pie["ecn"] == 1.0
+
+
+def test_ecn_flows_get_a_marking_aqm_by_default():
+    """--ecn means ECN end to end: an ECN-capable scenario's AQM marks (no ecn key given), and
+    an explicit ecn = false keeps it dropping."""
+    marks = {}
+    for explicit in (None, False):
+        params = {} if explicit is None else {"ecn": explicit}
+        res = simulate(small("codel", duration="8s", warmup="2s", aqm_params=params,
+                             flows=[{"count": 8, "ecn": True}]))  # fmt: skip
+        marks[explicit] = res.link("bottleneck")["marks"]
+    assert marks[None] > 0 and marks[False] == 0
+
+
+def test_set_accepts_dotted_indices(tmp_path):
+    sc = load_scenario(ROOT / "scenarios" / "demo.toml", overrides=["flows.0.count=5"])
+    assert sc.normalized["flows"][0]["count"] == 5

@@ -173,6 +173,9 @@ aqm_registry! {
     Sfc => sfc::SfcConfig, Sfc;
     Pdlq => pdlq::PdlqConfig, Pdlq;
     Edc => edc::EdcConfig, Edc;
+    Pip => pip::PipConfig, Pip;
+    Aopc => aopc::AopcConfig, Aopc;
+    Flc => flc::FlcConfig, Flc;
 }
 
 /// A parameter value as a user wrote it (scenario file, command line, Python).

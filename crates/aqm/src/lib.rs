@@ -14,7 +14,7 @@
 //!   (the codepoint, derived from `ecn_capable` by default) and `class() -> u8` (default 0)).
 //! * [`Rng`]: per-queue seeded Xoshiro256++ stream (`uniform() -> f64` in `[0,1)`).
 //! * [`AqmConfig`]: serde enum tagged by `"type"` (`droptail`, `red`, `ared`, `pi`, `pie`,
-//!   `codel`, `blue`, `sred`, `rem`, `avq`, `sfc`, `pdlq`, `edc`), one config struct per algorithm with documented
+//!   `codel`, `blue`, `sred`, `rem`, `avq`, `sfc`, `pdlq`, `edc`, `pip`, `aopc`, `flc`), one config struct per algorithm with documented
 //!   defaults and `validate()`. `AqmConfig::from_name(name, &[(key, f64)])`,
 //!   `AqmConfig::names()`, `AqmConfig::describe(name) -> Result<Vec<ParamInfo>, ConfigError>`
 //!   (`ParamInfo { name, unit, default: f64, doc }`), `get_param`/`set_param`. At this
@@ -61,6 +61,9 @@
 //! | `sfc` | [`sfc`] | enqueue | each arrival (law run per arrival) |
 //! | `pdlq` | [`pdlq`] | enqueue, law on timer (2 ms) | each timer run |
 //! | `edc` | [`edc`] | enqueue, law every `n_event` arrivals | each run of the law |
+//! | `pip` | [`pip`] | enqueue, law on timer (160 Hz) | each timer run |
+//! | `aopc` | [`aopc`] | enqueue, law on timer (160 Hz) | each timer run |
+//! | `flc` | [`flc`] | enqueue, law on timer (160 Hz) | each timer run |
 //!
 //! Schedulers: `drr` ([`drr`], Deficit Round Robin over classes, each a FIFO with any of the
 //! AQMs above; its activations are the sums of its classes').
@@ -107,6 +110,7 @@ pub mod rng;
 pub mod time;
 pub mod units;
 
+pub mod aopc;
 pub mod ared;
 pub mod avq;
 pub mod blue;
@@ -114,9 +118,11 @@ pub mod codel;
 pub mod droptail;
 pub mod drr;
 pub mod edc;
+pub mod flc;
 pub mod pdlq;
 pub mod pi;
 pub mod pie;
+pub mod pip;
 pub mod red;
 pub mod rem;
 pub mod sfc;

@@ -1,0 +1,66 @@
+"""``aqmlab repro NAME [--quick] --out DIR [--force]``: reproduce a seed paper's evaluation.
+
+Writes ``DIR/scenarios/*.toml``, the figures (PNG), ``DIR/report.md`` and ``DIR/repro.json``
+through :mod:`aqmlab.output` (docs/repro.md). Bad input (an unknown NAME, an output folder that
+may not be replaced) is one line ``error: ...`` with exit status 2, checked before any run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from aqmlab.cli._common import fail as _fail
+from aqmlab.repro import PAPERS
+
+_NAMES = "; ".join(f"{k}: {v[1]}" for k, v in PAPERS.items())
+
+
+def register(app: typer.Typer) -> None:
+    """Attach ``repro`` to the top-level app."""
+
+    @app.command("repro", help=f"Reproduce a paper's evaluation. NAME is one of: {_NAMES}.")
+    def repro(
+        name: Annotated[str, typer.Argument(help=f"One of: {', '.join(PAPERS)}.")],
+        out: Annotated[Path, typer.Option("--out", help="Output folder (an aqmlab result).")],
+        quick: Annotated[
+            bool,
+            typer.Option(
+                "--quick",
+                help="Reduced run (fewer seeds, fewer cases) in minutes.",
+                show_default=False,
+            ),
+        ] = False,
+        force: Annotated[
+            bool,
+            typer.Option(
+                "--force",
+                help="Replace OUT even if it holds files aqmlab did not write.",
+                show_default=False,
+            ),
+        ] = False,
+    ) -> None:
+        from aqmlab.output import check_output_dir
+        from aqmlab.repro import run, write_repro
+
+        if name not in PAPERS:
+            _fail(f"NAME = {name!r}: unknown reproduction (known: {', '.join(PAPERS)})")
+        try:
+            check_output_dir(out, force)
+        except ValueError as e:
+            _fail(str(e))
+        rep = run(name, quick=quick)
+        try:
+            write_repro(rep, out, force=force)
+        except ValueError as e:
+            _fail(str(e))
+        counts = {
+            v: sum(c["verdict"] == v for c in rep.checks)
+            for v in ("reproduced", "not reproduced", "not comparable")
+        }
+        typer.echo(
+            f"{name}: {', '.join(f'{n} {v}' for v, n in counts.items())} "
+            f"({rep.wall_seconds:.0f} s); report in {out / 'report.md'}"
+        )

@@ -1,0 +1,27 @@
+"""Reproductions of the seed papers' evaluations: ``aqmlab repro NAME [--quick] --out DIR``.
+
+One module per paper (``ktl``, ``edc``, ``sfc``), each with ``run(quick) -> Repro``; the files
+written are described in :mod:`aqmlab.repro._common` and ``docs/repro.md``.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from aqmlab.repro._common import Repro, to_toml, write_repro
+
+__all__ = ["PAPERS", "Repro", "run", "to_toml", "write_repro"]
+
+#: name -> (module, one-line description)
+PAPERS = {
+    "ktl": ("aqmlab.repro.ktl", "Kim, Tang & Low 2003, PD-LQ: experiments A and B"),
+    "edc": ("aqmlab.repro.edc", "Suzer, Kang & Basaran 2011, EDC vs RED, PI, PIP, AOPC, FLC"),
+    "sfc": ("aqmlab.repro.sfc", "Gao & Hou, SFC vs RED, SRED, PI, AVQ: experiments A-E"),
+}
+
+
+def run(name: str, quick: bool = False) -> Repro:
+    """Run the reproduction ``name`` (a key of :data:`PAPERS`)."""
+    if name not in PAPERS:
+        raise ValueError(f"NAME = {name!r}: unknown reproduction (known: {', '.join(PAPERS)})")
+    return importlib.import_module(PAPERS[name][0]).run(quick=quick)

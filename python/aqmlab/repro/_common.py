@@ -1,0 +1,322 @@
+"""Shared machinery of the reproductions: jobs, parallel runs, TOML, checks, report, output.
+
+A reproduction builds :class:`Job` s (one scenario and seed each), runs them with
+:func:`run_jobs` (in worker processes; a progress bar on a terminal), reduces the results to the
+paper's metrics and returns a :class:`Repro` that :func:`write_repro` writes to a folder:
+
+``scenarios/CASE.toml`` (rerun one case with ``aqmlab run``), the figures (PNG), ``report.md`` and
+``repro.json`` = ``{"paper", "quick", "cases": {CASE: {metric: value}}, "checks": [...]}``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import sys
+import time
+from collections.abc import Callable, Mapping
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "Job",
+    "Run",
+    "Repro",
+    "check",
+    "mean_std",
+    "run_jobs",
+    "to_toml",
+    "write_repro",
+    "VERDICTS",
+]
+
+VERDICTS = ("reproduced", "not reproduced", "not comparable")
+
+
+# --- TOML ----------------------------------------------------------------------------------------
+_BARE = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+def _key(k: str) -> str:
+    return k if _BARE.match(k) else json.dumps(k)
+
+
+def _value(v: Any, where: str) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            raise ValueError(f"{where} = {v}: TOML has no place for a non-finite number here")
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v)  # a TOML basic string (\uXXXX escapes are TOML too)
+    if isinstance(v, list | tuple):
+        return "[" + ", ".join(_value(x, f"{where}[{i}]") for i, x in enumerate(v)) + "]"
+    if isinstance(v, Mapping):
+        items = ", ".join(f"{_key(str(k))} = {_value(x, f'{where}.{k}')}" for k, x in v.items())
+        return "{ " + items + " }" if items else "{}"
+    if hasattr(v, "item"):
+        return _value(v.item(), where)
+    raise ValueError(f"{where} = {v!r}: cannot be written as TOML")
+
+
+def _is_table_array(v: Any) -> bool:
+    return isinstance(v, list | tuple) and len(v) > 0 and all(isinstance(x, Mapping) for x in v)
+
+
+def to_toml(data: Mapping[str, Any], _prefix: str = "") -> str:
+    """The scenario data model (tables, arrays of tables, strings, numbers, booleans, arrays)
+    as TOML text that ``tomllib`` reads back to the same data.
+
+    >>> import tomllib
+    >>> d = {"name": "x", "dumbbell": {"rate": "10Mbps"}, "flows": [{"count": 2}, {"count": 3}]}
+    >>> tomllib.loads(to_toml(d)) == d
+    True
+    """
+    lines: list[str] = []
+    tables: list[tuple[str, Any]] = []
+    for k, v in data.items():
+        k = str(k)
+        if isinstance(v, Mapping) or _is_table_array(v):
+            tables.append((k, v))
+        else:
+            lines.append(f"{_key(k)} = {_value(v, _prefix + k)}")
+    out = "\n".join(lines)
+    for k, v in tables:
+        path = f"{_prefix}{_key(k)}"
+        if isinstance(v, Mapping):
+            body = to_toml(v, path + ".")
+            out += f"\n\n[{path}]\n{body}"
+        else:
+            for item in v:
+                body = to_toml(item, path + ".")
+                out += f"\n\n[[{path}]]\n{body}"
+    return out.strip("\n") + "\n" if not _prefix else out.strip("\n")
+
+
+# --- running ---------------------------------------------------------------------------------------
+@dataclass
+class Job:
+    """One simulation: ``case`` name, ``seed`` and the scenario (a plain dict)."""
+
+    case: str
+    seed: int
+    scenario: dict[str, Any]
+
+
+@dataclass
+class Run:
+    """The reduced result of one job: the summary's links, per-flow goodputs and the time
+    series of every monitored link (``{link: {column: numpy array}}``)."""
+
+    case: str
+    seed: int
+    links: dict[str, dict[str, Any]]
+    warmup_s: float
+    sim_seconds: float
+    wall_seconds: float
+    goodputs_bps: list[float]
+    ts: dict[str, dict[str, np.ndarray]]
+
+
+def _run_one(job: Job) -> Run:
+    from aqmlab.sim import simulate
+
+    res = simulate(job.scenario, seed=job.seed)
+    s = res.summary
+    cols = res.columns["timeseries"]
+    names = list(cols["link"])
+    ts: dict[str, dict[str, np.ndarray]] = {}
+    keep = ("time_s", "queue_pkts", "arrivals", "drops", "marks", "throughput_bps")
+    arr = {k: np.asarray(cols[k]) for k in keep}
+    names_arr = np.asarray(names)
+    for link in dict.fromkeys(names):
+        sel = names_arr == link
+        ts[link] = {k: arr[k][sel] for k in keep}
+    return Run(
+        case=job.case,
+        seed=job.seed,
+        links=s["links"],
+        warmup_s=float(s.get("warmup_s", 0.0)),
+        sim_seconds=float(s["sim_seconds"]),
+        wall_seconds=float(s.get("wall_seconds", 0.0)),
+        goodputs_bps=[float(f["goodput_bps"]) for f in s["flows"] if f["kind"] == "tcp"],
+        ts=ts,
+    )
+
+
+def _workers() -> int:
+    try:
+        n = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        n = os.cpu_count() or 1
+    return max(1, min(n, 8))
+
+
+def run_jobs(jobs: list[Job], label: str, workers: int | None = None) -> dict[str, list[Run]]:
+    """Run every job (in worker processes when there are several cores), showing a progress
+    bar on a terminal. Returns ``{case: [Run, ...]}`` ordered by seed."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    n = workers or _workers()
+    out: dict[str, list[Run]] = {j.case: [] for j in jobs}
+    prog = Progress(
+        TextColumn(f"{label:<6}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("runs"),
+        TimeElapsedColumn(),
+        disable=not sys.stderr.isatty(),
+    )
+    with prog:
+        task = prog.add_task(label, total=len(jobs))
+        if n == 1 or len(jobs) == 1:
+            for j in jobs:
+                out[j.case].append(_run_one(j))
+                prog.advance(task)
+        else:
+            import multiprocessing as mp
+
+            with ProcessPoolExecutor(max_workers=n, mp_context=mp.get_context("spawn")) as ex:
+                futs = [ex.submit(_run_one, j) for j in jobs]
+                for f in as_completed(futs):
+                    r = f.result()
+                    out[r.case].append(r)
+                    prog.advance(task)
+    for runs in out.values():
+        runs.sort(key=lambda r: r.seed)
+    return out
+
+
+# --- metrics helpers -------------------------------------------------------------------------------
+def mean_std(values) -> tuple[float, float]:
+    v = np.asarray(list(values), dtype=float)
+    if v.size == 0:
+        return float("nan"), float("nan")
+    return float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else 0.0
+
+
+def binned(t: np.ndarray, y: np.ndarray, width: float, how: str = "mean"):
+    """``y`` over consecutive bins of ``width`` seconds: (bin centres, mean or sum per bin)."""
+    if len(t) == 0:
+        return np.array([]), np.array([])
+    idx = np.floor(t / width).astype(int)
+    n = idx.max() + 1
+    s = np.bincount(idx, weights=y, minlength=n)
+    if how == "sum":
+        return (np.arange(n) + 0.5) * width, s
+    c = np.bincount(idx, minlength=n)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (np.arange(n) + 0.5) * width, s / np.maximum(c, 1)
+
+
+# --- checks and the result -------------------------------------------------------------------------
+def check(
+    claim: str, paper: str, ours: str, verdict: str, why: str, *, id: str, ok: bool | None = None
+) -> dict[str, Any]:
+    """One row of the report's comparison: the paper's number beside ours with a verdict."""
+    if verdict not in VERDICTS:
+        raise ValueError(f"verdict = {verdict!r}: one of {', '.join(VERDICTS)}")
+    return {"id": id, "claim": claim, "paper": paper, "ours": ours, "verdict": verdict, "why": why}
+
+
+@dataclass
+class Repro:
+    """What a reproduction produced (see the module docstring for the files)."""
+
+    paper: str
+    title: str
+    quick: bool
+    cases: dict[str, dict[str, float]]
+    checks: list[dict[str, Any]]
+    scenarios: dict[str, dict[str, Any]]
+    figures: dict[str, Any] = field(default_factory=dict)  # file name -> matplotlib Figure
+    sections: list[tuple[str, str]] = field(default_factory=list)  # (heading, markdown)
+    wall_seconds: float = 0.0
+    seeds: list[int] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        def clean(x):
+            if isinstance(x, float) and not math.isfinite(x):
+                return None
+            return x
+
+        return {
+            "paper": self.paper,
+            "quick": self.quick,
+            "cases": {c: {k: clean(v) for k, v in m.items()} for c, m in self.cases.items()},
+            "checks": self.checks,
+        }
+
+    def report(self) -> str:
+        mode = "quick (reduced: fewer seeds, shorter runs)" if self.quick else "full"
+        md = [f"# Reproduction: {self.title}", ""]
+        md.append(
+            f"Mode: **{mode}**; seeds {', '.join(map(str, self.seeds))}; "
+            f"wall time {self.wall_seconds:.0f} s. Generated by `aqmlab repro {self.paper}"
+            f"{' --quick' if self.quick else ''}`. Every case's scenario is in `scenarios/` "
+            "(`aqmlab run scenarios/CASE.toml --out DIR`, `--seed N` for the other seeds)."
+        )
+        md += ["", "## The paper's numbers beside ours", ""]
+        md.append("| claim | paper | ours | verdict | why |")
+        md.append("| --- | --- | --- | --- | --- |")
+        for c in self.checks:
+            cells = [c["claim"], c["paper"], c["ours"], f"**{c['verdict']}**", c["why"]]
+            md.append("| " + " | ".join(s.replace("|", "\\|") for s in cells) + " |")
+        for head, body in self.sections:
+            md += ["", f"## {head}", "", body.strip()]
+        md += ["", "## Cases", ""]
+        metrics = list(dict.fromkeys(k for m in self.cases.values() for k in m))
+        md.append("| case | " + " | ".join(metrics) + " |")
+        md.append("| --- |" + " --- |" * len(metrics))
+        for case, m in self.cases.items():
+            vals = [_fmt(m.get(k)) for k in metrics]
+            md.append(f"| {case} | " + " | ".join(vals) + " |")
+        if self.figures:
+            md += ["", "## Figures", ""]
+            for name in self.figures:
+                md.append(f"![{name}]({name})")
+                md.append("")
+        return "\n".join(md).rstrip() + "\n"
+
+
+def _fmt(v) -> str:
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def write_repro(rep: Repro, out: str | os.PathLike[str], force: bool = False) -> Path:
+    """Write a reproduction's files into ``out`` through :mod:`aqmlab.output`."""
+    import matplotlib.pyplot as plt
+
+    from aqmlab.output import output_dir
+
+    with output_dir(out, force=force, command=f"repro {rep.paper}") as tmp:
+        sc = tmp / "scenarios"
+        sc.mkdir()
+        for case, data in rep.scenarios.items():
+            (sc / f"{case}.toml").write_text(to_toml(data))
+        for name, fig in rep.figures.items():
+            fig.savefig(tmp / name, dpi=110)
+            plt.close(fig)
+        (tmp / "report.md").write_text(rep.report())
+        (tmp / "repro.json").write_text(json.dumps(rep.to_json(), indent=2) + "\n")
+    return Path(out)
+
+
+def timed(fn: Callable[[], Repro]) -> Repro:
+    t0 = time.perf_counter()
+    rep = fn()
+    rep.wall_seconds = time.perf_counter() - t0
+    return rep
