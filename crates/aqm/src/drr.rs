@@ -351,6 +351,7 @@ impl<P: Packet> Drr<P> {
     }
 
     /// Runs every class AQM's periodic law that is due.
+    #[inline(never)]
     pub fn on_timer(&mut self, now: Instant) {
         for c in &mut self.classes {
             if c.q.poll_at().is_some_and(|t| t <= now) {

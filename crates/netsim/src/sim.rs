@@ -601,13 +601,20 @@ impl Simulation {
     fn emit(&mut self, node: u32, out: &mut Vec<Packet>) {
         self.sent += out.len() as u64;
         if self.classed {
-            for p in out.iter_mut() {
-                let g = self.flows[p.flow as usize].group as usize;
-                p.set_class(self.group_class[g]);
-            }
+            self.stamp_classes(out);
         }
         for p in out.drain(..) {
             self.forward(node, p);
+        }
+    }
+
+    /// Sets the class index of packets leaving an endpoint (only when some group has a
+    /// class; out of line so that `emit` stays as small as without classes).
+    #[inline(never)]
+    fn stamp_classes(&self, out: &mut [Packet]) {
+        for p in out.iter_mut() {
+            let g = self.flows[p.flow as usize].group as usize;
+            p.set_class(self.group_class[g]);
         }
     }
 
@@ -771,6 +778,8 @@ impl Simulation {
         }
     }
 
+    #[cold]
+    #[inline(never)]
     fn end_warmup(&mut self) {
         let now = self.now;
         self.warm = true;
