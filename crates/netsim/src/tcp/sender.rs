@@ -331,6 +331,16 @@ impl TcpSender {
     /// after the reactions above, with the state the ACK found) and decides
     /// from [`AckEvent::may_raise_cwnd`] whether its window law runs.
     pub fn on_ack(&mut self, now: Ns, ack_pkt: &Packet, out: &mut Vec<Packet>) {
+        let ev = self.process_ack(now, ack_pkt, out);
+        self.cc.on_ack(now, &ev);
+        self.send_allowed(now, out);
+    }
+
+    /// [`TcpSender::on_ack`] up to the controller's `on_ack`: the ECN
+    /// reaction, RTT sample, loss recovery and timer; returns what the
+    /// controller is told about this ACK.
+    #[inline]
+    fn process_ack(&mut self, now: Ns, ack_pkt: &Packet, out: &mut Vec<Packet>) -> AckEvent {
         let ack = ack_pkt.seq.min(self.snd_max);
         let ece = self.p.ecn && ack_pkt.has(F_ECE);
         if self.rec.kind() == RecoveryKind::Sack {
@@ -406,23 +416,18 @@ impl TcpSender {
         } else if ack == self.snd_una && self.snd_max > self.snd_una && self.rec.on_dup_ack(ack) {
             self.fast_retransmit(now, out);
         }
-        let ece_acked = if ece { acked } else { 0 };
-        self.cc.on_ack(
-            now,
-            &AckEvent {
-                ack: self.snd_una,
-                snd_max: self.snd_max,
-                acked,
-                acked_bytes,
-                ece,
-                ece_acked,
-                ece_bytes: if ece { acked_bytes } else { 0 },
-                rtt,
-                srtt: self.rtt.srtt_ns(),
-                state,
-            },
-        );
-        self.send_allowed(now, out);
+        AckEvent {
+            ack: self.snd_una,
+            snd_max: self.snd_max,
+            acked,
+            acked_bytes,
+            ece,
+            ece_acked: if ece { acked } else { 0 },
+            ece_bytes: if ece { acked_bytes } else { 0 },
+            rtt,
+            srtt: self.rtt.srtt_ns(),
+            state,
+        }
     }
 
     /// Fast retransmit and entry into fast recovery (RFC 5681 §3.2 steps
@@ -478,8 +483,8 @@ impl TcpSender {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::F_ACK;
-    use crate::tcp::{CcKind, DEFAULT_MIN_RTO};
+    use crate::packet::{F_ACK, F_CE};
+    use crate::tcp::{CcKind, TcpReceiver, DEFAULT_MIN_RTO};
 
     /// Replaces the controller by one of the same kind with the given
     /// window and threshold.
@@ -671,5 +676,116 @@ mod tests {
         let w = s.cwnd();
         s.on_ack(40, &ack(21, 0), &mut out);
         assert!(s.cwnd() > w);
+    }
+
+    /// Sender and receiver back to back, in rounds of one RTT (50 ms): the
+    /// segments a round's ACKs release reach the receiver half an RTT later,
+    /// where `fate(i)` of the i-th data packet ever sent says whether it is
+    /// dropped (`Some(false)`), CE-marked (`Some(true)`) or delivered as is;
+    /// the ACKs come back at the next round. With `events`, each ACK goes
+    /// through `process_ack`, the controller and `send_allowed` one by one
+    /// (what `on_ack` does), the `AckEvent`s are recorded and the window is
+    /// checked not to move on an ACK that may not raise it (nor to fail to
+    /// reach `ssthresh` after an ECN reduction). Returns `cwnd` after every
+    /// ACK and the number of ACKs.
+    fn rounds(
+        s: &mut TcpSender,
+        n: u32,
+        fate: fn(u64) -> Option<bool>,
+        mut events: Option<&mut Vec<AckEvent>>,
+    ) -> (Vec<f64>, usize) {
+        const RTT: Ns = 50_000_000;
+        let mut rcv = TcpReceiver::new(0, 0, false, false);
+        let (mut data, mut acks, mut trace) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut sent, mut n_acks) = (0u64, 0usize);
+        s.send_allowed(0, &mut data);
+        for r in 0..n as Ns {
+            let now = r * RTT;
+            if r > 0 {
+                if s.rto_deadline.is_some_and(|d| d <= now) {
+                    s.on_rto(now, &mut data);
+                }
+                for a in std::mem::take(&mut acks) {
+                    match events.as_deref_mut() {
+                        None => s.on_ack(now, &a, &mut data),
+                        Some(evs) => {
+                            let reductions = s.stats.ecn_reductions;
+                            let ev = s.process_ack(now, &a, &mut data);
+                            let w = s.cwnd();
+                            s.cc.on_ack(now, &ev);
+                            assert!(ev.may_raise_cwnd() || s.cwnd() == w, "{ev:?}");
+                            if s.stats.ecn_reductions > reductions {
+                                assert!(ev.ece && ev.state == CaState::Cwr);
+                                assert_eq!(s.cwnd(), s.ssthresh());
+                            }
+                            s.send_allowed(now, &mut data);
+                            evs.push(ev);
+                        }
+                    }
+                    trace.push(s.cwnd());
+                    n_acks += 1;
+                }
+            }
+            for mut p in data.drain(..) {
+                let f = fate(sent);
+                sent += 1;
+                match f {
+                    Some(false) => continue,
+                    Some(true) if p.has(F_ECT) => p.flags |= F_CE,
+                    _ => {}
+                }
+                rcv.on_data(now + RTT / 2, &p, &mut acks);
+            }
+        }
+        (trace, n_acks)
+    }
+
+    /// The controller hooks (what a DCTCP or Prague controller reads,
+    /// RFC 8257 §3.3): every ACK yields one `AckEvent`, with exact byte
+    /// counts and ECN-Echo counts, the state it found (`Cwr` during the ECN
+    /// reduction period, `Recovery` in fast recovery), and the window moves
+    /// only when `may_raise_cwnd`. Periodic CE marks (ECN) or drops (two
+    /// interleaved periods, so some windows lose two segments and some
+    /// recoveries end in a timeout); all three controllers.
+    #[test]
+    fn ack_events_for_the_controller() {
+        let marks: fn(u64) -> Option<bool> = |i| (i % 17 == 5).then_some(true);
+        let drops: fn(u64) -> Option<bool> = |i| (i % 37 == 11 || i % 53 == 2).then_some(false);
+        for cc in [CcKind::Reno, CcKind::Newreno, CcKind::Cubic] {
+            for (ecn, fate) in [(true, marks), (false, drops)] {
+                let p = TcpParams { ecn, ..params(cc) };
+                let mut s = TcpSender::new(0, 1, p, None);
+                let mut evs = Vec::new();
+                let (trace, n_acks) = rounds(&mut s, 200, fate, Some(&mut evs));
+                let mut plain = TcpSender::new(0, 1, p, None);
+                assert_eq!(rounds(&mut plain, 200, fate, None).0, trace);
+                assert_eq!(evs.len(), n_acks);
+                let bytes: u64 = evs.iter().map(|e| e.acked_bytes).sum();
+                assert_eq!(bytes, s.stats.bytes_acked);
+                let segs: u32 = evs.iter().map(|e| e.acked).sum();
+                assert_eq!(segs, s.snd_una);
+                for e in &evs {
+                    assert_eq!(e.ece_acked, if e.ece { e.acked } else { 0 });
+                    assert_eq!(e.ece_bytes, if e.ece { e.acked_bytes } else { 0 });
+                    assert!(e.ack <= e.snd_max);
+                    if let Some(r) = e.rtt {
+                        assert!(e.acked > 0 && r == 50_000_000, "{e:?}");
+                    }
+                }
+                if ecn {
+                    assert!(s.stats.ecn_reductions > 5, "{cc:?}");
+                    assert!(evs.iter().any(|e| e.ece && e.acked > 0));
+                    assert!(evs.iter().any(|e| e.state == CaState::Cwr && e.acked > 0));
+                    assert_eq!(s.stats.retransmits, 0);
+                } else {
+                    assert!(
+                        s.stats.fast_retransmits > 5 && s.stats.timeouts > 0,
+                        "{cc:?}"
+                    );
+                    assert!(evs.iter().any(|e| e.state == CaState::Recovery));
+                    assert!(evs.iter().all(|e| !e.ece));
+                }
+            }
+        }
     }
 }

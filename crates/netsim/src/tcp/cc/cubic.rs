@@ -21,8 +21,10 @@ pub const BETA: f64 = 0.7;
 /// increase, according to RFC 9438 §4.3 equation (4).
 pub const ALPHA: f64 = 3.0 * (1.0 - BETA) / (1.0 + BETA);
 
-/// CUBIC state, including the window it owns.
+/// CUBIC state, including the window it owns (first, as in
+/// [`super::reno::Reno`]).
 #[derive(Clone, Copy, Debug)]
+#[repr(C)]
 pub struct Cubic {
     /// Congestion window (segments).
     cwnd: f64,

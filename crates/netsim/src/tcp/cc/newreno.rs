@@ -17,6 +17,7 @@ use crate::engine::Ns;
 
 /// The NewReno controller: the Reno window law.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(transparent)]
 pub struct NewReno(Reno);
 
 impl NewReno {

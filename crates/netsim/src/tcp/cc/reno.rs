@@ -57,8 +57,10 @@ pub fn reno_ssthresh(flight: u32) -> f64 {
 }
 
 /// The Reno window law as a [`Controller`]: `cwnd` and `ssthresh` in
-/// segments.
+/// segments. (`repr(C)` with the window first in every controller, so
+/// [`super::AnyController::window`] is one load whatever the variant.)
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
 pub struct Reno {
     cwnd: f64,
     ssthresh: f64,
