@@ -769,8 +769,8 @@ impl Simulation {
             if let Endpoint::Tcp { snd, .. } = &self.flows[f as usize].ep {
                 self.cwnd.time_s.push(t);
                 self.cwnd.flow.push(f);
-                self.cwnd.cwnd.push(snd.cwnd);
-                self.cwnd.ssthresh.push(snd.ssthresh);
+                self.cwnd.cwnd.push(snd.cwnd());
+                self.cwnd.ssthresh.push(snd.ssthresh());
                 self.cwnd
                     .srtt_ms
                     .push(snd.srtt().map_or(f64::NAN, |s| s as f64 / 1e6));
@@ -884,8 +884,8 @@ impl Simulation {
                 id,
                 kind: f.kind.name(),
                 started: f.started,
-                cwnd: snd.cwnd,
-                ssthresh: snd.ssthresh,
+                cwnd: snd.cwnd(),
+                ssthresh: snd.ssthresh(),
                 srtt_s: snd.srtt().map(ns_to_secs),
                 bytes_acked: snd.stats.bytes_acked,
                 bytes_delivered: f.delivered(),

@@ -1,0 +1,324 @@
+//! Congestion controllers: the window law, apart from loss detection and
+//! recovery (the shape of smoltcp's `socket::tcp::congestion::Controller`
+//! and of Linux's `struct tcp_congestion_ops`).
+//!
+//! A controller **owns** the congestion window `cwnd` and the slow-start
+//! threshold `ssthresh`, both in segments (`f64`: congestion avoidance grows
+//! `cwnd` by fractions of a segment). The sender ([`super::sender`]) reads
+//! [`Controller::window`] and reports events to the controller; it never
+//! writes the window. Fast-recovery window inflation (RFC 5681 §3.2 steps
+//! 3–4) is not part of `cwnd`: it belongs to the loss recovery
+//! ([`super::recovery`]), as ns-2's `dupwnd_` does.
+//!
+//! Invariants every controller keeps:
+//! * `window() >= 1`; `ssthresh()` is infinite before the first congestion
+//!   signal and at least [`reno::MIN_SSTHRESH`] after it;
+//! * after `on_congestion(Loss | Ecn)` and after `on_recovery_end`,
+//!   `window() == ssthresh()` (RFC 5681 §3.2 step 2, RFC 6582 §3.2 step 3
+//!   option 2, RFC 3168 §6.1.2); after `on_congestion(Timeout)`,
+//!   `window() == LOSS_WINDOW` (RFC 5681 §3.1);
+//! * the window grows only on an ACK with [`AckEvent::may_raise_cwnd`].
+//!
+//! Static dispatch: the sender holds an [`AnyController`] (an enum over the
+//! controllers whose [`Controller`] impl is a `match`), so the per-packet
+//! path has no `dyn`.
+//!
+//! Adding a controller (DCTCP, RFC 8257; TCP Prague) takes a file here
+//! implementing [`Controller`], a variant of [`AnyController`] and of
+//! [`CcKind`]. The per-ACK ECN data DCTCP's EWMA of the marked fraction
+//! needs (RFC 8257 §3.3) is in [`AckEvent`] (`acked`, `acked_bytes`, `ece`,
+//! `ece_acked`, `ece_bytes`), and `ack`/`snd_max` let the controller delimit
+//! its own once-per-RTT observation windows (Linux `dctcp_update_alpha`'s
+//! `next_seq`); the cut by alpha/2 (RFC 8257 §3.4) goes in
+//! `on_congestion(now, Congestion::Ecn, ..)`, which the sender calls at most
+//! once per window of data (RFC 3168 §6.1.2). [`Controller::on_ack`] is
+//! called for every ACK, in every [`CaState`], so the EWMA sees all of
+//! them. (An exact CE echo, RFC 8257 §3.2, is a receiver mode; Prague's
+//! ECT(1) is a packet codepoint.)
+
+pub mod cubic;
+pub mod newreno;
+pub mod reno;
+
+use serde::{Deserialize, Serialize};
+
+use crate::engine::Ns;
+pub use cubic::Cubic;
+pub use newreno::NewReno;
+pub use reno::Reno;
+
+/// The loss window, 1 segment: `cwnd` after a retransmission timeout,
+/// according to RFC 5681 §3.1 (LW = 1 full-sized segment).
+pub const LOSS_WINDOW: f64 = 1.0;
+
+/// Congestion-control algorithm.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CcKind {
+    /// Reno (RFC 5681).
+    Reno,
+    /// NewReno (RFC 6582).
+    #[default]
+    Newreno,
+    /// CUBIC (RFC 9438) with NewReno loss recovery.
+    Cubic,
+}
+
+impl CcKind {
+    /// Lower-case name as used in configs and results.
+    pub fn name(self) -> &'static str {
+        match self {
+            CcKind::Reno => "reno",
+            CcKind::Newreno => "newreno",
+            CcKind::Cubic => "cubic",
+        }
+    }
+}
+
+/// The sender's congestion state when an ACK is processed (Linux
+/// `icsk_ca_state`; the Loss state after a timeout is not distinguished
+/// from Open, since the window grows in both).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaState {
+    /// No reduction in progress (Linux `TCP_CA_Open`).
+    Open,
+    /// ECN reduction period (Linux `TCP_CA_CWR`, ns-3 `CA_CWR`): from the
+    /// reaction to ECE until the cumulative ACK passes the recovery point
+    /// (see [`super::TcpSender::on_ack`]).
+    Cwr,
+    /// Fast recovery (Linux `TCP_CA_Recovery`), including the ACK that ends
+    /// it.
+    Recovery,
+}
+
+/// A congestion signal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Congestion {
+    /// Loss detected by duplicate ACKs or the SACK scoreboard (fast
+    /// retransmit, RFC 5681 §3.2 step 2, RFC 6675 §5): reduce `ssthresh`,
+    /// `cwnd = ssthresh`.
+    Loss,
+    /// ECN-Echo, at most once per window of data (RFC 3168 §6.1.2): the same
+    /// reduction as a loss, without retransmission.
+    Ecn,
+    /// Retransmission timeout (RFC 5681 §3.1, RFC 6298 §5.4–5.6): `cwnd =`
+    /// [`LOSS_WINDOW`]; `ssthresh` is reduced unless `repeated` (the timer
+    /// expired again before the retransmission was acknowledged: RFC 5681
+    /// §3.1 holds `ssthresh` on repeated timeouts).
+    Timeout {
+        /// A further timeout of the same data.
+        repeated: bool,
+    },
+}
+
+/// What one ACK tells the controller. Segments count as in
+/// [`crate::packet::Packet`]; bytes are payload bytes; times are ns.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AckEvent {
+    /// The cumulative ACK after this one (`snd_una`, the first segment not
+    /// acknowledged).
+    pub ack: u32,
+    /// One past the highest segment sent (`snd_max`) when the ACK arrived.
+    pub snd_max: u32,
+    /// Segments newly acknowledged cumulatively (0 for a duplicate ACK).
+    pub acked: u32,
+    /// Payload bytes of those segments.
+    pub acked_bytes: u64,
+    /// The ACK carries ECN-Echo (never set without ECN).
+    pub ece: bool,
+    /// Segments of `acked` acknowledged by an ACK with ECE (`acked` if
+    /// `ece`, else 0): RFC 8257 §3.3's "bytes acknowledged with ECE" in
+    /// segments.
+    pub ece_acked: u32,
+    /// Payload bytes of those segments.
+    pub ece_bytes: u64,
+    /// This ACK's RTT sample (ns), if it gives one (new data acknowledged,
+    /// echoed segment not a retransmission: Karn's rule, RFC 6298 §3).
+    pub rtt: Option<Ns>,
+    /// Smoothed RTT (ns) including this sample; 0 before the first sample.
+    pub srtt: Ns,
+    /// The sender's state when the ACK arrived (after its ECN reaction to
+    /// this ACK, before recovery processing ends a recovery).
+    pub state: CaState,
+}
+
+impl AckEvent {
+    /// The window law may run: new data acknowledged in the Open state.
+    /// Linux `tcp_cong_control` calls `tcp_cong_avoid` only if not
+    /// `tcp_in_cwnd_reduction` (CWR or Recovery) and `tcp_may_raise_cwnd`;
+    /// so no ACK grows the window during an ECN reduction period (including
+    /// the ACK carrying the ECE) or a fast recovery.
+    #[inline]
+    pub fn may_raise_cwnd(&self) -> bool {
+        self.state == CaState::Open && self.acked > 0
+    }
+}
+
+/// A congestion controller: owns `cwnd` and `ssthresh` (segments).
+pub trait Controller {
+    /// Congestion window (segments, >= 1), without fast-recovery
+    /// inflation.
+    fn window(&self) -> f64;
+
+    /// Slow-start threshold (segments; infinite before the first congestion
+    /// signal).
+    fn ssthresh(&self) -> f64;
+
+    /// One ACK, called for every ACK the sender processes (new, duplicate or
+    /// old), after the sender's ECN and loss-recovery reactions to it. The
+    /// window law runs only if [`AckEvent::may_raise_cwnd`].
+    fn on_ack(&mut self, now: Ns, ack: &AckEvent);
+
+    /// A congestion signal at `now`. `flight` is FlightSize (segments) for
+    /// the `ssthresh` computation (RFC 5681 §3.1 equation (4)), already
+    /// bounded by `window()` (see `TcpSender::flight_for_ssthresh`).
+    fn on_congestion(&mut self, now: Ns, kind: Congestion, flight: u32);
+
+    /// Fast recovery ended (full ACK, RFC 6582 §3.2 step 3 option 2; Reno's
+    /// exit on any new ACK, RFC 5681 §3.2 step 6; SACK recovery covering
+    /// `recover`, RFC 6675 §5): deflate, `cwnd = ssthresh`.
+    fn on_recovery_end(&mut self, now: Ns);
+}
+
+/// The controllers, for static dispatch.
+#[derive(Clone, Copy, Debug)]
+pub enum AnyController {
+    /// Reno window law, Reno recovery.
+    Reno(Reno),
+    /// Reno window law, NewReno recovery.
+    NewReno(NewReno),
+    /// CUBIC window law, NewReno recovery.
+    Cubic(Cubic),
+}
+
+macro_rules! dispatch {
+    ($self:expr, $c:ident => $e:expr) => {
+        match $self {
+            AnyController::Reno($c) => $e,
+            AnyController::NewReno($c) => $e,
+            AnyController::Cubic($c) => $e,
+        }
+    };
+}
+
+impl AnyController {
+    /// Controller for `kind` with initial window `init_cwnd` segments and
+    /// infinite `ssthresh`.
+    pub fn new(kind: CcKind, init_cwnd: u32) -> Self {
+        Self::with_window(kind, init_cwnd as f64, f64::INFINITY)
+    }
+
+    /// Controller for `kind` in its initial state but with the given window
+    /// and threshold (segments; hand-worked examples and tests).
+    pub fn with_window(kind: CcKind, cwnd: f64, ssthresh: f64) -> Self {
+        match kind {
+            CcKind::Reno => AnyController::Reno(Reno::with_window(cwnd, ssthresh)),
+            CcKind::Newreno => AnyController::NewReno(NewReno::with_window(cwnd, ssthresh)),
+            CcKind::Cubic => AnyController::Cubic(Cubic::with_window(cwnd, ssthresh)),
+        }
+    }
+
+    /// Which algorithm this is.
+    pub fn kind(&self) -> CcKind {
+        match self {
+            AnyController::Reno(_) => CcKind::Reno,
+            AnyController::NewReno(_) => CcKind::Newreno,
+            AnyController::Cubic(_) => CcKind::Cubic,
+        }
+    }
+}
+
+impl Controller for AnyController {
+    #[inline]
+    fn window(&self) -> f64 {
+        dispatch!(self, c => c.window())
+    }
+
+    #[inline]
+    fn ssthresh(&self) -> f64 {
+        dispatch!(self, c => c.ssthresh())
+    }
+
+    #[inline]
+    fn on_ack(&mut self, now: Ns, ack: &AckEvent) {
+        dispatch!(self, c => c.on_ack(now, ack))
+    }
+
+    #[inline]
+    fn on_congestion(&mut self, now: Ns, kind: Congestion, flight: u32) {
+        dispatch!(self, c => c.on_congestion(now, kind, flight))
+    }
+
+    #[inline]
+    fn on_recovery_end(&mut self, now: Ns) {
+        dispatch!(self, c => c.on_recovery_end(now))
+    }
+}
+
+/// An ACK in the Open state of `acked` new segments (no ECE, no RTT
+/// sample) with smoothed RTT `srtt`: for tests of the window laws.
+#[cfg(test)]
+pub(crate) fn open_ack(acked: u32, srtt: Ns) -> AckEvent {
+    AckEvent {
+        ack: 0,
+        snd_max: 0,
+        acked,
+        acked_bytes: 0,
+        ece: false,
+        ece_acked: 0,
+        ece_bytes: 0,
+        rtt: None,
+        srtt,
+        state: CaState::Open,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The invariants of the module doc, for every controller.
+    #[test]
+    fn window_invariants() {
+        for kind in [CcKind::Reno, CcKind::Newreno, CcKind::Cubic] {
+            let mut c = AnyController::new(kind, 10);
+            assert_eq!(c.kind(), kind);
+            assert_eq!((c.window(), c.ssthresh()), (10.0, f64::INFINITY));
+            for i in 0..50 {
+                c.on_ack(i, &open_ack(1, 100_000_000));
+            }
+            assert!(c.window() > 10.0);
+            c.on_congestion(60, Congestion::Loss, 30);
+            assert_eq!(c.window(), c.ssthresh());
+            assert!(c.ssthresh() >= reno::MIN_SSTHRESH);
+            let w = c.window();
+            // No growth outside the Open state or without new data.
+            for state in [CaState::Cwr, CaState::Recovery] {
+                c.on_ack(
+                    61,
+                    &AckEvent {
+                        state,
+                        ..open_ack(1, 100_000_000)
+                    },
+                );
+            }
+            c.on_ack(62, &open_ack(0, 100_000_000));
+            assert_eq!(c.window(), w);
+            c.on_congestion(63, Congestion::Timeout { repeated: false }, 1);
+            assert_eq!(
+                (c.window(), c.ssthresh()),
+                (LOSS_WINDOW, reno::MIN_SSTHRESH)
+            );
+            c.on_congestion(64, Congestion::Timeout { repeated: true }, 100);
+            assert_eq!(
+                (c.window(), c.ssthresh()),
+                (LOSS_WINDOW, reno::MIN_SSTHRESH)
+            );
+            c.on_ack(65, &open_ack(1, 100_000_000));
+            assert_eq!(c.window(), 2.0);
+            c.on_congestion(66, Congestion::Ecn, 2);
+            c.on_recovery_end(67);
+            assert_eq!((c.window(), c.ssthresh()), (2.0, 2.0));
+        }
+    }
+}

@@ -1,0 +1,298 @@
+//! The TCP receiver (sink): in-order delivery and out-of-order reassembly
+//! (with SACK blocks, RFC 2018, from [`super::sack::Runs`]), ACK generation
+//! with optional delayed ACKs (RFC 5681 §4.2, RFC 1122 §4.2.3.2) and Linux's
+//! quick-ACK mode, and the RFC 3168 ECN echo.
+//!
+//! Units: segments (sequence numbers count segments, see
+//! [`crate::packet::Packet`]); times in ns. Each ACK echoes the send
+//! timestamp of the segment that triggered it (for a delayed ACK, the first
+//! of the segments it acknowledges, RFC 7323 §4.3) and whether that segment
+//! was a retransmission (Karn's rule at the sender).
+
+use super::sack::Runs;
+use crate::engine::Ns;
+use crate::packet::{Packet, F_ACK, F_CE, F_CWR, F_ECE, F_RETX, HEADER_BYTES};
+
+/// Delayed-ACK timeout, 40 ms: Linux's `TCP_DELACK_MIN`, which is what an
+/// established bulk-transfer connection uses (RFC 1122 §4.2.3.2 allows up
+/// to 500 ms; RFC 5681 §4.2 requires an ACK for at least every second full
+/// segment, which is also applied).
+pub const DELACK_TIMEOUT: Ns = 40_000_000;
+/// Immediate ACKs a delayed-ACK receiver sends after the first CE mark of an
+/// episode, 2: Linux `__tcp_ecn_check_ce` (net/ipv4/tcp_input.c) calls
+/// `tcp_enter_quickack_mode(sk, 2)` when a CE segment arrives while
+/// `TCP_ECN_DEMAND_CWR` is clear, i.e. while no ECE is being echoed; each ACK
+/// of new data then uses up one (`tcp_dec_quickack_mode`). CE segments that
+/// arrive while the echo is already on are acknowledged as usual.
+pub const ECN_QUICKACKS: u32 = 2;
+
+/// A TCP receiver (sink): reassembly, ACK generation, ECN echo.
+#[derive(Clone, Debug)]
+pub struct TcpReceiver {
+    flow: u32,
+    /// Node ACKs are addressed to (the sender).
+    src: u32,
+    delayed_ack: bool,
+    /// Next in-order segment expected.
+    pub rcv_nxt: u32,
+    /// Out-of-order reassembly: runs of segments received above `rcv_nxt`.
+    ooo: Runs,
+    /// Send SACK blocks.
+    sack: bool,
+    /// In-order segments received but not yet acknowledged.
+    pending: u32,
+    ts_echo: Ns,
+    retx_echo: bool,
+    /// RFC 3168 §6.1.3: ECE is echoed from a CE mark until CWR arrives
+    /// (Linux `TCP_ECN_DEMAND_CWR`).
+    ece: bool,
+    /// Immediate ACKs still due in quick-ACK mode (Linux
+    /// `icsk_ack.quick`): set to [`ECN_QUICKACKS`] by the first CE mark of an
+    /// episode, one used up per ACK sent; 0 outside quick-ACK mode.
+    quick: u32,
+    /// Delayed-ACK deadline, if armed.
+    pub delack_deadline: Option<Ns>,
+    /// Time of the pending `DelAck` event, if any.
+    pub delack_event: Option<Ns>,
+    /// ACKs sent.
+    pub acks_sent: u64,
+}
+
+impl TcpReceiver {
+    /// A receiver for flow `flow`, acknowledging to node `src`.
+    pub fn new(flow: u32, src: u32, delayed_ack: bool, sack: bool) -> Self {
+        TcpReceiver {
+            flow,
+            src,
+            delayed_ack,
+            rcv_nxt: 0,
+            ooo: Runs::default(),
+            sack,
+            pending: 0,
+            ts_echo: 0,
+            retx_echo: false,
+            ece: false,
+            quick: 0,
+            delack_deadline: None,
+            delack_event: None,
+            acks_sent: 0,
+        }
+    }
+
+    fn send_ack(&mut self, trigger: u32, out: &mut Vec<Packet>) {
+        let mut flags = F_ACK;
+        if self.ece {
+            flags |= F_ECE;
+        }
+        if self.retx_echo {
+            flags |= F_RETX;
+        }
+        out.push(Packet {
+            flow: self.flow,
+            seq: self.rcv_nxt,
+            size: HEADER_BYTES,
+            dst: self.src,
+            ts: self.ts_echo,
+            enq: 0,
+            sack: if self.sack && !self.ooo.is_empty() {
+                self.ooo.blocks(self.rcv_nxt, trigger)
+            } else {
+                [0; 6]
+            },
+            flags,
+        });
+        self.pending = 0;
+        self.delack_deadline = None;
+        self.acks_sent += 1;
+        // Linux `tcp_dec_quickack_mode`: every ACK of new data counts.
+        self.quick = self.quick.saturating_sub(1);
+    }
+
+    /// Processes a data segment; an ACK, if due now, is appended to `out`.
+    /// Returns the number of segments newly delivered in order.
+    ///
+    /// CE with delayed ACKs, as Linux: the CWR flag is taken first
+    /// (`tcp_ecn_accept_cwr`, clears `TCP_ECN_DEMAND_CWR`), then the CE mark
+    /// (`__tcp_ecn_check_ce`): only a CE that starts an echo episode enters
+    /// quick-ACK mode ([`ECN_QUICKACKS`] immediate ACKs: this segment's and
+    /// the next one's); further CE segments of the episode are acknowledged
+    /// like unmarked ones (every second segment or the timer), carrying ECE.
+    /// Not modelled: Linux also ACKs a data segment carrying CWR at once
+    /// (`tcp_ecn_accept_cwr` sets `ICSK_ACK_NOW`); ns-3 3.37 has neither.
+    pub fn on_data(&mut self, now: Ns, pkt: &Packet, out: &mut Vec<Packet>) -> u32 {
+        // RFC 3168 §6.1.3: CWR stops the echo; a new CE restarts it.
+        if pkt.has(F_CWR) {
+            self.ece = false;
+        }
+        if pkt.has(F_CE) {
+            if !self.ece {
+                // Linux `tcp_incr_quickack`: raise, never lower, the count.
+                self.quick = self.quick.max(ECN_QUICKACKS);
+            }
+            self.ece = true;
+        }
+        let seq = pkt.seq;
+        let before = self.rcv_nxt;
+        let had_gap = !self.ooo.is_empty();
+        if seq == self.rcv_nxt {
+            self.rcv_nxt += 1;
+            while let Some(end) = self.ooo.pop_in_order(self.rcv_nxt) {
+                self.rcv_nxt = end;
+            }
+        } else if seq > self.rcv_nxt {
+            self.ooo.insert(seq);
+        }
+        let delivered = self.rcv_nxt - before;
+        let in_order_clean = seq == before && !had_gap;
+        if in_order_clean && self.delayed_ack && self.quick == 0 {
+            // RFC 5681 §4.2: ACK at least every second full segment; echo
+            // the timestamp of the first unacknowledged one (RFC 7323 §4.3).
+            if self.pending == 0 {
+                self.ts_echo = pkt.ts;
+                self.retx_echo = pkt.has(F_RETX);
+            }
+            self.pending += 1;
+            if self.pending >= 2 {
+                self.send_ack(seq, out);
+            } else {
+                self.delack_deadline = Some(now + DELACK_TIMEOUT);
+            }
+        } else {
+            // Immediate ACK: delayed ACKs off, out-of-order or duplicate
+            // segment, gap filled (RFC 5681 §4.2), or quick-ACK mode after
+            // the first CE of an episode (Linux `__tcp_ack_snd_check`).
+            if self.pending == 0 || !in_order_clean {
+                self.ts_echo = pkt.ts;
+                self.retx_echo = pkt.has(F_RETX);
+            }
+            self.send_ack(seq, out);
+        }
+        delivered
+    }
+
+    /// The delayed-ACK timer expired (caller checked the deadline).
+    pub fn on_delack(&mut self, out: &mut Vec<Packet>) {
+        self.delack_deadline = None;
+        if self.pending > 0 {
+            let seq = self.rcv_nxt;
+            self.send_ack(seq, out);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::F_ECT;
+
+    /// Reference: RFC 3168 §6.1.3: the receiver echoes ECE from CE until CWR.
+    #[test]
+    fn receiver_ecn_echo_and_reassembly() {
+        let mut r = TcpReceiver::new(0, 0, false, false);
+        let mut out = Vec::new();
+        let data = |seq, flags| Packet {
+            flow: 0,
+            seq,
+            size: 1000,
+            dst: 1,
+            ts: 0,
+            enq: 0,
+            sack: [0; 6],
+            flags,
+        };
+        assert_eq!(r.on_data(0, &data(0, F_ECT | F_CE), &mut out), 1);
+        assert!(out[0].has(F_ECE));
+        r.on_data(0, &data(2, F_ECT), &mut out);
+        assert!(out[1].has(F_ECE));
+        assert_eq!(out[1].seq, 1);
+        assert_eq!(r.on_data(0, &data(1, F_ECT | F_CWR), &mut out), 2);
+        assert!(!out[2].has(F_ECE));
+        assert_eq!(out[2].seq, 3);
+    }
+
+    /// Reference: Linux `__tcp_ecn_check_ce` + `tcp_enter_quickack_mode(sk,
+    /// 2)`: with delayed ACKs, the first CE of an echo episode (no ECE being
+    /// echoed) is acknowledged at once and so is the next segment (a quick-ACK
+    /// count of 2); further CE segments of the same episode are acknowledged
+    /// as usual, every second segment, with ECE. After CWR ends the episode,
+    /// the next CE starts a new one.
+    #[test]
+    fn delayed_ack_quick_acks_only_first_ce_of_episode() {
+        let mut r = TcpReceiver::new(0, 0, true, false);
+        let mut out = Vec::new();
+        let data = |seq, flags| Packet {
+            flow: 0,
+            seq,
+            size: 1000,
+            dst: 1,
+            ts: 0,
+            enq: 0,
+            sack: [0; 6],
+            flags: F_ECT | flags,
+        };
+        r.on_data(0, &data(0, 0), &mut out);
+        assert!(out.is_empty());
+        // First CE: quick-ACK mode, ACK now (covers 0 and 1).
+        r.on_data(1, &data(1, F_CE), &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].seq, 2);
+        assert!(out[0].has(F_ECE));
+        // Second quick ACK.
+        r.on_data(2, &data(2, F_CE), &mut out);
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[1].seq, 3);
+        // Quick-ACK mode over: CE segments of the same episode are delayed.
+        r.on_data(3, &data(3, F_CE), &mut out);
+        assert_eq!(
+            out.len(),
+            2,
+            "second CE of the episode is not acked at once"
+        );
+        assert_eq!(r.delack_deadline, Some(3 + DELACK_TIMEOUT));
+        r.on_data(4, &data(4, F_CE), &mut out);
+        assert_eq!(out.len(), 3);
+        assert_eq!(out[2].seq, 5);
+        assert!(out[2].has(F_ECE));
+        r.on_data(5, &data(5, F_CE), &mut out);
+        r.on_data(6, &data(6, 0), &mut out);
+        assert_eq!(out.len(), 4);
+        assert!(out[3].has(F_ECE));
+        // CWR ends the episode; the next CE starts a new one: ACK at once.
+        r.on_data(7, &data(7, F_CWR), &mut out);
+        assert_eq!(out.len(), 4);
+        r.on_data(8, &data(8, F_CE), &mut out);
+        assert_eq!(out.len(), 5);
+        assert_eq!(out[4].seq, 9);
+        assert!(out[4].has(F_ECE));
+    }
+
+    /// Delayed ACK: every second segment, or the timer.
+    #[test]
+    fn delayed_ack_every_second_segment() {
+        let mut r = TcpReceiver::new(0, 0, true, false);
+        let mut out = Vec::new();
+        let data = |seq| Packet {
+            flow: 0,
+            seq,
+            size: 1000,
+            dst: 1,
+            ts: 0,
+            enq: 0,
+            sack: [0; 6],
+            flags: 0,
+        };
+        r.on_data(0, &data(0), &mut out);
+        assert!(out.is_empty());
+        assert_eq!(r.delack_deadline, Some(DELACK_TIMEOUT));
+        r.on_data(1, &data(1), &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].seq, 2);
+        r.on_data(2, &data(2), &mut out);
+        r.on_delack(&mut out);
+        assert_eq!(out.len(), 2);
+        // Out of order: immediate duplicate ACK.
+        r.on_data(3, &data(4), &mut out);
+        assert_eq!(out.len(), 3);
+        assert_eq!(out[2].seq, 3);
+    }
+}

@@ -1,0 +1,791 @@
+//! The TCP sender: sequence state, transmission, the retransmission timer
+//! and the ECN reaction (Linux's CWR state), gluing together the RTT
+//! estimator ([`super::rtt`]), the loss recovery ([`super::recovery`]) and
+//! the congestion controller ([`super::cc`]), which owns the window.
+//!
+//! Units: sequence numbers and windows in segments (see
+//! [`crate::packet::Packet`]), byte counters in payload bytes, times in ns.
+//! Invariants between calls: `snd_una <= snd_nxt <= snd_max` (`snd_nxt <
+//! snd_max` only while going back N after a timeout); the sending window is
+//! `cwnd + inflation` segments (at least 1, at most `rwnd`), or the pipe
+//! rule in SACK recovery; the timer is armed whenever data is outstanding.
+
+use super::cc::{AckEvent, AnyController, CaState, Congestion, Controller};
+use super::recovery::{NewAck, Recovery, RecoveryKind, SackNext};
+use super::rtt::RttEstimator;
+use super::TcpParams;
+use crate::engine::Ns;
+use crate::packet::{Packet, F_CWR, F_ECE, F_ECT, F_RETX, HEADER_BYTES};
+
+/// Sender-side counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TcpStats {
+    /// Segments transmitted (including retransmissions).
+    pub segs_sent: u64,
+    /// Retransmitted segments.
+    pub retransmits: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// Fast retransmits (entries into fast recovery).
+    pub fast_retransmits: u64,
+    /// Window reductions caused by ECN-Echo.
+    pub ecn_reductions: u64,
+    /// Payload bytes cumulatively acknowledged.
+    pub bytes_acked: u64,
+    /// Sum of RTT samples (ns).
+    pub rtt_sum: f64,
+    /// Number of RTT samples.
+    pub rtt_count: u64,
+    /// Smallest interval (ns) between two successive window reductions
+    /// (any cause); `u64::MAX` until two reductions happened.
+    pub min_reduction_gap: Ns,
+}
+
+/// A TCP sender.
+#[derive(Clone, Debug)]
+pub struct TcpSender {
+    flow: u32,
+    /// Node the data is addressed to.
+    dst: u32,
+    p: TcpParams,
+    /// Congestion controller; owns `cwnd` and `ssthresh`.
+    cc: AnyController,
+    /// RTT estimator and RTO.
+    rtt: RttEstimator,
+    /// Duplicate ACKs, fast recovery, SACK scoreboard.
+    rec: Recovery,
+    /// Total segments of a finite flow (`None`: backlogged).
+    total_segs: Option<u32>,
+    /// Payload of the last segment of a finite flow.
+    last_payload: u32,
+    /// Highest segment the application allows (stop time reached: `snd_max`).
+    app_limit: u32,
+    /// Oldest unacknowledged segment.
+    pub snd_una: u32,
+    /// Next segment to send.
+    pub snd_nxt: u32,
+    /// One past the highest segment ever sent.
+    pub snd_max: u32,
+    /// The last event was a timeout whose retransmission has not been
+    /// acknowledged yet (RFC 5681 §3.1: ssthresh is held on repeated
+    /// timeouts).
+    in_rto_backoff: bool,
+    /// No ECN reaction until an ACK acknowledges beyond this point (one
+    /// reduction per window, RFC 3168 §6.1.2). Segment number: one past the
+    /// highest segment sent (`snd_max`) at the last window reduction of any
+    /// cause (Linux `tp->high_seq`, ns-3 `m_recover`).
+    ecn_recover: u32,
+    /// In the ECN reduction period (Linux `TCP_CA_CWR`, ns-3 `CA_CWR`): set
+    /// by the reaction to ECE, cleared by the first ACK with
+    /// `ack > ecn_recover` or by a loss response (fast retransmit or timeout,
+    /// which take over as Linux's Recovery and Loss states do). While set,
+    /// `cwnd == ssthresh` and the window law is not run.
+    in_cwr: bool,
+    /// Set CWR on the next new data segment (RFC 3168 §6.1.2).
+    cwr_pending: bool,
+    /// Retransmission timer deadline, if armed.
+    pub rto_deadline: Option<Ns>,
+    /// Time of the pending `Rto` event, if any (lazy timer, see `sim.rs`).
+    pub rto_event: Option<Ns>,
+    last_reduction: Option<Ns>,
+    /// Counters.
+    pub stats: TcpStats,
+    /// Time the last byte of a finite flow was acknowledged.
+    pub done_at: Option<Ns>,
+}
+
+impl TcpSender {
+    /// A sender for flow `flow` to node `dst`; `bytes` = `None` for a
+    /// backlogged flow.
+    pub fn new(flow: u32, dst: u32, p: TcpParams, bytes: Option<u64>) -> Self {
+        let mss = p.mss as u64;
+        let (total_segs, last_payload) = match bytes {
+            Some(b) => {
+                let b = b.max(1);
+                let n = b.div_ceil(mss);
+                (Some(n as u32), (b - (n - 1) * mss) as u32)
+            }
+            None => (None, p.mss),
+        };
+        TcpSender {
+            flow,
+            dst,
+            p,
+            cc: AnyController::new(p.cc, p.init_cwnd),
+            rtt: RttEstimator::new(p.min_rto),
+            rec: Recovery::new(RecoveryKind::new(p.cc, p.sack)),
+            total_segs,
+            last_payload,
+            app_limit: total_segs.unwrap_or(u32::MAX),
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            in_rto_backoff: false,
+            ecn_recover: 0,
+            in_cwr: false,
+            cwr_pending: false,
+            rto_deadline: None,
+            rto_event: None,
+            last_reduction: None,
+            stats: TcpStats {
+                min_reduction_gap: u64::MAX,
+                ..TcpStats::default()
+            },
+            done_at: None,
+        }
+    }
+
+    /// Congestion window (segments), not including the fast-recovery
+    /// inflation (ns-2's `cwnd_`).
+    #[inline]
+    pub fn cwnd(&self) -> f64 {
+        self.cc.window()
+    }
+
+    /// Slow-start threshold (segments; infinite before the first congestion
+    /// signal).
+    #[inline]
+    pub fn ssthresh(&self) -> f64 {
+        self.cc.ssthresh()
+    }
+
+    /// The congestion controller.
+    pub fn controller(&self) -> &AnyController {
+        &self.cc
+    }
+
+    /// Smoothed RTT (ns), `None` before the first sample.
+    pub fn srtt(&self) -> Option<Ns> {
+        self.rtt.srtt()
+    }
+
+    /// Current RTO (ns).
+    pub fn rto(&self) -> Ns {
+        self.rtt.rto()
+    }
+
+    /// True while in fast recovery.
+    pub fn in_recovery(&self) -> bool {
+        self.rec.in_recovery()
+    }
+
+    /// True during the ECN reduction period (Linux `TCP_CA_CWR`).
+    pub fn in_cwr(&self) -> bool {
+        self.in_cwr
+    }
+
+    /// True if all data of a finite flow has been acknowledged.
+    pub fn is_done(&self) -> bool {
+        self.done_at.is_some()
+    }
+
+    /// Segments outstanding.
+    #[inline]
+    fn flight(&self) -> u32 {
+        self.snd_max - self.snd_una
+    }
+
+    /// FlightSize for the ssthresh computation (RFC 5681 §3.1 eq. (4)),
+    /// bounded by `cwnd`: during a recovery `snd_max - snd_una` also counts
+    /// segments that have left the network (they sit in the receiver's
+    /// reassembly queue), which would inflate ssthresh after a timeout.
+    #[inline]
+    fn flight_for_ssthresh(&self) -> u32 {
+        self.flight().min(self.cc.window().floor() as u32)
+    }
+
+    /// Payload bytes of segment `seq`.
+    #[inline]
+    fn payload(&self, seq: u32) -> u32 {
+        match self.total_segs {
+            Some(n) if seq + 1 == n => self.last_payload,
+            _ => self.p.mss,
+        }
+    }
+
+    /// Payload bytes of segments `[0, seq)`.
+    #[inline]
+    fn bytes_before(&self, seq: u32) -> u64 {
+        match self.total_segs {
+            Some(n) if seq >= n => (n as u64 - 1) * self.p.mss as u64 + self.last_payload as u64,
+            _ => seq as u64 * self.p.mss as u64,
+        }
+    }
+
+    /// The application stops offering new data: only what was already sent
+    /// is completed.
+    pub fn stop(&mut self) {
+        self.app_limit = self.app_limit.min(self.snd_max);
+    }
+
+    /// Emits segment `seq`.
+    #[inline]
+    fn emit(&mut self, seq: u32, now: Ns, out: &mut Vec<Packet>) {
+        let mut flags = 0;
+        // RFC 3168 §6.1.5: retransmissions are not ECN-capable.
+        if self.p.ecn && seq >= self.snd_max {
+            flags |= F_ECT;
+        }
+        if seq < self.snd_max {
+            flags |= F_RETX;
+            self.stats.retransmits += 1;
+        } else if self.cwr_pending {
+            // RFC 3168 §6.1.2: CWR on the first new data segment after the
+            // reduction.
+            flags |= F_CWR;
+            self.cwr_pending = false;
+        }
+        self.stats.segs_sent += 1;
+        out.push(Packet {
+            flow: self.flow,
+            seq,
+            size: self.payload(seq) + HEADER_BYTES,
+            dst: self.dst,
+            ts: now,
+            enq: 0,
+            sack: [0; 6],
+            flags,
+        });
+    }
+
+    /// Sends as much as the windows and the application allow.
+    pub fn send_allowed(&mut self, now: Ns, out: &mut Vec<Packet>) {
+        let rwnd = self.p.rwnd.unwrap_or(u32::MAX);
+        if self.rec.in_sack_recovery() {
+            self.send_sack_recovery(now, rwnd, out);
+        } else {
+            let wnd = ((self.cc.window() + self.rec.inflation())
+                .min(rwnd as f64)
+                .floor() as u32)
+                .max(1);
+            while self.snd_nxt < self.app_limit && self.snd_nxt < self.snd_una.saturating_add(wnd) {
+                let seq = self.snd_nxt;
+                self.snd_nxt += 1;
+                // After a timeout, segments the receiver SACKed are skipped.
+                if self.rec.skip_sacked(seq, self.snd_max) {
+                    continue;
+                }
+                self.emit(seq, now, out);
+                if self.snd_nxt > self.snd_max {
+                    self.snd_max = self.snd_nxt;
+                }
+            }
+        }
+        // RFC 6298 §5.1: arm the timer when data is outstanding.
+        if self.rto_deadline.is_none() && self.snd_max > self.snd_una {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+    }
+
+    /// SACK-based recovery transmissions (RFC 6675 §5 with FACK's pipe):
+    /// while `pipe < cwnd`, the lowest lost segment, else new data.
+    fn send_sack_recovery(&mut self, now: Ns, rwnd: u32, out: &mut Vec<Packet>) {
+        let wnd = (self.cc.window().floor() as u32).max(1);
+        self.snd_nxt = self.snd_nxt.max(self.snd_max);
+        loop {
+            let can_send_new =
+                self.snd_max < self.app_limit && self.snd_max < self.snd_una.saturating_add(rwnd);
+            match self.rec.sack_next(wnd, self.snd_max, can_send_new) {
+                Some(SackNext::Retransmit(h)) => self.emit(h, now, out),
+                Some(SackNext::NewData) => {
+                    let seq = self.snd_max;
+                    self.emit(seq, now, out);
+                    self.snd_max += 1;
+                    self.snd_nxt = self.snd_max;
+                }
+                None => break,
+            }
+        }
+    }
+
+    fn note_reduction(&mut self, now: Ns) {
+        if let Some(t) = self.last_reduction {
+            self.stats.min_reduction_gap = self.stats.min_reduction_gap.min(now - t);
+        }
+        self.last_reduction = Some(now);
+    }
+
+    /// Processes an ACK; new segments to transmit are appended to `out`.
+    ///
+    /// ECN reduction period, following Linux `tcp_ack` (net/ipv4/tcp_input.c):
+    /// `tcp_fastretrans_alert` first ends a CWR period once `snd_una` is
+    /// *above* `high_seq` (`tcp_end_cwnd_reduction`, which sets cwnd =
+    /// ssthresh), then an ECE in the Open state starts a new one
+    /// (`tcp_try_to_open` -> `tcp_enter_cwr` -> `tcp_init_cwnd_reduction`:
+    /// `high_seq = snd_nxt`, ssthresh from the window law, CWR queued for the
+    /// next segment); afterwards `tcp_cong_control` runs the window law
+    /// (`tcp_cong_avoid`) only if not `tcp_in_cwnd_reduction` (CWR or
+    /// Recovery) and `tcp_may_raise_cwnd` (new data acknowledged). So no ACK
+    /// grows the window from the ECE one up to the last one at or below the
+    /// recovery point; the ACK that passes it ends the period and grows the
+    /// window. ns-3 3.37 does the same (`TcpSocketBase::ProcessAck`: CA_CWR is
+    /// left when `ackNumber > m_recover`, and `IncreaseWindow` is called in
+    /// CA_OPEN only). One difference is kept on purpose: Linux brings cwnd
+    /// down to ssthresh gradually during the period (`tcp_cwnd_reduction`,
+    /// proportional rate reduction, RFC 6937) whereas aqmlab (like ns-3 with
+    /// `TcpClassicRecovery`) sets cwnd = ssthresh at the ECE, so the sender
+    /// is silent until the flight drops below the halved window. Both end the
+    /// period at cwnd = ssthresh.
+    ///
+    /// The congestion controller sees every ACK ([`Controller::on_ack`],
+    /// after the reactions above, with the state the ACK found) and decides
+    /// from [`AckEvent::may_raise_cwnd`] whether its window law runs.
+    pub fn on_ack(&mut self, now: Ns, ack_pkt: &Packet, out: &mut Vec<Packet>) {
+        let ev = self.process_ack(now, ack_pkt, out);
+        self.cc.on_ack(now, &ev);
+        self.send_allowed(now, out);
+    }
+
+    /// [`TcpSender::on_ack`] up to the controller's `on_ack`: the ECN
+    /// reaction, RTT sample, loss recovery and timer; returns what the
+    /// controller is told about this ACK.
+    #[inline]
+    fn process_ack(&mut self, now: Ns, ack_pkt: &Packet, out: &mut Vec<Packet>) -> AckEvent {
+        let ack = ack_pkt.seq.min(self.snd_max);
+        let ece = self.p.ecn && ack_pkt.has(F_ECE);
+        if self.rec.kind() == RecoveryKind::Sack {
+            self.rec
+                .on_sack_blocks(ack, &ack_pkt.sack, self.snd_una, self.snd_max);
+        }
+        // End of the ECN reduction period: something above the recovery
+        // point is acknowledged (Linux `tcp_fastretrans_alert`, TCP_CA_CWR:
+        // "CWR is to be held something *above* high_seq is ACKed").
+        if self.in_cwr && ack > self.ecn_recover {
+            self.in_cwr = false;
+            debug_assert_eq!(self.cc.window(), self.cc.ssthresh());
+        }
+        // RFC 3168 §6.1.2: react to ECE at most once per window of data.
+        if ece && !self.rec.in_recovery() && ack > self.ecn_recover {
+            let flight = self.flight_for_ssthresh();
+            self.cc.on_congestion(now, Congestion::Ecn, flight);
+            self.ecn_recover = self.snd_max;
+            self.in_cwr = true;
+            self.cwr_pending = true;
+            self.stats.ecn_reductions += 1;
+            self.note_reduction(now);
+        }
+        // Linux `tcp_cong_control`: no growth while in the reduction period
+        // (this includes the ACK carrying the ECE) or in fast recovery.
+        let state = if self.rec.in_recovery() {
+            CaState::Recovery
+        } else if self.in_cwr {
+            CaState::Cwr
+        } else {
+            CaState::Open
+        };
+        let mut acked = 0;
+        let mut acked_bytes = 0;
+        let mut rtt = None;
+        if ack > self.snd_una {
+            acked = ack - self.snd_una;
+            // RFC 6298 §5.3: restart the timer on new data acknowledged
+            // (except for some partial ACKs, see `Recovery::on_new_ack`).
+            let mut restart_timer = true;
+            self.in_rto_backoff = false;
+            if !ack_pkt.has(F_RETX) {
+                let r = now.saturating_sub(ack_pkt.ts);
+                self.rtt.sample(r as f64);
+                self.stats.rtt_sum += r as f64;
+                self.stats.rtt_count += 1;
+                rtt = Some(r);
+            }
+            acked_bytes = self.bytes_before(ack) - self.bytes_before(self.snd_una);
+            self.stats.bytes_acked += acked_bytes;
+            self.snd_una = ack;
+            if self.snd_nxt < self.snd_una {
+                self.snd_nxt = self.snd_una;
+            }
+            match self.rec.on_new_ack(ack, acked, self.cc.window()) {
+                NewAck::Open | NewAck::SackContinue => {}
+                NewAck::Exit => self.cc.on_recovery_end(now),
+                NewAck::Partial { restart_timer: r } => {
+                    let seq = self.snd_una;
+                    self.emit(seq, now, out);
+                    restart_timer = r;
+                }
+            }
+            // RFC 6298 §5.2 / §5.3.
+            if self.snd_una == self.snd_max {
+                self.rto_deadline = None;
+            } else if restart_timer {
+                self.rto_deadline = Some(now + self.rtt.rto());
+            }
+            if Some(self.snd_una) == self.total_segs && self.done_at.is_none() {
+                self.done_at = Some(now);
+            }
+        } else if ack == self.snd_una && self.snd_max > self.snd_una && self.rec.on_dup_ack(ack) {
+            self.fast_retransmit(now, out);
+        }
+        AckEvent {
+            ack: self.snd_una,
+            snd_max: self.snd_max,
+            acked,
+            acked_bytes,
+            ece,
+            ece_acked: if ece { acked } else { 0 },
+            ece_bytes: if ece { acked_bytes } else { 0 },
+            rtt,
+            srtt: self.rtt.srtt_ns(),
+            state,
+        }
+    }
+
+    /// Fast retransmit and entry into fast recovery (RFC 5681 §3.2 steps
+    /// 2–3, RFC 6582 §3.2 step 2, RFC 6675 §5); the duplicate-ACK rules are
+    /// [`Recovery::on_dup_ack`]'s.
+    fn fast_retransmit(&mut self, now: Ns, out: &mut Vec<Packet>) {
+        let flight = self.flight_for_ssthresh();
+        self.cc.on_congestion(now, Congestion::Loss, flight);
+        // Recovery supersedes CWR (Linux `tcp_enter_recovery` from
+        // TCP_CA_CWR); the window is held by the recovery instead.
+        self.in_cwr = false;
+        self.stats.fast_retransmits += 1;
+        // The loss response is also this window's congestion response to
+        // ECN (RFC 3168 §6.1.2).
+        self.ecn_recover = self.snd_max;
+        self.note_reduction(now);
+        self.rto_deadline = Some(now + self.rtt.rto());
+        if self.rec.enter(self.snd_max) {
+            let seq = self.snd_una;
+            self.emit(seq, now, out);
+        }
+    }
+
+    /// The retransmission timer expired at `now` (caller checked the
+    /// deadline): RFC 6298 §5.4–5.6 and RFC 5681 §3.1 equation (4)/(5).
+    pub fn on_rto(&mut self, now: Ns, out: &mut Vec<Packet>) {
+        self.rto_deadline = None;
+        if self.snd_una == self.snd_max {
+            return;
+        }
+        self.stats.timeouts += 1;
+        let flight = self.flight_for_ssthresh();
+        let repeated = self.in_rto_backoff;
+        self.cc
+            .on_congestion(now, Congestion::Timeout { repeated }, flight);
+        self.in_rto_backoff = true;
+        // Recovery abandoned; RFC 6582 §3.2 step 1 after a timeout: do not
+        // fast-retransmit on duplicates of data sent before it.
+        self.rec.on_timeout(self.snd_max);
+        // Linux `tcp_enter_loss`: TCP_CA_Loss replaces CWR; slow start follows.
+        self.in_cwr = false;
+        self.ecn_recover = self.snd_max;
+        self.note_reduction(now);
+        // Go back N (skipping SACKed segments, see `send_allowed`).
+        self.snd_nxt = self.snd_una;
+        // RFC 6298 §5.5: back off.
+        self.rtt.backoff();
+        self.send_allowed(now, out);
+        self.rto_deadline = Some(now + self.rtt.rto());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::{F_ACK, F_CE};
+    use crate::tcp::{CcKind, TcpReceiver, DEFAULT_MIN_RTO};
+
+    /// Replaces the controller by one of the same kind with the given
+    /// window and threshold.
+    fn set_window(s: &mut TcpSender, cwnd: f64, ssthresh: f64) {
+        s.cc = AnyController::with_window(s.cc.kind(), cwnd, ssthresh);
+    }
+
+    fn params(cc: CcKind) -> TcpParams {
+        TcpParams {
+            cc,
+            ecn: false,
+            delayed_ack: false,
+            mss: 960,
+            init_cwnd: 10,
+            min_rto: DEFAULT_MIN_RTO,
+            rwnd: None,
+            sack: false,
+        }
+    }
+
+    fn ack(seq: u32, ts: Ns) -> Packet {
+        Packet {
+            flow: 0,
+            seq,
+            size: 40,
+            dst: 0,
+            ts,
+            enq: 0,
+            sack: [0; 6],
+            flags: F_ACK,
+        }
+    }
+
+    /// Reference: RFC 6582 §3.2 walked through by hand: 20 segments out,
+    /// segments 0 and 5 lost.
+    #[test]
+    fn newreno_partial_ack_and_full_ack() {
+        let mut s = TcpSender::new(0, 1, params(CcKind::Newreno), None);
+        set_window(&mut s, 20.0, f64::INFINITY);
+        let mut out = Vec::new();
+        s.send_allowed(0, &mut out);
+        assert_eq!(out.len(), 20);
+        out.clear();
+        for _ in 0..3 {
+            s.on_ack(10, &ack(0, 0), &mut out);
+        }
+        assert!(s.in_recovery());
+        assert_eq!(s.ssthresh(), 10.0);
+        assert_eq!(out[0].seq, 0);
+        assert!(out[0].has(F_RETX));
+        out.clear();
+        // Partial ACK up to 5: retransmit 5, stay in recovery.
+        s.on_ack(20, &ack(5, 0), &mut out);
+        assert!(s.in_recovery());
+        assert_eq!(out[0].seq, 5);
+        out.clear();
+        // Full ACK.
+        s.on_ack(30, &ack(20, 0), &mut out);
+        assert!(!s.in_recovery());
+        assert_eq!(s.cwnd(), 10.0);
+        assert_eq!(s.stats.retransmits, 2);
+        assert_eq!(s.stats.fast_retransmits, 1);
+    }
+
+    /// Reno leaves recovery on the partial ACK instead.
+    #[test]
+    fn reno_exits_on_partial_ack() {
+        let mut s = TcpSender::new(0, 1, params(CcKind::Reno), None);
+        set_window(&mut s, 20.0, f64::INFINITY);
+        let mut out = Vec::new();
+        s.send_allowed(0, &mut out);
+        for _ in 0..3 {
+            s.on_ack(10, &ack(0, 0), &mut out);
+        }
+        s.on_ack(20, &ack(5, 0), &mut out);
+        assert!(!s.in_recovery());
+    }
+
+    /// Reference: RFC 6298 §2.2 and §2.3 arithmetic: first sample R gives
+    /// SRTT = R, RTTVAR = R/2, RTO = R + 4 R / 2 = 3R; the variance term is
+    /// floored at min_rto (Linux), so a 10 ms sample gives 10 + 200 ms.
+    #[test]
+    fn rto_computation_and_backoff() {
+        let mut s = TcpSender::new(0, 1, params(CcKind::Newreno), None);
+        let mut out = Vec::new();
+        s.send_allowed(0, &mut out);
+        s.on_ack(100_000_000, &ack(1, 0), &mut out);
+        assert_eq!(s.rto(), 300_000_000);
+        let mut s2 = TcpSender::new(0, 1, params(CcKind::Newreno), None);
+        s2.send_allowed(0, &mut out);
+        s2.on_ack(10_000_000, &ack(1, 0), &mut out);
+        assert_eq!(s2.rto(), 10_000_000 + DEFAULT_MIN_RTO);
+        out.clear();
+        s2.on_rto(500_000_000, &mut out);
+        assert_eq!(s2.rto(), 2 * (10_000_000 + DEFAULT_MIN_RTO));
+        assert_eq!(s2.cwnd(), 1.0);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].seq, 1);
+    }
+
+    /// Reference: Linux `tcp_ack` / `tcp_cong_control` (TCP_CA_CWR: no
+    /// `tcp_cong_avoid` until `snd_una` is above `high_seq`), worked by hand:
+    /// 20 segments out at cwnd 20 in congestion avoidance; the ACK of segment
+    /// 0 carries ECE: ssthresh = cwnd = 10, recovery point 20. ACKs up to 20
+    /// leave cwnd at 10 (the old code grew it to about 11.8), ECE below the
+    /// recovery point is ignored, the ACK of segment 20 (the first one sent
+    /// after the reduction, which carries CWR) ends the period and grows the
+    /// window by 1/cwnd, and a later ECE reduces again.
+    #[test]
+    fn ecn_cwr_period_holds_cwnd_until_recovery_point() {
+        let mut s = TcpSender::new(
+            0,
+            1,
+            TcpParams {
+                ecn: true,
+                ..params(CcKind::Newreno)
+            },
+            None,
+        );
+        set_window(&mut s, 20.0, 20.0);
+        let mut out = Vec::new();
+        s.send_allowed(0, &mut out);
+        assert_eq!(out.len(), 20);
+        out.clear();
+        let ece = |seq| Packet {
+            flags: F_ACK | F_ECE,
+            ..ack(seq, 0)
+        };
+        s.on_ack(10, &ece(1), &mut out);
+        assert!(s.in_cwr());
+        assert_eq!((s.cwnd(), s.ssthresh()), (10.0, 10.0));
+        assert_eq!(s.stats.ecn_reductions, 1);
+        assert!(out.is_empty(), "19 in flight, window 10: nothing to send");
+        for a in 2..=20 {
+            let pkt = if a == 15 { ece(a) } else { ack(a, 0) };
+            s.on_ack(10 + a as Ns, &pkt, &mut out);
+            assert!(s.in_cwr(), "ack {a} is not above the recovery point 20");
+            assert_eq!(s.cwnd(), 10.0, "no growth in CWR (ack {a})");
+        }
+        assert_eq!(s.stats.ecn_reductions, 1, "one reduction per window");
+        // Segments 20..30 went out as the flight drained; 20 carries CWR.
+        assert_eq!(out.first().map(|p| p.seq), Some(20));
+        assert!(out[0].has(F_CWR));
+        assert!(out[1..].iter().all(|p| !p.has(F_CWR)));
+        assert_eq!(s.snd_nxt, 30);
+        out.clear();
+        s.on_ack(40, &ack(21, 0), &mut out);
+        assert!(!s.in_cwr());
+        assert!((s.cwnd() - 10.1).abs() < 1e-12, "grows again: {}", s.cwnd());
+        s.on_ack(41, &ack(22, 0), &mut out);
+        assert!((s.cwnd() - (10.1 + 1.0 / 10.1)).abs() < 1e-12);
+        // A new ECE above the old recovery point starts a new period.
+        s.on_ack(42, &ece(23), &mut out);
+        assert!(s.in_cwr());
+        assert_eq!(s.stats.ecn_reductions, 2);
+    }
+
+    /// A loss response during the ECN period ends it (Linux: Recovery
+    /// supersedes CWR), and after a full ACK the window grows again.
+    #[test]
+    fn fast_retransmit_during_cwr_takes_over() {
+        let mut s = TcpSender::new(
+            0,
+            1,
+            TcpParams {
+                ecn: true,
+                ..params(CcKind::Newreno)
+            },
+            None,
+        );
+        set_window(&mut s, 20.0, 20.0);
+        let mut out = Vec::new();
+        s.send_allowed(0, &mut out);
+        s.on_ack(
+            10,
+            &Packet {
+                flags: F_ACK | F_ECE,
+                ..ack(1, 0)
+            },
+            &mut out,
+        );
+        assert!(s.in_cwr());
+        for _ in 0..3 {
+            s.on_ack(20, &ack(1, 0), &mut out);
+        }
+        assert!(s.in_recovery() && !s.in_cwr());
+        s.on_ack(30, &ack(20, 0), &mut out);
+        assert!(!s.in_recovery());
+        let w = s.cwnd();
+        s.on_ack(40, &ack(21, 0), &mut out);
+        assert!(s.cwnd() > w);
+    }
+
+    /// Sender and receiver back to back, in rounds of one RTT (50 ms): the
+    /// segments a round's ACKs release reach the receiver half an RTT later,
+    /// where `fate(i)` of the i-th data packet ever sent says whether it is
+    /// dropped (`Some(false)`), CE-marked (`Some(true)`) or delivered as is;
+    /// the ACKs come back at the next round. With `events`, each ACK goes
+    /// through `process_ack`, the controller and `send_allowed` one by one
+    /// (what `on_ack` does), the `AckEvent`s are recorded and the window is
+    /// checked not to move on an ACK that may not raise it (nor to fail to
+    /// reach `ssthresh` after an ECN reduction). Returns `cwnd` after every
+    /// ACK and the number of ACKs.
+    fn rounds(
+        s: &mut TcpSender,
+        n: u32,
+        fate: fn(u64) -> Option<bool>,
+        mut events: Option<&mut Vec<AckEvent>>,
+    ) -> (Vec<f64>, usize) {
+        const RTT: Ns = 50_000_000;
+        let mut rcv = TcpReceiver::new(0, 0, false, false);
+        let (mut data, mut acks, mut trace) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut sent, mut n_acks) = (0u64, 0usize);
+        s.send_allowed(0, &mut data);
+        for r in 0..n as Ns {
+            let now = r * RTT;
+            if r > 0 {
+                if s.rto_deadline.is_some_and(|d| d <= now) {
+                    s.on_rto(now, &mut data);
+                }
+                for a in std::mem::take(&mut acks) {
+                    match events.as_deref_mut() {
+                        None => s.on_ack(now, &a, &mut data),
+                        Some(evs) => {
+                            let reductions = s.stats.ecn_reductions;
+                            let ev = s.process_ack(now, &a, &mut data);
+                            let w = s.cwnd();
+                            s.cc.on_ack(now, &ev);
+                            assert!(ev.may_raise_cwnd() || s.cwnd() == w, "{ev:?}");
+                            if s.stats.ecn_reductions > reductions {
+                                assert!(ev.ece && ev.state == CaState::Cwr);
+                                assert_eq!(s.cwnd(), s.ssthresh());
+                            }
+                            s.send_allowed(now, &mut data);
+                            evs.push(ev);
+                        }
+                    }
+                    trace.push(s.cwnd());
+                    n_acks += 1;
+                }
+            }
+            for mut p in data.drain(..) {
+                let f = fate(sent);
+                sent += 1;
+                match f {
+                    Some(false) => continue,
+                    Some(true) if p.has(F_ECT) => p.flags |= F_CE,
+                    _ => {}
+                }
+                rcv.on_data(now + RTT / 2, &p, &mut acks);
+            }
+        }
+        (trace, n_acks)
+    }
+
+    /// The controller hooks (what a DCTCP or Prague controller reads,
+    /// RFC 8257 §3.3): every ACK yields one `AckEvent`, with exact byte
+    /// counts and ECN-Echo counts, the state it found (`Cwr` during the ECN
+    /// reduction period, `Recovery` in fast recovery), and the window moves
+    /// only when `may_raise_cwnd`. Periodic CE marks (ECN) or drops (two
+    /// interleaved periods, so some windows lose two segments and some
+    /// recoveries end in a timeout); all three controllers.
+    #[test]
+    fn ack_events_for_the_controller() {
+        let marks: fn(u64) -> Option<bool> = |i| (i % 17 == 5).then_some(true);
+        let drops: fn(u64) -> Option<bool> = |i| (i % 37 == 11 || i % 53 == 2).then_some(false);
+        for cc in [CcKind::Reno, CcKind::Newreno, CcKind::Cubic] {
+            for (ecn, fate) in [(true, marks), (false, drops)] {
+                let p = TcpParams { ecn, ..params(cc) };
+                let mut s = TcpSender::new(0, 1, p, None);
+                let mut evs = Vec::new();
+                let (trace, n_acks) = rounds(&mut s, 200, fate, Some(&mut evs));
+                let mut plain = TcpSender::new(0, 1, p, None);
+                assert_eq!(rounds(&mut plain, 200, fate, None).0, trace);
+                assert_eq!(evs.len(), n_acks);
+                let bytes: u64 = evs.iter().map(|e| e.acked_bytes).sum();
+                assert_eq!(bytes, s.stats.bytes_acked);
+                let segs: u32 = evs.iter().map(|e| e.acked).sum();
+                assert_eq!(segs, s.snd_una);
+                for e in &evs {
+                    assert_eq!(e.ece_acked, if e.ece { e.acked } else { 0 });
+                    assert_eq!(e.ece_bytes, if e.ece { e.acked_bytes } else { 0 });
+                    assert!(e.ack <= e.snd_max);
+                    if let Some(r) = e.rtt {
+                        assert!(e.acked > 0 && r == 50_000_000, "{e:?}");
+                    }
+                }
+                if ecn {
+                    assert!(s.stats.ecn_reductions > 5, "{cc:?}");
+                    assert!(evs.iter().any(|e| e.ece && e.acked > 0));
+                    assert!(evs.iter().any(|e| e.state == CaState::Cwr && e.acked > 0));
+                    assert_eq!(s.stats.retransmits, 0);
+                } else {
+                    assert!(
+                        s.stats.fast_retransmits > 5 && s.stats.timeouts > 0,
+                        "{cc:?}"
+                    );
+                    assert!(evs.iter().any(|e| e.state == CaState::Recovery));
+                    assert!(evs.iter().all(|e| !e.ece));
+                }
+            }
+        }
+    }
+}

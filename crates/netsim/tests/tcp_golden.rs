@@ -1,0 +1,263 @@
+//! Golden digests of whole TCP simulations: a refactoring of the TCP model
+//! that is meant to change nothing must leave every digest unchanged.
+//!
+//! Each scenario runs through [`netsim::Simulation`] for a few simulated
+//! seconds; the digest is a 64-bit FNV-1a hash of
+//! * the serialized [`netsim::SimResults`] (summary JSON, link time series,
+//!   congestion-window traces of a few flows at 10 ms), and
+//! * the [`netsim::FlowStatus`] of every flow (cwnd, ssthresh, srtt,
+//!   counters) every 0.5 s, printed with `{:?}` (exact `f64` digits).
+//!
+//! Coverage: Reno, NewReno and CUBIC; with and without ECN, delayed ACKs
+//! and SACK; random loss; drop-tail, RED, CoDel and PIE; 10 and 50 flows
+//! (and 2 flows with large windows);
+//! plus mixed groups with finite flows, stop times, receive windows,
+//! initial windows and short flows.
+//!
+//! The expected values were produced by the TCP code as it was before the
+//! split of `tcp/` into sender, receiver, RTT estimator, loss recovery and
+//! congestion controllers. A deliberate behaviour change of the TCP model
+//! (or of the queues, routing or random streams) changes them: run
+//! `cargo test --release -p netsim --test tcp_golden -- --nocapture` and
+//! copy the printed table, after checking that the change is intended.
+
+use aqm::Instant;
+use netsim::{SimConfig, Simulation};
+use serde_json::{json, Value};
+
+/// 64-bit FNV-1a (stable across platforms and Rust versions, unlike
+/// `DefaultHasher`).
+struct Fnv(u64);
+
+impl Fnv {
+    fn new() -> Self {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= b as u64;
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn cfg(
+    seed: u64,
+    duration: f64,
+    rate: f64,
+    buffer: u32,
+    loss: f64,
+    aqm: Value,
+    flows: Value,
+    trace: &[u32],
+) -> SimConfig {
+    serde_json::from_value(json!({
+        "scenario": "golden", "seed": seed, "duration": duration, "warmup": 1.0,
+        "sample_interval": 0.01,
+        "topology": {"type": "dumbbell", "bottleneck_rate": rate, "rtt": 0.05,
+                     "buffer_pkts": buffer, "aqm": aqm, "loss": loss},
+        "flows": flows,
+        "cwnd_trace": trace,
+        "cwnd_interval": 0.01,
+    }))
+    .expect("valid golden config")
+}
+
+/// Uniform scenarios: name, seed, duration (s), bottleneck rate (bit/s),
+/// buffer (packets), random loss, AQM (`ecn` set if the flows use ECN),
+/// flows, controller, options (`ecn`, `delack`, `sack`).
+#[rustfmt::skip]
+type Uniform = (&'static str, u64, f64, f64, u32, f64, &'static str, u32, &'static str, &'static str);
+
+#[rustfmt::skip]
+const UNIFORM: &[Uniform] = &[
+    // 10 flows, 10 Mb/s, 8 s.
+    ("newreno_droptail_10", 1, 8.0, 10e6, 60, 0.0, "droptail", 10, "newreno", ""),
+    ("reno_droptail_loss_10", 2, 8.0, 10e6, 60, 0.01, "droptail", 10, "reno", ""),
+    ("cubic_droptail_10", 3, 8.0, 10e6, 60, 0.0, "droptail", 10, "cubic", ""),
+    ("newreno_red_ecn_delack_10", 4, 8.0, 10e6, 100, 0.0, "red", 10, "newreno", "ecn delack"),
+    ("reno_red_drop_delack_10", 5, 8.0, 10e6, 100, 0.0, "red", 10, "reno", "delack"),
+    ("cubic_codel_sack_10", 6, 8.0, 10e6, 100, 0.0, "codel", 10, "cubic", "sack"),
+    ("cubic_codel_ecn_sack_delack_10", 7, 8.0, 10e6, 100, 0.0, "codel", 10, "cubic", "ecn sack delack"),
+    ("newreno_pie_sack_loss_10", 8, 8.0, 10e6, 100, 0.005, "pie", 10, "newreno", "sack"),
+    ("reno_pie_ecn_10", 9, 8.0, 10e6, 100, 0.0, "pie", 10, "reno", "ecn"),
+    // 50 flows, 50 Mb/s, 5 s.
+    ("newreno_droptail_delack_50", 11, 5.0, 50e6, 150, 0.0, "droptail", 50, "newreno", "delack"),
+    ("reno_red_ecn_50", 12, 5.0, 50e6, 300, 0.0, "red", 50, "reno", "ecn"),
+    ("cubic_pie_ecn_delack_50", 13, 5.0, 50e6, 300, 0.0, "pie", 50, "cubic", "ecn delack"),
+    ("cubic_droptail_sack_loss_50", 14, 5.0, 50e6, 150, 0.002, "droptail", 50, "cubic", "sack"),
+    ("newreno_codel_ecn_sack_50", 15, 5.0, 50e6, 300, 0.0, "codel", 50, "newreno", "ecn sack"),
+    ("reno_codel_sack_delack_50", 16, 5.0, 50e6, 300, 0.0, "codel", 50, "reno", "sack delack"),
+    // Two flows with large windows (CUBIC's concave and convex regions,
+    // long NewReno recoveries), 50 Mb/s, 10 s.
+    ("cubic_2_droptail_sack_delack", 17, 10.0, 50e6, 400, 0.0, "droptail", 2, "cubic", "sack delack"),
+    ("newreno_2_pie", 18, 10.0, 50e6, 400, 0.0, "pie", 2, "newreno", ""),
+];
+
+/// The scenarios, by name.
+fn scenarios() -> Vec<(&'static str, SimConfig)> {
+    let mut v: Vec<(&'static str, SimConfig)> = UNIFORM
+        .iter()
+        .map(|&(name, seed, dur, rate, buffer, loss, aqm, n, cc, opts)| {
+            let ecn = opts.contains("ecn");
+            // Per-flow extra delay 0, 5, 10, 20 ms in turn (RTTs 50 to 90 ms).
+            let extra: Vec<f64> = (0..n)
+                .map(|i| [0.0, 0.005, 0.01, 0.02][i as usize % 4])
+                .collect();
+            let aqm = if aqm == "droptail" {
+                json!({"type": aqm})
+            } else {
+                json!({"type": aqm, "ecn": ecn})
+            };
+            let flows = json!([{"kind": "tcp", "count": n, "cc": cc, "ecn": ecn,
+                "delayed_ack": opts.contains("delack"), "sack": opts.contains("sack"),
+                "start_jitter": 0.5, "extra_delay": extra}]);
+            let trace: Vec<u32> = (0..n.min(3)).collect();
+            (name, cfg(seed, dur, rate, buffer, loss, aqm, flows, &trace))
+        })
+        .collect();
+    v.extend([
+        // Mixed groups: the three controllers side by side, finite flows,
+        // a stop time, a receive window, a small initial window, a larger
+        // minimum RTO, short flows, and a tiny buffer that forces timeouts.
+        (
+            "mixed_red_ecn",
+            cfg(
+                21,
+                5.0,
+                20e6,
+                80,
+                0.001,
+                json!({"type": "red", "ecn": true}),
+                json!([
+                    {"kind": "tcp", "count": 4, "cc": "reno", "ecn": true, "sack": true},
+                    {"kind": "tcp", "count": 4, "cc": "newreno", "ecn": true,
+                     "delayed_ack": true, "rwnd": 20, "stop": 3.0},
+                    {"kind": "tcp", "count": 4, "cc": "cubic", "ecn": true, "init_cwnd": 2,
+                     "min_rto": 0.3, "bytes": 400000},
+                    {"kind": "short_tcp", "arrival_rate": 20.0, "mean_size": 30000.0,
+                     "cc": "cubic", "ecn": true, "sack": true},
+                    {"kind": "short_tcp", "arrival_rate": 10.0, "mean_size": 20000.0,
+                     "cc": "reno", "delayed_ack": true}
+                ]),
+                &[0, 4, 8],
+            ),
+        ),
+        (
+            "mixed_droptail_tiny_buffer",
+            cfg(
+                22,
+                5.0,
+                10e6,
+                8,
+                0.0,
+                json!({"type": "droptail"}),
+                json!([
+                    {"kind": "tcp", "count": 3, "cc": "reno"},
+                    {"kind": "tcp", "count": 3, "cc": "newreno", "delayed_ack": true},
+                    {"kind": "tcp", "count": 3, "cc": "cubic", "sack": true,
+                     "packet_size": 1500},
+                    {"kind": "short_tcp", "arrival_rate": 15.0, "mean_size": 50000.0,
+                     "cc": "newreno", "sack": true, "delayed_ack": true}
+                ]),
+                &[0, 3, 6],
+            ),
+        ),
+    ]);
+    v
+}
+
+/// Runs `cfg` and returns its digest.
+fn digest(cfg: SimConfig) -> u64 {
+    let mut h = Fnv::new();
+    let dur_ns = (cfg.duration * 1e9).round() as u64;
+    let mut sim = Simulation::new(cfg).expect("config builds");
+    let step = 500_000_000;
+    let mut t = step;
+    while t <= dur_ns {
+        sim.run_until(Instant(t));
+        for id in 0..sim.num_flows() as u32 {
+            let st = sim.flow_status(id).expect("flow exists");
+            h.write(format!("{t} {st:?}\n").as_bytes());
+        }
+        t += step;
+    }
+    sim.run();
+    sim.check_conservation().expect("conservation");
+    // What the scenario exercised (shown with --nocapture).
+    let (mut retx, mut rtos, mut ecn) = (0, 0, 0);
+    for id in 0..sim.num_flows() as u32 {
+        let st = sim.flow_status(id).expect("flow exists");
+        retx += st.retransmits;
+        rtos += st.timeouts;
+        ecn += st.ecn_reductions;
+    }
+    let s = sim.summary();
+    let b = &s.links["R1->R2"];
+    println!(
+        "  {} flows, util {:.3}, drops {}, marks {}, lost {}, retransmits {retx}, timeouts {rtos}, ECN reductions {ecn}",
+        sim.num_flows(),
+        b.utilization,
+        b.drops,
+        b.marks,
+        b.lost
+    );
+    let r = serde_json::to_string(&sim.results()).expect("results serialize");
+    h.write(r.as_bytes());
+    h.0
+}
+
+/// Digests recorded before the TCP split (see the module doc).
+const GOLDEN: &[(&str, u64)] = &[
+    ("newreno_droptail_10", 0xfa099137b3a7f3f6),
+    ("reno_droptail_loss_10", 0x18d7b4385977203d),
+    ("cubic_droptail_10", 0x11add569f4ce2352),
+    ("newreno_red_ecn_delack_10", 0x2c40f063bfa7f255),
+    ("reno_red_drop_delack_10", 0x529315e66284ff75),
+    ("cubic_codel_sack_10", 0xcf119f247f0743c6),
+    ("cubic_codel_ecn_sack_delack_10", 0x2fcbafcc9406bf11),
+    ("newreno_pie_sack_loss_10", 0x0fd34237bc05c2ec),
+    ("reno_pie_ecn_10", 0x2c39f184747aa99b),
+    ("newreno_droptail_delack_50", 0xb4d31cfcb6aa20f1),
+    ("reno_red_ecn_50", 0x3e6467a7d094ff36),
+    ("cubic_pie_ecn_delack_50", 0x965de6199329e724),
+    ("cubic_droptail_sack_loss_50", 0xfc07b159f0468301),
+    ("newreno_codel_ecn_sack_50", 0xfc5c3ca363a44a0d),
+    ("reno_codel_sack_delack_50", 0xaa647f312abaca86),
+    ("cubic_2_droptail_sack_delack", 0x0c6682907c03a4f2),
+    ("newreno_2_pie", 0xe330ae5fc8a8b8a1),
+    ("mixed_red_ecn", 0x8c1b1c7f7509abf5),
+    ("mixed_droptail_tiny_buffer", 0x191c6d10690d4b03),
+];
+
+#[test]
+fn tcp_golden_digests() {
+    let got: Vec<(&str, u64)> = scenarios()
+        .into_iter()
+        .map(|(name, cfg)| {
+            println!("{name}:");
+            (name, digest(cfg))
+        })
+        .collect();
+    let table: String = got
+        .iter()
+        .map(|(name, d)| format!("    (\"{name}\", 0x{d:016x}),\n"))
+        .collect();
+    println!("{table}");
+    assert_eq!(
+        got.len(),
+        GOLDEN.len(),
+        "one golden digest per scenario\n{table}"
+    );
+    let bad: Vec<&str> = got
+        .iter()
+        .zip(GOLDEN)
+        .filter(|(g, w)| g != w)
+        .map(|(g, _)| g.0)
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "digests changed: {bad:?}\nnew table:\n{table}"
+    );
+}
