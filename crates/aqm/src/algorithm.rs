@@ -55,6 +55,19 @@ pub enum Verdict {
     Drop(DropReason),
 }
 
+impl Verdict {
+    /// An early congestion signal with probability `p` (one uniform draw, and none when
+    /// `p <= 0`, so the random stream advances only while the law signals at all).
+    #[inline]
+    pub fn early_with_probability(p: f64, rng: &mut Rng) -> Verdict {
+        if p > 0.0 && rng.uniform() < p {
+            Verdict::Signal(DropReason::Early)
+        } else {
+            Verdict::Accept
+        }
+    }
+}
+
 /// One AQM algorithm's state machine.
 pub trait Algorithm: Sized {
     /// Its configuration struct.

@@ -20,7 +20,6 @@
 use crate::algorithm::{Algorithm, Arrival, Env, Periodic, QueueView, Verdict};
 use crate::error::{ensure, ConfigError};
 use crate::params::aqm_config;
-use crate::queue::DropReason;
 use crate::rng::Rng;
 use crate::time::{Duration, Instant, NANOS_PER_SEC};
 
@@ -192,12 +191,11 @@ impl Algorithm for Aopc {
         self.period_arrivals += 1;
         self.total_pkts += 1;
         self.total_bytes += pkt.size as u64;
-        if self.p > 0.0 && rng.uniform() < self.p {
+        let v = Verdict::early_with_probability(self.p, rng);
+        if v != Verdict::Accept {
             self.period_losses += 1;
-            Verdict::Signal(DropReason::Early)
-        } else {
-            Verdict::Accept
         }
+        v
     }
     fn on_overflow(&mut self, _now: Instant) {
         self.period_losses += 1;

@@ -12,7 +12,6 @@
 use crate::algorithm::{Algorithm, Arrival, Env, QueueView, Verdict};
 use crate::error::{ensure, ConfigError};
 use crate::params::aqm_config;
-use crate::queue::DropReason;
 use crate::rng::Rng;
 use crate::time::{Duration, Instant};
 
@@ -112,11 +111,7 @@ impl Algorithm for Blue {
         if self.cfg.queue_threshold > 0 && q.len_pkts > self.cfg.queue_threshold {
             self.overflow(now);
         }
-        if self.p_m > 0.0 && rng.uniform() < self.p_m {
-            Verdict::Signal(DropReason::Early)
-        } else {
-            Verdict::Accept
-        }
+        Verdict::early_with_probability(self.p_m, rng)
     }
     fn on_overflow(&mut self, now: Instant) {
         self.overflow(now);
@@ -136,7 +131,7 @@ impl Algorithm for Blue {
 mod tests {
     use super::*;
     use crate::testutil::TestPacket;
-    use crate::{AqmConfig, BitsPerSec, Enqueue, LinkInfo, QueueDisc, QueueLimit};
+    use crate::{AqmConfig, BitsPerSec, DropReason, Enqueue, LinkInfo, QueueDisc, QueueLimit};
 
     fn blue(cfg: BlueConfig) -> Blue {
         Blue::build(&cfg, &crate::testutil::env(QueueLimit::Packets(10), 10))

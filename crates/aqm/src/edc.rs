@@ -22,7 +22,6 @@
 use crate::algorithm::{Algorithm, Arrival, Env, QueueView, Verdict};
 use crate::error::{ensure, ConfigError};
 use crate::params::aqm_config;
-use crate::queue::DropReason;
 use crate::rng::Rng;
 use crate::time::Instant;
 
@@ -125,11 +124,7 @@ impl Algorithm for Edc {
             self.count = 0;
             self.update(q.len_pkts as f64);
         }
-        if self.p > 0.0 && rng.uniform() < self.p {
-            Verdict::Signal(DropReason::Early)
-        } else {
-            Verdict::Accept
-        }
+        Verdict::early_with_probability(self.p, rng)
     }
     fn activations(&self) -> u64 {
         self.activations

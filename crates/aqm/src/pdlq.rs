@@ -27,7 +27,6 @@
 use crate::algorithm::{Algorithm, Arrival, Env, Periodic, QueueView, Verdict};
 use crate::error::{ensure, ConfigError};
 use crate::params::aqm_config;
-use crate::queue::DropReason;
 use crate::rng::Rng;
 use crate::time::{Duration, Instant};
 
@@ -364,11 +363,7 @@ impl Algorithm for Pdlq {
         self.period_pkts += 1;
         self.total_pkts += 1;
         self.total_bytes += pkt.size as u64;
-        if self.p > 0.0 && rng.uniform() < self.p {
-            Verdict::Signal(DropReason::Early)
-        } else {
-            Verdict::Accept
-        }
+        Verdict::early_with_probability(self.p, rng)
     }
     fn poll_at(&self) -> Option<Instant> {
         Some(self.timer.next())

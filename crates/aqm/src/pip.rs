@@ -19,7 +19,6 @@
 use crate::algorithm::{Algorithm, Arrival, Env, Periodic, QueueView, Verdict};
 use crate::error::{ensure, ConfigError};
 use crate::params::aqm_config;
-use crate::queue::DropReason;
 use crate::rng::Rng;
 use crate::time::{Duration, Instant, NANOS_PER_SEC};
 
@@ -137,11 +136,7 @@ impl Algorithm for Pip {
     }
     #[inline]
     fn enqueue(&mut self, _now: Instant, _pkt: &Arrival, _q: &QueueView, rng: &mut Rng) -> Verdict {
-        if self.p > 0.0 && rng.uniform() < self.p {
-            Verdict::Signal(DropReason::Early)
-        } else {
-            Verdict::Accept
-        }
+        Verdict::early_with_probability(self.p, rng)
     }
     fn poll_at(&self) -> Option<Instant> {
         Some(self.timer.next())

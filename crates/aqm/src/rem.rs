@@ -13,7 +13,6 @@
 use crate::algorithm::{Algorithm, Arrival, Env, Periodic, QueueView, Verdict};
 use crate::error::{ensure, ConfigError};
 use crate::params::aqm_config;
-use crate::queue::DropReason;
 use crate::rng::Rng;
 use crate::time::{Duration, Instant};
 
@@ -124,11 +123,7 @@ impl Algorithm for Rem {
     #[inline]
     fn enqueue(&mut self, _now: Instant, _pkt: &Arrival, _q: &QueueView, rng: &mut Rng) -> Verdict {
         self.arrivals += 1;
-        if self.p > 0.0 && rng.uniform() < self.p {
-            Verdict::Signal(DropReason::Early)
-        } else {
-            Verdict::Accept
-        }
+        Verdict::early_with_probability(self.p, rng)
     }
     fn poll_at(&self) -> Option<Instant> {
         Some(self.timer.next())

@@ -26,7 +26,6 @@
 use crate::algorithm::{Algorithm, Arrival, Env, QueueView, Verdict};
 use crate::error::{ensure, ConfigError};
 use crate::params::aqm_config;
-use crate::queue::DropReason;
 use crate::rng::Rng;
 use crate::time::{Duration, Instant, NANOS_PER_SEC};
 
@@ -232,11 +231,7 @@ impl Algorithm for Sfc {
         self.rate
             .arrival(now, pkt.size, self.cfg.rate_window, self.cfg.rate_weight);
         let p = self.update(q.len_pkts as f64);
-        if p > 0.0 && rng.uniform() < p {
-            Verdict::Signal(DropReason::Early)
-        } else {
-            Verdict::Accept
-        }
+        Verdict::early_with_probability(p, rng)
     }
     fn activations(&self) -> u64 {
         self.activations

@@ -15,7 +15,7 @@
 use crate::algorithm::{Algorithm, Arrival, Env, QueueView, Verdict};
 use crate::error::{ensure, ConfigError};
 use crate::params::aqm_config;
-use crate::queue::{DropReason, QueueLimit};
+use crate::queue::QueueLimit;
 use crate::rng::Rng;
 use crate::time::Instant;
 
@@ -169,11 +169,7 @@ impl Algorithm for Sred {
         let ps = p_sred(qv, b, self.cfg.p_max);
         let p = p_zap(ps, self.p_hit, hit, self.cfg.full);
         self.last_p = p;
-        if p > 0.0 && rng.uniform() < p {
-            Verdict::Signal(DropReason::Early)
-        } else {
-            Verdict::Accept
-        }
+        Verdict::early_with_probability(p, rng)
     }
     fn activations(&self) -> u64 {
         self.activations
