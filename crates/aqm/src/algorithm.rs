@@ -110,7 +110,9 @@ pub trait Algorithm: Sized {
     /// An accepted arrival was dropped at the hard limit.
     #[inline]
     fn on_overflow(&mut self, _now: Instant) {}
-    /// Next time the periodic law must run, if any.
+    /// Next time the periodic law must run, if any. Contract: an algorithm with a periodic
+    /// law always returns `Some` (from construction on); one without always returns `None`,
+    /// so a driver may stop polling a queue whose `poll_at` was `None` when it was built.
     #[inline]
     fn poll_at(&self) -> Option<Instant> {
         None

@@ -71,7 +71,15 @@ fn drive_tree(
     let mut now = Instant::ZERO;
     let mut trace = Vec::with_capacity(steps);
     let mut dropped_at_deq = 0u64;
+    // The poll_at contract (algorithm.rs): always Some or always None, from construction on.
+    let periodic = q.poll_at().is_some();
     for i in 0..steps as u64 {
+        assert_eq!(
+            q.poll_at().is_some(),
+            periodic,
+            "{}: poll_at changed between Some and None",
+            cfg.name()
+        );
         now += Duration(drv.below(400_000));
         if let Some(t) = q.poll_at() {
             if t <= now {

@@ -228,6 +228,11 @@ impl BitsPerSec {
         if self.0 == 0 {
             return Duration::MAX;
         }
+        // Exact in u64 while bytes * 8e9 fits (any packet, up to 2.3 GB); u128 beyond.
+        const FAST_MAX: u64 = u64::MAX / (8 * NANOS_PER_SEC);
+        if bytes <= FAST_MAX {
+            return Duration((bytes * 8 * NANOS_PER_SEC).div_ceil(self.0));
+        }
         let num = bytes as u128 * 8 * NANOS_PER_SEC as u128;
         let ns = num.div_ceil(self.0 as u128);
         Duration(ns.min(u64::MAX as u128) as u64)
@@ -287,5 +292,27 @@ mod tests {
         // 1 B at 3 b/s = 8/3 s -> rounded up to the next ns.
         assert_eq!(BitsPerSec(3).tx_time(1), Duration(2_666_666_667));
         assert_eq!(BitsPerSec(0).tx_time(1), Duration::MAX);
+        // The u64 fast path agrees with the exact u128 formula on both sides of its bound.
+        let exact = |r: u64, b: u64| {
+            let ns = (b as u128 * 8_000_000_000).div_ceil(r as u128);
+            Duration(ns.min(u64::MAX as u128) as u64)
+        };
+        let bound = u64::MAX / 8_000_000_000;
+        for r in [1, 3, 7_777_777, 10_000_000, 1_000_000_007, u64::MAX] {
+            for b in [
+                0,
+                1,
+                40,
+                1499,
+                1500,
+                65_535,
+                bound - 1,
+                bound,
+                bound + 1,
+                u64::MAX,
+            ] {
+                assert_eq!(BitsPerSec(r).tx_time(b), exact(r, b), "rate {r} bytes {b}");
+            }
+        }
     }
 }

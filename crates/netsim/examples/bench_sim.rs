@@ -1,6 +1,6 @@
 //! Simulator throughput benchmark (run by `make bench`):
 //!
-//! `cargo run --release -p netsim --example bench_sim [-- --json]`
+//! `cargo run --release -p netsim --example bench_sim [-- --json] [--only NAME]`
 //!
 //! Scenarios (dumbbell, rtt 100 ms, access links 10x, 1000-byte packets):
 //! 1. `dumbbell_10M_100newreno_60s`: 10 Mb/s, 100 NewReno flows, 60 s,
@@ -72,8 +72,13 @@ fn peak_rss_bytes() -> Option<u64> {
 
 fn main() {
     let as_json = std::env::args().any(|a| a == "--json");
+    // `--only NAME`: run just the scenario whose name contains NAME (profiling one case).
+    let only: Option<String> = std::env::args().skip_while(|a| a != "--only").nth(1);
     let mut rows = Vec::new();
     for b in scenarios() {
+        if only.as_deref().is_some_and(|o| !b.name.contains(o)) {
+            continue;
+        }
         let t_build = WallClock::now();
         let mut sim = Simulation::new(b.cfg.clone()).expect("bench config builds");
         let build_s = t_build.elapsed().as_secs_f64();

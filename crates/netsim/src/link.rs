@@ -104,6 +104,10 @@ pub struct Link {
     q_last_change: Ns,
     /// Time of the earliest pending [`Event::AqmTimer`], if any.
     pub aqm_timer_at: Option<Ns>,
+    /// True if the queue has a periodic law (`poll_at()` is `Some`; by the `aqm` contract
+    /// it is then always `Some`, else always `None`), so the driver skips polling the
+    /// others. Set with the queue.
+    pub periodic: bool,
     /// Monitoring state (only for monitored links).
     pub mon: Option<Box<LinkMonitor>>,
     /// True once the warm-up period is over.
@@ -131,6 +135,7 @@ impl Link {
             delay,
             loss,
             loss_rng,
+            periodic: queue.poll_at().is_some(),
             queue,
             in_tx: None,
             tx_start: 0,
@@ -325,6 +330,7 @@ impl Link {
             self.ctr.drops_victim += victims;
         }
         self.queue = new_queue;
+        self.periodic = self.queue.poll_at().is_some();
         if let Some(m) = self.mon.as_deref_mut() {
             m.set_classes(self.queue.num_classes());
         }

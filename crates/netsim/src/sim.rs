@@ -668,6 +668,9 @@ impl Simulation {
     #[inline]
     fn arm_aqm(&mut self, l: u32, earliest: Ns) {
         let link = &mut self.links[l as usize];
+        if !link.periodic {
+            return;
+        }
         if let Some(t) = link.queue.poll_at() {
             let t = t.0.max(earliest);
             if link.aqm_timer_at.is_none_or(|a| t < a) {
