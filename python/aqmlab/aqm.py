@@ -28,6 +28,7 @@ __all__ = [
     "list_schedulers",
     "aqm_config",
     "aqm_names",
+    "describe_aqm",
     "scheduler_names",
 ]
 
@@ -44,11 +45,24 @@ def list_aqms() -> dict[str, list[dict[str, Any]]]:
     """Every AQM with its parameters: ``{name: [{name, unit, default, doc}, ...]}``."""
     out = {}
     for name in aqm_names():
-        out[name] = [
-            {"name": n, "unit": u, "default": d, "doc": doc}
-            for (n, u, d, doc) in _core.aqm_describe(name)
-        ]
+        out[name] = describe_aqm(name)
     return out
+
+
+def describe_aqm(name: str) -> list[dict[str, Any]]:
+    """Parameters of one AQM or scheduler: ``[{name, unit, default, doc}, ...]``; ``default`` is
+    None for a required parameter (unit ``file``: PAQMAN's ``policy``).
+
+    Raises
+    ------
+    AqmConfigError
+        Unknown name (the message lists the known ones).
+    """
+    return [
+        # A parameter without a default (PAQMAN's policy file) has default None.
+        {"name": n, "unit": u, "default": None if d != d else d, "doc": doc}
+        for (n, u, d, doc) in _core.aqm_describe(name)
+    ]
 
 
 def scheduler_names() -> list[str]:
@@ -60,13 +74,7 @@ def list_schedulers() -> dict[str, list[dict[str, Any]]]:
     """Every scheduler with its parameters, as :func:`list_aqms`. ``NAME`` in a parameter
     stands for a class name and ``PARAM`` for a parameter of the class's AQM
     (``classes.NAME.aqm.PARAM``, e.g. ``classes.b.aqm.target``)."""
-    return {
-        name: [
-            {"name": n, "unit": u, "default": d, "doc": doc}
-            for (n, u, d, doc) in _core.aqm_describe(name)
-        ]
-        for name in scheduler_names()
-    }
+    return {name: describe_aqm(name) for name in scheduler_names()}
 
 
 def aqm_config(

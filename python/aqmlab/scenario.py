@@ -199,7 +199,22 @@ def load_scenario(path: str | Path, overrides: list[str] | None = None) -> Scena
         raise ScenarioError(f"scenario file '{path}': malformed TOML: {e}") from None
     if overrides:
         apply_overrides(data, overrides)
+    _resolve_files(data, p.parent)
     return Scenario(data)
+
+
+def _resolve_files(node: Any, base: Path) -> None:
+    """Make relative file names of table-valued AQM parameters (``policy = "p.json"``, at any
+    depth: ``[aqm]``, a class's ``aqm``, a link's ``aqm``) relative to the scenario's folder."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k == "policy" and isinstance(v, str) and v and not Path(v).is_absolute():
+                node[k] = str(base / v)
+            else:
+                _resolve_files(v, base)
+    elif isinstance(node, list):
+        for v in node:
+            _resolve_files(v, base)
 
 
 def _coerce(text: str) -> Any:

@@ -22,7 +22,7 @@ const ALIASES: &[(&str, &str)] = &[("fifo", "droptail"), ("taildrop", "droptail"
 macro_rules! aqm_registry {
     ($( $variant:ident => $module:ident :: $cfg:ident, $algo:ident; )*) => {
         /// Which AQM, with its parameters. Internally tagged by `"type"` (lowercase name).
-        #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
         #[serde(tag = "type", rename_all = "lowercase")]
         pub enum AqmConfig {
             $(
@@ -100,12 +100,12 @@ macro_rules! aqm_registry {
                 match cfg { $( AqmConfig::$variant(c) => AnyAqm::$variant(crate::$module::$algo::build(c, env)), )* }
             }
             pub(crate) fn config(&self) -> AqmConfig {
-                match self { $( AnyAqm::$variant(a) => AqmConfig::$variant(*a.cfg()), )* }
+                match self { $( AnyAqm::$variant(a) => AqmConfig::$variant(a.cfg().clone()), )* }
             }
             pub(crate) fn set_param(&mut self, key: &str, value: f64) -> Result<(), ConfigError> {
                 match self {
                     $( AnyAqm::$variant(a) => {
-                        let mut c = *a.cfg();
+                        let mut c = a.cfg().clone();
                         c.set_param(key, value)?;
                         a.reconfigure(c);
                         Ok(())
@@ -176,6 +176,7 @@ aqm_registry! {
     Pip => pip::PipConfig, Pip;
     Aopc => aopc::AopcConfig, Aopc;
     Flc => flc::FlcConfig, Flc;
+    Paqman => paqman::PaqmanConfig, Paqman;
 }
 
 /// A parameter value as a user wrote it (scenario file, command line, Python).
@@ -187,6 +188,9 @@ pub enum RawParam<'a> {
     Bool(bool),
     /// Text: a number with a unit (`"5ms"`), `"true"`/`"false"`, or a bare number.
     Text(&'a str),
+    /// The content of a table-valued parameter (unit `"file"`: PAQMAN's `policy`), read from
+    /// the file the user named by the front end (this crate does no I/O).
+    Policy(&'a crate::paqman::PaqmanPolicy),
 }
 
 impl AqmConfig {
@@ -205,6 +209,11 @@ impl AqmConfig {
             reason,
         };
         match (raw, info.unit) {
+            (RawParam::Policy(_), _) => Err(bad("(policy)", "not a table-valued parameter".into())),
+            (_, "file") => Err(bad(
+                &format!("{raw:?}"),
+                "names a file the front end reads (a scenario or --aqm-param policy=FILE)".into(),
+            )),
             (RawParam::Bool(b), "bool") => Ok(if b { 1.0 } else { 0.0 }),
             (RawParam::Bool(b), unit) => Err(bad(&b.to_string(), format!("not a {unit} value"))),
             (RawParam::Number(x), _) => Ok(x),
@@ -246,10 +255,35 @@ impl AqmConfig {
                     known: infos.iter().map(|i| i.name).collect::<Vec<_>>().join(", "),
                 });
             };
+            if let (RawParam::Policy(p), "file") = (raw, info.unit) {
+                cfg.set_policy(p)?;
+                continue;
+            }
             cfg.set_field(k, Self::param_value(info, *raw, require_unit)?)?;
         }
         cfg.validate()?;
         Ok(cfg)
+    }
+
+    /// Installs a PAQMAN policy (unchanged and an error for other AQMs).
+    pub fn set_policy(&mut self, p: &crate::paqman::PaqmanPolicy) -> Result<(), ConfigError> {
+        match self {
+            AqmConfig::Paqman(c) => {
+                p.check()?;
+                c.policy = Some(std::sync::Arc::new(p.clone()));
+                Ok(())
+            }
+            other => Err(ConfigError::UnknownParam {
+                aqm: other.name().into(),
+                key: "policy".into(),
+                known: other
+                    .param_info()
+                    .iter()
+                    .map(|i| i.name)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }),
+        }
     }
 
     fn known_names() -> String {

@@ -119,6 +119,7 @@ pub mod droptail;
 pub mod drr;
 pub mod edc;
 pub mod flc;
+pub mod paqman;
 pub mod pdlq;
 pub mod pi;
 pub mod pie;

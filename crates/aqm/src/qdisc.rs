@@ -211,11 +211,11 @@ impl QdiscConfig {
         require_unit: bool,
     ) -> Result<f64, ConfigError> {
         let (cfg, leaf, prefix) = match self {
-            QdiscConfig::Fifo(a) => (*a, key, ""),
+            QdiscConfig::Fifo(a) => (a, key, ""),
             QdiscConfig::Drr(d) => {
                 let (i, rest) = drr_path(d, key)?;
                 match rest.strip_prefix("aqm.") {
-                    Some(k) => (d.classes[i].aqm, k, &key[..key.len() - k.len()]),
+                    Some(k) => (&d.classes[i].aqm, k, &key[..key.len() - k.len()]),
                     None if rest == "weight" => {
                         let info = ParamInfo {
                             name: "weight",

@@ -580,9 +580,33 @@ fn parse_aqm(path: &str, v: Option<&Value>) -> Result<AqmSpec> {
     if name.trim().eq_ignore_ascii_case("drr") {
         return parse_drr(path, v);
     }
-    let mut raw: Vec<(&str, RawParam<'_>)> = Vec::new();
+    // A table-valued parameter (PAQMAN's `policy = "FILE"`) is read here, before the raw
+    // values are borrowed.
+    let is_file = |k: &str| {
+        AqmConfig::describe(name)
+            .map(|i| i.iter().any(|p| p.name == k && p.unit == "file"))
+            .unwrap_or(false)
+    };
+    let mut tables: Vec<(&str, aqm::paqman::PaqmanPolicy)> = Vec::new();
     for (k, val) in map {
-        if k == "type" {
+        if is_file(k) {
+            let Value::String(file) = val else {
+                return Err(err(
+                    &join(path, k),
+                    Some(val),
+                    "must be a file name (a policy from `aqmlab paqman solve`)",
+                ));
+            };
+            let p = read_policy(file).map_err(|reason| err(&join(path, k), Some(val), reason))?;
+            tables.push((k.as_str(), p));
+        }
+    }
+    let mut raw: Vec<(&str, RawParam<'_>)> = Vec::new();
+    for (k, p) in &tables {
+        raw.push((k, RawParam::Policy(p)));
+    }
+    for (k, val) in map {
+        if k == "type" || is_file(k) {
             continue;
         }
         let r = match val {
@@ -600,12 +624,26 @@ fn parse_aqm(path: &str, v: Option<&Value>) -> Result<AqmSpec> {
         raw.push((k.as_str(), r));
     }
     let cfg = AqmConfig::from_raw(name, &raw, false).map_err(|e| aqm_error(path, map, e))?;
-    let normalized = normalize_aqm(&cfg);
+    let mut normalized = normalize_aqm(&cfg);
+    for (k, _) in &tables {
+        // A table-valued parameter is shown as the file it was read from.
+        normalized.insert((*k).into(), map[*k].clone());
+    }
     Ok(AqmSpec {
         cfg: QdiscConfig::Fifo(cfg),
         ecn_explicit: vec![map.contains_key("ecn")],
         normalized,
     })
+}
+
+/// Reads and checks a PAQMAN policy file (docs/paqman_policy_format.md); the error is the
+/// reason only (the caller names the key and value).
+pub fn read_policy(file: &str) -> std::result::Result<aqm::paqman::PaqmanPolicy, String> {
+    let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read the policy: {e}"))?;
+    let p: aqm::paqman::PaqmanPolicy =
+        serde_json::from_str(&text).map_err(|e| format!("not a PAQMAN policy file: {e}"))?;
+    p.check().map_err(|e| format!("bad policy: {e}"))?;
+    Ok(p)
 }
 
 fn aqm_error(path: &str, map: &Map<String, Value>, e: aqm::ConfigError) -> ScenarioError {

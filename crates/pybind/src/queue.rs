@@ -75,6 +75,8 @@ pub(crate) enum RawParamOwned {
     Number(f64),
     Bool(bool),
     Text(String),
+    /// A table read from the file a `file` parameter names.
+    Policy(Box<aqm::paqman::PaqmanPolicy>),
 }
 
 impl RawParamOwned {
@@ -83,6 +85,7 @@ impl RawParamOwned {
             RawParamOwned::Number(x) => RawParam::Number(*x),
             RawParamOwned::Bool(b) => RawParam::Bool(*b),
             RawParamOwned::Text(t) => RawParam::Text(t),
+            RawParamOwned::Policy(p) => RawParam::Policy(p),
         }
     }
 }
@@ -110,10 +113,27 @@ pub(crate) fn qdisc_from(
     require_unit: bool,
 ) -> PyResult<QdiscConfig> {
     let mut kv: Vec<(String, RawParamOwned)> = Vec::new();
+    let files: Vec<&str> = QdiscConfig::describe(name)
+        .map(|i| {
+            i.iter()
+                .filter(|p| p.unit == "file")
+                .map(|p| p.name)
+                .collect()
+        })
+        .unwrap_or_default();
     if let Some(d) = params {
         for (k, v) in d.iter() {
             let key: String = k.extract()?;
-            let raw = raw_param(&key, &v)?;
+            let mut raw = raw_param(&key, &v)?;
+            if let (true, RawParamOwned::Text(file)) = (files.contains(&key.as_str()), &raw) {
+                // A table-valued parameter names a file (PAQMAN's policy): read it here.
+                let p = netsim::scenario::read_policy(file).map_err(|reason| {
+                    crate::AqmConfigError::new_err(format!(
+                        "aqm parameter '{key}' = '{file}': {reason}"
+                    ))
+                })?;
+                raw = RawParamOwned::Policy(Box::new(p));
+            }
             kv.push((key, raw));
         }
     }

@@ -242,7 +242,7 @@ def register(app: typer.Typer) -> None:
         force: Force = False,
     ) -> None:
         """A quick dumbbell experiment without a scenario file."""
-        from aqmlab.aqm import aqm_config
+        from aqmlab.aqm import aqm_config, describe_aqm
         from aqmlab.scenario import Scenario
         from aqmlab.units import parse_time
 
@@ -265,15 +265,19 @@ def register(app: typer.Typer) -> None:
             k, v = item.split("=", 1)
             params[k.strip()] = v.strip()
         try:
-            aqm_config(aqm)
+            describe_aqm(aqm)
         except ValueError as e:
             _fail(f"--aqm = {aqm!r}: {e}")
-        for k, v in params.items():
-            try:
-                aqm_config(aqm, {k: v}, require_unit=True)
-            except ValueError as e:
-                reason = re.sub(r"^aqm parameter '[^']*' = [^:]*: ", "", str(e))
-                _fail(f"--aqm-param {k}={v}: {reason}")
+        try:
+            aqm_config(aqm, params, require_unit=True)
+        except ValueError as e:
+            # Name the --aqm-param the core's message is about (else the --aqm).
+            m = re.match(r"^aqm parameter '([^']*)' = [^:]*: (.*)$", str(e))
+            named = m.group(1) if m else ""
+            key = next((k for k in params if named == k or named.startswith(k + ".")), None)
+            if m and key:
+                _fail(f"--aqm-param {key}={params[key]}: {m.group(2)}")
+            _fail(f"--aqm = {aqm!r}: {e}")
         group: dict[str, object] = {
             "kind": "tcp",
             "count": flows,
@@ -337,7 +341,8 @@ def register(app: typer.Typer) -> None:
             for col in ("parameter", "unit", "default", "meaning"):
                 t.add_column(col)
             for p in params:
-                t.add_row(p["name"], p["unit"], f"{p['default']:g}", p["doc"])
+                d = "required" if p["default"] is None else f"{p['default']:g}"
+                t.add_row(p["name"], p["unit"], d, p["doc"])
             con.print(t)
             con.print()
 
