@@ -14,7 +14,7 @@
 //!   (the codepoint, derived from `ecn_capable` by default) and `class() -> u8` (default 0)).
 //! * [`Rng`]: per-queue seeded Xoshiro256++ stream (`uniform() -> f64` in `[0,1)`).
 //! * [`AqmConfig`]: serde enum tagged by `"type"` (`droptail`, `red`, `ared`, `pi`, `pie`,
-//!   `codel`, `blue`, `sred`, `rem`, `avq`, `sfc`, `pdlq`, `edc`, `pip`, `aopc`, `flc`), one config struct per algorithm with documented
+//!   `codel`, `blue`, `sred`, `rem`, `avq`, `sfc`, `pdlq`, `edc`, `pip`, `aopc`, `flc`, `paqman`), one config struct per algorithm with documented
 //!   defaults and `validate()`. `AqmConfig::from_name(name, &[(key, f64)])`,
 //!   `AqmConfig::names()`, `AqmConfig::describe(name) -> Result<Vec<ParamInfo>, ConfigError>`
 //!   (`ParamInfo { name, unit, default: f64, doc }`), `get_param`/`set_param`. At this
@@ -64,6 +64,7 @@
 //! | `pip` | [`pip`] | enqueue, law on timer (160 Hz) | each timer run |
 //! | `aopc` | [`aopc`] | enqueue, law on timer (160 Hz) | each timer run |
 //! | `flc` | [`flc`] | enqueue, law on timer (160 Hz) | each timer run |
+//! | `paqman` | [`paqman`] | enqueue, every arrival or once per RTT (table) | each table look-up |
 //!
 //! Schedulers: `drr` ([`drr`], Deficit Round Robin over classes, each a FIFO with any of the
 //! AQMs above; its activations are the sums of its classes').
