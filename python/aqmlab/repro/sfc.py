@@ -26,13 +26,19 @@ BUFFER = 100
 Q_REF = 50.0
 
 
-def aqm(scheme: str, q_ref: float = Q_REF, n_min: float = 100, rtt_max: float = 0.3) -> dict:
+K1 = 0.0005  # the paper's k1
+K1_SWEEP = (0.002, 0.005, 0.02)  # sensitivity of experiment A (k = 200) to k1
+
+
+def aqm(
+    scheme: str, q_ref: float = Q_REF, n_min: float = 100, rtt_max: float = 0.3, k1: float = K1
+) -> dict:
     """The scheme's AQM table. PI is designed at the experiment's fewest flows and largest
     propagation RTT plus q_ref/C (Hollot's rules; the paper gives no PI values)."""
     if scheme == "sfc":
         from aqmlab.design.sfc import sfc_design
 
-        cfg = sfc_design(C_PKTS, 300, 0.6, b=2, k2=0.2, k1=0.0005, q_ref=q_ref).to_aqm()
+        cfg = sfc_design(C_PKTS, 300, 0.6, b=2, k2=0.2, k1=k1, q_ref=q_ref).to_aqm()
     elif scheme == "pi":
         from aqmlab.design.pi_hollot import hollot_pi
 
@@ -191,6 +197,16 @@ def _run(quick: bool) -> Repro:
             scen[f"E-{k}-{s}"] = parking_lot(
                 f"sfc-E-{k}-{s}", aqm(s, n_min=ks_e[0], rtt_max=0.24), k, dur, warm
             )
+    # k1 sensitivity: experiment A at k = 200 (quick: one value).
+    for k1 in K1_SWEEP[1:2] if quick else K1_SWEEP:
+        scen[f"sens-A-200-sfc-k1={k1:g}"] = dumbbell(
+            f"sfc-sens-A-200-k1={k1:g}",
+            aqm("sfc", n_min=ks_a[0], k1=k1),
+            [_flows(200, 0.1, 0.3)],
+            dur,
+            warm,
+            0.1,
+        )
     jobs = []
     for c, sc in scen.items():
         for sd in seeds if c[0] in "ADE" else seeds[:3]:
@@ -199,7 +215,7 @@ def _run(quick: bool) -> Repro:
 
     cases: dict[str, dict[str, float]] = {}
     for c, rs in runs.items():
-        if c[0] in "AD":
+        if c[0] in "AD" or c.startswith("sens-A"):
             cases[c] = _avg([_link_metrics(r.links["bottleneck"]) for r in rs])
         elif c[0] == "B":
             rows = []
@@ -243,6 +259,7 @@ def _run(quick: bool) -> Repro:
 
     checks = _checks(cases, ks_a, ks_d, ks_e)
     sections = _sections(quick, dur, warm)
+    sections.insert(1, ("Sensitivity to k1 (experiment A, k = 200)", _k1_table(cases, quick)))
     figures = {
         "fig_A_queue.png": _fig_queues(runs, [f"A-{ks_a[0]}-{s}" for s in SCHEMES], "A"),
         "fig_A_loss_util.png": _fig_sweep(cases, "A", ks_a),
@@ -408,6 +425,31 @@ def _checks(cases, ks_a, ks_d, ks_e):
             )
         )
     return out
+
+
+def _k1_table(cases, quick):
+    rows = [
+        "| k1 | loss | utilization | mean queue [packets] |",
+        "| --- | --- | --- | --- |",
+    ]
+    named = [(K1, "A-200-sfc")] + [
+        (k1, f"sens-A-200-sfc-k1={k1:g}") for k1 in K1_SWEEP if f"sens-A-200-sfc-k1={k1:g}" in cases
+    ]
+    for k1, c in named:
+        if c in cases:
+            m = cases[c]
+            rows.append(
+                f"| {k1:g}{' (paper)' if k1 == K1 else ''} | {m['loss']:.4f} | "
+                f"{m['utilization']:.3f} | {m['mean_queue_pkts']:.1f} |"
+            )
+    seeds = "one seed" if quick else "3 seeds (the paper's k1: 10)"
+    return (
+        "\nSFC's queue settles where k1·(q − q_ref) is the marking probability the flows need "
+        "(no integral action, no p*), so k1 decides whether it fits in the 100-packet buffer. "
+        f"Same scenario as A-200, {seeds}; the paper's verdicts above use k1 = 0.0005 only.\n\n"
+        + "\n".join(rows)
+        + "\n"
+    )
 
 
 def _sections(quick, dur, warm):
