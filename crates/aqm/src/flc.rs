@@ -12,9 +12,8 @@
 //! 4. defuzzify by the height method (weighted mean of the fired output centres), `u ∈ [−1, 1]`;
 //! 5. incremental output `p(k) = clamp(p(k−1) + k_u·u, 0, 1)`.
 //!
-//! Initial state `p = 0`, `e(−1) = 0`. A reference the buffer cannot hold (`q_ref` at or
-//! above the hard limit in packets, byte limits converted with MTU-sized packets) is
-//! unreachable and the law would never act; it then uses half the limit instead (ours).
+//! Initial state `p = 0`, `e(−1) = 0`. `q_ref` is used as given, also when the buffer cannot
+//! hold it (then, as for PI, the law only ever lowers `p`; no silent substitute).
 //! Activations: one per timer run of the law.
 
 use crate::algorithm::{Algorithm, Arrival, Env, Periodic, QueueView, Verdict};
@@ -94,8 +93,6 @@ pub fn infer(x: f64, y: f64) -> f64 {
 #[derive(Debug, Clone)]
 pub struct Flc {
     cfg: FlcConfig,
-    /// The hard limit in packets.
-    limit_pkts: f64,
     p: f64,
     e_old: f64,
     u: f64,
@@ -107,21 +104,13 @@ impl Flc {
     /// One run of the law with the current queue `q` (packets).
     pub fn update(&mut self, q: f64) {
         let c = &self.cfg;
-        let e = q - self.q_ref();
+        let e = q - c.q_ref;
         let x = (c.ke * e).clamp(-1.0, 1.0);
         let y = (c.kde * (e - self.e_old)).clamp(-1.0, 1.0);
         self.u = infer(x, y);
         self.p = (self.p + c.ku * self.u).clamp(0.0, 1.0);
         self.e_old = e;
         self.activations += 1;
-    }
-    /// The reference in use: `q_ref`, or half the hard limit if `q_ref` is at or above it.
-    pub fn q_ref(&self) -> f64 {
-        if self.cfg.q_ref >= self.limit_pkts {
-            self.limit_pkts / 2.0
-        } else {
-            self.cfg.q_ref
-        }
     }
     /// Current probability.
     pub fn p(&self) -> f64 {
@@ -136,10 +125,9 @@ impl Flc {
 impl Algorithm for Flc {
     type Config = FlcConfig;
 
-    fn build(cfg: &FlcConfig, env: &Env) -> Self {
+    fn build(cfg: &FlcConfig, _env: &Env) -> Self {
         Flc {
             cfg: *cfg,
-            limit_pkts: env.limit.as_packets(env.link.mtu) as f64,
             p: 0.0,
             e_old: 0.0,
             u: 0.0,
@@ -234,16 +222,6 @@ mod tests {
         f.on_timer(Instant(6_250_000), &view(210, 210_000));
         assert!((f.p() - 0.003125).abs() < 1e-12);
         assert_eq!(f.poll_at(), Some(Instant(12_500_000)));
-    }
-
-    /// q_ref = 200 on a 40-packet buffer is unreachable: the law uses 20.
-    #[test]
-    fn unreachable_reference_uses_half_the_limit() {
-        let mut f = Flc::build(&FlcConfig::default(), &env(QueueLimit::Packets(40), 10));
-        assert_eq!(f.q_ref(), 20.0);
-        f.update(30.0); // e = 10, Δe = 10: as q = 210 with q_ref 200
-        assert!((f.p() - 0.003125).abs() < 1e-12, "{}", f.p());
-        assert_eq!(flc(FlcConfig::default()).q_ref(), 200.0);
     }
 
     #[test]

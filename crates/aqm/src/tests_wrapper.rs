@@ -4,14 +4,14 @@
 use crate::testutil::TestPacket;
 use crate::*;
 
-/// Every AQM with its defaults, except PI's, PD-LQ's and EDC's q_ref lowered to 10 packets (so
+/// Every AQM with its defaults, except PI's, PD-LQ's, EDC's and FLC's q_ref lowered to 10 packets (so
 /// that they act under the 40-packet test limit) and PIE's target lowered to 2 ms (its
 /// auto-scaled probability otherwise needs more than the test's few seconds to reach a drop).
 fn all_defaults() -> Vec<AqmConfig> {
     AqmConfig::names()
         .iter()
         .map(|n| {
-            if matches!(*n, "pi" | "pdlq" | "edc") {
+            if matches!(*n, "pi" | "pdlq" | "edc" | "flc") {
                 AqmConfig::from_name(n, &[("q_ref".into(), 10.0)]).unwrap()
             } else if *n == "pie" {
                 AqmConfig::from_name(n, &[("target".into(), 0.002)]).unwrap()
