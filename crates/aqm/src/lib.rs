@@ -66,7 +66,8 @@
 //! | `flc` | [`flc`] | enqueue, law on timer (160 Hz) | each timer run |
 //!
 //! Schedulers: `drr` ([`drr`], Deficit Round Robin over classes, each a FIFO with any of the
-//! AQMs above; its activations are the sums of its classes').
+//! AQMs above; its activations are the sums of its classes'); `dualpi2` ([`dualpi2`], RFC 9332's
+//! coupled L4S/classic dual queue, classes `l` and `c` chosen by the ECN codepoint).
 //!
 //! ## Contract for the driver (simulator or dataplane)
 //!
@@ -117,6 +118,7 @@ pub mod blue;
 pub mod codel;
 pub mod droptail;
 pub mod drr;
+pub mod dualpi2;
 pub mod edc;
 pub mod flc;
 pub mod pdlq;
@@ -135,6 +137,7 @@ mod testutil;
 
 pub use config::{AqmConfig, RawParam};
 pub use drr::{DrrClass, DrrConfig};
+pub use dualpi2::{DualPi2Config, DualPi2LConfig};
 pub use error::ConfigError;
 pub use packet::{Ecn, Packet};
 pub use params::{ParamInfo, Params};

@@ -493,6 +493,69 @@ fn parse_drr(path: &str, v: &Value) -> Result<AqmSpec> {
     Ok(drr_spec(cfg, ecn_explicit))
 }
 
+/// A DualPI2 table: `{type = "dualpi2", target = "15ms", ...}`; the L-queue parameters as
+/// a sub-table `l = {step_thresh = "1ms"}` or as paths (`"l.step_thresh" = "1ms"`, what
+/// `--aqm-param` produces). Errors name the key path (`aqm.l.step_thresh`).
+fn parse_dualpi2(path: &str, map: &Map<String, Value>) -> Result<AqmSpec> {
+    let mut cfg = QdiscConfig::DualPi2(Default::default());
+    let mut keys: Vec<(String, &Value)> = Vec::new();
+    for (k, val) in map {
+        match (k.as_str(), val) {
+            ("type", _) => {}
+            ("l", Value::Object(sub)) => {
+                keys.extend(sub.iter().map(|(sk, sv)| (format!("l.{sk}"), sv)));
+            }
+            _ => keys.push((k.clone(), val)),
+        }
+    }
+    let known = aqm::DualPi2Config::describe();
+    for (k, val) in keys {
+        let key = join(path, &k);
+        if !known.iter().any(|i| i.name == k) {
+            let names: Vec<&str> = known.iter().map(|i| i.name).collect();
+            return Err(err(
+                &key,
+                Some(val),
+                format!("unknown dualpi2 parameter (known: {})", names.join(", ")),
+            ));
+        }
+        let raw = match val {
+            Value::Number(n) => RawParam::Number(n.as_f64().unwrap_or(f64::NAN)),
+            Value::Bool(b) => RawParam::Bool(*b),
+            Value::String(s) => RawParam::Text(s),
+            other => {
+                return Err(err(
+                    &key,
+                    Some(other),
+                    "must be a number, boolean or string",
+                ))
+            }
+        };
+        let reason = |e: aqm::ConfigError| match &e {
+            aqm::ConfigError::InvalidParam { reason, .. }
+            | aqm::ConfigError::InvalidText { reason, .. } => reason.clone(),
+            _ => e.to_string(),
+        };
+        let x = cfg
+            .raw_value(&k, raw, false)
+            .map_err(|e| err(&key, Some(val), reason(e)))?;
+        cfg.set_param(&k, x)
+            .map_err(|e| err(&key, Some(val), reason(e)))?;
+    }
+    let mut normalized = Map::new();
+    normalized.insert("type".into(), "dualpi2".into());
+    for info in &known {
+        if let Some(x) = cfg.get_param(info.name) {
+            normalized.insert(info.name.into(), x.into());
+        }
+    }
+    Ok(AqmSpec {
+        cfg,
+        ecn_explicit: vec![true],
+        normalized,
+    })
+}
+
 /// Applies `classes.NAME.weight` / `classes.NAME.aqm.PARAM` keys of an `[aqm]` table.
 fn apply_paths(
     path: &str,
@@ -579,6 +642,9 @@ fn parse_aqm(path: &str, v: Option<&Value>) -> Result<AqmSpec> {
     };
     if name.trim().eq_ignore_ascii_case("drr") {
         return parse_drr(path, v);
+    }
+    if name.trim().eq_ignore_ascii_case("dualpi2") {
+        return parse_dualpi2(path, map);
     }
     let mut raw: Vec<(&str, RawParam<'_>)> = Vec::new();
     for (k, val) in map {
@@ -838,6 +904,8 @@ fn apply_ecn_default(aqm: &mut AqmSpec, any_ecn: bool) {
                 on(a, &mut aqm.normalized);
             }
         }
+        // DualPI2 always marks ECN-capable packets (it has no `ecn` switch).
+        QdiscConfig::DualPi2(_) => {}
         QdiscConfig::Drr(d) => {
             let Some(Value::Array(norm)) = aqm.normalized.get_mut("classes") else {
                 return;
