@@ -759,9 +759,12 @@ impl Scenario {
                 "give exactly one topology: [dumbbell], [parking_lot] or [[nodes]] + [[links]]",
             ));
         }
-        let any_ecn = groups
-            .iter()
-            .any(|g| g.get("ecn") == Some(&Value::Bool(true)));
+        let any_ecn = groups.iter().any(|g| {
+            g.get("ecn") == Some(&Value::Bool(true))
+                || g.get("cc").and_then(|c| c.as_str()).is_some_and(|c| {
+                    matches!(c.trim().to_ascii_lowercase().as_str(), "dctcp" | "prague")
+                })
+        });
         let aqm_value = t.raw("aqm");
         let mut aqm = parse_aqm("aqm", aqm_value)?;
         apply_ecn_default(&mut aqm, any_ecn);
@@ -1287,12 +1290,23 @@ fn flow_group(
     t.put("packet_size", packet_size);
 
     let tcp_opts = |t: &mut Table<'_>| -> Result<(CcKind, bool, bool, bool, u32, f64)> {
-        let cc = match t.choice("cc", &["newreno", "reno", "cubic"], "newreno")? {
+        let ccs = ["newreno", "reno", "cubic", "dctcp", "prague"];
+        let cc = match t.choice("cc", &ccs, "newreno")? {
             "reno" => CcKind::Reno,
             "cubic" => CcKind::Cubic,
+            "dctcp" => CcKind::Dctcp,
+            "prague" => CcKind::Prague,
             _ => CcKind::Newreno,
         };
-        let ecn = t.boolean("ecn", false)?;
+        // DCTCP and Prague need ECN (Linux TCP_CONG_NEEDS_ECN): on unless refused.
+        let ecn = t.boolean("ecn", cc.needs_ecn())?;
+        if cc.needs_ecn() && !ecn {
+            return Err(err(
+                &t.key("ecn"),
+                v.get("ecn"),
+                format!("cc = \"{}\" needs ECN (remove ecn or set it to true)", cc.name()),
+            ));
+        }
         let delack = t.boolean("delack", false)?;
         let sack = t.boolean("sack", false)?;
         let init_cwnd = t.int_or("init_cwnd", 1, 10_000, DEFAULT_INIT_CWND as u64)? as u32;

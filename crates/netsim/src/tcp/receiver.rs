@@ -50,6 +50,11 @@ pub struct TcpReceiver {
     /// `icsk_ack.quick`): set to [`ECN_QUICKACKS`] by the first CE mark of an
     /// episode, one used up per ACK sent; 0 outside quick-ACK mode.
     quick: u32,
+    /// DCTCP-style echo (RFC 8257 §3.2): ECE reflects the CE state of the last data
+    /// segment (`ece` holds it, CWR is ignored), and a change of that state is
+    /// acknowledged at once (after an ACK, with the old state, of the segments still
+    /// awaiting a delayed ACK). Used for DCTCP and Prague.
+    per_segment_ce: bool,
     /// Delayed-ACK deadline, if armed.
     pub delack_deadline: Option<Ns>,
     /// Time of the pending `DelAck` event, if any.
@@ -73,10 +78,17 @@ impl TcpReceiver {
             retx_echo: false,
             ece: false,
             quick: 0,
+            per_segment_ce: false,
             delack_deadline: None,
             delack_event: None,
             acks_sent: 0,
         }
+    }
+
+    /// Switches to the DCTCP-style CE echo of RFC 8257 §3.2 (see the field's docs).
+    pub fn with_per_segment_ce(mut self, on: bool) -> Self {
+        self.per_segment_ce = on;
+        self
     }
 
     fn send_ack(&mut self, trigger: u32, out: &mut Vec<Packet>) {
@@ -119,12 +131,28 @@ impl TcpReceiver {
     /// like unmarked ones (every second segment or the timer), carrying ECE.
     /// Not modelled: Linux also ACKs a data segment carrying CWR at once
     /// (`tcp_ecn_accept_cwr` sets `ICSK_ACK_NOW`); ns-3 3.37 has neither.
+    ///
+    /// With the DCTCP-style echo (RFC 8257 §3.2's two-state machine, as Linux
+    /// `dctcp_ece_ack_update`): when the CE state changes, segments awaiting a delayed ACK
+    /// are acknowledged first with the old ECE value, then this segment at once with the
+    /// new one; otherwise ACKs follow the usual rules and carry ECE iff the state is CE.
     pub fn on_data(&mut self, now: Ns, pkt: &Packet, out: &mut Vec<Packet>) -> u32 {
-        // RFC 3168 §6.1.3: CWR stops the echo; a new CE restarts it.
-        if pkt.has(F_CWR) {
+        let mut ack_now = false;
+        if self.per_segment_ce {
+            let ce = pkt.has(F_CE);
+            if ce != self.ece {
+                if self.pending > 0 {
+                    let prior = self.rcv_nxt;
+                    self.send_ack(prior, out);
+                }
+                self.ece = ce;
+                ack_now = true;
+            }
+        } else if pkt.has(F_CWR) {
+            // RFC 3168 §6.1.3: CWR stops the echo; a new CE restarts it.
             self.ece = false;
         }
-        if pkt.has(F_CE) {
+        if !self.per_segment_ce && pkt.has(F_CE) {
             if !self.ece {
                 // Linux `tcp_incr_quickack`: raise, never lower, the count.
                 self.quick = self.quick.max(ECN_QUICKACKS);
@@ -144,7 +172,7 @@ impl TcpReceiver {
         }
         let delivered = self.rcv_nxt - before;
         let in_order_clean = seq == before && !had_gap;
-        if in_order_clean && self.delayed_ack && self.quick == 0 {
+        if in_order_clean && self.delayed_ack && self.quick == 0 && !ack_now {
             // RFC 5681 §4.2: ACK at least every second full segment; echo
             // the timestamp of the first unacknowledged one (RFC 7323 §4.3).
             if self.pending == 0 {
