@@ -5,7 +5,8 @@
 //!
 //! Two FIFOs share one buffer: the **L queue** (class `l`) takes packets whose ECN field has
 //! its low bit set, ECT(1) and CE (RFC 9332 §2.5.1.1; Linux `ecn_mask = ECT_1`); the
-//! **C queue** (class `c`) takes Not-ECT and ECT(0).
+//! **C queue** (class `c`) takes Not-ECT and ECT(0). Linux's `ecn_mask` option is
+//! available (`3`: every ECN-capable packet to L, e.g. DCTCP in a data centre).
 //!
 //! * **Base probability p'** (PI2, RFC 9332 §2.4 and Figure 5): every `tupdate` the PI
 //!   controller runs on `qdelay = max(qdelay_L, qdelay_C)`, the head sojourn times:
@@ -116,6 +117,9 @@ pub struct DualPi2Config {
     pub drop_overload: bool,
     /// PI-based drop/mark at enqueue (true) instead of dequeue (false).
     pub drop_early: bool,
+    /// Packets whose ECN field ANDed with this mask is non-zero go to the L queue: 1 =
+    /// ECT(1) and CE (L4S), 2 = ECT(0) and CE, 3 = any ECN-capable packet.
+    pub ecn_mask: u32,
     /// L-queue parameters.
     pub l: DualPi2LConfig,
 }
@@ -131,6 +135,7 @@ impl Default for DualPi2Config {
             c_protection: 10,
             drop_overload: true,
             drop_early: false,
+            ecn_mask: 1,
             l: DualPi2LConfig::default(),
         }
     }
@@ -182,6 +187,13 @@ const PARAMS: &[(&str, &str, &str)] = &[
         "PI-based drop/mark at enqueue (true) or dequeue (false). Default false (Linux).",
     ),
     (
+        "ecn_mask",
+        "mask",
+        "L-queue classifier: a packet goes to L if its ECN field (ECT(1) = 1, ECT(0) = 2, \
+         CE = 3) ANDed with the mask is non-zero. 1 = ECT(1) and CE (L4S), 2 = ECT(0) and CE, \
+         3 = any ECT (e.g. DCTCP in a data centre). Default 1 (Linux l4s_ect).",
+    ),
+    (
         "l.step_thresh",
         "s",
         "Step threshold of the L queue: mark packets whose sojourn exceeds it. Default \
@@ -221,6 +233,7 @@ impl DualPi2Config {
             "c_protection" => self.c_protection.to_param(),
             "drop_overload" => self.drop_overload.to_param(),
             "drop_early" => self.drop_early.to_param(),
+            "ecn_mask" => self.ecn_mask.to_param(),
             "l.step_thresh" => self.l.step_thresh.to_param(),
             "l.min_qlen_step" => self.l.min_qlen_step.to_param(),
             _ => return None,
@@ -239,6 +252,7 @@ impl DualPi2Config {
             "c_protection" => n.c_protection = u32::from_param(path, v)?,
             "drop_overload" => n.drop_overload = bool::from_param(path, v)?,
             "drop_early" => n.drop_early = bool::from_param(path, v)?,
+            "ecn_mask" => n.ecn_mask = u32::from_param(path, v)?,
             "l.step_thresh" => n.l.step_thresh = Duration::from_param(path, v)?,
             "l.min_qlen_step" => n.l.min_qlen_step = u32::from_param(path, v)?,
             _ => {
@@ -289,6 +303,13 @@ impl DualPi2Config {
                 "coupling_factor",
                 self.coupling_factor as f64,
                 "must be a whole number in [1, 255]",
+            ));
+        }
+        if !(1..=3).contains(&self.ecn_mask) {
+            return Err(ConfigError::invalid(
+                "ecn_mask",
+                self.ecn_mask as f64,
+                "must be 1 (ECT(1) and CE), 2 (ECT(0) and CE) or 3 (any ECT)",
             ));
         }
         if self.c_protection > 100 {
@@ -438,12 +459,19 @@ impl<P: Packet> DualPi2<P> {
         self.link.mtu as i64 * (wc - (100 - wc))
     }
 
+    /// Linux `dualpi2_skb_classify`: `ECN field & ecn_mask` (default ECT(1) and CE).
     #[inline]
-    fn classify(p: &P) -> usize {
-        // ECN field & ECT(1) mask (Linux TC_DUALPI2_ECN_MASK_L4S_ECT): ECT(1) and CE.
-        match p.ecn() {
-            Ecn::Ect1 | Ecn::Ce => L,
-            Ecn::NotEct | Ecn::Ect0 => C,
+    fn classify(&self, p: &P) -> usize {
+        let field = match p.ecn() {
+            Ecn::NotEct => 0,
+            Ecn::Ect1 => 1,
+            Ecn::Ect0 => 2,
+            Ecn::Ce => 3,
+        };
+        if field & self.cfg.ecn_mask != 0 {
+            L
+        } else {
+            C
         }
     }
 
@@ -516,7 +544,7 @@ impl<P: Packet> DualPi2<P> {
         mut pkt: P,
         _on_drop: &mut impl FnMut(P, DropReason),
     ) -> Enqueue<P> {
-        let class = Self::classify(&pkt);
+        let class = self.classify(&pkt);
         let size = pkt.size_bytes();
         let s = &mut self.stats[class];
         s.received += 1;
@@ -906,6 +934,11 @@ mod tests {
         d.enqueue(Instant(0), TestPacket::new(4, 100), &mut |_, _| {});
         assert_eq!(d.class_len(L), Some(2));
         assert_eq!(d.class_len(C), Some(2));
+        d.set_param("ecn_mask", 3.0).unwrap();
+        d.enqueue(Instant(0), TestPacket::new(5, 100).ect(), &mut |_, _| {});
+        d.enqueue(Instant(0), TestPacket::new(6, 100), &mut |_, _| {});
+        assert_eq!(d.class_len(L), Some(3), "any ECT to L");
+        assert!(d.set_param("ecn_mask", 4.0).is_err());
         d.set_param("l.step_thresh", 0.002).unwrap();
         assert_eq!(d.config().get_param("l.step_thresh"), Some(0.002));
         let e = d.set_param("coupling_factor", 0.0).unwrap_err();

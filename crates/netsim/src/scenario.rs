@@ -1304,7 +1304,10 @@ fn flow_group(
             return Err(err(
                 &t.key("ecn"),
                 v.get("ecn"),
-                format!("cc = \"{}\" needs ECN (remove ecn or set it to true)", cc.name()),
+                format!(
+                    "cc = \"{}\" needs ECN (remove ecn or set it to true)",
+                    cc.name()
+                ),
             ));
         }
         let delack = t.boolean("delack", false)?;

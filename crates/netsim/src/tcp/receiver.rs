@@ -323,4 +323,42 @@ mod tests {
         assert_eq!(out.len(), 3);
         assert_eq!(out[2].seq, 3);
     }
+
+    /// Reference: RFC 8257 §3.2 (the two-state ACK generation of Figure 1) and Linux
+    /// `dctcp_ece_ack_update`, worked by hand with delayed ACKs. Segments 0, 1 unmarked:
+    /// one ACK (2) without ECE. 2 unmarked (pending), 3 CE: state change -> ACK 3 (for 2,
+    /// old state: no ECE) then ACK 4 at once with ECE. 4, 5 CE: one delayed ACK 6 with ECE.
+    /// 6 unmarked: change -> ACK 7 at once without ECE (nothing was pending). CWR is ignored,
+    /// and no quick-ACK mode is entered.
+    #[test]
+    fn dctcp_per_segment_echo_with_delayed_acks() {
+        let mut r = TcpReceiver::new(0, 0, true, false).with_per_segment_ce(true);
+        let mut out = Vec::new();
+        let data = |seq, flags| Packet {
+            flow: 0,
+            seq,
+            size: 1000,
+            dst: 1,
+            ts: seq as Ns,
+            enq: 0,
+            sack: [0; 6],
+            flags: F_ECT | flags,
+        };
+        r.on_data(0, &data(0, 0), &mut out);
+        r.on_data(1, &data(1, 0), &mut out);
+        r.on_data(2, &data(2, 0), &mut out);
+        r.on_data(3, &data(3, F_CE), &mut out);
+        let acks: Vec<(u32, bool, Ns)> = out.iter().map(|a| (a.seq, a.has(F_ECE), a.ts)).collect();
+        assert_eq!(acks, [(2, false, 0), (3, false, 2), (4, true, 3)]);
+        out.clear();
+        r.on_data(4, &data(4, F_CE | F_CWR), &mut out);
+        assert!(out.is_empty(), "same state: delayed");
+        r.on_data(5, &data(5, F_CE), &mut out);
+        assert_eq!((out[0].seq, out[0].has(F_ECE)), (6, true));
+        r.on_data(6, &data(6, 0), &mut out);
+        assert_eq!(out.len(), 2);
+        assert_eq!((out[1].seq, out[1].has(F_ECE)), (7, false));
+        r.on_data(7, &data(7, 0), &mut out);
+        assert_eq!(out.len(), 2, "no quick-ACK mode");
+    }
 }

@@ -163,7 +163,11 @@ mod tests {
                 snd_max: 30,
                 ece: ce,
                 ece_acked: ce as u32,
-                state: if i % 2 == 0 { CaState::Cwr } else { CaState::Open },
+                state: if i % 2 == 0 {
+                    CaState::Cwr
+                } else {
+                    CaState::Open
+                },
                 ..open_ack(1, 0)
             };
             c.on_ack(0, &ev);
@@ -179,12 +183,25 @@ mod tests {
         assert_eq!((c.window(), c.ssthresh()), (cut, cut));
         // No alpha update before a CE was ever seen.
         let mut d = Prague::with_window(10.0, 20.0);
-        d.on_ack(0, &AckEvent { ack: 1, snd_max: 5, ..open_ack(1, 0) });
+        d.on_ack(
+            0,
+            &AckEvent {
+                ack: 1,
+                snd_max: 5,
+                ..open_ack(1, 0)
+            },
+        );
         assert_eq!(d.alpha(), 1.0);
         // Loss halves the window; no growth in recovery.
         d.on_congestion(0, Congestion::Loss, 3);
         assert_eq!((d.window(), d.ssthresh()), (5.5, 5.5));
-        d.on_ack(0, &AckEvent { state: CaState::Recovery, ..open_ack(1, 0) });
+        d.on_ack(
+            0,
+            &AckEvent {
+                state: CaState::Recovery,
+                ..open_ack(1, 0)
+            },
+        );
         assert_eq!(d.window(), 5.5);
     }
 }
