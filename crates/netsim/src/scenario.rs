@@ -519,28 +519,7 @@ fn parse_dualpi2(path: &str, map: &Map<String, Value>) -> Result<AqmSpec> {
                 format!("unknown dualpi2 parameter (known: {})", names.join(", ")),
             ));
         }
-        let raw = match val {
-            Value::Number(n) => RawParam::Number(n.as_f64().unwrap_or(f64::NAN)),
-            Value::Bool(b) => RawParam::Bool(*b),
-            Value::String(s) => RawParam::Text(s),
-            other => {
-                return Err(err(
-                    &key,
-                    Some(other),
-                    "must be a number, boolean or string",
-                ))
-            }
-        };
-        let reason = |e: aqm::ConfigError| match &e {
-            aqm::ConfigError::InvalidParam { reason, .. }
-            | aqm::ConfigError::InvalidText { reason, .. } => reason.clone(),
-            _ => e.to_string(),
-        };
-        let x = cfg
-            .raw_value(&k, raw, false)
-            .map_err(|e| err(&key, Some(val), reason(e)))?;
-        cfg.set_param(&k, x)
-            .map_err(|e| err(&key, Some(val), reason(e)))?;
+        set_path(path, &mut cfg, &k, val)?;
     }
     let mut normalized = Map::new();
     normalized.insert("type".into(), "dualpi2".into());
@@ -556,6 +535,34 @@ fn parse_dualpi2(path: &str, map: &Map<String, Value>) -> Result<AqmSpec> {
     })
 }
 
+/// Sets parameter path `k` of `cfg` from the user's value `val` (units allowed); errors name
+/// `path.k` and the value.
+fn set_path(path: &str, cfg: &mut QdiscConfig, k: &str, val: &Value) -> Result<()> {
+    let key = join(path, k);
+    let raw = match val {
+        Value::Number(n) => RawParam::Number(n.as_f64().unwrap_or(f64::NAN)),
+        Value::Bool(b) => RawParam::Bool(*b),
+        Value::String(s) => RawParam::Text(s),
+        other => {
+            return Err(err(
+                &key,
+                Some(other),
+                "must be a number, boolean or string",
+            ))
+        }
+    };
+    let reason = |e: aqm::ConfigError| match &e {
+        aqm::ConfigError::InvalidParam { reason, .. }
+        | aqm::ConfigError::InvalidText { reason, .. } => reason.clone(),
+        _ => e.to_string(),
+    };
+    let x = cfg
+        .raw_value(k, raw, false)
+        .map_err(|e| err(&key, Some(val), reason(e)))?;
+    cfg.set_param(k, x)
+        .map_err(|e| err(&key, Some(val), reason(e)))
+}
+
 /// Applies `classes.NAME.weight` / `classes.NAME.aqm.PARAM` keys of an `[aqm]` table.
 fn apply_paths(
     path: &str,
@@ -564,29 +571,7 @@ fn apply_paths(
     ecn_explicit: &mut [bool],
 ) -> Result<()> {
     for (k, val) in paths {
-        let key = join(path, k);
-        let raw = match val {
-            Value::Number(n) => RawParam::Number(n.as_f64().unwrap_or(f64::NAN)),
-            Value::Bool(b) => RawParam::Bool(*b),
-            Value::String(s) => RawParam::Text(s),
-            other => {
-                return Err(err(
-                    &key,
-                    Some(other),
-                    "must be a number, boolean or string",
-                ))
-            }
-        };
-        let reason = |e: aqm::ConfigError| match &e {
-            aqm::ConfigError::InvalidParam { reason, .. }
-            | aqm::ConfigError::InvalidText { reason, .. } => reason.clone(),
-            _ => e.to_string(),
-        };
-        let x = cfg
-            .raw_value(k, raw, false)
-            .map_err(|e| err(&key, Some(val), reason(e)))?;
-        cfg.set_param(k, x)
-            .map_err(|e| err(&key, Some(val), reason(e)))?;
+        set_path(path, cfg, k, val)?;
         if let (Some(name), QdiscConfig::Drr(d)) = (
             k.strip_prefix("classes.")
                 .and_then(|r| r.strip_suffix(".aqm.ecn")),

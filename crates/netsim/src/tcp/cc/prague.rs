@@ -27,8 +27,8 @@
 //! receiver echoes CE per segment as DCTCP's does (RFC 8257 §3.2), which gives the same
 //! per-segment CE counts.
 
-use super::reno::{reno_ssthresh, slow_start, MIN_SSTHRESH};
-use super::{AckEvent, CaState, Congestion, Controller, LOSS_WINDOW};
+use super::reno::{reno_increase, Reno, MIN_SSTHRESH};
+use super::{AckEvent, CaState, Congestion, Controller};
 use crate::engine::Ns;
 
 /// EWMA gain g = 1/16 (Linux `PRAGUE_SHIFT_G` = 4).
@@ -38,9 +38,9 @@ pub const PRAGUE_G: f64 = 1.0 / 16.0;
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[repr(C)]
 pub struct Prague {
-    /// Fractional window (Linux `frac_cwnd`), segments.
-    cwnd: f64,
-    ssthresh: f64,
+    /// Fractional window (Linux `frac_cwnd`) and `ssthresh`, segments (first, see
+    /// [`super::reno::Reno`]); timeouts and the end of a recovery are Reno's.
+    reno: Reno,
     alpha: f64,
     /// Segment number ending the current round (Linux `next_seq`).
     next_seq: u32,
@@ -55,8 +55,7 @@ impl Prague {
     /// Given window and threshold (segments); alpha = 1.
     pub fn with_window(cwnd: f64, ssthresh: f64) -> Self {
         Prague {
-            cwnd,
-            ssthresh,
+            reno: Reno::with_window(cwnd, ssthresh),
             alpha: 1.0,
             next_seq: 0,
             delivered: 0,
@@ -74,12 +73,12 @@ impl Prague {
 impl Controller for Prague {
     #[inline]
     fn window(&self) -> f64 {
-        self.cwnd
+        self.reno.window()
     }
 
     #[inline]
     fn ssthresh(&self) -> f64 {
-        self.ssthresh
+        self.reno.ssthresh()
     }
 
     /// `prague_cong_control`: `prague_update_cwnd`, then `prague_update_alpha` at the end
@@ -89,14 +88,13 @@ impl Controller for Prague {
         if ack.ece_acked > 0 {
             self.saw_ce = true;
         }
-        let mut acked = ack.acked - ack.ece_acked.min(ack.acked);
+        let acked = ack.acked - ack.ece_acked.min(ack.acked);
         if acked > 0 && ack.state != CaState::Recovery {
-            if self.cwnd < self.ssthresh {
-                acked = slow_start(&mut self.cwnd, self.ssthresh, acked);
-            }
-            if acked > 0 {
-                self.cwnd += acked as f64 / self.cwnd;
-            }
+            // Slow start below ssthresh, else acked / cwnd (the Reno law, on unmarked
+            // segments only and whatever the CWR state).
+            let (mut w, t) = (self.window(), self.ssthresh());
+            reno_increase(&mut w, t, acked);
+            self.reno = Reno::with_window(w, t);
         }
         self.delivered += ack.acked;
         self.delivered_ce += ack.ece_acked;
@@ -116,28 +114,20 @@ impl Controller for Prague {
     }
 
     #[inline]
-    fn on_congestion(&mut self, _now: Ns, kind: Congestion, flight: u32) {
-        match kind {
-            Congestion::Ecn => {
-                self.cwnd = (self.cwnd - self.cwnd * self.alpha / 2.0).max(MIN_SSTHRESH);
-                self.ssthresh = self.cwnd;
-            }
-            Congestion::Loss => {
-                self.cwnd = (self.cwnd / 2.0).max(MIN_SSTHRESH);
-                self.ssthresh = self.cwnd;
-            }
-            Congestion::Timeout { repeated } => {
-                if !repeated {
-                    self.ssthresh = reno_ssthresh(flight);
-                }
-                self.cwnd = LOSS_WINDOW;
-            }
-        }
+    fn on_congestion(&mut self, now: Ns, kind: Congestion, flight: u32) {
+        let w = self.window();
+        let cut = match kind {
+            Congestion::Ecn => w - w * self.alpha / 2.0,
+            Congestion::Loss => w / 2.0,
+            Congestion::Timeout { .. } => return self.reno.on_congestion(now, kind, flight),
+        };
+        let w = cut.max(MIN_SSTHRESH);
+        self.reno = Reno::with_window(w, w);
     }
 
     #[inline]
-    fn on_recovery_end(&mut self, _now: Ns) {
-        self.cwnd = self.ssthresh;
+    fn on_recovery_end(&mut self, now: Ns) {
+        self.reno.on_recovery_end(now)
     }
 }
 
@@ -181,7 +171,7 @@ mod tests {
         c.on_congestion(0, Congestion::Ecn, 0);
         let cut = w - w * 0.9625 / 2.0;
         assert_eq!((c.window(), c.ssthresh()), (cut, cut));
-        // No alpha update before a CE was ever seen.
+        // No alpha update before a CE was ever seen (slow start: 10 -> 11).
         let mut d = Prague::with_window(10.0, 20.0);
         d.on_ack(
             0,
