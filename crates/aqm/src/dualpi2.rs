@@ -508,10 +508,11 @@ impl<P: Packet> DualPi2<P> {
             return Action::Pass;
         }
         if overload {
-            if !self.cfg.drop_overload || !(roll(rng, prob) && roll(rng, prob)) {
-                return Action::Mark;
+            // Drop with p'^2 if drop_overload, else (and otherwise) mark.
+            if self.cfg.drop_overload && roll(rng, prob) && roll(rng, prob) {
+                return Action::Drop;
             }
-            return Action::Drop;
+            return Action::Mark;
         }
         if roll(rng, local_l_prob as u32) {
             if ecn == Ecn::NotEct {
