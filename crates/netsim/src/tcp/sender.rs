@@ -803,4 +803,53 @@ mod tests {
             }
         }
     }
+
+    /// DCTCP and Prague need no `ecn` flag: DCTCP sends ECT(0), Prague ECT(1), neither on
+    /// retransmissions (RFC 3168 §6.1.5). DCTCP's alpha is updated by the ACK that ends its
+    /// observation window *before* the cut that ACK's ECE triggers (Linux `in_ack_event`
+    /// before `tcp_fastretrans_alert`), worked by hand: 20 segments of 960 bytes out, window
+    /// end 0, so the ACK of segment 0 ends the first window (M = 0: alpha = 15/16) and sets
+    /// the next end to 20; ACKs 2..19 unmarked; the ACK of 20 carries ECE: M = 960 / (19 x
+    /// 960) = 1/19, alpha = (15/16)^2 + 1/(16 x 19), and cwnd is cut by alpha/2 of its value
+    /// before that ACK.
+    #[test]
+    fn dctcp_and_prague_codepoints_and_alpha_before_cut() {
+        use crate::packet::F_ECT1;
+        let mut out = Vec::new();
+        let mut p = TcpSender::new(0, 1, params(CcKind::Prague), None);
+        p.send_allowed(0, &mut out);
+        assert!(out.iter().all(|x| x.has(F_ECT) && x.has(F_ECT1)));
+        out.clear();
+        let mut s = TcpSender::new(0, 1, params(CcKind::Dctcp), None);
+        set_window(&mut s, 20.0, 20.0);
+        s.send_allowed(0, &mut out);
+        assert!(out.iter().all(|x| x.has(F_ECT) && !x.has(F_ECT1)));
+        for a in 1..20 {
+            s.on_ack(10, &ack(a, 0), &mut out);
+        }
+        let AnyController::Dctcp(d) = s.controller() else {
+            panic!()
+        };
+        assert_eq!(d.alpha(), 15.0 / 16.0);
+        let w = s.cwnd();
+        s.on_ack(
+            20,
+            &Packet {
+                flags: F_ACK | F_ECE,
+                ..ack(20, 0)
+            },
+            &mut out,
+        );
+        let alpha = (15.0f64 / 16.0).powi(2) + 1.0 / (16.0 * 19.0);
+        let AnyController::Dctcp(d) = s.controller() else {
+            panic!()
+        };
+        assert!((d.alpha() - alpha).abs() < 1e-12, "{}", d.alpha());
+        assert!((s.cwnd() - w * (1.0 - alpha / 2.0)).abs() < 1e-9);
+        assert_eq!(s.stats.ecn_reductions, 1);
+        // A retransmission (timeout) is not ECN-capable.
+        out.clear();
+        s.on_rto(10_000_000_000, &mut out);
+        assert!(out[0].has(F_RETX) && !out[0].has(F_ECT));
+    }
 }
