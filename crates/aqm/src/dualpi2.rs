@@ -1,14 +1,14 @@
 //! DualPI2: the coupled dual-queue AQM of L4S (RFC 9332, "DualQ Coupled AQMs for Low Latency,
 //! Low Loss, and Scalable Throughput (L4S)"), following Linux `net/sched/sch_dualpi2.c`
-//! (Nokia, mainline since 6.17) rule by rule. `docs/aqm/dualpi2.md` lists the sources of every
+//! (Nokia; in mainline Linux since 2025) rule by rule. `docs/aqm/dualpi2.md` lists the sources of every
 //! rule and default and the decisions taken here.
 //!
 //! Two FIFOs share one buffer: the **L queue** (class `l`) takes packets whose ECN field has
-//! its low bit set, ECT(1) and CE (RFC 9332 §2.5.1.1; Linux `ecn_mask = ECT_1`); the
+//! its low bit set, ECT(1) and CE (RFC 9332 §2.3; Linux `ecn_mask = ECT_1`); the
 //! **C queue** (class `c`) takes Not-ECT and ECT(0). Linux's `ecn_mask` option is
 //! available (`3`: every ECN-capable packet to L, e.g. DCTCP in a data centre).
 //!
-//! * **Base probability p'** (PI2, RFC 9332 §2.4 and Figure 5): every `tupdate` the PI
+//! * **Base probability p'** (PI2, RFC 9332 Appendix A): every `tupdate` the PI
 //!   controller runs on `qdelay = max(qdelay_L, qdelay_C)`, the head sojourn times:
 //!   `p' += alpha·(qdelay − target) + beta·(qdelay − qdelay_old)`, clamped to [0, 1]. The
 //!   arithmetic is Linux's, in integers: p' is a `u32` over `MAX_PROB = 2^32 − 1`, alpha and
@@ -146,12 +146,12 @@ const PARAMS: &[(&str, &str, &str)] = &[
         "target",
         "s",
         "PI2 target queueing delay (of the larger head sojourn of the two queues). \
-         Default 0.015 (RFC 9332 §2.4, Linux sch_dualpi2).",
+         Default 0.015 (RFC 9332 Appendix A, Linux sch_dualpi2).",
     ),
     (
         "tupdate",
         "s",
-        "Period of the base-probability update. Default 0.016 (RFC 9332, Linux).",
+        "Period of the base-probability update. Default 0.016 (RFC 9332 Appendix A, Linux).",
     ),
     (
         "alpha",
@@ -167,7 +167,7 @@ const PARAMS: &[(&str, &str, &str)] = &[
     (
         "coupling_factor",
         "factor",
-        "Coupling k: L marking probability k·p', classic p'^2. Default 2 (RFC 9332 §2.4).",
+        "Coupling k: L marking probability k·p', classic p'^2. Default 2 (RFC 9332 §2.1, Appendix C).",
     ),
     (
         "c_protection",
@@ -197,7 +197,7 @@ const PARAMS: &[(&str, &str, &str)] = &[
         "l.step_thresh",
         "s",
         "Step threshold of the L queue: mark packets whose sojourn exceeds it. Default \
-         0.001 (RFC 9332 §2.5.1.2, Linux).",
+         0.001 (Linux; RFC 9332 Appendix A uses a shallow ramp near 1 ms).",
     ),
     (
         "l.min_qlen_step",
