@@ -66,7 +66,8 @@ def describe_aqm(name: str) -> list[dict[str, Any]]:
 
 
 def scheduler_names() -> list[str]:
-    """Names of the class-based queue disciplines (``drr``); ``[aqm] type`` takes them too."""
+    """Names of the class-based queue disciplines (``drr``, ``dualpi2``); ``[aqm] type`` takes
+    them too."""
     return list(_core.scheduler_names())
 
 

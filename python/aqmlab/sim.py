@@ -148,7 +148,8 @@ class Simulation:
     def set_aqm_param(self, link: str, key: str, value: Any) -> None:
         """Change one AQM parameter (names/units as ``aqmlab aqms``; ``"5ms"`` accepted).
 
-        For a scheduler the key is a path: ``classes.b.weight``, ``classes.a.aqm.target``."""
+        For a scheduler the key is a path: ``classes.b.weight``, ``classes.a.aqm.target``;
+        DualPI2's L-queue parameters are ``l.step_thresh`` and ``l.min_qlen_step``."""
         self._sim.set_aqm_param(self._link(link), key, value)
 
     def aqm_param(self, link: str, key: str) -> float | None:

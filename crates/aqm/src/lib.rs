@@ -67,7 +67,8 @@
 //! | `paqman` | [`paqman`] | enqueue, every arrival or once per RTT (table) | each table look-up |
 //!
 //! Schedulers: `drr` ([`drr`], Deficit Round Robin over classes, each a FIFO with any of the
-//! AQMs above; its activations are the sums of its classes').
+//! AQMs above; its activations are the sums of its classes'); `dualpi2` ([`dualpi2`], RFC 9332's
+//! coupled L4S/classic dual queue, classes `l` and `c` chosen by the ECN codepoint).
 //!
 //! ## Contract for the driver (simulator or dataplane)
 //!
@@ -118,6 +119,7 @@ pub mod blue;
 pub mod codel;
 pub mod droptail;
 pub mod drr;
+pub mod dualpi2;
 pub mod edc;
 pub mod flc;
 pub mod paqman;
@@ -137,6 +139,7 @@ mod testutil;
 
 pub use config::{AqmConfig, RawParam};
 pub use drr::{DrrClass, DrrConfig};
+pub use dualpi2::{DualPi2Config, DualPi2LConfig};
 pub use error::ConfigError;
 pub use packet::{Ecn, Packet};
 pub use params::{ParamInfo, Params};

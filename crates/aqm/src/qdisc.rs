@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{AqmConfig, RawParam};
 use crate::drr::{split_class_path, Drr, DrrConfig};
+use crate::dualpi2::{DualPi2, DualPi2Config};
 use crate::error::ConfigError;
 use crate::packet::Packet;
 use crate::params::ParamInfo;
@@ -29,7 +30,7 @@ use crate::queue::{DropReason, Enqueue, LinkInfo, QueueDisc, QueueLimit, QueueSt
 use crate::time::Instant;
 
 /// Names of the schedulers (besides every AQM name, which runs as a single FIFO).
-pub const SCHEDULERS: &[&str] = &["drr"];
+pub const SCHEDULERS: &[&str] = &["drr", "dualpi2"];
 
 /// A queue-discipline tree: one FIFO with an AQM, or a scheduler with classes. `Clone`, not
 /// `Copy` (class lists are vectors).
@@ -40,12 +41,16 @@ pub enum QdiscConfig {
     Fifo(AqmConfig),
     /// Deficit Round Robin over classes ([`crate::drr`]).
     Drr(DrrConfig),
+    /// The L4S coupled dual queue ([`crate::dualpi2`]).
+    DualPi2(DualPi2Config),
 }
 
 #[derive(Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
 enum SchedRepr {
     Drr(DrrConfig),
+    #[serde(rename = "dualpi2")]
+    DualPi2(DualPi2Config),
 }
 
 #[derive(Serialize, Deserialize)]
@@ -60,6 +65,7 @@ impl From<QdiscConfig> for Repr {
         match c {
             QdiscConfig::Fifo(a) => Repr::Fifo(a),
             QdiscConfig::Drr(d) => Repr::Sched(SchedRepr::Drr(d)),
+            QdiscConfig::DualPi2(d) => Repr::Sched(SchedRepr::DualPi2(d)),
         }
     }
 }
@@ -70,6 +76,7 @@ impl TryFrom<Repr> for QdiscConfig {
         Ok(match r {
             Repr::Fifo(a) => QdiscConfig::Fifo(a),
             Repr::Sched(SchedRepr::Drr(d)) => QdiscConfig::Drr(d),
+            Repr::Sched(SchedRepr::DualPi2(d)) => QdiscConfig::DualPi2(d),
         })
     }
 }
@@ -93,6 +100,7 @@ impl QdiscConfig {
         match self {
             QdiscConfig::Fifo(a) => a.name(),
             QdiscConfig::Drr(_) => "drr",
+            QdiscConfig::DualPi2(_) => "dualpi2",
         }
     }
 
@@ -104,10 +112,12 @@ impl QdiscConfig {
         }
     }
 
-    /// Class names of a scheduler, in order (empty for a FIFO).
+    /// Class names flows may choose with `class = "NAME"`, in order (empty for a FIFO, and
+    /// for DualPI2, which classifies by the ECN codepoint: its classes `l` and `c` appear in
+    /// results only).
     pub fn class_names(&self) -> Vec<&str> {
         match self {
-            QdiscConfig::Fifo(_) => Vec::new(),
+            QdiscConfig::Fifo(_) | QdiscConfig::DualPi2(_) => Vec::new(),
             QdiscConfig::Drr(d) => d.classes.iter().map(|c| c.name.as_str()).collect(),
         }
     }
@@ -116,6 +126,9 @@ impl QdiscConfig {
     pub fn default_for(name: &str) -> Result<QdiscConfig, ConfigError> {
         if name.trim().eq_ignore_ascii_case("drr") {
             return Ok(QdiscConfig::Drr(DrrConfig::default()));
+        }
+        if name.trim().eq_ignore_ascii_case("dualpi2") {
+            return Ok(QdiscConfig::DualPi2(DualPi2Config::default()));
         }
         AqmConfig::default_for(name)
             .map(QdiscConfig::Fifo)
@@ -133,6 +146,7 @@ impl QdiscConfig {
         match Self::default_for(name)? {
             QdiscConfig::Fifo(a) => Ok(a.param_info()),
             QdiscConfig::Drr(_) => Ok(DrrConfig::describe()),
+            QdiscConfig::DualPi2(_) => Ok(DualPi2Config::describe()),
         }
     }
 
@@ -141,6 +155,7 @@ impl QdiscConfig {
         match self {
             QdiscConfig::Fifo(a) => a.validate(),
             QdiscConfig::Drr(d) => d.validate(),
+            QdiscConfig::DualPi2(d) => d.validate(),
         }
     }
 
@@ -148,6 +163,7 @@ impl QdiscConfig {
     pub fn set_param(&mut self, path: &str, value: f64) -> Result<(), ConfigError> {
         match self {
             QdiscConfig::Fifo(a) => a.set_param(path, value),
+            QdiscConfig::DualPi2(d) => d.set_param(path, value),
             QdiscConfig::Drr(d) => {
                 let mut next = d.clone();
                 let (i, rest) = drr_path(&next, path)?;
@@ -171,6 +187,7 @@ impl QdiscConfig {
     pub fn get_param(&self, path: &str) -> Option<f64> {
         match self {
             QdiscConfig::Fifo(a) => a.get_param(path),
+            QdiscConfig::DualPi2(d) => d.get_param(path),
             QdiscConfig::Drr(d) => {
                 let (i, rest) = drr_path(d, path).ok()?;
                 let c = &d.classes[i];
@@ -212,6 +229,17 @@ impl QdiscConfig {
     ) -> Result<f64, ConfigError> {
         let (cfg, leaf, prefix) = match self {
             QdiscConfig::Fifo(a) => (a, key, ""),
+            QdiscConfig::DualPi2(_) => {
+                let infos = DualPi2Config::describe();
+                let Some(info) = infos.iter().find(|i| i.name == key) else {
+                    return Err(ConfigError::UnknownParam {
+                        aqm: "dualpi2".into(),
+                        key: key.into(),
+                        known: infos.iter().map(|i| i.name).collect::<Vec<_>>().join(", "),
+                    });
+                };
+                return AqmConfig::param_value(info, raw, require_unit);
+            }
             QdiscConfig::Drr(d) => {
                 let (i, rest) = drr_path(d, key)?;
                 match rest.strip_prefix("aqm.") {
@@ -296,6 +324,8 @@ pub enum Qdisc<P> {
     Fifo(QueueDisc<P>),
     /// Deficit Round Robin.
     Drr(Drr<P>),
+    /// DualPI2 (L4S).
+    DualPi2(DualPi2<P>),
 }
 
 impl<P: Packet> From<QueueDisc<P>> for Qdisc<P> {
@@ -315,6 +345,7 @@ impl<P: Packet> Qdisc<P> {
         Ok(match cfg {
             QdiscConfig::Fifo(a) => Qdisc::Fifo(QueueDisc::new(a, limit, link, seed)?),
             QdiscConfig::Drr(d) => Qdisc::Drr(Drr::new(d, limit, link, seed)?),
+            QdiscConfig::DualPi2(d) => Qdisc::DualPi2(DualPi2::new(d, limit, link, seed)?),
         })
     }
 
@@ -330,6 +361,7 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(q) => q.enqueue(now, pkt),
             Qdisc::Drr(d) => d.enqueue(now, pkt, on_drop),
+            Qdisc::DualPi2(d) => d.enqueue(now, pkt, on_drop),
         }
     }
 
@@ -339,6 +371,7 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(q) => q.dequeue(now, on_drop),
             Qdisc::Drr(d) => d.dequeue(now, on_drop),
+            Qdisc::DualPi2(d) => d.dequeue(now, on_drop),
         }
     }
 
@@ -348,6 +381,7 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(q) => q.poll_at(),
             Qdisc::Drr(d) => d.poll_at(),
+            Qdisc::DualPi2(d) => d.poll_at(),
         }
     }
 
@@ -356,6 +390,7 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(q) => q.on_timer(now),
             Qdisc::Drr(d) => d.on_timer(now),
+            Qdisc::DualPi2(d) => d.on_timer(now),
         }
     }
 
@@ -365,6 +400,7 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(q) => q.len_pkts(),
             Qdisc::Drr(d) => d.len_pkts(),
+            Qdisc::DualPi2(d) => d.len_pkts(),
         }
     }
 
@@ -374,6 +410,7 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(q) => q.len_bytes(),
             Qdisc::Drr(d) => d.len_bytes(),
+            Qdisc::DualPi2(d) => d.len_bytes(),
         }
     }
 
@@ -388,6 +425,7 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(q) => *q.stats(),
             Qdisc::Drr(d) => d.stats(),
+            Qdisc::DualPi2(d) => d.stats(),
         }
     }
 
@@ -396,6 +434,7 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(_) => 0,
             Qdisc::Drr(d) => d.num_classes(),
+            Qdisc::DualPi2(_) => crate::dualpi2::CLASS_NAMES.len(),
         }
     }
 
@@ -404,6 +443,7 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(_) => None,
             Qdisc::Drr(d) => d.class_name(i),
+            Qdisc::DualPi2(_) => crate::dualpi2::CLASS_NAMES.get(i).copied(),
         }
     }
 
@@ -412,6 +452,7 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(_) => None,
             Qdisc::Drr(d) => d.class_queue(i).map(|q| *q.stats()),
+            Qdisc::DualPi2(d) => d.class_stats(i),
         }
     }
 
@@ -421,6 +462,7 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(_) => 0,
             Qdisc::Drr(d) => d.last_class(),
+            Qdisc::DualPi2(d) => d.last_class(),
         }
     }
 
@@ -429,6 +471,7 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(q) => q.limit(),
             Qdisc::Drr(d) => d.limit(),
+            Qdisc::DualPi2(d) => d.limit(),
         }
     }
 
@@ -437,6 +480,7 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(q) => q.link(),
             Qdisc::Drr(d) => d.link(),
+            Qdisc::DualPi2(d) => d.link(),
         }
     }
 
@@ -445,6 +489,7 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(q) => q.probability(),
             Qdisc::Drr(d) => d.probability(),
+            Qdisc::DualPi2(d) => d.probability(),
         }
     }
 
@@ -453,6 +498,7 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(q) => q.set_param(path, value),
             Qdisc::Drr(d) => d.set_param(path, value),
+            Qdisc::DualPi2(d) => d.set_param(path, value),
         }
     }
 
@@ -466,6 +512,7 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(q) => QdiscConfig::Fifo(q.config()),
             Qdisc::Drr(d) => QdiscConfig::Drr(d.config()),
+            Qdisc::DualPi2(d) => QdiscConfig::DualPi2(d.config()),
         }
     }
 
@@ -474,6 +521,7 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(q) => q.aqm_name(),
             Qdisc::Drr(_) => "drr",
+            Qdisc::DualPi2(_) => "dualpi2",
         }
     }
 }

@@ -104,7 +104,8 @@ fn drive_tree(
                 .flow(drv.below(4))
                 .class(drv.below(4) as u8);
             if drv.uniform() < 0.5 {
-                p = p.ect();
+                // Class index 3 (which no test tree has) doubles as "ECT(1)", for DualPI2.
+                p = if p.class == 3 { p.ect1() } else { p.ect() };
             }
             let code = match q.enqueue(now, p, &mut |_p, _r| victims += 1) {
                 Enqueue::Queued => 0,
@@ -162,10 +163,10 @@ fn drive_tree(
                 cs.dequeued
                     + cs.dropped_dequeue
                     + cs.dropped_victim
-                    + if let Qdisc::Drr(d) = &q {
-                        d.class_queue(c).unwrap().len_pkts() as u64
-                    } else {
-                        0
+                    + match &q {
+                        Qdisc::Drr(d) => d.class_queue(c).unwrap().len_pkts() as u64,
+                        Qdisc::DualPi2(d) => d.class_len(c).unwrap() as u64,
+                        Qdisc::Fifo(_) => 0,
                     }
             );
         }
@@ -227,6 +228,75 @@ fn invariants_hold_for_every_scheduler() {
     let s = serde_json::to_string(&leaf).unwrap();
     assert_eq!(s, serde_json::to_string(leaf.as_aqm().unwrap()).unwrap());
     assert_eq!(serde_json::from_str::<QdiscConfig>(&s).unwrap(), leaf);
+}
+
+/// The tree invariant for DualPI2 (defaults; enqueue-side decisions with no overload drop
+/// and even weights; a 1 ms target so that p' rises under the driver's load), with its serde
+/// form and parameter paths.
+#[test]
+fn invariants_hold_for_dualpi2() {
+    let base = DualPi2Config {
+        target: Duration::from_millis(1),
+        ..DualPi2Config::default()
+    };
+    let cfgs = [
+        base,
+        DualPi2Config {
+            drop_early: true,
+            drop_overload: false,
+            c_protection: 50,
+            ..base
+        },
+    ];
+    for d in cfgs {
+        let cfg = QdiscConfig::DualPi2(d);
+        for seed in [1u64, 2, 3] {
+            let (_, s) = drive_tree(&cfg, QueueLimit::Packets(40), seed, 20_000);
+            assert!(s.dequeued > 0 && s.activations > 0);
+            assert!(
+                s.marked > 0 && s.dropped_early + s.dropped_dequeue > 0,
+                "{s:?}"
+            );
+            drive_tree(&cfg, QueueLimit::Bytes(30_000), seed, 5_000);
+        }
+        let (a, _) = drive_tree(&cfg, QueueLimit::Packets(40), 11, 10_000);
+        let (b, _) = drive_tree(&cfg, QueueLimit::Packets(40), 11, 10_000);
+        assert_eq!(a, b);
+        let s = serde_json::to_string(&cfg).unwrap();
+        assert!(s.contains("\"type\":\"dualpi2\""), "{s}");
+        assert_eq!(serde_json::from_str::<QdiscConfig>(&s).unwrap(), cfg);
+    }
+    let r = QdiscConfig::from_raw(
+        "dualpi2",
+        &[
+            ("l.step_thresh", RawParam::Text("2ms")),
+            ("target", RawParam::Number(0.02)),
+        ],
+        true,
+    )
+    .unwrap();
+    assert_eq!(r.get_param("l.step_thresh"), Some(0.002));
+    assert_eq!(r.get_param("target"), Some(0.02));
+    assert!(
+        r.class_names().is_empty(),
+        "classified by ECN, not by flows"
+    );
+    let e = QdiscConfig::from_raw("dualpi2", &[("l.step_thresh", RawParam::Text("2"))], true)
+        .unwrap_err();
+    assert_eq!(e.key(), Some("l.step_thresh"), "{e}");
+    assert!(QdiscConfig::names().contains(&"dualpi2"));
+    let q = Qdisc::<TestPacket>::new(
+        &r,
+        QueueLimit::Packets(10),
+        LinkInfo::new(BitsPerSec::from_mbps(10)),
+        1,
+    )
+    .unwrap();
+    assert_eq!(
+        (q.num_classes(), q.class_name(0), q.class_name(1)),
+        (2, Some("l"), Some("c"))
+    );
+    assert_eq!(q.aqm_name(), "dualpi2");
 }
 
 /// Paths address the tree; plain names keep working for single AQMs.

@@ -43,6 +43,7 @@ pub struct TestPacket {
     pub size: u32,
     pub flow: u64,
     pub ect: bool,
+    pub ect1: bool,
     pub ce: bool,
     pub class: u8,
     pub enqueued_at: Instant,
@@ -60,6 +61,7 @@ impl TestPacket {
             size,
             flow: 0,
             ect: false,
+            ect1: false,
             ce: false,
             class: 0,
             enqueued_at: Instant::ZERO,
@@ -77,6 +79,12 @@ impl TestPacket {
         self.ect = true;
         self
     }
+    /// ECN-capable with the ECT(1) codepoint (L4S).
+    pub fn ect1(mut self) -> Self {
+        self.ect = true;
+        self.ect1 = true;
+        self
+    }
 }
 
 impl Packet for TestPacket {
@@ -88,6 +96,15 @@ impl Packet for TestPacket {
     }
     fn ecn_capable(&self) -> bool {
         self.ect
+    }
+    fn ecn(&self) -> crate::packet::Ecn {
+        use crate::packet::Ecn;
+        match (self.ect, self.ce, self.ect1) {
+            (false, _, _) => Ecn::NotEct,
+            (true, true, _) => Ecn::Ce,
+            (true, false, true) => Ecn::Ect1,
+            (true, false, false) => Ecn::Ect0,
+        }
     }
     fn set_ce(&mut self) {
         self.ce = true;

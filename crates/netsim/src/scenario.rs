@@ -493,6 +493,76 @@ fn parse_drr(path: &str, v: &Value) -> Result<AqmSpec> {
     Ok(drr_spec(cfg, ecn_explicit))
 }
 
+/// A DualPI2 table: `{type = "dualpi2", target = "15ms", ...}`; the L-queue parameters as
+/// a sub-table `l = {step_thresh = "1ms"}` or as paths (`"l.step_thresh" = "1ms"`, what
+/// `--aqm-param` produces). Errors name the key path (`aqm.l.step_thresh`).
+fn parse_dualpi2(path: &str, map: &Map<String, Value>) -> Result<AqmSpec> {
+    let mut cfg = QdiscConfig::DualPi2(Default::default());
+    let mut keys: Vec<(String, &Value)> = Vec::new();
+    for (k, val) in map {
+        match (k.as_str(), val) {
+            ("type", _) => {}
+            ("l", Value::Object(sub)) => {
+                keys.extend(sub.iter().map(|(sk, sv)| (format!("l.{sk}"), sv)));
+            }
+            _ => keys.push((k.clone(), val)),
+        }
+    }
+    let known = aqm::DualPi2Config::describe();
+    for (k, val) in keys {
+        let key = join(path, &k);
+        if !known.iter().any(|i| i.name == k) {
+            let names: Vec<&str> = known.iter().map(|i| i.name).collect();
+            return Err(err(
+                &key,
+                Some(val),
+                format!("unknown dualpi2 parameter (known: {})", names.join(", ")),
+            ));
+        }
+        set_path(path, &mut cfg, &k, val)?;
+    }
+    let mut normalized = Map::new();
+    normalized.insert("type".into(), "dualpi2".into());
+    for info in &known {
+        if let Some(x) = cfg.get_param(info.name) {
+            normalized.insert(info.name.into(), x.into());
+        }
+    }
+    Ok(AqmSpec {
+        cfg,
+        ecn_explicit: vec![true],
+        normalized,
+    })
+}
+
+/// Sets parameter path `k` of `cfg` from the user's value `val` (units allowed); errors name
+/// `path.k` and the value.
+fn set_path(path: &str, cfg: &mut QdiscConfig, k: &str, val: &Value) -> Result<()> {
+    let key = join(path, k);
+    let raw = match val {
+        Value::Number(n) => RawParam::Number(n.as_f64().unwrap_or(f64::NAN)),
+        Value::Bool(b) => RawParam::Bool(*b),
+        Value::String(s) => RawParam::Text(s),
+        other => {
+            return Err(err(
+                &key,
+                Some(other),
+                "must be a number, boolean or string",
+            ))
+        }
+    };
+    let reason = |e: aqm::ConfigError| match &e {
+        aqm::ConfigError::InvalidParam { reason, .. }
+        | aqm::ConfigError::InvalidText { reason, .. } => reason.clone(),
+        _ => e.to_string(),
+    };
+    let x = cfg
+        .raw_value(k, raw, false)
+        .map_err(|e| err(&key, Some(val), reason(e)))?;
+    cfg.set_param(k, x)
+        .map_err(|e| err(&key, Some(val), reason(e)))
+}
+
 /// Applies `classes.NAME.weight` / `classes.NAME.aqm.PARAM` keys of an `[aqm]` table.
 fn apply_paths(
     path: &str,
@@ -501,29 +571,7 @@ fn apply_paths(
     ecn_explicit: &mut [bool],
 ) -> Result<()> {
     for (k, val) in paths {
-        let key = join(path, k);
-        let raw = match val {
-            Value::Number(n) => RawParam::Number(n.as_f64().unwrap_or(f64::NAN)),
-            Value::Bool(b) => RawParam::Bool(*b),
-            Value::String(s) => RawParam::Text(s),
-            other => {
-                return Err(err(
-                    &key,
-                    Some(other),
-                    "must be a number, boolean or string",
-                ))
-            }
-        };
-        let reason = |e: aqm::ConfigError| match &e {
-            aqm::ConfigError::InvalidParam { reason, .. }
-            | aqm::ConfigError::InvalidText { reason, .. } => reason.clone(),
-            _ => e.to_string(),
-        };
-        let x = cfg
-            .raw_value(k, raw, false)
-            .map_err(|e| err(&key, Some(val), reason(e)))?;
-        cfg.set_param(k, x)
-            .map_err(|e| err(&key, Some(val), reason(e)))?;
+        set_path(path, cfg, k, val)?;
         if let (Some(name), QdiscConfig::Drr(d)) = (
             k.strip_prefix("classes.")
                 .and_then(|r| r.strip_suffix(".aqm.ecn")),
@@ -579,6 +627,9 @@ fn parse_aqm(path: &str, v: Option<&Value>) -> Result<AqmSpec> {
     };
     if name.trim().eq_ignore_ascii_case("drr") {
         return parse_drr(path, v);
+    }
+    if name.trim().eq_ignore_ascii_case("dualpi2") {
+        return parse_dualpi2(path, map);
     }
     // A table-valued parameter (PAQMAN's `policy = "FILE"`) is read here, before the raw
     // values are borrowed.
@@ -731,9 +782,12 @@ impl Scenario {
                 "give exactly one topology: [dumbbell], [parking_lot] or [[nodes]] + [[links]]",
             ));
         }
-        let any_ecn = groups
-            .iter()
-            .any(|g| g.get("ecn") == Some(&Value::Bool(true)));
+        let any_ecn = groups.iter().any(|g| {
+            g.get("ecn") == Some(&Value::Bool(true))
+                || g.get("cc").and_then(|c| c.as_str()).is_some_and(|c| {
+                    matches!(c.trim().to_ascii_lowercase().as_str(), "dctcp" | "prague")
+                })
+        });
         let aqm_value = t.raw("aqm");
         let mut aqm = parse_aqm("aqm", aqm_value)?;
         apply_ecn_default(&mut aqm, any_ecn);
@@ -876,6 +930,8 @@ fn apply_ecn_default(aqm: &mut AqmSpec, any_ecn: bool) {
                 on(a, &mut aqm.normalized);
             }
         }
+        // DualPI2 always marks ECN-capable packets (it has no `ecn` switch).
+        QdiscConfig::DualPi2(_) => {}
         QdiscConfig::Drr(d) => {
             let Some(Value::Array(norm)) = aqm.normalized.get_mut("classes") else {
                 return;
@@ -1257,12 +1313,26 @@ fn flow_group(
     t.put("packet_size", packet_size);
 
     let tcp_opts = |t: &mut Table<'_>| -> Result<(CcKind, bool, bool, bool, u32, f64)> {
-        let cc = match t.choice("cc", &["newreno", "reno", "cubic"], "newreno")? {
+        let ccs = ["newreno", "reno", "cubic", "dctcp", "prague"];
+        let cc = match t.choice("cc", &ccs, "newreno")? {
             "reno" => CcKind::Reno,
             "cubic" => CcKind::Cubic,
+            "dctcp" => CcKind::Dctcp,
+            "prague" => CcKind::Prague,
             _ => CcKind::Newreno,
         };
-        let ecn = t.boolean("ecn", false)?;
+        // DCTCP and Prague need ECN (Linux TCP_CONG_NEEDS_ECN): on unless refused.
+        let ecn = t.boolean("ecn", cc.needs_ecn())?;
+        if cc.needs_ecn() && !ecn {
+            return Err(err(
+                &t.key("ecn"),
+                v.get("ecn"),
+                format!(
+                    "cc = \"{}\" needs ECN (remove ecn or set it to true)",
+                    cc.name()
+                ),
+            ));
+        }
         let delack = t.boolean("delack", false)?;
         let sack = t.boolean("sack", false)?;
         let init_cwnd = t.int_or("init_cwnd", 1, 10_000, DEFAULT_INIT_CWND as u64)? as u32;

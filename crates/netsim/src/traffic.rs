@@ -194,7 +194,8 @@ impl Flow {
             started: false,
             ep: Endpoint::Tcp {
                 snd: TcpSender::new(id, dst, p, size),
-                rcv: TcpReceiver::new(id, src, p.delayed_ack, p.sack),
+                rcv: TcpReceiver::new(id, src, p.delayed_ack, p.sack)
+                    .with_per_segment_ce(p.cc.needs_ecn()),
             },
             udp_bytes: 0,
             rcv_high: 0,

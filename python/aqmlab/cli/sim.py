@@ -202,7 +202,10 @@ def register(app: typer.Typer) -> None:
                 "--aqm-param", help="AQM parameter key=value, times with a unit (repeatable)."
             ),
         ] = None,
-        cc: Annotated[str, typer.Option(help="newreno | reno | cubic")] = "newreno",
+        cc: Annotated[
+            str,
+            typer.Option(help="newreno | reno | cubic | dctcp | prague (the last two imply --ecn)"),
+        ] = "newreno",
         ecn: Annotated[
             bool,
             typer.Option(
@@ -282,7 +285,8 @@ def register(app: typer.Typer) -> None:
             "kind": "tcp",
             "count": flows,
             "cc": cc,
-            "ecn": ecn,
+            # DCTCP and Prague need ECN (the scenario refuses ecn = false with them).
+            "ecn": ecn or cc.strip().lower() in ("dctcp", "prague"),
             "delack": delack,
             "sack": sack,
             "init_cwnd": init_cwnd,

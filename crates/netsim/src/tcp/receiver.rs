@@ -50,6 +50,11 @@ pub struct TcpReceiver {
     /// `icsk_ack.quick`): set to [`ECN_QUICKACKS`] by the first CE mark of an
     /// episode, one used up per ACK sent; 0 outside quick-ACK mode.
     quick: u32,
+    /// DCTCP-style echo (RFC 8257 §3.2): ECE reflects the CE state of the last data
+    /// segment (`ece` holds it, CWR is ignored), and a change of that state is
+    /// acknowledged at once (after an ACK, with the old state, of the segments still
+    /// awaiting a delayed ACK). Used for DCTCP and Prague.
+    per_segment_ce: bool,
     /// Delayed-ACK deadline, if armed.
     pub delack_deadline: Option<Ns>,
     /// Time of the pending `DelAck` event, if any.
@@ -73,10 +78,17 @@ impl TcpReceiver {
             retx_echo: false,
             ece: false,
             quick: 0,
+            per_segment_ce: false,
             delack_deadline: None,
             delack_event: None,
             acks_sent: 0,
         }
+    }
+
+    /// Switches to the DCTCP-style CE echo of RFC 8257 §3.2 (see the field's docs).
+    pub fn with_per_segment_ce(mut self, on: bool) -> Self {
+        self.per_segment_ce = on;
+        self
     }
 
     fn send_ack(&mut self, trigger: u32, out: &mut Vec<Packet>) {
@@ -119,12 +131,28 @@ impl TcpReceiver {
     /// like unmarked ones (every second segment or the timer), carrying ECE.
     /// Not modelled: Linux also ACKs a data segment carrying CWR at once
     /// (`tcp_ecn_accept_cwr` sets `ICSK_ACK_NOW`); ns-3 3.37 has neither.
+    ///
+    /// With the DCTCP-style echo (RFC 8257 §3.2's two-state machine, as Linux
+    /// `dctcp_ece_ack_update`): when the CE state changes, segments awaiting a delayed ACK
+    /// are acknowledged first with the old ECE value, then this segment at once with the
+    /// new one; otherwise ACKs follow the usual rules and carry ECE iff the state is CE.
     pub fn on_data(&mut self, now: Ns, pkt: &Packet, out: &mut Vec<Packet>) -> u32 {
-        // RFC 3168 §6.1.3: CWR stops the echo; a new CE restarts it.
-        if pkt.has(F_CWR) {
+        let mut ack_now = false;
+        if self.per_segment_ce {
+            let ce = pkt.has(F_CE);
+            if ce != self.ece {
+                if self.pending > 0 {
+                    let prior = self.rcv_nxt;
+                    self.send_ack(prior, out);
+                }
+                self.ece = ce;
+                ack_now = true;
+            }
+        } else if pkt.has(F_CWR) {
+            // RFC 3168 §6.1.3: CWR stops the echo; a new CE restarts it.
             self.ece = false;
         }
-        if pkt.has(F_CE) {
+        if !self.per_segment_ce && pkt.has(F_CE) {
             if !self.ece {
                 // Linux `tcp_incr_quickack`: raise, never lower, the count.
                 self.quick = self.quick.max(ECN_QUICKACKS);
@@ -144,7 +172,7 @@ impl TcpReceiver {
         }
         let delivered = self.rcv_nxt - before;
         let in_order_clean = seq == before && !had_gap;
-        if in_order_clean && self.delayed_ack && self.quick == 0 {
+        if in_order_clean && self.delayed_ack && self.quick == 0 && !ack_now {
             // RFC 5681 §4.2: ACK at least every second full segment; echo
             // the timestamp of the first unacknowledged one (RFC 7323 §4.3).
             if self.pending == 0 {
@@ -294,5 +322,43 @@ mod tests {
         r.on_data(3, &data(4), &mut out);
         assert_eq!(out.len(), 3);
         assert_eq!(out[2].seq, 3);
+    }
+
+    /// Reference: RFC 8257 §3.2 (the two-state ACK generation of Figure 1) and Linux
+    /// `dctcp_ece_ack_update`, worked by hand with delayed ACKs. Segments 0, 1 unmarked:
+    /// one ACK (2) without ECE. 2 unmarked (pending), 3 CE: state change -> ACK 3 (for 2,
+    /// old state: no ECE) then ACK 4 at once with ECE. 4, 5 CE: one delayed ACK 6 with ECE.
+    /// 6 unmarked: change -> ACK 7 at once without ECE (nothing was pending). CWR is ignored,
+    /// and no quick-ACK mode is entered.
+    #[test]
+    fn dctcp_per_segment_echo_with_delayed_acks() {
+        let mut r = TcpReceiver::new(0, 0, true, false).with_per_segment_ce(true);
+        let mut out = Vec::new();
+        let data = |seq, flags| Packet {
+            flow: 0,
+            seq,
+            size: 1000,
+            dst: 1,
+            ts: seq as Ns,
+            enq: 0,
+            sack: [0; 6],
+            flags: F_ECT | flags,
+        };
+        r.on_data(0, &data(0, 0), &mut out);
+        r.on_data(1, &data(1, 0), &mut out);
+        r.on_data(2, &data(2, 0), &mut out);
+        r.on_data(3, &data(3, F_CE), &mut out);
+        let acks: Vec<(u32, bool, Ns)> = out.iter().map(|a| (a.seq, a.has(F_ECE), a.ts)).collect();
+        assert_eq!(acks, [(2, false, 0), (3, false, 2), (4, true, 3)]);
+        out.clear();
+        r.on_data(4, &data(4, F_CE | F_CWR), &mut out);
+        assert!(out.is_empty(), "same state: delayed");
+        r.on_data(5, &data(5, F_CE), &mut out);
+        assert_eq!((out[0].seq, out[0].has(F_ECE)), (6, true));
+        r.on_data(6, &data(6, 0), &mut out);
+        assert_eq!(out.len(), 2);
+        assert_eq!((out[1].seq, out[1].has(F_ECE)), (7, false));
+        r.on_data(7, &data(7, 0), &mut out);
+        assert_eq!(out.len(), 2, "no quick-ACK mode");
     }
 }

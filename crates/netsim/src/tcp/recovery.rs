@@ -43,7 +43,9 @@ impl RecoveryKind {
         match (sack, cc) {
             (true, _) => RecoveryKind::Sack,
             (false, CcKind::Reno) => RecoveryKind::Reno,
-            (false, CcKind::Newreno | CcKind::Cubic) => RecoveryKind::NewReno,
+            (false, CcKind::Newreno | CcKind::Cubic | CcKind::Dctcp | CcKind::Prague) => {
+                RecoveryKind::NewReno
+            }
         }
     }
 }

@@ -15,7 +15,7 @@ use super::recovery::{NewAck, Recovery, RecoveryKind, SackNext};
 use super::rtt::RttEstimator;
 use super::TcpParams;
 use crate::engine::Ns;
-use crate::packet::{Packet, F_CWR, F_ECE, F_ECT, F_RETX, HEADER_BYTES};
+use crate::packet::{Packet, F_CWR, F_ECE, F_ECT, F_ECT1, F_RETX, HEADER_BYTES};
 
 /// Sender-side counters.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -83,6 +83,9 @@ pub struct TcpSender {
     in_cwr: bool,
     /// Set CWR on the next new data segment (RFC 3168 §6.1.2).
     cwr_pending: bool,
+    /// ECN flags of new data segments: 0 without ECN, `F_ECT` (ECT(0)), or `F_ECT |
+    /// F_ECT1` (ECT(1), Prague).
+    ect_flags: u32,
     /// Retransmission timer deadline, if armed.
     pub rto_deadline: Option<Ns>,
     /// Time of the pending `Rto` event, if any (lazy timer, see `sim.rs`).
@@ -124,6 +127,11 @@ impl TcpSender {
             ecn_recover: 0,
             in_cwr: false,
             cwr_pending: false,
+            ect_flags: match (p.ecn || p.cc.needs_ecn(), p.cc.sends_ect1()) {
+                (false, _) => 0,
+                (true, false) => F_ECT,
+                (true, true) => F_ECT | F_ECT1,
+            },
             rto_deadline: None,
             rto_event: None,
             last_reduction: None,
@@ -223,8 +231,8 @@ impl TcpSender {
     fn emit(&mut self, seq: u32, now: Ns, out: &mut Vec<Packet>) {
         let mut flags = 0;
         // RFC 3168 §6.1.5: retransmissions are not ECN-capable.
-        if self.p.ecn && seq >= self.snd_max {
-            flags |= F_ECT;
+        if seq >= self.snd_max {
+            flags |= self.ect_flags;
         }
         if seq < self.snd_max {
             flags |= F_RETX;
@@ -342,7 +350,7 @@ impl TcpSender {
     #[inline]
     fn process_ack(&mut self, now: Ns, ack_pkt: &Packet, out: &mut Vec<Packet>) -> AckEvent {
         let ack = ack_pkt.seq.min(self.snd_max);
-        let ece = self.p.ecn && ack_pkt.has(F_ECE);
+        let ece = self.ect_flags != 0 && ack_pkt.has(F_ECE);
         if self.rec.kind() == RecoveryKind::Sack {
             self.rec
                 .on_sack_blocks(ack, &ack_pkt.sack, self.snd_una, self.snd_max);
@@ -352,8 +360,15 @@ impl TcpSender {
         // "CWR is to be held something *above* high_seq is ACKed").
         if self.in_cwr && ack > self.ecn_recover {
             self.in_cwr = false;
-            debug_assert_eq!(self.cc.window(), self.cc.ssthresh());
+            // (Prague grows its window during CWR, see `cc`.)
+            debug_assert!(
+                self.p.cc == crate::tcp::CcKind::Prague || self.cc.window() == self.cc.ssthresh()
+            );
         }
+        // Linux `in_ack_event` (DCTCP's alpha update), before the ECN reaction.
+        let una = ack.max(self.snd_una);
+        let new_bytes = self.bytes_before(una) - self.bytes_before(self.snd_una);
+        self.cc.in_ack_event(una, self.snd_max, new_bytes, ece);
         // RFC 3168 §6.1.2: react to ECE at most once per window of data.
         if ece && !self.rec.in_recovery() && ack > self.ecn_recover {
             let flight = self.flight_for_ssthresh();
@@ -787,5 +802,54 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// DCTCP and Prague need no `ecn` flag: DCTCP sends ECT(0), Prague ECT(1), neither on
+    /// retransmissions (RFC 3168 §6.1.5). DCTCP's alpha is updated by the ACK that ends its
+    /// observation window *before* the cut that ACK's ECE triggers (Linux `in_ack_event`
+    /// before `tcp_fastretrans_alert`), worked by hand: 20 segments of 960 bytes out, window
+    /// end 0, so the ACK of segment 0 ends the first window (M = 0: alpha = 15/16) and sets
+    /// the next end to 20; ACKs 2..19 unmarked; the ACK of 20 carries ECE: M = 960 / (19 x
+    /// 960) = 1/19, alpha = (15/16)^2 + 1/(16 x 19), and cwnd is cut by alpha/2 of its value
+    /// before that ACK.
+    #[test]
+    fn dctcp_and_prague_codepoints_and_alpha_before_cut() {
+        use crate::packet::F_ECT1;
+        let mut out = Vec::new();
+        let mut p = TcpSender::new(0, 1, params(CcKind::Prague), None);
+        p.send_allowed(0, &mut out);
+        assert!(out.iter().all(|x| x.has(F_ECT) && x.has(F_ECT1)));
+        out.clear();
+        let mut s = TcpSender::new(0, 1, params(CcKind::Dctcp), None);
+        set_window(&mut s, 20.0, 20.0);
+        s.send_allowed(0, &mut out);
+        assert!(out.iter().all(|x| x.has(F_ECT) && !x.has(F_ECT1)));
+        for a in 1..20 {
+            s.on_ack(10, &ack(a, 0), &mut out);
+        }
+        let AnyController::Dctcp(d) = s.controller() else {
+            panic!()
+        };
+        assert_eq!(d.alpha(), 15.0 / 16.0);
+        let w = s.cwnd();
+        s.on_ack(
+            20,
+            &Packet {
+                flags: F_ACK | F_ECE,
+                ..ack(20, 0)
+            },
+            &mut out,
+        );
+        let alpha = (15.0f64 / 16.0).powi(2) + 1.0 / (16.0 * 19.0);
+        let AnyController::Dctcp(d) = s.controller() else {
+            panic!()
+        };
+        assert!((d.alpha() - alpha).abs() < 1e-12, "{}", d.alpha());
+        assert!((s.cwnd() - w * (1.0 - alpha / 2.0)).abs() < 1e-9);
+        assert_eq!(s.stats.ecn_reductions, 1);
+        // A retransmission (timeout) is not ECN-capable.
+        out.clear();
+        s.on_rto(10_000_000_000, &mut out);
+        assert!(out[0].has(F_RETX) && !out[0].has(F_ECT));
     }
 }

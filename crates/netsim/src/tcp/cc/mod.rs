@@ -35,16 +35,25 @@
 //! called for every ACK, in every [`CaState`], so the EWMA sees all of
 //! them. (An exact CE echo, RFC 8257 §3.2, is a receiver mode; Prague's
 //! ECT(1) is a packet codepoint.)
+//!
+//! [`dctcp`] (RFC 8257) and [`prague`] (TCP Prague) are built this way.
+//! Prague departs from the invariants above on purpose: its window also
+//! grows during the CWR period (Linux `tcp_prague` runs its `cong_control`
+//! on every ACK), and its reductions set `ssthresh` to the reduced window.
 
 pub mod cubic;
+pub mod dctcp;
 pub mod newreno;
+pub mod prague;
 pub mod reno;
 
 use serde::{Deserialize, Serialize};
 
 use crate::engine::Ns;
 pub use cubic::Cubic;
+pub use dctcp::Dctcp;
 pub use newreno::NewReno;
+pub use prague::Prague;
 pub use reno::Reno;
 
 /// The loss window, 1 segment: `cwnd` after a retransmission timeout,
@@ -62,6 +71,10 @@ pub enum CcKind {
     Newreno,
     /// CUBIC (RFC 9438) with NewReno loss recovery.
     Cubic,
+    /// DCTCP (RFC 8257) with NewReno loss recovery; ECT(0).
+    Dctcp,
+    /// TCP Prague (L4S) with NewReno loss recovery; ECT(1).
+    Prague,
 }
 
 impl CcKind {
@@ -71,7 +84,20 @@ impl CcKind {
             CcKind::Reno => "reno",
             CcKind::Newreno => "newreno",
             CcKind::Cubic => "cubic",
+            CcKind::Dctcp => "dctcp",
+            CcKind::Prague => "prague",
         }
+    }
+
+    /// The algorithm needs ECN (DCTCP, Prague: Linux `TCP_CONG_NEEDS_ECN`); its receiver
+    /// echoes CE per segment (RFC 8257 §3.2) instead of RFC 3168's latched ECE.
+    pub fn needs_ecn(self) -> bool {
+        matches!(self, CcKind::Dctcp | CcKind::Prague)
+    }
+
+    /// Data segments carry ECT(1), the L4S identifier (RFC 9331), instead of ECT(0).
+    pub fn sends_ect1(self) -> bool {
+        self == CcKind::Prague
     }
 }
 
@@ -169,6 +195,13 @@ pub trait Controller {
     /// window law runs only if [`AckEvent::may_raise_cwnd`].
     fn on_ack(&mut self, now: Ns, ack: &AckEvent);
 
+    /// Before the sender's ECN and loss reactions to an ACK (Linux's `in_ack_event` hook):
+    /// the cumulative ACK (`snd_una` after it), `snd_max`, the payload bytes it newly
+    /// acknowledges and whether it carries ECE. Default: nothing (DCTCP updates its alpha
+    /// here, so that the cut on the same ACK uses the new value, as Linux does).
+    #[inline]
+    fn in_ack_event(&mut self, _snd_una: u32, _snd_max: u32, _acked_bytes: u64, _ece: bool) {}
+
     /// A congestion signal at `now`. `flight` is FlightSize (segments) for
     /// the `ssthresh` computation (RFC 5681 §3.1 equation (4)), already
     /// bounded by `window()` (see `TcpSender::flight_for_ssthresh`).
@@ -189,6 +222,10 @@ pub enum AnyController {
     NewReno(NewReno),
     /// CUBIC window law, NewReno recovery.
     Cubic(Cubic),
+    /// DCTCP (Reno window law with the alpha cut), NewReno recovery.
+    Dctcp(Dctcp),
+    /// TCP Prague, NewReno recovery.
+    Prague(Prague),
 }
 
 macro_rules! dispatch {
@@ -197,6 +234,8 @@ macro_rules! dispatch {
             AnyController::Reno($c) => $e,
             AnyController::NewReno($c) => $e,
             AnyController::Cubic($c) => $e,
+            AnyController::Dctcp($c) => $e,
+            AnyController::Prague($c) => $e,
         }
     };
 }
@@ -215,6 +254,8 @@ impl AnyController {
             CcKind::Reno => AnyController::Reno(Reno::with_window(cwnd, ssthresh)),
             CcKind::Newreno => AnyController::NewReno(NewReno::with_window(cwnd, ssthresh)),
             CcKind::Cubic => AnyController::Cubic(Cubic::with_window(cwnd, ssthresh)),
+            CcKind::Dctcp => AnyController::Dctcp(Dctcp::with_window(cwnd, ssthresh)),
+            CcKind::Prague => AnyController::Prague(Prague::with_window(cwnd, ssthresh)),
         }
     }
 
@@ -224,6 +265,8 @@ impl AnyController {
             AnyController::Reno(_) => CcKind::Reno,
             AnyController::NewReno(_) => CcKind::Newreno,
             AnyController::Cubic(_) => CcKind::Cubic,
+            AnyController::Dctcp(_) => CcKind::Dctcp,
+            AnyController::Prague(_) => CcKind::Prague,
         }
     }
 }
@@ -242,6 +285,11 @@ impl Controller for AnyController {
     #[inline]
     fn on_ack(&mut self, now: Ns, ack: &AckEvent) {
         dispatch!(self, c => c.on_ack(now, ack))
+    }
+
+    #[inline]
+    fn in_ack_event(&mut self, snd_una: u32, snd_max: u32, acked_bytes: u64, ece: bool) {
+        dispatch!(self, c => c.in_ack_event(snd_una, snd_max, acked_bytes, ece))
     }
 
     #[inline]
