@@ -17,6 +17,7 @@ Controller (:mod:`aqmlab.online.controller`)
     weight and sigma are written: DRR class weights today, SQM queues later).
 """
 
+from aqmlab.online.controller import ControllerResult, ParamMapping, run_controller
 from aqmlab.online.num import NUMResult, num_optimum
 from aqmlab.online.ogd import (
     OGDResult,
@@ -30,9 +31,16 @@ from aqmlab.online.ogd import (
     project,
     regret,
 )
+from aqmlab.online.tuning import SIGMA_RULES, LinkTuning, link_tuning
 
 __all__ = [
+    "SIGMA_RULES",
+    "ControllerResult",
+    "LinkTuning",
     "NUMResult",
+    "ParamMapping",
+    "link_tuning",
+    "run_controller",
     "OGDResult",
     "Projection",
     "alpha_fair_gradient",
