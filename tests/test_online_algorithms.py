@@ -48,11 +48,11 @@ def test_projection_kkt_on_random_instances():
 
 def test_projection_is_not_clipping():
     # clipping each coordinate would give (2, 2); the projection moves along the normal
-    p = project([3.0, 2.0], [[0], [0]], [3.0], epsilon=0.0)
+    p = project([3.0, 2.0], [[1], [1]], [3.0], epsilon=0.0)
     assert np.allclose(p.x, [2.0, 1.0])
     assert np.allclose(p.link_price, [1.0])
     # a feasible point is its own projection
-    q = project([1.0, 1.5], [[0], [0]], [3.0], epsilon=1.0)
+    q = project([1.0, 1.5], [[1], [1]], [3.0], epsilon=1.0)
     assert np.allclose(q.x, [1.0, 1.5]) and np.allclose(q.link_price, 0.0)
 
 
@@ -65,11 +65,11 @@ def test_kkt_residuals_detect_a_wrong_point():
 @pytest.mark.parametrize(
     "kwargs, needle",
     [
-        ({"y": [1.0], "routing": [[0], [0]], "capacity": [3.0]}, "y must be 2"),
-        ({"y": [1.0, 2.0], "routing": [[0], []], "capacity": [3.0]}, "cross no link"),
-        ({"y": [1.0, 2.0], "routing": [[0], [0]], "capacity": [-3.0]}, "capacity"),
-        ({"y": [1.0, 2.0], "routing": [[0], [0]], "capacity": [1.0]}, "epsilon = 1.0"),
-        ({"y": [1.0, 2.0], "routing": [[0], [0]], "capacity": [3.0], "epsilon": "x"}, "epsilon"),
+        ({"y": [1.0], "routing": [[1], [1]], "capacity": [3.0]}, "y must be 2"),
+        ({"y": [1.0, 2.0], "routing": [[0], []], "capacity": [3.0]}, "at least one link"),
+        ({"y": [1.0, 2.0], "routing": [[1], [1]], "capacity": [-3.0]}, "capacity"),
+        ({"y": [1.0, 2.0], "routing": [[1], [1]], "capacity": [1.0]}, "epsilon = 1.0"),
+        ({"y": [1.0, 2.0], "routing": [[1], [1]], "capacity": [3.0], "epsilon": "x"}, "epsilon"),
     ],
 )
 def test_projection_bad_input(kwargs, needle):
@@ -80,14 +80,14 @@ def test_projection_bad_input(kwargs, needle):
 # --- NUM optimum ----------------------------------------------------------------------------
 @pytest.mark.parametrize("alpha", [0.5, 1.0, 2.0, 5.0, np.inf])
 def test_single_link_equal_alpha_gives_equal_shares(alpha):
-    r = num_optimum([[0]] * 7, [4166.0], alpha=alpha)
+    r = num_optimum([[1]] * 7, [4166.0], alpha=alpha)
     assert np.allclose(r.x, 4166.0 / 7, rtol=1e-12)
 
 
 @pytest.mark.parametrize("alpha", [1.0, 2.0, 4.0])
 def test_single_link_weights_give_w_to_the_one_over_alpha(alpha):
     w = np.array([1.0, 2.0, 5.0])
-    r = num_optimum([[0]] * 3, [100.0], alpha=alpha, weights=w)
+    r = num_optimum([[1]] * 3, [100.0], alpha=alpha, weights=w)
     share = w ** (1 / alpha)
     assert np.allclose(r.x, 100.0 * share / share.sum(), rtol=1e-10)
 
@@ -132,11 +132,11 @@ def test_num_kkt_on_random_instances():
 
 def test_num_bad_input():
     with pytest.raises(ValueError, match="alpha"):
-        num_optimum([[0]], [1.0], alpha=-1.0)
+        num_optimum([[1]], [1.0], alpha=-1.0)
     with pytest.raises(ValueError, match="weights"):
-        num_optimum([[0], [0]], [1.0], weights=[1.0])
+        num_optimum([[1], [1]], [1.0], weights=[1.0])
     with pytest.raises(ValueError, match="lower"):
-        num_optimum([[0], [0]], [1.0], lower=0.6)
+        num_optimum([[1], [1]], [1.0], lower=0.6)
 
 
 # --- Algorithm 1 ----------------------------------------------------------------------------
@@ -147,7 +147,7 @@ def test_bounds_follow_the_stated_formulas():
 
 def test_step_follows_the_update_rule():
     # one link, C = 100, flows 0 and 1 present, flow 2 absent: y = x + eta x^-alpha, projected
-    R = [[0], [0], [0]]
+    R = [[1], [1], [1]]
     x = np.array([10.0, 40.0, 20.0])
     D, G = ogd_bounds(R, [100.0])
     eta = D / (G * np.sqrt(3))
@@ -193,8 +193,8 @@ def test_regret_is_positive_and_sublinear_on_a_fixed_flow_set():
 
 def test_online_gradient_bad_input():
     with pytest.raises(ValueError, match="present"):
-        online_gradient([[0, 5]], [[0], [0]], [10.0])
+        online_gradient([[0, 5]], [[1], [1]], [10.0])
     with pytest.raises(ValueError, match="absent"):
-        online_gradient([[0]], [[0], [0]], [10.0], absent="drop")
+        online_gradient([[0]], [[1], [1]], [10.0], absent="drop")
     with pytest.raises(ValueError, match="t must be"):
-        ogd_step([1.0, 1.0], [0], 0, [[0], [0]], [10.0])
+        ogd_step([1.0, 1.0], [0], 0, [[1], [1]], [10.0])

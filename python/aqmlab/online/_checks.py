@@ -5,46 +5,27 @@ from __future__ import annotations
 import numpy as np
 
 from aqmlab.design.plants import check_real
+from aqmlab.fluid.network import routing_matrix
 
 __all__ = ["as_routing", "as_capacity", "as_alpha", "check_real"]
 
 
 def as_routing(routing, n_flows: int | None = None) -> np.ndarray:
-    """``routing`` as a (K, L) 0/1 float matrix.
-
-    A NumPy array is the 0/1 matrix itself; a Python list (or tuple) of lists is one list of
-    link indices per flow (``[[0, 1], [0], [1]]``: flow 0 crosses links 0 and 1). Every flow
-    must cross at least one link (otherwise its rate is unbounded).
+    """``routing`` as a (K, L) 0/1 float matrix, read by :func:`aqmlab.fluid.network.routing_matrix`:
+    a 0/1 matrix, or (when the rows are ragged or not 0/1) one list of link indices per flow
+    (``[[0, 1], [0], [1]]``: flow 0 crosses links 0 and 1). Every flow must cross a link.
     """
-    if (
-        isinstance(routing, list | tuple)
-        and routing
-        and all(isinstance(r, list | tuple) for r in routing)
-    ):
-        links = sorted({int(v) for r in routing for v in r}) if any(routing) else []
-        if any(v < 0 for r in routing for v in r):
-            raise ValueError(f"routing must list link indices >= 0, got {routing!r}")
-        L = (max(links) + 1) if links else 0
-        R = np.zeros((len(routing), L))
-        for i, r in enumerate(routing):
-            R[i, list(r)] = 1.0
-    else:
-        try:
-            R = np.asarray(routing, dtype=float)
-        except (TypeError, ValueError):
-            raise ValueError(
-                f"routing must be a 0/1 matrix (flows x links), got {routing!r}"
-            ) from None
-        if R.ndim == 1:
-            R = R[:, None]
-    if R.ndim != 2 or R.size == 0 or not np.all((R == 0) | (R == 1)):
-        raise ValueError(f"routing must be a non-empty 0/1 matrix (flows x links), got {routing!r}")
-    if n_flows is not None and R.shape[0] != n_flows:
-        raise ValueError(f"routing has {R.shape[0]} flows, expected {n_flows}")
-    if np.any(R.sum(axis=1) == 0):
-        bad = [int(i) for i in np.nonzero(R.sum(axis=1) == 0)[0]]
-        raise ValueError(f"routing: flows {bad} cross no link (their rate would be unbounded)")
-    return R
+    if routing is None or isinstance(routing, str | bytes):
+        raise ValueError(f"routing must be a 0/1 matrix or link-index lists, got {routing!r}")
+    try:
+        R = routing_matrix(routing, n_flows)
+    except (TypeError, IndexError):
+        raise ValueError(
+            f"routing must be a 0/1 matrix or link-index lists, got {routing!r}"
+        ) from None
+    if R.size == 0:
+        raise ValueError(f"routing must not be empty, got {routing!r}")
+    return R.astype(float)
 
 
 def as_capacity(capacity, n_links: int) -> np.ndarray:

@@ -26,7 +26,7 @@ Decisions (ALGORITHMS.md §4 item 7, docs/online.md)
 
 Examples
 --------
->>> p = project([3.0, 1.0], [[0], [0]], [2.0], epsilon=0.1)
+>>> p = project([3.0, 1.0], [[1], [1]], [2.0], epsilon=0.1)
 >>> [round(float(v), 12) for v in p.x]
 [1.9, 0.1]
 """
@@ -217,7 +217,7 @@ def ogd_bounds(routing, capacity, epsilon: float = 1.0, alpha: float = 2.0) -> t
     """``(D, G)`` for Theorem 4: ``D = ||u - eps||``, ``u_i = min_{l in A(i)} C_l``;
     ``G = sqrt(K) eps^-alpha``.
 
-    >>> D, G = ogd_bounds([[0], [0]], [10.0], epsilon=1.0, alpha=2.0)
+    >>> D, G = ogd_bounds([[1], [1]], [10.0], epsilon=1.0, alpha=2.0)
     >>> round(D, 6), round(G, 6)
     (12.727922, 1.414214)
     """
@@ -373,7 +373,7 @@ def online_gradient(
 
     Examples
     --------
-    >>> r = online_gradient([[0, 1]] * 20, [[0], [0]], [100.0])
+    >>> r = online_gradient([[0, 1]] * 20, [[1], [1]], [100.0])
     >>> [round(float(v), 6) for v in r.x[-1]]
     [50.0, 50.0]
     >>> bool(r.regret() <= r.bound())
