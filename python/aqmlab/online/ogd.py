@@ -60,6 +60,13 @@ KKT_TOL = 1e-9
 def alpha_fair_utility(x, alpha: float) -> np.ndarray:
     """``U(x) = log x`` (alpha = 1) or ``x^(1-alpha)/(1-alpha)`` (SQM eq. 1), elementwise.
 
+    Parameters
+    ----------
+    x : array_like
+        rates (> 0).
+    alpha : float
+        fairness exponent (>= 0).
+
     >>> float(alpha_fair_utility(2.0, 2.0))
     -0.5
     """
@@ -73,7 +80,15 @@ def alpha_fair_utility(x, alpha: float) -> np.ndarray:
 
 
 def alpha_fair_gradient(x, alpha: float) -> np.ndarray:
-    """``U'(x) = x^-alpha``, elementwise."""
+    """``U'(x) = x^-alpha``, elementwise.
+
+    Parameters
+    ----------
+    x : array_like
+        rates (> 0).
+    alpha : float
+        fairness exponent (>= 0).
+    """
     alpha = as_alpha(alpha)
     x = np.asarray(x, dtype=float)
     if np.any(x <= 0):
@@ -105,6 +120,15 @@ class Projection:
 
 def kkt_residuals(x, y, routing, capacity, epsilon, link_price, floor_price) -> dict:
     """KKT residuals of ``min ||x - y||^2/2  s.t.  x >= eps, R' x <= C``.
+
+    Parameters
+    ----------
+    x, y : array_like
+        the candidate projection and the projected point (K,).
+    routing, capacity, epsilon
+        the feasible set (as :func:`project`; ``routing`` a (K, L) 0/1 array).
+    link_price, floor_price : array_like
+        the multipliers of ``R' x <= C`` (L,) and ``x >= eps`` (K,).
 
     Returns ``{"stationarity", "primal", "dual", "complementarity"}``, each scaled by
     ``max(1, |y|, C)``: stationarity ``|x - y + R lam - mu|``, primal infeasibility,
@@ -216,6 +240,13 @@ def project(y, routing, capacity, epsilon: float = 1.0) -> Projection:
 def ogd_bounds(routing, capacity, epsilon: float = 1.0, alpha: float = 2.0) -> tuple[float, float]:
     """``(D, G)`` for Theorem 4: ``D = ||u - eps||``, ``u_i = min_{l in A(i)} C_l``;
     ``G = sqrt(K) eps^-alpha``.
+
+    Parameters
+    ----------
+    routing, capacity, epsilon
+        the feasible set, as :func:`project`.
+    alpha : float
+        fairness exponent (the gradient's ``x^-alpha`` is largest at ``eps``).
 
     >>> D, G = ogd_bounds([[1], [1]], [10.0], epsilon=1.0, alpha=2.0)
     >>> round(D, 6), round(G, 6)
@@ -414,6 +445,15 @@ def regret(xs, present, routing, capacity, alpha: float = 2.0, epsilon: float = 
     ``sum_t U_t(x) = sum_i n_i U(x_i) + const`` with ``n_i`` the number of periods flow i
     exists, so the best fixed decision is the weighted alpha-fair NUM optimum over X
     (:func:`aqmlab.online.num_optimum` with ``weights = n`` and ``lower = eps``).
+
+    Parameters
+    ----------
+    xs : array_like
+        the played decisions ``x_1 .. x_T`` (T, K).
+    present : (T, K) booleans or list of T index lists
+        the flows existing in each period.
+    routing, capacity, alpha, epsilon
+        as :func:`online_gradient`.
     """
     from aqmlab.online.num import num_optimum
 
