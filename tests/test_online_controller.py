@@ -100,6 +100,20 @@ def test_controller_moves_weights_and_goodput_shares_towards_the_ogd_rates():
     assert 0.9 * C < r.array("measured_pps")[-1].sum() <= 1.01 * C
 
 
+def test_controller_can_step_from_the_measured_rates():
+    from aqmlab.online import ogd_step, project
+
+    sim = Simulation(scenario(15.0))
+    r = run_controller(sim, period=5.0, state="measured")
+    meas, ogd = r.array("measured_pps"), r.array("ogd_pps")
+    C = r.capacity_pps
+    for t in (1, 2, 3):
+        x_t = project(np.maximum(meas[t - 1], 1.0), r.routing, C).x
+        assert np.allclose(ogd[t - 1], ogd_step(x_t, meas[t - 1] > 0, t, r.routing, C))
+    # the measured start is not the OGD's own: the flows' decisions are not all C/6
+    assert not np.allclose(ogd[-1], C[0] / 6)
+
+
 def test_mapping_writes_sigma_per_flow_queue_for_an_sqm_target():
     m = ParamMapping(
         {0: "q0", 1: "q1"},
@@ -127,3 +141,5 @@ def test_mapping_and_controller_bad_input():
         run_controller(sim, links={"nope": 100.0})
     with pytest.raises(ValueError, match="sigma_rule"):
         run_controller(sim, sigma_rule="x")
+    with pytest.raises(ValueError, match="state must be"):
+        run_controller(sim, state="x")

@@ -36,7 +36,7 @@ import numpy as np
 
 from aqmlab.online._checks import check_real
 from aqmlab.online.num import num_optimum
-from aqmlab.online.ogd import ogd_bounds, ogd_step
+from aqmlab.online.ogd import ogd_bounds, ogd_step, project
 from aqmlab.online.tuning import SIGMA_RULES, link_tuning
 
 __all__ = ["ControllerResult", "ParamMapping", "run_controller"]
@@ -183,6 +183,7 @@ def run_controller(
     absent: str = "pin",
     D: float | None = None,
     G: float | None = None,
+    state: str = "ogd",
 ) -> ControllerResult:
     """Run SQM's online tuning every ``period`` seconds over a :class:`~aqmlab.sim.Simulation`.
 
@@ -206,6 +207,11 @@ def run_controller(
     sigma_rule, delay_target, beta
         Algorithm 2 (:func:`aqmlab.online.link_tuning`); sigma is only written when the
         mapping has a sigma path.
+    state : {"ogd", "measured"}
+        the ``x_t`` Algorithm 1 steps from: its own previous decision (default: Algorithm 1
+        as written, the measurements give the flow set), or the measured goodputs projected
+        onto X (the rates the network realised; the paper calls x_t "the equilibrium (or
+        average) rates" of the period).
 
     Returns
     -------
@@ -215,6 +221,8 @@ def run_controller(
     end = sim.duration if until is None else check_real("until", until, positive=True)
     if sigma_rule not in SIGMA_RULES:
         raise ValueError(f"sigma_rule must be one of {', '.join(SIGMA_RULES)}, got {sigma_rule!r}")
+    if state not in ("ogd", "measured"):
+        raise ValueError(f"state must be 'ogd' or 'measured', got {state!r}")
     if links is None:
         links = {"bottleneck": _dumbbell_capacity(sim)}
     link_names = list(links)
@@ -257,6 +265,8 @@ def run_controller(
         last = now_b
         present = meas > 0
         t += 1
+        if state == "measured":
+            x = project(np.maximum(meas, epsilon), R, cap, epsilon).x
         x = ogd_step(x, present, t, R, cap, alpha, epsilon, D, G, absent)
         rtts = np.array([s["srtt_s"] or 0.1 for s in status])
         written: dict[str, dict[str, float]] = {}
