@@ -173,8 +173,11 @@ def _run(quick: bool) -> Repro:
             f"oscillates: ±{cases['delay-5ms']['max_dev_last10s_pps']:.0f} pkt/s over the last "
             f"10 s; at 100 ms: ±{cases['delay-100ms']['max_dev_last10s_pps']:.2g} pkt/s",
             "not comparable",
-            "with k = 1/D² a 5-ms fluid queue needs sigma ~ 1e3-1e4, a loop gain beyond the "
-            "delay margin; the fluid model does not support 5-ms queues with stable rates",
+            f"a 5-ms fluid queue needs sigma ≈ {cases['delay-5ms']['sigma_10']:.0f}-"
+            f"{cases['delay-5ms']['sigma_1']:.0f}, a loop gain k x^α/σ "
+            f"{cases['critical']['sigma_1'] / cases['delay-5ms']['sigma_1']:.0f} times that of "
+            "the critically damped sigma: the rates settle into a limit cycle in which the "
+            "queues empty every cycle",
             id="delay-5ms",
         ),
     ]
