@@ -153,11 +153,12 @@ def _dual_newton(R, C, w, lb, alpha):
     def dual(p):
         q = R @ p
         x = _x_of_q(q, w, lb, ub, alpha)
-        xs = np.maximum(x, 1e-300)  # weight-0 flows may sit at 0
-        if alpha == 1.0:
-            U = np.where(w > 0, w * np.log(xs), 0.0)
-        else:
-            U = np.where(w > 0, w * xs ** (1 - alpha) / (1 - alpha), 0.0)
+        xs = np.where(w > 0, np.maximum(x, 1e-300), 1.0)  # weight-0 flows may sit at 0
+        with np.errstate(over="ignore"):
+            if alpha == 1.0:
+                U = np.where(w > 0, w * np.log(xs), 0.0)
+            else:
+                U = np.where(w > 0, w * xs ** (1 - alpha) / (1 - alpha), 0.0)
         val = p @ C + (U - q * x).sum()
         return val, C - R.T @ x
 
