@@ -132,6 +132,21 @@ class Simulation:
             if progress is not None:
                 progress(self.now)
 
+    @property
+    def num_flows(self) -> int:
+        """Flows created so far: the static groups' flows (numbered group by group, in the
+        scenario's order) and the short flows that have arrived (numbered after them)."""
+        return self._sim.num_flows()
+
+    def flow_groups(self) -> list[int]:
+        """Group index (position in the scenario's ``flows``) of each flow of a static group
+        (TCP and UDP groups with ``count``), by flow number; short-flow groups add none."""
+        out: list[int] = []
+        for gi, g in enumerate(self.scenario.normalized["flows"]):
+            if g.get("kind", "tcp") != "short_tcp":
+                out += [gi] * int(g.get("count", 1))
+        return out
+
     def link_names(self) -> list[str]:
         return [self._aliases.get(n, n) for n in self._sim.link_names()]
 

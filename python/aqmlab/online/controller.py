@@ -1,0 +1,306 @@
+"""SQM's period controller over the steppable simulator (docs/online.md).
+
+Every ``period`` seconds of simulated time :func:`run_controller`
+
+1. measures each flow's goodput over the period (``bytes_delivered`` differences, in packets/s)
+   and the flow set (flows that delivered data in the period);
+2. runs Algorithm 1 (:func:`aqmlab.online.ogd_step`) on all tracked flows;
+3. runs Algorithm 2 (:func:`aqmlab.online.link_tuning`) per controlled link on the present
+   flows crossing it, and writes the weights (and sigma, beta when the target has them) into
+   the link's queue discipline through a :class:`ParamMapping`;
+4. computes the alpha-fair NUM optimum of the present flows (the reference) and logs it all.
+
+The mapping is the only piece that knows the queue discipline: today ``drr`` class weights
+(``classes.NAME.weight``, one class per flow group, the weights of the class's flows summed);
+for SQM's per-flow queues the same class takes other path templates (e.g.
+``ParamMapping(keys, weight="queues.{key}.weight", sigma="queues.{key}.sigma")``).
+
+Examples
+--------
+>>> from aqmlab.sim import Simulation
+>>> sim = Simulation({"duration": "10s", "dumbbell": {"rate": "10Mbps", "rtt": "40ms"},
+...     "aqm": {"type": "drr", "classes": [{"name": "a"}, {"name": "b"}]},
+...     "flows": [{"count": 1, "class": "a"}, {"count": 3, "class": "b"}]})
+>>> r = run_controller(sim, period=5.0)
+>>> [round(w, 3) for w in r.periods[-1]["written"].values()]
+[1.0, 3.0]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from aqmlab.online._checks import check_real
+from aqmlab.online.num import num_optimum
+from aqmlab.online.ogd import ogd_bounds, ogd_step, project
+from aqmlab.online.tuning import SIGMA_RULES, link_tuning
+
+__all__ = ["ControllerResult", "ParamMapping", "run_controller"]
+
+#: largest weight the drr scheduler accepts
+MAX_WEIGHT = 1e6
+
+
+class ParamMapping:
+    """Where a flow's weight, sigma and beta are written in a link's queue discipline.
+
+    Parameters
+    ----------
+    keys : mapping flow number -> str
+        the queue (class) of each controlled flow; flows sharing a key share a queue.
+    weight : str
+        path template of a queue's weight (``{key}`` is replaced), e.g. ``classes.{key}.weight``.
+    sigma, beta : str, optional
+        path templates of a queue's slope and offset (None: not written, e.g. DRR classes).
+    normalize : bool
+        scale the weights so that the smallest written is 1 (DRR: quantum = weight x MTU,
+        weights in (0, 1e6]); otherwise write ``Q = x`` (packets/s) as in the paper.
+    """
+
+    def __init__(
+        self,
+        keys: Mapping[int, str],
+        weight: str = "classes.{key}.weight",
+        sigma: str | None = None,
+        beta: str | None = None,
+        normalize: bool = True,
+    ):
+        if not isinstance(keys, Mapping) or not keys:
+            raise ValueError(f"keys must map flow numbers to queue names, got {keys!r}")
+        for tpl, name in ((weight, "weight"), (sigma, "sigma"), (beta, "beta")):
+            if tpl is not None and (not isinstance(tpl, str) or "{key}" not in tpl):
+                raise ValueError(f"{name} must be a path template containing {{key}}, got {tpl!r}")
+        self.keys = {int(f): str(k) for f, k in keys.items()}
+        self.weight, self.sigma, self.beta, self.normalize = weight, sigma, beta, normalize
+        if sigma is not None or beta is not None:
+            seen: dict[str, int] = {}
+            for f, k in self.keys.items():
+                if k in seen:
+                    raise ValueError(
+                        f"keys: flows {seen[k]} and {f} share queue {k!r}; sigma and beta "
+                        "are per flow (one queue per flow)"
+                    )
+                seen[k] = f
+
+    @classmethod
+    def drr_classes(cls, sim) -> ParamMapping:
+        """One DRR class per flow group: each static flow's key is its group's ``class``."""
+        groups = sim.scenario.normalized["flows"]
+        keys = {}
+        for f, g in enumerate(sim.flow_groups()):
+            name = groups[g].get("class")
+            if name is None:
+                raise ValueError(f"flows[{g}] has no class: give every flow group a DRR class")
+            keys[f] = name
+        return cls(keys)
+
+    def writes(self, flows: list[int], tuning) -> dict[str, float]:
+        """``{path: value}`` for a link's :class:`~aqmlab.online.tuning.LinkTuning` of ``flows``."""
+        w: dict[str, float] = {}
+        for f, q in zip(flows, tuning.weights, strict=True):
+            if f in self.keys:
+                k = self.keys[f]
+                w[k] = w.get(k, 0.0) + float(q)
+        if not w:
+            return {}
+        scale = 1.0 / min(w.values()) if self.normalize else 1.0
+        out = {self.weight.format(key=k): float(min(MAX_WEIGHT, v * scale)) for k, v in w.items()}
+        for tpl, vals in ((self.sigma, tuning.sigma), (self.beta, tuning.beta)):
+            if tpl is not None:
+                for f, v in zip(flows, vals, strict=True):
+                    if f in self.keys:
+                        out[tpl.format(key=self.keys[f])] = float(v)
+        return out
+
+
+@dataclass
+class ControllerResult:
+    """Result of :func:`run_controller`.
+
+    Attributes
+    ----------
+    periods : list of dict
+        one entry per period: ``t_end``, ``present`` (flow numbers), ``measured_pps`` (K,),
+        ``ogd_pps`` (the new decision x_{t+1}, K), ``num_pps`` (NUM optimum of the present
+        flows, K, 0 for absent), ``written`` ({path: value} per link merged), ``tuning``
+        (LinkTuning.to_dict per link).
+    flows : list of int
+        the tracked flow numbers (index of the per-flow arrays).
+    links, capacity_pps, routing
+        the controlled links, their capacities (packets/s) and the flow-link routing matrix.
+    """
+
+    periods: list[dict[str, Any]]
+    flows: list[int]
+    links: list[str]
+    capacity_pps: np.ndarray
+    routing: np.ndarray
+    D: float
+    G: float
+    extra: dict = field(default_factory=dict)
+
+    def array(self, key: str) -> np.ndarray:
+        """A per-period per-flow series (``measured_pps``, ``ogd_pps``, ``num_pps``) as
+        (periods, K)."""
+        return np.array([p[key] for p in self.periods])
+
+    def key_shares(self, key: str, mapping: ParamMapping) -> list[dict[str, float]]:
+        """Per period, each queue's share of the sum of ``key`` (e.g. measured goodput)."""
+        out = []
+        for p in self.periods:
+            v: dict[str, float] = {}
+            for i, f in enumerate(self.flows):
+                if f in mapping.keys:
+                    v[mapping.keys[f]] = v.get(mapping.keys[f], 0.0) + p[key][i]
+            tot = sum(v.values()) or 1.0
+            out.append({k: x / tot for k, x in v.items()})
+        return out
+
+
+def _dumbbell_capacity(sim) -> float:
+    d = sim.scenario.normalized.get("dumbbell")
+    if not d:
+        raise ValueError("capacity must be given for a topology other than a dumbbell")
+    return float(d["rate"]) / (8.0 * float(d["pkt_size"]))
+
+
+def run_controller(
+    sim,
+    period: float = 5.0,
+    until: float | None = None,
+    links: Mapping[str, float] | None = None,
+    routes: Mapping[int, list[str]] | None = None,
+    mapping: ParamMapping | Mapping[str, ParamMapping] | None = None,
+    alpha: float = 2.0,
+    epsilon: float = 1.0,
+    sigma_rule: str = "delay",
+    delay_target: float = 0.005,
+    beta=0.0,
+    absent: str = "pin",
+    D: float | None = None,
+    G: float | None = None,
+    state: str = "ogd",
+) -> ControllerResult:
+    """Run SQM's online tuning every ``period`` seconds over a :class:`~aqmlab.sim.Simulation`.
+
+    Parameters
+    ----------
+    sim : aqmlab.sim.Simulation
+        the simulation (stepped from its current time).
+    period : float
+        control period, s (SQM: 5 s).
+    until : float, optional
+        stop time (default the scenario's duration).
+    links : mapping link name -> capacity (packets/s), optional
+        the controlled links (default: a dumbbell's ``bottleneck`` at rate / (8 pkt_size)).
+    routes : mapping flow number -> list of link names, optional
+        the controlled links each flow crosses (default: every static flow crosses every
+        controlled link).
+    mapping : ParamMapping or {link: ParamMapping}, optional
+        where weights (and sigma) go (default :meth:`ParamMapping.drr_classes`).
+    alpha, epsilon, absent, D, G
+        Algorithm 1 (:func:`aqmlab.online.ogd_step`).
+    sigma_rule, delay_target, beta
+        Algorithm 2 (:func:`aqmlab.online.link_tuning`); sigma is only written when the
+        mapping has a sigma path.
+    state : {"ogd", "measured"}
+        the ``x_t`` Algorithm 1 steps from: its own previous decision (default: Algorithm 1
+        as written, the measurements give the flow set), or the measured goodputs projected
+        onto X (the rates the network realised; the paper calls x_t "the equilibrium (or
+        average) rates" of the period).
+
+    Returns
+    -------
+    ControllerResult
+    """
+    period = check_real("period", period, positive=True)
+    end = sim.duration if until is None else check_real("until", until, positive=True)
+    if sigma_rule not in SIGMA_RULES:
+        raise ValueError(f"sigma_rule must be one of {', '.join(SIGMA_RULES)}, got {sigma_rule!r}")
+    if state not in ("ogd", "measured"):
+        raise ValueError(f"state must be 'ogd' or 'measured', got {state!r}")
+    if links is None:
+        links = {"bottleneck": _dumbbell_capacity(sim)}
+    link_names = list(links)
+    for name in link_names:
+        if name not in sim.link_names():
+            raise ValueError(f"links: {name!r} is not a link ({', '.join(sim.link_names())})")
+    cap = np.array([check_real(f"links[{n!r}]", links[n], positive=True) for n in link_names])
+    flows = list(range(len(sim.flow_groups())))
+    if not flows:
+        raise ValueError("the scenario has no static flows to control")
+    R = np.zeros((len(flows), len(link_names)))
+    for i, f in enumerate(flows):
+        path = link_names if routes is None else routes.get(f, [])
+        for name in path:
+            if name not in link_names:
+                raise ValueError(f"routes[{f}]: {name!r} is not a controlled link")
+            R[i, link_names.index(name)] = 1.0
+    if mapping is None:
+        mapping = ParamMapping.drr_classes(sim)
+    maps = mapping if isinstance(mapping, Mapping) else {n: mapping for n in link_names}
+    groups = sim.scenario.normalized["flows"]
+    gid = sim.flow_groups()
+    pkt = np.array([float(groups[g].get("packet_size", 1500)) for g in gid])
+    D0, G0 = ogd_bounds(R, cap, epsilon, alpha)
+    D = D0 if D is None else check_real("D", D, positive=True)
+    G = G0 if G is None else check_real("G", G, positive=True)
+
+    x = np.full(len(flows), float(epsilon))
+    last = np.array([sim.flow_status(f)["bytes_delivered"] for f in flows], dtype=float)
+    t_prev = sim.now
+    periods: list[dict[str, Any]] = []
+    t = 0
+    while sim.now + 1e-9 < end:
+        sim.run_until(min(end, sim.now + period))
+        dt = sim.now - t_prev
+        t_prev = sim.now
+        status = [sim.flow_status(f) for f in flows]
+        now_b = np.array([s["bytes_delivered"] for s in status], dtype=float)
+        meas = (now_b - last) / pkt / max(dt, 1e-12)
+        last = now_b
+        present = meas > 0
+        t += 1
+        if state == "measured":
+            x = project(np.maximum(meas, epsilon), R, cap, epsilon).x
+        x = ogd_step(x, present, t, R, cap, alpha, epsilon, D, G, absent)
+        rtts = np.array([s["srtt_s"] or 0.1 for s in status])
+        written: dict[str, dict[str, float]] = {}
+        tunings: dict[str, dict] = {}
+        for j, name in enumerate(link_names):
+            on = [i for i in range(len(flows)) if R[i, j] > 0 and present[i]]
+            if not on:
+                continue
+            tu = link_tuning(
+                x[on],
+                rtts[on],
+                capacity=cap[j],
+                alpha=alpha,
+                sigma_rule=sigma_rule,
+                delay_target=delay_target,
+                beta=beta,
+            )
+            w = maps[name].writes([flows[i] for i in on], tu)
+            for path, v in w.items():
+                sim.set_aqm_param(name, path, v)
+            written[name] = w
+            tunings[name] = tu.to_dict()
+        num = np.zeros(len(flows))
+        if present.any():
+            num[present] = num_optimum(R[present], cap, alpha).x
+        periods.append(
+            {
+                "t_end": sim.now,
+                "present": [flows[i] for i in np.nonzero(present)[0]],
+                "measured_pps": meas.tolist(),
+                "ogd_pps": x.tolist(),
+                "num_pps": num.tolist(),
+                "written": {p: v for w in written.values() for p, v in w.items()},
+                "tuning": tunings,
+            }
+        )
+    return ControllerResult(periods, flows, link_names, cap, R, D, G)
