@@ -32,11 +32,12 @@
 //!   - `len_pkts()`, `len_bytes()`, `stats()`, `head_sojourn(now)`, `probability()`,
 //!     `set_param(key, f64)`, `param(key)`, `config()`
 //! * Queue-discipline trees ([`qdisc`]): [`Qdisc<P>`] is an enum over qdisc kinds, `Fifo`
-//!   (a [`QueueDisc`], the fast path) or a scheduler (`Drr`, [`drr`]) whose classes are
-//!   `QueueDisc`s; same interface as `QueueDisc` except `enqueue(now, pkt, &mut on_drop)`
+//!   (a [`QueueDisc`], the fast path) or a scheduler (`Drr`, [`drr`]; `Wfq`, [`wfq`]) whose
+//!   classes are `QueueDisc`s ([`classes`]: the class model they share); same interface as `QueueDisc` except `enqueue(now, pkt, &mut on_drop)`
 //!   (victims: packets other than the arrival dropped to make room), `stats()` by value (sums
 //!   over classes) and class accessors (`num_classes`, `class_name`, `class_stats`,
-//!   `last_class`). [`QdiscConfig`] (`Fifo(AqmConfig)` | `Drr(DrrConfig)`, `Clone`) is its
+//!   `class_len`, `last_class`). [`QdiscConfig`] (`Fifo(AqmConfig)` | `Drr(DrrConfig)` |
+//!   `Wfq(WfqConfig)`, both class lists a [`ClassList`], `Clone`) is its
 //!   config; `set_param`/`get_param`/`from_raw`/`describe` take paths for trees
 //!   (`classes.NAME.weight`, `classes.NAME.aqm.PARAM`) and plain names for a single AQM.
 //!   Tree invariant: `received = dropped_enqueue() + dropped_victim + dropped_dequeue +
@@ -66,7 +67,8 @@
 //! | `flc` | [`flc`] | enqueue, law on timer (160 Hz) | each timer run |
 //!
 //! Schedulers: `drr` ([`drr`], Deficit Round Robin over classes, each a FIFO with any of the
-//! AQMs above; its activations are the sums of its classes').
+//! AQMs above) and `wfq` ([`wfq`], weighted fair queueing by start-time fair queueing over the
+//! same classes); their activations are the sums of their classes'.
 //!
 //! ## Contract for the driver (simulator or dataplane)
 //!
@@ -100,6 +102,7 @@
 #![warn(missing_docs)]
 
 pub mod algorithm;
+pub mod classes;
 pub mod config;
 pub mod error;
 pub mod packet;
@@ -127,12 +130,14 @@ pub mod red;
 pub mod rem;
 pub mod sfc;
 pub mod sred;
+pub mod wfq;
 
 #[cfg(test)]
 mod tests_wrapper;
 #[cfg(test)]
 mod testutil;
 
+pub use classes::{ClassConfig, ClassList};
 pub use config::{AqmConfig, RawParam};
 pub use drr::{DrrClass, DrrConfig};
 pub use error::ConfigError;
@@ -142,3 +147,4 @@ pub use qdisc::{Qdisc, QdiscConfig};
 pub use queue::{DropReason, Enqueue, LinkInfo, QueueDisc, QueueLimit, QueueStats, DEFAULT_MTU};
 pub use rng::Rng;
 pub use time::{BitsPerSec, Bytes, Duration, Instant};
+pub use wfq::WfqConfig;

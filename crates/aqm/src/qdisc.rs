@@ -1,8 +1,8 @@
 //! Queue-discipline trees: [`QdiscConfig`] (what to run) and [`Qdisc`] (the running state).
 //!
 //! A qdisc owns packets. The leaf is [`QueueDisc`] (FIFO + hard limit + one [`AqmConfig`]
-//! algorithm), the fast path; a scheduler ([`crate::drr`]) holds classes, each a child
-//! `QueueDisc`. Dispatch is static: `Qdisc` is an enum with one variant per kind and every
+//! algorithm), the fast path; a scheduler ([`crate::drr`], [`crate::wfq`]) holds classes, each
+//! a child `QueueDisc` ([`crate::classes`]: the class model both share). Dispatch is static: `Qdisc` is an enum with one variant per kind and every
 //! call is one `match` (the FIFO arm is the code that ran before schedulers existed).
 //!
 //! A scheduler's enqueue may drop a packet other than the arriving one (a *victim*: the head
@@ -20,16 +20,18 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::classes::{ClassList, ClassSet};
 use crate::config::{AqmConfig, RawParam};
-use crate::drr::{split_class_path, Drr, DrrConfig};
+use crate::drr::{Drr, DrrConfig};
 use crate::error::ConfigError;
 use crate::packet::Packet;
 use crate::params::ParamInfo;
 use crate::queue::{DropReason, Enqueue, LinkInfo, QueueDisc, QueueLimit, QueueStats};
 use crate::time::Instant;
+use crate::wfq::{Wfq, WfqConfig};
 
 /// Names of the schedulers (besides every AQM name, which runs as a single FIFO).
-pub const SCHEDULERS: &[&str] = &["drr"];
+pub const SCHEDULERS: &[&str] = &["drr", "wfq"];
 
 /// A queue-discipline tree: one FIFO with an AQM, or a scheduler with classes. `Clone`, not
 /// `Copy` (class lists are vectors).
@@ -40,12 +42,15 @@ pub enum QdiscConfig {
     Fifo(AqmConfig),
     /// Deficit Round Robin over classes ([`crate::drr`]).
     Drr(DrrConfig),
+    /// Weighted fair queueing (start-time fair queueing) over classes ([`crate::wfq`]).
+    Wfq(WfqConfig),
 }
 
 #[derive(Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
 enum SchedRepr {
     Drr(DrrConfig),
+    Wfq(WfqConfig),
 }
 
 #[derive(Serialize, Deserialize)]
@@ -60,6 +65,7 @@ impl From<QdiscConfig> for Repr {
         match c {
             QdiscConfig::Fifo(a) => Repr::Fifo(a),
             QdiscConfig::Drr(d) => Repr::Sched(SchedRepr::Drr(d)),
+            QdiscConfig::Wfq(w) => Repr::Sched(SchedRepr::Wfq(w)),
         }
     }
 }
@@ -70,6 +76,7 @@ impl TryFrom<Repr> for QdiscConfig {
         Ok(match r {
             Repr::Fifo(a) => QdiscConfig::Fifo(a),
             Repr::Sched(SchedRepr::Drr(d)) => QdiscConfig::Drr(d),
+            Repr::Sched(SchedRepr::Wfq(w)) => QdiscConfig::Wfq(w),
         })
     }
 }
@@ -93,6 +100,35 @@ impl QdiscConfig {
         match self {
             QdiscConfig::Fifo(a) => a.name(),
             QdiscConfig::Drr(_) => "drr",
+            QdiscConfig::Wfq(_) => "wfq",
+        }
+    }
+
+    /// The class list of a class-based scheduler (drr, wfq).
+    pub fn class_list(&self) -> Option<&ClassList> {
+        match self {
+            QdiscConfig::Drr(c) | QdiscConfig::Wfq(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// The class list of a class-based scheduler, to change it.
+    pub fn class_list_mut(&mut self) -> Option<&mut ClassList> {
+        match self {
+            QdiscConfig::Drr(c) | QdiscConfig::Wfq(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// The class-based scheduler `name` (drr, wfq; case-insensitive) over `classes`.
+    pub fn with_classes(name: &str, classes: ClassList) -> Option<QdiscConfig> {
+        let n = name.trim();
+        if n.eq_ignore_ascii_case("drr") {
+            Some(QdiscConfig::Drr(classes))
+        } else if n.eq_ignore_ascii_case("wfq") {
+            Some(QdiscConfig::Wfq(classes))
+        } else {
+            None
         }
     }
 
@@ -106,16 +142,13 @@ impl QdiscConfig {
 
     /// Class names of a scheduler, in order (empty for a FIFO).
     pub fn class_names(&self) -> Vec<&str> {
-        match self {
-            QdiscConfig::Fifo(_) => Vec::new(),
-            QdiscConfig::Drr(d) => d.classes.iter().map(|c| c.name.as_str()).collect(),
-        }
+        self.class_list().map_or_else(Vec::new, ClassList::names)
     }
 
     /// The default config of `name` (an AQM, alias or scheduler; case-insensitive).
     pub fn default_for(name: &str) -> Result<QdiscConfig, ConfigError> {
-        if name.trim().eq_ignore_ascii_case("drr") {
-            return Ok(QdiscConfig::Drr(DrrConfig::default()));
+        if let Some(s) = Self::with_classes(name, ClassList::default()) {
+            return Ok(s);
         }
         AqmConfig::default_for(name)
             .map(QdiscConfig::Fifo)
@@ -132,7 +165,8 @@ impl QdiscConfig {
     pub fn describe(name: &str) -> Result<Vec<ParamInfo>, ConfigError> {
         match Self::default_for(name)? {
             QdiscConfig::Fifo(a) => Ok(a.param_info()),
-            QdiscConfig::Drr(_) => Ok(DrrConfig::describe()),
+            QdiscConfig::Drr(_) => Ok(crate::drr::describe()),
+            QdiscConfig::Wfq(_) => Ok(crate::wfq::describe()),
         }
     }
 
@@ -140,7 +174,7 @@ impl QdiscConfig {
     pub fn validate(&self) -> Result<(), ConfigError> {
         match self {
             QdiscConfig::Fifo(a) => a.validate(),
-            QdiscConfig::Drr(d) => d.validate(),
+            QdiscConfig::Drr(c) | QdiscConfig::Wfq(c) => c.validate(),
         }
     }
 
@@ -148,21 +182,11 @@ impl QdiscConfig {
     pub fn set_param(&mut self, path: &str, value: f64) -> Result<(), ConfigError> {
         match self {
             QdiscConfig::Fifo(a) => a.set_param(path, value),
-            QdiscConfig::Drr(d) => {
-                let mut next = d.clone();
-                let (i, rest) = drr_path(&next, path)?;
-                let c = &mut next.classes[i];
-                if rest == "weight" {
-                    c.weight = value;
-                } else if let Some(k) = rest.strip_prefix("aqm.") {
-                    let prefix = &path[..path.len() - k.len()];
-                    c.aqm.set_param(k, value).map_err(|e| e.prefixed(prefix))?;
-                } else {
-                    return Err(unknown_drr(path));
-                }
-                next.validate()?;
-                *d = next;
-                Ok(())
+            QdiscConfig::Drr(_) | QdiscConfig::Wfq(_) => {
+                let name = self.name();
+                self.class_list_mut()
+                    .expect("a scheduler has classes")
+                    .set_param(name, path, value)
             }
         }
     }
@@ -171,15 +195,7 @@ impl QdiscConfig {
     pub fn get_param(&self, path: &str) -> Option<f64> {
         match self {
             QdiscConfig::Fifo(a) => a.get_param(path),
-            QdiscConfig::Drr(d) => {
-                let (i, rest) = drr_path(d, path).ok()?;
-                let c = &d.classes[i];
-                if rest == "weight" {
-                    Some(c.weight)
-                } else {
-                    c.aqm.get_param(rest.strip_prefix("aqm.")?)
-                }
-            }
+            QdiscConfig::Drr(c) | QdiscConfig::Wfq(c) => c.get_param(path),
         }
     }
 
@@ -210,35 +226,12 @@ impl QdiscConfig {
         raw: RawParam<'_>,
         require_unit: bool,
     ) -> Result<f64, ConfigError> {
-        let (cfg, leaf, prefix) = match self {
-            QdiscConfig::Fifo(a) => (*a, key, ""),
-            QdiscConfig::Drr(d) => {
-                let (i, rest) = drr_path(d, key)?;
-                match rest.strip_prefix("aqm.") {
-                    Some(k) => (d.classes[i].aqm, k, &key[..key.len() - k.len()]),
-                    None if rest == "weight" => {
-                        let info = ParamInfo {
-                            name: "weight",
-                            unit: "weight",
-                            default: 1.0,
-                            doc: "",
-                        };
-                        return AqmConfig::param_value(&info, raw, false)
-                            .map_err(|e| e.prefixed(&key[..key.len() - rest.len()]));
-                    }
-                    None => return Err(unknown_drr(key)),
-                }
+        match self {
+            QdiscConfig::Fifo(a) => a.raw_value(key, raw, require_unit),
+            QdiscConfig::Drr(c) | QdiscConfig::Wfq(c) => {
+                c.raw_value(self.name(), key, raw, require_unit)
             }
-        };
-        let infos = cfg.param_info();
-        let Some(info) = infos.iter().find(|i| i.name == leaf) else {
-            return Err(ConfigError::UnknownParam {
-                aqm: cfg.name().into(),
-                key: key.into(),
-                known: infos.iter().map(|i| i.name).collect::<Vec<_>>().join(", "),
-            });
-        };
-        AqmConfig::param_value(info, raw, require_unit).map_err(|e| e.prefixed(prefix))
+        }
     }
 
     /// Builds from a name and `(path, value)` pairs in boundary units.
@@ -252,33 +245,6 @@ impl QdiscConfig {
         }
         Ok(cfg)
     }
-}
-
-fn unknown_drr(path: &str) -> ConfigError {
-    ConfigError::UnknownParam {
-        aqm: "drr".into(),
-        key: path.to_string(),
-        known: "classes.NAME.weight, classes.NAME.aqm.PARAM".into(),
-    }
-}
-
-fn drr_path<'p>(d: &DrrConfig, path: &'p str) -> Result<(usize, &'p str), ConfigError> {
-    let (name, rest) = split_class_path(path).ok_or_else(|| unknown_drr(path))?;
-    let i = d
-        .class_index(name)
-        .ok_or_else(|| ConfigError::UnknownParam {
-            aqm: "drr".into(),
-            key: path.to_string(),
-            known: format!(
-                "classes: {}",
-                d.classes
-                    .iter()
-                    .map(|c| c.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        })?;
-    Ok((i, rest))
 }
 
 /// A running queue discipline: a FIFO with an AQM (the fast path) or a scheduler.
@@ -296,6 +262,8 @@ pub enum Qdisc<P> {
     Fifo(QueueDisc<P>),
     /// Deficit Round Robin.
     Drr(Drr<P>),
+    /// Weighted fair queueing (start-time fair queueing).
+    Wfq(Wfq<P>),
 }
 
 impl<P: Packet> From<QueueDisc<P>> for Qdisc<P> {
@@ -315,6 +283,7 @@ impl<P: Packet> Qdisc<P> {
         Ok(match cfg {
             QdiscConfig::Fifo(a) => Qdisc::Fifo(QueueDisc::new(a, limit, link, seed)?),
             QdiscConfig::Drr(d) => Qdisc::Drr(Drr::new(d, limit, link, seed)?),
+            QdiscConfig::Wfq(w) => Qdisc::Wfq(Wfq::new(w, limit, link, seed)?),
         })
     }
 
@@ -330,6 +299,7 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(q) => q.enqueue(now, pkt),
             Qdisc::Drr(d) => d.enqueue(now, pkt, on_drop),
+            Qdisc::Wfq(w) => w.enqueue(now, pkt, on_drop),
         }
     }
 
@@ -339,6 +309,17 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(q) => q.dequeue(now, on_drop),
             Qdisc::Drr(d) => d.dequeue(now, on_drop),
+            Qdisc::Wfq(w) => w.dequeue(now, on_drop),
+        }
+    }
+
+    /// The classes of a class-based scheduler (drr, wfq).
+    #[inline]
+    pub fn class_set(&self) -> Option<&ClassSet<P>> {
+        match self {
+            Qdisc::Fifo(_) => None,
+            Qdisc::Drr(d) => Some(d.classes()),
+            Qdisc::Wfq(w) => Some(w.classes()),
         }
     }
 
@@ -347,7 +328,7 @@ impl<P: Packet> Qdisc<P> {
     pub fn poll_at(&self) -> Option<Instant> {
         match self {
             Qdisc::Fifo(q) => q.poll_at(),
-            Qdisc::Drr(d) => d.poll_at(),
+            _ => self.class_set()?.poll_at(),
         }
     }
 
@@ -356,6 +337,7 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(q) => q.on_timer(now),
             Qdisc::Drr(d) => d.on_timer(now),
+            Qdisc::Wfq(w) => w.on_timer(now),
         }
     }
 
@@ -364,7 +346,7 @@ impl<P: Packet> Qdisc<P> {
     pub fn len_pkts(&self) -> usize {
         match self {
             Qdisc::Fifo(q) => q.len_pkts(),
-            Qdisc::Drr(d) => d.len_pkts(),
+            _ => self.class_set().map_or(0, ClassSet::len_pkts),
         }
     }
 
@@ -373,7 +355,7 @@ impl<P: Packet> Qdisc<P> {
     pub fn len_bytes(&self) -> u64 {
         match self {
             Qdisc::Fifo(q) => q.len_bytes(),
-            Qdisc::Drr(d) => d.len_bytes(),
+            _ => self.class_set().map_or(0, ClassSet::len_bytes),
         }
     }
 
@@ -387,48 +369,42 @@ impl<P: Packet> Qdisc<P> {
     pub fn stats(&self) -> QueueStats {
         match self {
             Qdisc::Fifo(q) => *q.stats(),
-            Qdisc::Drr(d) => d.stats(),
+            _ => self.class_set().map(ClassSet::stats).unwrap_or_default(),
         }
     }
 
     /// Number of classes (0 for a FIFO).
     pub fn num_classes(&self) -> usize {
-        match self {
-            Qdisc::Fifo(_) => 0,
-            Qdisc::Drr(d) => d.num_classes(),
-        }
+        self.class_set().map_or(0, ClassSet::num_classes)
     }
 
     /// Name of class `i`.
     pub fn class_name(&self, i: usize) -> Option<&str> {
-        match self {
-            Qdisc::Fifo(_) => None,
-            Qdisc::Drr(d) => d.class_name(i),
-        }
+        self.class_set()?.class_name(i)
     }
 
     /// Counters of class `i`.
     pub fn class_stats(&self, i: usize) -> Option<QueueStats> {
-        match self {
-            Qdisc::Fifo(_) => None,
-            Qdisc::Drr(d) => d.class_queue(i).map(|q| *q.stats()),
-        }
+        Some(*self.class_set()?.class_queue(i)?.stats())
+    }
+
+    /// Length of class `i`'s queue now: `(packets, bytes)`.
+    pub fn class_len(&self, i: usize) -> Option<(usize, u64)> {
+        let q = self.class_set()?.class_queue(i)?;
+        Some((q.len_pkts(), q.len_bytes()))
     }
 
     /// The class the last dequeued packet came from (0 for a FIFO).
     #[inline]
     pub fn last_class(&self) -> u8 {
-        match self {
-            Qdisc::Fifo(_) => 0,
-            Qdisc::Drr(d) => d.last_class(),
-        }
+        self.class_set().map_or(0, ClassSet::last_class)
     }
 
     /// The hard limit.
     pub fn limit(&self) -> QueueLimit {
         match self {
             Qdisc::Fifo(q) => q.limit(),
-            Qdisc::Drr(d) => d.limit(),
+            _ => self.class_set().expect("a scheduler").limit(),
         }
     }
 
@@ -436,7 +412,7 @@ impl<P: Packet> Qdisc<P> {
     pub fn link(&self) -> LinkInfo {
         match self {
             Qdisc::Fifo(q) => q.link(),
-            Qdisc::Drr(d) => d.link(),
+            _ => self.class_set().expect("a scheduler").link(),
         }
     }
 
@@ -444,7 +420,7 @@ impl<P: Packet> Qdisc<P> {
     pub fn probability(&self) -> f64 {
         match self {
             Qdisc::Fifo(q) => q.probability(),
-            Qdisc::Drr(d) => d.probability(),
+            _ => self.class_set().map_or(0.0, ClassSet::probability),
         }
     }
 
@@ -453,6 +429,7 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(q) => q.set_param(path, value),
             Qdisc::Drr(d) => d.set_param(path, value),
+            Qdisc::Wfq(w) => w.set_param(path, value),
         }
     }
 
@@ -466,6 +443,7 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(q) => QdiscConfig::Fifo(q.config()),
             Qdisc::Drr(d) => QdiscConfig::Drr(d.config()),
+            Qdisc::Wfq(w) => QdiscConfig::Wfq(w.config()),
         }
     }
 
@@ -474,6 +452,7 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(q) => q.aqm_name(),
             Qdisc::Drr(_) => "drr",
+            Qdisc::Wfq(_) => "wfq",
         }
     }
 }

@@ -22,10 +22,10 @@ fn all_defaults() -> Vec<AqmConfig> {
         .collect()
 }
 
-/// DRR trees: three classes (weights 1, 2, 3) with CoDel, RED and PIE, and one with every
+/// Scheduler trees: for DRR and WFQ, three classes (weights 1, 2, 3) with CoDel, RED and PIE, and one with every
 /// class drop-tail, so the tree invariant is checked with dequeue-side, enqueue-side and
 /// timer-driven children and with victim drops.
-fn drr_trees() -> Vec<QdiscConfig> {
+fn scheduler_trees() -> Vec<QdiscConfig> {
     let class = |name: &str, weight: f64, aqm: AqmConfig| DrrClass {
         name: name.into(),
         weight,
@@ -33,21 +33,29 @@ fn drr_trees() -> Vec<QdiscConfig> {
     };
     let aqm = |n: &str| AqmConfig::from_name(n, &[]).unwrap();
     let pie = AqmConfig::from_name("pie", &[("target".into(), 0.002)]).unwrap();
-    vec![
-        QdiscConfig::Drr(DrrConfig {
+    let lists = [
+        DrrConfig {
             classes: vec![
                 class("a", 1.0, aqm("codel")),
                 class("b", 2.0, aqm("red")),
                 class("c", 3.0, pie),
             ],
-        }),
-        QdiscConfig::Drr(DrrConfig {
+        },
+        DrrConfig {
             classes: vec![
                 class("x", 1.0, aqm("droptail")),
                 class("y", 0.5, aqm("droptail")),
             ],
-        }),
-    ]
+        },
+    ];
+    crate::qdisc::SCHEDULERS
+        .iter()
+        .flat_map(|s| {
+            lists
+                .iter()
+                .map(|l| QdiscConfig::with_classes(s, l.clone()).unwrap())
+        })
+        .collect()
 }
 
 /// Drives a queue with a random mix of arrivals (sizes 64..1500 B, 4 flows, half ECN-capable,
@@ -142,11 +150,7 @@ fn drive_tree(
                 cs.dequeued
                     + cs.dropped_dequeue
                     + cs.dropped_victim
-                    + if let Qdisc::Drr(d) = &q {
-                        d.class_queue(c).unwrap().len_pkts() as u64
-                    } else {
-                        0
-                    }
+                    + q.class_len(c).unwrap().0 as u64
             );
         }
     }
@@ -184,10 +188,10 @@ fn invariants_hold_for_every_aqm() {
     }
 }
 
-/// The tree invariant for schedulers: every DRR tree x seeds x packet and byte limits.
+/// The tree invariant for schedulers: every DRR and WFQ tree x seeds x packet and byte limits.
 #[test]
 fn invariants_hold_for_every_scheduler() {
-    for cfg in drr_trees() {
+    for cfg in scheduler_trees() {
         for seed in [1u64, 2, 3] {
             let (_, s) = drive_tree(&cfg, QueueLimit::Packets(40), seed, 20_000);
             assert!(s.dequeued > 0);
@@ -199,7 +203,7 @@ fn invariants_hold_for_every_scheduler() {
         assert_eq!(a, b);
         // serde round trip of the tree.
         let s = serde_json::to_string(&cfg).unwrap();
-        assert!(s.contains("\"type\":\"drr\""), "{s}");
+        assert!(s.contains(&format!("\"type\":\"{}\"", cfg.name())), "{s}");
         assert_eq!(serde_json::from_str::<QdiscConfig>(&s).unwrap(), cfg);
     }
     // A leaf keeps its serde form.
@@ -212,7 +216,7 @@ fn invariants_hold_for_every_scheduler() {
 /// Paths address the tree; plain names keep working for single AQMs.
 #[test]
 fn parameter_paths() {
-    let mut t = drr_trees().remove(0);
+    let mut t = scheduler_trees().remove(0);
     assert_eq!(t.get_param("classes.b.weight"), Some(2.0));
     assert_eq!(t.get_param("classes.a.aqm.target"), Some(0.005));
     t.set_param("classes.a.aqm.target", 0.01).unwrap();
@@ -231,8 +235,18 @@ fn parameter_paths() {
     let mut leaf = QdiscConfig::from_name("codel", &[]).unwrap();
     leaf.set_param("target", 0.002).unwrap();
     assert_eq!(leaf.get_param("target"), Some(0.002));
-    assert!(QdiscConfig::names().contains(&"drr"));
-    assert!(QdiscConfig::describe("drr").unwrap().len() >= 2);
+    for name in ["drr", "wfq"] {
+        assert!(QdiscConfig::names().contains(&name));
+        assert!(QdiscConfig::describe(name).unwrap().len() >= 2);
+    }
+    let mut w = QdiscConfig::from_name("wfq", &[("classes.default.weight".into(), 2.0)]).unwrap();
+    assert_eq!(w.get_param("classes.default.weight"), Some(2.0));
+    let e = w.set_param("classes.zz.weight", 1.0).unwrap_err();
+    assert!(e.to_string().contains("wfq"), "{e}");
+    let e = w
+        .raw_value("classes.default.aqm.bogus", RawParam::Number(1.0), false)
+        .unwrap_err();
+    assert_eq!(e.key(), Some("classes.default.aqm.bogus"));
 }
 
 /// Same seed, same decisions; (for randomised AQMs) another seed, other decisions.

@@ -26,7 +26,7 @@ use std::collections::{BTreeSet, HashSet};
 use std::fmt;
 
 use aqm::units::{self, Kind};
-use aqm::{AqmConfig, DrrClass, DrrConfig, QdiscConfig, RawParam};
+use aqm::{AqmConfig, ClassConfig, ClassList, QdiscConfig, RawParam};
 use serde_json::{Map, Value};
 
 use crate::config::{
@@ -398,14 +398,18 @@ fn normalize_aqm(cfg: &AqmConfig) -> Map<String, Value> {
     normalized
 }
 
-/// A DRR table: `{type = "drr", classes = [{name, weight, aqm = {...}}, ...]}`. Errors name
-/// the key path (`aqm.classes[1].aqm.target`). Keys that are parameter paths
-/// (`"classes.a.weight" = 2`, what `--aqm-param` produces) are applied afterwards to the class
-/// list (or to the default one, a class `default`, if `classes` is not given).
-fn parse_drr(path: &str, v: &Value) -> Result<AqmSpec> {
+/// A class-based scheduler's table (`sched` is `drr` or `wfq`): `{type = "drr", classes =
+/// [{name, weight, aqm = {...}}, ...]}`. Errors name the key path
+/// (`aqm.classes[1].aqm.target`). Keys that are parameter paths (`"classes.a.weight" = 2`,
+/// what `--aqm-param` produces) are applied afterwards to the class list (or to the default
+/// one, a class `default`, if `classes` is not given).
+fn parse_classes(path: &str, v: &Value, sched: &str) -> Result<AqmSpec> {
+    let with = |classes: ClassList| {
+        QdiscConfig::with_classes(sched, classes).expect("a class-based scheduler")
+    };
     let mut t = Table::new(path, v)?;
     t.raw("type");
-    t.put("type", "drr");
+    t.put("type", with(ClassList::default()).name());
     let paths: Vec<(&String, &Value)> = t
         .map
         .iter()
@@ -417,10 +421,10 @@ fn parse_drr(path: &str, v: &Value) -> Result<AqmSpec> {
         }
     }
     if !t.has("classes") {
-        let mut cfg = QdiscConfig::Drr(DrrConfig::default());
+        let mut cfg = with(ClassList::default());
         let mut ecn_explicit = vec![false];
         apply_paths(path, &mut cfg, &paths, &mut ecn_explicit)?;
-        return Ok(drr_spec(cfg, ecn_explicit));
+        return Ok(classes_spec(cfg, ecn_explicit));
     }
     let list = t.array("classes")?;
     if list.is_empty() {
@@ -430,11 +434,11 @@ fn parse_drr(path: &str, v: &Value) -> Result<AqmSpec> {
             "give at least one class, e.g. [{name = \"a\", weight = 1}]",
         ));
     }
-    if list.len() > aqm::drr::MAX_CLASSES {
+    if list.len() > aqm::classes::MAX_CLASSES {
         return Err(err(
             &t.key("classes"),
             None,
-            format!("at most {} classes", aqm::drr::MAX_CLASSES),
+            format!("at most {} classes", aqm::classes::MAX_CLASSES),
         ));
     }
     let mut classes = Vec::with_capacity(list.len());
@@ -456,7 +460,7 @@ fn parse_drr(path: &str, v: &Value) -> Result<AqmSpec> {
                 "must be a name without '.' or surrounding spaces",
             ));
         }
-        if classes.iter().any(|o: &DrrClass| o.name == name) {
+        if classes.iter().any(|o: &ClassConfig| o.name == name) {
             return Err(err(&ct.key("name"), c.get("name"), "duplicate class name"));
         }
         let weight = ct.number(
@@ -475,11 +479,11 @@ fn parse_drr(path: &str, v: &Value) -> Result<AqmSpec> {
         };
         ct.put("aqm", Value::Object(child.normalized));
         ecn_explicit.push(child.ecn_explicit[0]);
-        classes.push(DrrClass { name, weight, aqm });
+        classes.push(ClassConfig { name, weight, aqm });
         norm.push(Value::Object(ct.finish()?));
     }
     t.put("classes", Value::Array(norm));
-    let mut cfg = QdiscConfig::Drr(DrrConfig { classes });
+    let mut cfg = with(ClassList { classes });
     cfg.validate().map_err(|e| err(path, None, e.to_string()))?;
     if paths.is_empty() {
         // Unknown keys were rejected above.
@@ -490,7 +494,7 @@ fn parse_drr(path: &str, v: &Value) -> Result<AqmSpec> {
         });
     }
     apply_paths(path, &mut cfg, &paths, &mut ecn_explicit)?;
-    Ok(drr_spec(cfg, ecn_explicit))
+    Ok(classes_spec(cfg, ecn_explicit))
 }
 
 /// Applies `classes.NAME.weight` / `classes.NAME.aqm.PARAM` keys of an `[aqm]` table.
@@ -524,10 +528,10 @@ fn apply_paths(
             .map_err(|e| err(&key, Some(val), reason(e)))?;
         cfg.set_param(k, x)
             .map_err(|e| err(&key, Some(val), reason(e)))?;
-        if let (Some(name), QdiscConfig::Drr(d)) = (
+        if let (Some(name), Some(d)) = (
             k.strip_prefix("classes.")
                 .and_then(|r| r.strip_suffix(".aqm.ecn")),
-            &*cfg,
+            cfg.class_list(),
         ) {
             if let Some(i) = d.class_index(name) {
                 ecn_explicit[i] = true;
@@ -537,11 +541,12 @@ fn apply_paths(
     Ok(())
 }
 
-/// The spec of a DRR config with its normalised table built from the config.
-fn drr_spec(cfg: QdiscConfig, ecn_explicit: Vec<bool>) -> AqmSpec {
+/// The spec of a class-based scheduler's config with its normalised table built from the
+/// config.
+fn classes_spec(cfg: QdiscConfig, ecn_explicit: Vec<bool>) -> AqmSpec {
     let mut normalized = Map::new();
-    normalized.insert("type".into(), "drr".into());
-    if let QdiscConfig::Drr(d) = &cfg {
+    normalized.insert("type".into(), cfg.name().into());
+    if let Some(d) = cfg.class_list() {
         let classes: Vec<Value> = d
             .classes
             .iter()
@@ -577,8 +582,11 @@ fn parse_aqm(path: &str, v: Option<&Value>) -> Result<AqmSpec> {
         Some(Value::String(s)) => s.as_str(),
         Some(other) => return Err(err(&join(path, "type"), Some(other), "must be an AQM name")),
     };
-    if name.trim().eq_ignore_ascii_case("drr") {
-        return parse_drr(path, v);
+    if aqm::qdisc::SCHEDULERS
+        .iter()
+        .any(|s| name.trim().eq_ignore_ascii_case(s))
+    {
+        return parse_classes(path, v, name);
     }
     let mut raw: Vec<(&str, RawParam<'_>)> = Vec::new();
     for (k, val) in map {
@@ -838,7 +846,7 @@ fn apply_ecn_default(aqm: &mut AqmSpec, any_ecn: bool) {
                 on(a, &mut aqm.normalized);
             }
         }
-        QdiscConfig::Drr(d) => {
+        QdiscConfig::Drr(d) | QdiscConfig::Wfq(d) => {
             let Some(Value::Array(norm)) = aqm.normalized.get_mut("classes") else {
                 return;
             };
