@@ -184,6 +184,29 @@ pub struct TimeSeries {
     pub tx_bytes: Vec<u64>,
 }
 
+/// Per-class monitor time series of class-based qdiscs (drr, wfq, any qdisc with named
+/// classes), one row per (sample instant, monitored link with classes, class). Rows are sampled
+/// with [`TimeSeries`]'s (same instants, same intervals).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClassSeries {
+    /// Sample time, s (as [`TimeSeries::time_s`]).
+    pub time_s: Vec<f64>,
+    /// Link name.
+    pub link: Vec<String>,
+    /// Class name.
+    pub class: Vec<String>,
+    /// The class's queue length at the sample instant, packets.
+    pub queue_pkts: Vec<u64>,
+    /// The class's queue length at the sample instant, bytes.
+    pub queue_bytes: Vec<u64>,
+    /// Bytes the class sent in the interval.
+    pub tx_bytes: Vec<u64>,
+    /// The class's drops in the interval (limit, AQM at enqueue and dequeue, victims).
+    pub drops: Vec<u64>,
+    /// The class's CE marks in the interval.
+    pub marks: Vec<u64>,
+}
+
 /// Congestion-window traces of the selected flows.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CwndTrace {
@@ -208,6 +231,9 @@ pub struct SimResults {
     pub timeseries: TimeSeries,
     /// Cwnd traces.
     pub cwnd: CwndTrace,
+    /// Per-class time series (empty without class-based qdiscs on monitored links).
+    #[serde(default)]
+    pub class_timeseries: ClassSeries,
 }
 
 /// Jain's fairness index of `x` (1 for a single value; `None` if empty or

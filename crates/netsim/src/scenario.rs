@@ -44,6 +44,9 @@ pub const MAX_MEMORY_BYTES: f64 = 8.0 * 1024.0 * 1024.0 * 1024.0;
 pub const BYTES_PER_FLOW: f64 = 64.0 * 1024.0;
 /// Estimated memory per time-series row (one monitored link, one sample), bytes.
 pub const BYTES_PER_SAMPLE: f64 = 96.0;
+/// Estimated memory per per-class time-series row (one class of a monitored link, one
+/// sample), bytes.
+pub const BYTES_PER_CLASS_SAMPLE: f64 = 64.0;
 
 /// A scenario that does not fit the schema. `Display` gives one line:
 /// `KEY = VALUE: REASON`, or `KEY: REASON` where no single value is at fault.
@@ -782,11 +785,21 @@ impl Scenario {
             .enumerate()
             .max_by_key(|(_, g)| g.static_count())
             .map(|(i, _)| i);
+        let classes = match &topology {
+            TopologyConfig::Explicit(e) => e
+                .links
+                .iter()
+                .map(|l| l.aqm.class_names().len())
+                .max()
+                .unwrap_or(0),
+            other => other.aqm().map_or(0, |a| a.class_names().len()),
+        } as f64;
         let cost = Cost {
             duration,
             sample_interval,
             cwnd_interval,
             monitored,
+            classes,
             flows: total_flows,
             traced: cwnd_trace.len(),
         };
@@ -868,6 +881,8 @@ struct Cost {
     sample_interval: f64,
     cwnd_interval: Option<f64>,
     monitored: f64,
+    /// Classes per monitored link (the most any link's qdisc has).
+    classes: f64,
     flows: f64,
     traced: usize,
 }
@@ -879,7 +894,7 @@ impl Cost {
         let gib = |b: f64| b / (1024.0 * 1024.0 * 1024.0);
         let limit = gib(MAX_MEMORY_BYTES);
         let rows = (self.duration / self.sample_interval).ceil() * self.monitored.max(1.0);
-        let ts = rows * BYTES_PER_SAMPLE;
+        let ts = rows * (BYTES_PER_SAMPLE + self.classes * BYTES_PER_CLASS_SAMPLE);
         if ts > MAX_MEMORY_BYTES {
             return Err(err(
                 "sample_interval",

@@ -19,8 +19,8 @@ use crate::link::{Link, LinkCounters};
 use crate::node::Node;
 use crate::packet::{Packet, F_ACK};
 use crate::results::{
-    jain, ClassSummary, CwndTrace, DelayStats, Fairness, FlowSummary, LinkSummary, SimResults,
-    Summary, TimeSeries,
+    jain, ClassSeries, ClassSummary, CwndTrace, DelayStats, Fairness, FlowSummary, LinkSummary,
+    SimResults, Summary, TimeSeries,
 };
 use crate::rng::{derive_seed, Rng, Stream};
 use crate::routing::{Routes, NO_ROUTE};
@@ -191,6 +191,9 @@ pub struct Simulation {
     ts: TimeSeries,
     /// Link id of each time-series row (`ts.link` is filled by `results`).
     ts_link: Vec<u32>,
+    /// Per-class rows (link and class names empty here; `cts_ids` holds (link id, class)).
+    cts: ClassSeries,
+    cts_ids: Vec<(u32, u8)>,
     cwnd: CwndTrace,
     pipe_buf: Vec<Packet>,
     out_buf: Vec<Packet>,
@@ -437,6 +440,8 @@ impl Simulation {
             cwnd_flows,
             ts: TimeSeries::default(),
             ts_link: Vec::new(),
+            cts: ClassSeries::default(),
+            cts_ids: Vec::new(),
             cwnd: CwndTrace::default(),
             pipe_buf: Vec::new(),
             out_buf: Vec::new(),
@@ -754,9 +759,13 @@ impl Simulation {
             let link = &mut self.links[m as usize];
             // Link ids here; `results()` turns them into names.
             if push_sample(&mut self.ts, &mut self.ts_link, link, m, t, dt) {
+                push_class_samples(&mut self.cts, &mut self.cts_ids, link, m, t);
                 let c = link.ctr;
                 let mon = link.mon.as_deref_mut().expect("sampled");
                 mon.last = [c.arrivals, c.queue_drops(), c.marks, c.tx_bytes];
+                for (ci, last) in mon.class_last.iter_mut().enumerate() {
+                    *last = class_counters(&link.queue, ci);
+                }
                 mon.interval_delay_count = 0;
                 mon.interval_delay_sum = 0;
             }
@@ -1198,13 +1207,27 @@ impl Simulation {
     pub fn results(&self) -> SimResults {
         let mut timeseries = self.ts.clone();
         let mut ts_link = self.ts_link.clone();
+        let mut cts = self.cts.clone();
+        let mut cts_ids = self.cts_ids.clone();
         let last = self.now / self.sample_interval * self.sample_interval;
         if self.now > last {
             let (t, dt) = (ns_to_secs(self.now), ns_to_secs(self.now - last));
             for &m in &self.monitored {
                 let link = &self.links[m as usize];
-                push_sample(&mut timeseries, &mut ts_link, link, m, t, dt);
+                if push_sample(&mut timeseries, &mut ts_link, link, m, t, dt) {
+                    push_class_samples(&mut cts, &mut cts_ids, link, m, t);
+                }
             }
+        }
+        for &(l, c) in &cts_ids {
+            let q = &self.links[l as usize];
+            cts.link.push(q.name.clone());
+            cts.class.push(
+                q.queue
+                    .class_name(c as usize)
+                    .unwrap_or_default()
+                    .to_string(),
+            );
         }
         timeseries.link = ts_link
             .iter()
@@ -1214,6 +1237,7 @@ impl Simulation {
             summary: self.summary(),
             timeseries,
             cwnd: self.cwnd.clone(),
+            class_timeseries: cts,
         }
     }
 
@@ -1315,6 +1339,32 @@ fn push_sample(
     ts.throughput_bps.push(d(3) as f64 * 8.0 / dt);
     ts.tx_bytes.push(d(3));
     true
+}
+
+/// Class `ci`'s counters as the monitor differences them: sent bytes, drops, marks.
+fn class_counters(q: &aqm::Qdisc<Packet>, ci: usize) -> [u64; 3] {
+    let s = q.class_stats(ci).unwrap_or_default();
+    [s.dequeued_bytes, s.dropped(), s.marked]
+}
+
+/// Appends one per-class row per class of monitored link `m` (none for a FIFO) for the
+/// interval ending at `t` (s): queue lengths now, counters since the interval began.
+fn push_class_samples(cs: &mut ClassSeries, ids: &mut Vec<(u32, u8)>, link: &Link, m: u32, t: f64) {
+    let Some(mon) = link.mon.as_deref() else {
+        return;
+    };
+    for ci in 0..link.queue.num_classes() {
+        let (pkts, bytes) = link.queue.class_len(ci).unwrap_or_default();
+        let cur = class_counters(&link.queue, ci);
+        let last = mon.class_last.get(ci).copied().unwrap_or_default();
+        cs.time_s.push(t);
+        ids.push((m, ci as u8));
+        cs.queue_pkts.push(pkts as u64);
+        cs.queue_bytes.push(bytes);
+        cs.tx_bytes.push(cur[0].saturating_sub(last[0]));
+        cs.drops.push(cur[1].saturating_sub(last[1]));
+        cs.marks.push(cur[2].saturating_sub(last[2]));
+    }
 }
 
 impl fmt::Debug for Simulation {

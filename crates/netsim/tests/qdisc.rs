@@ -205,3 +205,62 @@ fn wfq_paths_and_errors() {
     assert_eq!(one.normalized["aqm"]["type"], "wfq");
     assert_eq!(one.normalized["aqm"]["classes"][0]["weight"], 2.0);
 }
+
+/// Per-class time series: one row per sample and class, same instants as the link's rows;
+/// the class queues add up to the link's queue at every sample, the class drops to the
+/// link's per interval and the bytes sent to the link's; a FIFO has none.
+#[test]
+fn per_class_time_series() {
+    for sched in ["drr", "wfq"] {
+        let doc = scenario(sched, 3).replace(r#""duration": "40s""#, r#""duration": "12.005s""#);
+        let sc = Scenario::from_json(&doc).unwrap();
+        let mut sim = Simulation::new(sc.config).unwrap();
+        sim.run_until(aqm::Instant(12_005_000_000));
+        let r = sim.results();
+        let (ts, cs) = (&r.timeseries, &r.class_timeseries);
+        // 1200 full intervals and the partial one at the end.
+        assert_eq!(ts.time_s.len(), 1201);
+        assert_eq!(cs.time_s.len(), 3 * 1201);
+        assert_eq!(&cs.class[..3], ["a", "b", "c"]);
+        assert!(cs.link.iter().all(|l| l == "R1->R2"));
+        let mut busy = [0usize; 3];
+        // A class counts a packet as sent when it leaves the queue, the link when its
+        // transmission ends: the running totals differ by at most the packet on the wire.
+        let (mut sent_classes, mut sent_link) = (0u64, 0u64);
+        for (row, t) in ts.time_s.iter().enumerate() {
+            let k = 3 * row;
+            assert!(cs.time_s[k..k + 3].iter().all(|x| x == t));
+            let sum = |v: &[u64]| v[k..k + 3].iter().sum::<u64>();
+            assert_eq!(sum(&cs.queue_pkts), ts.queue_pkts[row], "{sched} t={t}");
+            assert_eq!(sum(&cs.queue_bytes), ts.queue_bytes[row]);
+            assert_eq!(sum(&cs.drops), ts.drops[row]);
+            sent_classes += sum(&cs.tx_bytes);
+            sent_link += ts.tx_bytes[row];
+            assert!(sent_classes - sent_link <= 1000, "{sched} t={t}");
+            for (b, q) in busy.iter_mut().zip(&cs.queue_pkts[k..k + 3]) {
+                *b += (*q > 0) as usize;
+            }
+        }
+        // Every class is backlogged most of the time (its flows keep it so).
+        assert!(busy.iter().all(|&b| b > 600), "{sched}: {busy:?}");
+        // Class c (weight 3) sends about half of the bytes after the first second.
+        let tx = |c: usize| -> u64 {
+            (0..ts.time_s.len())
+                .filter(|&row| ts.time_s[row] > 2.0)
+                .map(|row| cs.tx_bytes[3 * row + c])
+                .sum()
+        };
+        let total = tx(0) + tx(1) + tx(2);
+        assert!((tx(2) as f64 / total as f64 - 0.5).abs() < 0.05, "{sched}");
+    }
+    let sc = Scenario::from_json(
+        r#"{"duration": "2s", "dumbbell": {"rate": "10Mbps"}, "aqm": {"type": "codel"},
+            "flows": [{"count": 2}]}"#,
+    )
+    .unwrap();
+    let mut sim = Simulation::new(sc.config).unwrap();
+    sim.run_until(aqm::Instant(2_000_000_000));
+    let r = sim.results();
+    assert_eq!(r.timeseries.time_s.len(), 200);
+    assert!(r.class_timeseries.time_s.is_empty());
+}
