@@ -207,6 +207,13 @@ pub struct ClassSeries {
     pub marks: Vec<u64>,
 }
 
+impl ClassSeries {
+    /// True if there is no row.
+    pub fn is_empty(&self) -> bool {
+        self.time_s.is_empty()
+    }
+}
+
 /// Congestion-window traces of the selected flows.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CwndTrace {
@@ -231,8 +238,9 @@ pub struct SimResults {
     pub timeseries: TimeSeries,
     /// Cwnd traces.
     pub cwnd: CwndTrace,
-    /// Per-class time series (empty without class-based qdiscs on monitored links).
-    #[serde(default)]
+    /// Per-class time series (empty without class-based qdiscs on monitored links; then
+    /// not serialized, so FIFO results serialize as before).
+    #[serde(default, skip_serializing_if = "ClassSeries::is_empty")]
     pub class_timeseries: ClassSeries,
 }
 
