@@ -146,3 +146,38 @@ def test_fifo_writes_no_class_timeseries(tmp_path):
     assert res.class_timeseries().empty
     res.save(tmp_path / "r", plots=False)
     assert not (tmp_path / "r" / "class_timeseries.parquet").exists()
+
+
+def test_dumbbell_classes_from_the_command_line(tmp_path):
+    """--class NAME:WEIGHT[:AQM] and --class-flows NAME=N build the classes and one flow group
+    per class; class parameters by path with --aqm-param."""
+    out = tmp_path / "r"
+    p = subprocess.run(
+        [
+            *(sys.executable, "-m", "aqmlab", "dumbbell", "--aqm", "wfq"),
+            *("--class", "a:1:codel", "--class", "b:3", "--class", "idle:1"),
+            *("--class-flows", "b=3", "--class-flows", "idle=0", "--flows", "2"),
+            *("--aqm-param", "classes.a.aqm.target=2ms", "--aqm-param", "classes.b.weight=2"),
+            *("--duration", "12s", "--rtt", "40ms", "--buffer", "120", "--out", str(out)),
+            "--no-plots",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert p.returncode == 0, p.stderr
+    assert "classes" in p.stdout
+    s = json.loads((out / "summary.json").read_text())
+    link = s["links"]["bottleneck"]
+    assert link["aqm"] == "wfq"
+    assert list(link["classes"]) == ["a", "b", "idle"]
+    groups = [f["group"] for f in s["flows"]]
+    assert groups == [0, 0, 1, 1, 1]
+    assert link["classes"]["idle"]["enqueued"] == 0
+    tx = {k: c["tx_bytes"] for k, c in link["classes"].items()}
+    assert tx["b"] / (tx["a"] + tx["b"]) == pytest.approx(2 / 3, rel=0.1)
+    # CoDel with a 2 ms target keeps class a's queue short; class b is drop-tail.
+    assert (
+        link["classes"]["a"]["queue_delay_ms"]["mean"]
+        < link["classes"]["b"]["queue_delay_ms"]["mean"]
+    )
