@@ -108,7 +108,7 @@ impl QdiscConfig {
     pub fn class_list(&self) -> Option<&ClassList> {
         match self {
             QdiscConfig::Drr(c) | QdiscConfig::Wfq(c) => Some(c),
-            _ => None,
+            QdiscConfig::Fifo(_) => None,
         }
     }
 
@@ -116,7 +116,7 @@ impl QdiscConfig {
     pub fn class_list_mut(&mut self) -> Option<&mut ClassList> {
         match self {
             QdiscConfig::Drr(c) | QdiscConfig::Wfq(c) => Some(c),
-            _ => None,
+            QdiscConfig::Fifo(_) => None,
         }
     }
 
@@ -313,7 +313,9 @@ impl<P: Packet> Qdisc<P> {
         }
     }
 
-    /// The classes of a class-based scheduler (drr, wfq).
+    /// The classes of a scheduler built on the shared class model (drr, wfq); None for a
+    /// FIFO. (Every match in this impl names each variant, so that a new variant must say
+    /// what each method means for it.)
     #[inline]
     pub fn class_set(&self) -> Option<&ClassSet<P>> {
         match self {
@@ -328,7 +330,8 @@ impl<P: Packet> Qdisc<P> {
     pub fn poll_at(&self) -> Option<Instant> {
         match self {
             Qdisc::Fifo(q) => q.poll_at(),
-            _ => self.class_set()?.poll_at(),
+            Qdisc::Drr(d) => d.classes().poll_at(),
+            Qdisc::Wfq(w) => w.classes().poll_at(),
         }
     }
 
@@ -346,7 +349,8 @@ impl<P: Packet> Qdisc<P> {
     pub fn len_pkts(&self) -> usize {
         match self {
             Qdisc::Fifo(q) => q.len_pkts(),
-            _ => self.class_set().map_or(0, ClassSet::len_pkts),
+            Qdisc::Drr(d) => d.classes().len_pkts(),
+            Qdisc::Wfq(w) => w.classes().len_pkts(),
         }
     }
 
@@ -355,7 +359,8 @@ impl<P: Packet> Qdisc<P> {
     pub fn len_bytes(&self) -> u64 {
         match self {
             Qdisc::Fifo(q) => q.len_bytes(),
-            _ => self.class_set().map_or(0, ClassSet::len_bytes),
+            Qdisc::Drr(d) => d.classes().len_bytes(),
+            Qdisc::Wfq(w) => w.classes().len_bytes(),
         }
     }
 
@@ -369,42 +374,62 @@ impl<P: Packet> Qdisc<P> {
     pub fn stats(&self) -> QueueStats {
         match self {
             Qdisc::Fifo(q) => *q.stats(),
-            _ => self.class_set().map(ClassSet::stats).unwrap_or_default(),
+            Qdisc::Drr(d) => d.classes().stats(),
+            Qdisc::Wfq(w) => w.classes().stats(),
         }
     }
 
     /// Number of classes (0 for a FIFO).
     pub fn num_classes(&self) -> usize {
-        self.class_set().map_or(0, ClassSet::num_classes)
+        match self {
+            Qdisc::Fifo(_) => 0,
+            Qdisc::Drr(_) | Qdisc::Wfq(_) => self.class_set().map_or(0, ClassSet::num_classes),
+        }
     }
 
     /// Name of class `i`.
     pub fn class_name(&self, i: usize) -> Option<&str> {
-        self.class_set()?.class_name(i)
+        match self {
+            Qdisc::Fifo(_) => None,
+            Qdisc::Drr(_) | Qdisc::Wfq(_) => self.class_set()?.class_name(i),
+        }
     }
 
     /// Counters of class `i`.
     pub fn class_stats(&self, i: usize) -> Option<QueueStats> {
-        Some(*self.class_set()?.class_queue(i)?.stats())
+        match self {
+            Qdisc::Fifo(_) => None,
+            Qdisc::Drr(_) | Qdisc::Wfq(_) => Some(*self.class_set()?.class_queue(i)?.stats()),
+        }
     }
 
     /// Length of class `i`'s queue now: `(packets, bytes)`.
     pub fn class_len(&self, i: usize) -> Option<(usize, u64)> {
-        let q = self.class_set()?.class_queue(i)?;
-        Some((q.len_pkts(), q.len_bytes()))
+        match self {
+            Qdisc::Fifo(_) => None,
+            Qdisc::Drr(_) | Qdisc::Wfq(_) => {
+                let q = self.class_set()?.class_queue(i)?;
+                Some((q.len_pkts(), q.len_bytes()))
+            }
+        }
     }
 
     /// The class the last dequeued packet came from (0 for a FIFO).
     #[inline]
     pub fn last_class(&self) -> u8 {
-        self.class_set().map_or(0, ClassSet::last_class)
+        match self {
+            Qdisc::Fifo(_) => 0,
+            Qdisc::Drr(d) => d.classes().last_class(),
+            Qdisc::Wfq(w) => w.classes().last_class(),
+        }
     }
 
     /// The hard limit.
     pub fn limit(&self) -> QueueLimit {
         match self {
             Qdisc::Fifo(q) => q.limit(),
-            _ => self.class_set().expect("a scheduler").limit(),
+            Qdisc::Drr(d) => d.classes().limit(),
+            Qdisc::Wfq(w) => w.classes().limit(),
         }
     }
 
@@ -412,7 +437,8 @@ impl<P: Packet> Qdisc<P> {
     pub fn link(&self) -> LinkInfo {
         match self {
             Qdisc::Fifo(q) => q.link(),
-            _ => self.class_set().expect("a scheduler").link(),
+            Qdisc::Drr(d) => d.classes().link(),
+            Qdisc::Wfq(w) => w.classes().link(),
         }
     }
 
@@ -420,7 +446,8 @@ impl<P: Packet> Qdisc<P> {
     pub fn probability(&self) -> f64 {
         match self {
             Qdisc::Fifo(q) => q.probability(),
-            _ => self.class_set().map_or(0.0, ClassSet::probability),
+            Qdisc::Drr(d) => d.classes().probability(),
+            Qdisc::Wfq(w) => w.classes().probability(),
         }
     }
 
