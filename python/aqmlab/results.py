@@ -112,7 +112,8 @@ class SimResult:
 
     # -- plots ----------------------------------------------------------------------------------
     def plot(self, link: str | None = None, ax=None):
-        """Plot queue length and per-interval throughput of ``link`` (all monitored if None).
+        """Plot queue length and per-interval throughput of ``link`` (all monitored if None),
+        with the queue of each class of a class-based qdisc (dashed).
 
         Returns the matplotlib Figure.
         """
@@ -137,6 +138,15 @@ class SimResult:
                 k = max(1, round(0.1 / dt)) if dt > 0 else 1
                 thr = part["throughput_bps"].rolling(k, min_periods=1).mean()
                 axes[1].plot(part["time_s"], thr / 1e6, lw=0.8, label=name)
+            # Classes of a class-based qdisc (drr, wfq, ...): their queues, thinner.
+            cts = self.class_timeseries()
+            if len(cts):
+                for (name, cls), part in cts[cts["link"].isin(names)].groupby(
+                    ["link", "class"], sort=False
+                ):
+                    axes[0].plot(
+                        part["time_s"], part["queue_pkts"], lw=0.5, ls="--", label=f"{name} {cls}"
+                    )
         axes[0].set_ylabel("queue [packets]")
         axes[1].set_ylabel("throughput [Mb/s], 100 ms mean")
         axes[1].set_xlabel("time [s]")
