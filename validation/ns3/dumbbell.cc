@@ -586,8 +586,16 @@ MakeQueueDisc(const Options& o, DataRate rate, Time rtt, uint32_t* fqQuantum)
         const std::string limit = take("limit", std::to_string(o.buffer));
         const std::string minBytes = take("min_bytes", "");
         if (!minBytes.empty())
+        {
+            // 0 crashes ns-3 3.37's CoDelQueueDisc; 1 already means "only when empty".
+            if (std::stoul(minBytes) == 0)
+            {
+                std::cerr << "--aqm-param min_bytes must be >= 1\n";
+                std::exit(2);
+            }
             Config::SetDefault("ns3::CoDelQueueDisc::MinBytes",
                                UintegerValue(std::stoul(minBytes)));
+        }
         const std::string ce = take("ce_threshold", "");
         // FqCoDel takes its CoDel times as strings: pass them in ns, after our unit rules.
         auto nsText = [](const std::string& t) {
