@@ -410,6 +410,10 @@ impl<P: Packet> Drr<P> {
     pub fn limit(&self) -> QueueLimit {
         self.limit
     }
+    /// Bytes of packet storage held by the classes' FIFOs.
+    pub fn memory_bytes(&self) -> usize {
+        self.classes.iter().map(|c| c.q.memory_bytes()).sum()
+    }
     /// The link.
     pub fn link(&self) -> LinkInfo {
         self.link

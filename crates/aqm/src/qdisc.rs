@@ -2,8 +2,11 @@
 //!
 //! A qdisc owns packets. The leaf is [`QueueDisc`] (FIFO + hard limit + one [`AqmConfig`]
 //! algorithm), the fast path; a scheduler ([`crate::drr`]) holds classes, each a child
-//! `QueueDisc`. Dispatch is static: `Qdisc` is an enum with one variant per kind and every
-//! call is one `match` (the FIFO arm is the code that ran before schedulers existed).
+//! `QueueDisc`; a hashed flow-queueing qdisc ([`crate::fq_codel`] and its family, sharing
+//! [`crate::flowq`]) holds one flow queue per hash bucket, with flat parameters like an AQM's
+//! and no classes. Dispatch is static on the per-packet path: `Qdisc` is an enum with one
+//! variant per kind and every call is one `match` (the FIFO arm is the code that ran before
+//! schedulers existed); the hashed qdiscs' other methods go through the [`Hashed`] trait.
 //!
 //! A scheduler's enqueue may drop a packet other than the arriving one (a *victim*: the head
 //! of the fattest class when the shared buffer is full); victims go to the `on_drop` callback
@@ -14,22 +17,47 @@
 //!
 //! Parameter paths: a single AQM keeps plain names (`target`); in a tree a path follows the
 //! config's structure with classes addressed by name: `classes.NAME.weight`,
-//! `classes.NAME.aqm.PARAM`. Serde form: a leaf is the AQM's tagged object
-//! (`{"type": "codel", ...}`, unchanged); a scheduler is tagged by its own name
-//! (`{"type": "drr", "classes": [{"name": "a", "weight": 1, "aqm": {"type": "codel"}}]}`).
+//! `classes.NAME.aqm.PARAM`; a hashed qdisc takes plain names (`target`, `flows`). Serde
+//! form: a leaf is the AQM's tagged object (`{"type": "codel", ...}`, unchanged); a scheduler
+//! is tagged by its own name
+//! (`{"type": "drr", "classes": [{"name": "a", "weight": 1, "aqm": {"type": "codel"}}]}`,
+//! `{"type": "fq_codel", "flows": 1024, "target": 5000000}`).
 
 use serde::{Deserialize, Serialize};
 
 use crate::config::{AqmConfig, RawParam};
 use crate::drr::{split_class_path, Drr, DrrConfig};
 use crate::error::ConfigError;
+use crate::flowq::FlowQueues;
+use crate::fq_codel::{FqCodel, FqCodelConfig};
+use crate::fq_pie::{FqPie, FqPieConfig};
 use crate::packet::Packet;
-use crate::params::ParamInfo;
+use crate::params::{ParamInfo, Params};
 use crate::queue::{DropReason, Enqueue, LinkInfo, QueueDisc, QueueLimit, QueueStats};
+use crate::sfq::{Sfq, SfqConfig};
+use crate::sfq_codel::{SfqCodel, SfqCodelConfig};
 use crate::time::Instant;
 
-/// Names of the schedulers (besides every AQM name, which runs as a single FIFO).
-pub const SCHEDULERS: &[&str] = &["drr"];
+/// Names of the schedulers (besides every AQM name, which runs as a single FIFO): the
+/// class-based `drr` and the hashed flow-queueing qdiscs ([`HASHED`]).
+pub const SCHEDULERS: &[&str] = &["drr", "fq_codel", "fq_pie", "sfq", "sfq_codel"];
+
+/// The hashed flow-queueing qdiscs: flat parameter lists (like an AQM's), no classes.
+pub const HASHED: &[&str] = &["fq_codel", "fq_pie", "sfq", "sfq_codel"];
+
+/// Applies `$e` to the config of a hashed variant bound to `$c`, or evaluates `$other`.
+macro_rules! hashed_cfg {
+    ($v:expr, $c:ident => $e:expr, _ => $other:expr) => {
+        match $v {
+            QdiscConfig::FqCodel($c) => $e,
+            QdiscConfig::FqPie($c) => $e,
+            QdiscConfig::Sfq($c) => $e,
+            QdiscConfig::SfqCodel($c) => $e,
+            #[allow(unreachable_patterns)]
+            _ => $other,
+        }
+    };
+}
 
 /// A queue-discipline tree: one FIFO with an AQM, or a scheduler with classes. `Clone`, not
 /// `Copy` (class lists are vectors).
@@ -40,12 +68,27 @@ pub enum QdiscConfig {
     Fifo(AqmConfig),
     /// Deficit Round Robin over classes ([`crate::drr`]).
     Drr(DrrConfig),
+    /// FQ-CoDel ([`crate::fq_codel`]).
+    FqCodel(FqCodelConfig),
+    /// FQ-PIE ([`crate::fq_pie`]).
+    FqPie(FqPieConfig),
+    /// Stochastic Fairness Queueing ([`crate::sfq`]).
+    Sfq(SfqConfig),
+    /// SFQ-CoDel, ns-2 sfqcodel ([`crate::sfq_codel`]).
+    SfqCodel(SfqCodelConfig),
 }
 
 #[derive(Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
 enum SchedRepr {
     Drr(DrrConfig),
+    #[serde(rename = "fq_codel")]
+    FqCodel(FqCodelConfig),
+    #[serde(rename = "fq_pie")]
+    FqPie(FqPieConfig),
+    Sfq(SfqConfig),
+    #[serde(rename = "sfq_codel")]
+    SfqCodel(SfqCodelConfig),
 }
 
 #[derive(Serialize, Deserialize)]
@@ -60,6 +103,10 @@ impl From<QdiscConfig> for Repr {
         match c {
             QdiscConfig::Fifo(a) => Repr::Fifo(a),
             QdiscConfig::Drr(d) => Repr::Sched(SchedRepr::Drr(d)),
+            QdiscConfig::FqCodel(c) => Repr::Sched(SchedRepr::FqCodel(c)),
+            QdiscConfig::FqPie(c) => Repr::Sched(SchedRepr::FqPie(c)),
+            QdiscConfig::Sfq(c) => Repr::Sched(SchedRepr::Sfq(c)),
+            QdiscConfig::SfqCodel(c) => Repr::Sched(SchedRepr::SfqCodel(c)),
         }
     }
 }
@@ -70,6 +117,10 @@ impl TryFrom<Repr> for QdiscConfig {
         Ok(match r {
             Repr::Fifo(a) => QdiscConfig::Fifo(a),
             Repr::Sched(SchedRepr::Drr(d)) => QdiscConfig::Drr(d),
+            Repr::Sched(SchedRepr::FqCodel(c)) => QdiscConfig::FqCodel(c),
+            Repr::Sched(SchedRepr::FqPie(c)) => QdiscConfig::FqPie(c),
+            Repr::Sched(SchedRepr::Sfq(c)) => QdiscConfig::Sfq(c),
+            Repr::Sched(SchedRepr::SfqCodel(c)) => QdiscConfig::SfqCodel(c),
         })
     }
 }
@@ -93,7 +144,16 @@ impl QdiscConfig {
         match self {
             QdiscConfig::Fifo(a) => a.name(),
             QdiscConfig::Drr(_) => "drr",
+            QdiscConfig::FqCodel(_) => FqCodelConfig::AQM,
+            QdiscConfig::FqPie(_) => FqPieConfig::AQM,
+            QdiscConfig::Sfq(_) => SfqConfig::AQM,
+            QdiscConfig::SfqCodel(_) => SfqCodelConfig::AQM,
         }
+    }
+
+    /// True for a hashed flow-queueing qdisc ([`HASHED`]).
+    pub fn is_hashed(&self) -> bool {
+        hashed_cfg!(self, _c => true, _ => false)
     }
 
     /// The single AQM, if this is a FIFO.
@@ -107,15 +167,21 @@ impl QdiscConfig {
     /// Class names of a scheduler, in order (empty for a FIFO).
     pub fn class_names(&self) -> Vec<&str> {
         match self {
-            QdiscConfig::Fifo(_) => Vec::new(),
             QdiscConfig::Drr(d) => d.classes.iter().map(|c| c.name.as_str()).collect(),
+            _ => Vec::new(),
         }
     }
 
     /// The default config of `name` (an AQM, alias or scheduler; case-insensitive).
     pub fn default_for(name: &str) -> Result<QdiscConfig, ConfigError> {
-        if name.trim().eq_ignore_ascii_case("drr") {
-            return Ok(QdiscConfig::Drr(DrrConfig::default()));
+        let lower = name.trim().to_ascii_lowercase();
+        match lower.as_str() {
+            "drr" => return Ok(QdiscConfig::Drr(DrrConfig::default())),
+            "fq_codel" => return Ok(QdiscConfig::FqCodel(FqCodelConfig::default())),
+            "fq_pie" => return Ok(QdiscConfig::FqPie(FqPieConfig::default())),
+            "sfq" => return Ok(QdiscConfig::Sfq(SfqConfig::default())),
+            "sfq_codel" => return Ok(QdiscConfig::SfqCodel(SfqCodelConfig::default())),
+            _ => {}
         }
         AqmConfig::default_for(name)
             .map(QdiscConfig::Fifo)
@@ -130,9 +196,18 @@ impl QdiscConfig {
 
     /// Parameter descriptions of `name` (for `aqmlab aqms`).
     pub fn describe(name: &str) -> Result<Vec<ParamInfo>, ConfigError> {
-        match Self::default_for(name)? {
-            QdiscConfig::Fifo(a) => Ok(a.param_info()),
-            QdiscConfig::Drr(_) => Ok(DrrConfig::describe()),
+        Ok(Self::default_for(name)?.param_info())
+    }
+
+    /// Parameter descriptions of this config's kind (a DRR tree: the path patterns).
+    pub fn param_info(&self) -> Vec<ParamInfo> {
+        match self {
+            QdiscConfig::Fifo(a) => a.param_info(),
+            QdiscConfig::Drr(_) => DrrConfig::describe(),
+            QdiscConfig::FqCodel(_) => FqCodelConfig::describe(),
+            QdiscConfig::FqPie(_) => FqPieConfig::describe(),
+            QdiscConfig::Sfq(_) => SfqConfig::describe(),
+            QdiscConfig::SfqCodel(_) => SfqCodelConfig::describe(),
         }
     }
 
@@ -141,6 +216,7 @@ impl QdiscConfig {
         match self {
             QdiscConfig::Fifo(a) => a.validate(),
             QdiscConfig::Drr(d) => d.validate(),
+            h => hashed_cfg!(h, c => c.validate(), _ => unreachable!()),
         }
     }
 
@@ -164,6 +240,7 @@ impl QdiscConfig {
                 *d = next;
                 Ok(())
             }
+            h => hashed_cfg!(h, c => c.set_param(path, value), _ => unreachable!()),
         }
     }
 
@@ -180,6 +257,7 @@ impl QdiscConfig {
                     c.aqm.get_param(rest.strip_prefix("aqm.")?)
                 }
             }
+            h => hashed_cfg!(h, c => c.get_param(path), _ => unreachable!()),
         }
     }
 
@@ -194,6 +272,15 @@ impl QdiscConfig {
         let mut cfg = Self::default_for(name)?;
         if let QdiscConfig::Fifo(_) = cfg {
             return AqmConfig::from_raw(name, params, require_unit).map(QdiscConfig::Fifo);
+        }
+        if cfg.is_hashed() {
+            // Like an AQM: every value is set, then the whole config is checked.
+            for (k, raw) in params {
+                let x = cfg.raw_value(k, *raw, require_unit)?;
+                hashed_cfg!(&mut cfg, c => c.set_field(k, x)?, _ => unreachable!());
+            }
+            cfg.validate()?;
+            return Ok(cfg);
         }
         for (k, raw) in params {
             let x = cfg.raw_value(k, *raw, require_unit)?;
@@ -210,6 +297,17 @@ impl QdiscConfig {
         raw: RawParam<'_>,
         require_unit: bool,
     ) -> Result<f64, ConfigError> {
+        if self.is_hashed() {
+            let infos = self.param_info();
+            let Some(info) = infos.iter().find(|i| i.name == key) else {
+                return Err(ConfigError::UnknownParam {
+                    aqm: self.name().into(),
+                    key: key.into(),
+                    known: infos.iter().map(|i| i.name).collect::<Vec<_>>().join(", "),
+                });
+            };
+            return AqmConfig::param_value(info, raw, require_unit);
+        }
         let (cfg, leaf, prefix) = match self {
             QdiscConfig::Fifo(a) => (*a, key, ""),
             QdiscConfig::Drr(d) => {
@@ -229,6 +327,7 @@ impl QdiscConfig {
                     None => return Err(unknown_drr(key)),
                 }
             }
+            _ => unreachable!("hashed qdiscs are handled above"),
         };
         let infos = cfg.param_info();
         let Some(info) = infos.iter().find(|i| i.name == leaf) else {
@@ -247,6 +346,13 @@ impl QdiscConfig {
             return AqmConfig::from_name(name, params).map(QdiscConfig::Fifo);
         }
         let mut cfg = Self::default_for(name)?;
+        if cfg.is_hashed() {
+            for (k, v) in params {
+                hashed_cfg!(&mut cfg, c => c.set_field(k, *v)?, _ => unreachable!());
+            }
+            cfg.validate()?;
+            return Ok(cfg);
+        }
         for (k, v) in params {
             cfg.set_param(k, *v)?;
         }
@@ -281,14 +387,131 @@ fn drr_path<'p>(d: &DrrConfig, path: &'p str) -> Result<(usize, &'p str), Config
     Ok((i, rest))
 }
 
-/// A running queue discipline: a FIFO with an AQM (the fast path) or a scheduler.
+/// What the simulator reads of a hashed qdisc's flow queues: backlogged flow queues now, their
+/// time integral and their peak ([`crate::flowq`], "Active flows").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FlowCount {
+    /// Backlogged flow queues now.
+    pub active: u32,
+    /// Integral of `active` over time up to the `now` asked for, flow x ns.
+    pub area: u128,
+    /// Largest `active` since the queue was built or since [`Qdisc::reset_flow_peak`].
+    pub peak: u32,
+}
+
+/// The methods of a hashed flow-queueing qdisc off the per-packet path (dynamic dispatch
+/// through [`Qdisc::hashed`]); `enqueue`/`dequeue`/lengths are `match`ed statically.
+pub trait Hashed<P> {
+    /// The flow queues.
+    fn queues(&self) -> &FlowQueues<P>;
+    /// The flow queues, mutably (peak reset).
+    fn queues_mut(&mut self) -> &mut FlowQueues<P>;
+    /// Counters over all flow queues.
+    fn stats(&self) -> QueueStats;
+    /// The link's hard limit it was built with.
+    fn limit(&self) -> QueueLimit;
+    /// The link.
+    fn link(&self) -> LinkInfo;
+    /// Drop/mark probability in [0, 1] (0 for qdiscs without one).
+    fn probability(&self) -> f64 {
+        0.0
+    }
+    /// Next time [`Hashed::on_timer`] must run.
+    fn poll_at(&self) -> Option<Instant> {
+        None
+    }
+    /// Runs the periodic work that is due.
+    fn on_timer(&mut self, _now: Instant) {}
+    /// Changes one parameter while running; on error nothing changes.
+    fn set_param(&mut self, key: &str, value: f64) -> Result<(), ConfigError>;
+    /// The current configuration.
+    fn qdisc_config(&self) -> QdiscConfig;
+    /// Bytes of per-flow-queue AQM state (CoDel or PIE variables), besides the flow queues.
+    fn flow_state_bytes(&self) -> usize {
+        0
+    }
+}
+
+/// `Hashed` for a flow-queueing type with inherent methods of the same names.
+macro_rules! impl_hashed {
+    ($t:ident, $variant:ident $(, $extra:item)*) => {
+        impl<P: Packet> Hashed<P> for $t<P> {
+            fn queues(&self) -> &FlowQueues<P> {
+                $t::queues(self)
+            }
+            fn queues_mut(&mut self) -> &mut FlowQueues<P> {
+                $t::queues_mut(self)
+            }
+            fn stats(&self) -> QueueStats {
+                $t::stats(self)
+            }
+            fn limit(&self) -> QueueLimit {
+                $t::limit(self)
+            }
+            fn link(&self) -> LinkInfo {
+                $t::link(self)
+            }
+            fn set_param(&mut self, key: &str, value: f64) -> Result<(), ConfigError> {
+                $t::set_param(self, key, value)
+            }
+            fn qdisc_config(&self) -> QdiscConfig {
+                QdiscConfig::$variant(self.config())
+            }
+            $($extra)*
+        }
+    };
+}
+
+impl_hashed!(
+    FqCodel,
+    FqCodel,
+    fn flow_state_bytes(&self) -> usize {
+        FqCodel::flow_state_bytes(self)
+    }
+);
+impl_hashed!(
+    SfqCodel,
+    SfqCodel,
+    fn flow_state_bytes(&self) -> usize {
+        SfqCodel::flow_state_bytes(self)
+    }
+);
+impl_hashed!(
+    FqPie,
+    FqPie,
+    fn probability(&self) -> f64 {
+        FqPie::probability(self)
+    },
+    fn poll_at(&self) -> Option<Instant> {
+        FqPie::poll_at(self)
+    },
+    fn on_timer(&mut self, now: Instant) {
+        FqPie::on_timer(self, now)
+    },
+    fn flow_state_bytes(&self) -> usize {
+        FqPie::flow_state_bytes(self)
+    }
+);
+impl_hashed!(
+    Sfq,
+    Sfq,
+    fn poll_at(&self) -> Option<Instant> {
+        Sfq::poll_at(self)
+    },
+    fn on_timer(&mut self, now: Instant) {
+        Sfq::on_timer(self, now)
+    }
+);
+
+/// A running queue discipline: a FIFO with an AQM (the fast path), a class-based scheduler or
+/// a hashed flow-queueing qdisc.
 ///
 /// The per-packet methods are `#[inline(always)]` thin `match`es and the schedulers' entry
 /// points are never inlined, so that a caller's FIFO path compiles as a direct call (or
 /// inlining) of [`QueueDisc`]'s, as before trees existed.
 ///
 /// The FIFO variant is stored inline (no box, no extra indirection per packet) although it
-/// is much larger than a scheduler's (whose classes live in a `Vec`).
+/// is much larger than a scheduler's (whose classes and flow queues live in `Vec`s).
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum Qdisc<P> {
@@ -296,6 +519,14 @@ pub enum Qdisc<P> {
     Fifo(QueueDisc<P>),
     /// Deficit Round Robin.
     Drr(Drr<P>),
+    /// FQ-CoDel.
+    FqCodel(FqCodel<P>),
+    /// FQ-PIE.
+    FqPie(FqPie<P>),
+    /// Stochastic Fairness Queueing.
+    Sfq(Sfq<P>),
+    /// SFQ-CoDel (ns-2 sfqcodel).
+    SfqCodel(SfqCodel<P>),
 }
 
 impl<P: Packet> From<QueueDisc<P>> for Qdisc<P> {
@@ -305,7 +536,8 @@ impl<P: Packet> From<QueueDisc<P>> for Qdisc<P> {
 }
 
 impl<P: Packet> Qdisc<P> {
-    /// Builds `cfg` with hard limit `limit` (shared by a scheduler's classes) on `link`.
+    /// Builds `cfg` with hard limit `limit` (shared by a scheduler's classes and flow queues)
+    /// on `link`.
     pub fn new(
         cfg: &QdiscConfig,
         limit: QueueLimit,
@@ -315,7 +547,35 @@ impl<P: Packet> Qdisc<P> {
         Ok(match cfg {
             QdiscConfig::Fifo(a) => Qdisc::Fifo(QueueDisc::new(a, limit, link, seed)?),
             QdiscConfig::Drr(d) => Qdisc::Drr(Drr::new(d, limit, link, seed)?),
+            QdiscConfig::FqCodel(c) => Qdisc::FqCodel(FqCodel::new(c, limit, link, seed)?),
+            QdiscConfig::FqPie(c) => Qdisc::FqPie(FqPie::new(c, limit, link, seed)?),
+            QdiscConfig::Sfq(c) => Qdisc::Sfq(Sfq::new(c, limit, link, seed)?),
+            QdiscConfig::SfqCodel(c) => Qdisc::SfqCodel(SfqCodel::new(c, limit, link, seed)?),
         })
+    }
+
+    /// The hashed flow-queueing qdisc, if this is one.
+    #[inline]
+    pub fn hashed(&self) -> Option<&dyn Hashed<P>> {
+        match self {
+            Qdisc::FqCodel(q) => Some(q),
+            Qdisc::FqPie(q) => Some(q),
+            Qdisc::Sfq(q) => Some(q),
+            Qdisc::SfqCodel(q) => Some(q),
+            _ => None,
+        }
+    }
+
+    /// The hashed flow-queueing qdisc, mutably.
+    #[inline]
+    pub fn hashed_mut(&mut self) -> Option<&mut dyn Hashed<P>> {
+        match self {
+            Qdisc::FqCodel(q) => Some(q),
+            Qdisc::FqPie(q) => Some(q),
+            Qdisc::Sfq(q) => Some(q),
+            Qdisc::SfqCodel(q) => Some(q),
+            _ => None,
+        }
     }
 
     /// Offers a packet: `Queued`, `Marked` or `Dropped(pkt, reason)` for the arrival; other
@@ -330,6 +590,10 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(q) => q.enqueue(now, pkt),
             Qdisc::Drr(d) => d.enqueue(now, pkt, on_drop),
+            Qdisc::FqCodel(q) => q.enqueue(now, pkt, on_drop),
+            Qdisc::FqPie(q) => q.enqueue(now, pkt, on_drop),
+            Qdisc::Sfq(q) => q.enqueue(now, pkt, on_drop),
+            Qdisc::SfqCodel(q) => q.enqueue(now, pkt, on_drop),
         }
     }
 
@@ -339,6 +603,10 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(q) => q.dequeue(now, on_drop),
             Qdisc::Drr(d) => d.dequeue(now, on_drop),
+            Qdisc::FqCodel(q) => q.dequeue(now, on_drop),
+            Qdisc::FqPie(q) => q.dequeue(now, on_drop),
+            Qdisc::Sfq(q) => q.dequeue(now, on_drop),
+            Qdisc::SfqCodel(q) => q.dequeue(now, on_drop),
         }
     }
 
@@ -348,6 +616,7 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(q) => q.poll_at(),
             Qdisc::Drr(d) => d.poll_at(),
+            _ => self.hashed().and_then(|h| h.poll_at()),
         }
     }
 
@@ -356,6 +625,11 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(q) => q.on_timer(now),
             Qdisc::Drr(d) => d.on_timer(now),
+            _ => {
+                if let Some(h) = self.hashed_mut() {
+                    h.on_timer(now)
+                }
+            }
         }
     }
 
@@ -365,6 +639,10 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(q) => q.len_pkts(),
             Qdisc::Drr(d) => d.len_pkts(),
+            Qdisc::FqCodel(q) => q.len_pkts(),
+            Qdisc::FqPie(q) => q.len_pkts(),
+            Qdisc::Sfq(q) => q.len_pkts(),
+            Qdisc::SfqCodel(q) => q.len_pkts(),
         }
     }
 
@@ -374,6 +652,10 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(q) => q.len_bytes(),
             Qdisc::Drr(d) => d.len_bytes(),
+            Qdisc::FqCodel(q) => q.len_bytes(),
+            Qdisc::FqPie(q) => q.len_bytes(),
+            Qdisc::Sfq(q) => q.len_bytes(),
+            Qdisc::SfqCodel(q) => q.len_bytes(),
         }
     }
 
@@ -383,45 +665,93 @@ impl<P: Packet> Qdisc<P> {
         self.len_pkts() == 0
     }
 
-    /// Counters (a scheduler's are the sums over its classes).
+    /// Counters (a scheduler's are the sums over its classes or flow queues).
     pub fn stats(&self) -> QueueStats {
         match self {
             Qdisc::Fifo(q) => *q.stats(),
             Qdisc::Drr(d) => d.stats(),
+            _ => self.hashed().map(|h| h.stats()).unwrap_or_default(),
         }
     }
 
-    /// Number of classes (0 for a FIFO).
+    /// Number of classes (0 for a FIFO and for a hashed qdisc).
     pub fn num_classes(&self) -> usize {
         match self {
-            Qdisc::Fifo(_) => 0,
             Qdisc::Drr(d) => d.num_classes(),
+            _ => 0,
         }
     }
 
     /// Name of class `i`.
     pub fn class_name(&self, i: usize) -> Option<&str> {
         match self {
-            Qdisc::Fifo(_) => None,
             Qdisc::Drr(d) => d.class_name(i),
+            _ => None,
         }
     }
 
     /// Counters of class `i`.
     pub fn class_stats(&self, i: usize) -> Option<QueueStats> {
         match self {
-            Qdisc::Fifo(_) => None,
             Qdisc::Drr(d) => d.class_queue(i).map(|q| *q.stats()),
+            _ => None,
         }
     }
 
-    /// The class the last dequeued packet came from (0 for a FIFO).
+    /// The class the last dequeued packet came from (0 without classes).
     #[inline]
     pub fn last_class(&self) -> u8 {
         match self {
-            Qdisc::Fifo(_) => 0,
             Qdisc::Drr(d) => d.last_class(),
+            _ => 0,
         }
+    }
+
+    /// Backlogged flow queues of a hashed qdisc (`None` for other qdiscs).
+    #[inline]
+    pub fn active_flows(&self) -> Option<u32> {
+        self.hashed().map(|h| h.queues().active())
+    }
+
+    /// A hashed qdisc's active-flow count, its integral up to `now` and its peak (`None` for
+    /// other qdiscs).
+    pub fn flow_count(&self, now: Instant) -> Option<FlowCount> {
+        self.hashed().map(|h| {
+            let q = h.queues();
+            FlowCount {
+                active: q.active(),
+                area: q.active_area(now),
+                peak: q.peak(),
+            }
+        })
+    }
+
+    /// Restarts the peak of [`Qdisc::flow_count`] from the current count (end of warm-up).
+    pub fn reset_flow_peak(&mut self) {
+        if let Some(h) = self.hashed_mut() {
+            h.queues_mut().reset_peak();
+        }
+    }
+
+    /// Bytes of state the qdisc holds for packets and flows: a FIFO's storage, a DRR tree's
+    /// class FIFOs, a hashed qdisc's packet pool, bucket records and per-flow AQM state. (Not
+    /// counted: fixed-size fields.) For a hashed qdisc it is bounded by the buffer and `flows`
+    /// (docs/aqm/fq_codel.md, "Memory").
+    pub fn memory_bytes(&self) -> usize {
+        match self {
+            Qdisc::Fifo(q) => q.memory_bytes(),
+            Qdisc::Drr(d) => d.memory_bytes(),
+            _ => {
+                let h = self.hashed().expect("hashed");
+                h.queues().memory_bytes() + h.flow_state_bytes()
+            }
+        }
+    }
+
+    /// A hashed qdisc's pool size: the largest number of packets it ever held at once (plus
+    /// the arrival linked before an overflow drop); `None` for other qdiscs.
+    pub fn pool_slots(&self) -> Option<usize> {
+        self.hashed().map(|h| h.queues().pool_slots())
     }
 
     /// The hard limit.
@@ -429,6 +759,7 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(q) => q.limit(),
             Qdisc::Drr(d) => d.limit(),
+            _ => self.hashed().expect("hashed").limit(),
         }
     }
 
@@ -437,14 +768,16 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(q) => q.link(),
             Qdisc::Drr(d) => d.link(),
+            _ => self.hashed().expect("hashed").link(),
         }
     }
 
-    /// Drop/mark probability in [0, 1] (a scheduler: the largest of its classes').
+    /// Drop/mark probability in [0, 1] (a scheduler: the largest of its classes' or flows').
     pub fn probability(&self) -> f64 {
         match self {
             Qdisc::Fifo(q) => q.probability(),
             Qdisc::Drr(d) => d.probability(),
+            _ => self.hashed().map_or(0.0, |h| h.probability()),
         }
     }
 
@@ -453,6 +786,7 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(q) => q.set_param(path, value),
             Qdisc::Drr(d) => d.set_param(path, value),
+            _ => self.hashed_mut().expect("hashed").set_param(path, value),
         }
     }
 
@@ -466,6 +800,7 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(q) => QdiscConfig::Fifo(q.config()),
             Qdisc::Drr(d) => QdiscConfig::Drr(d.config()),
+            _ => self.hashed().expect("hashed").qdisc_config(),
         }
     }
 
@@ -474,6 +809,10 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(q) => q.aqm_name(),
             Qdisc::Drr(_) => "drr",
+            Qdisc::FqCodel(_) => FqCodelConfig::AQM,
+            Qdisc::FqPie(_) => FqPieConfig::AQM,
+            Qdisc::Sfq(_) => SfqConfig::AQM,
+            Qdisc::SfqCodel(_) => SfqCodelConfig::AQM,
         }
     }
 }
