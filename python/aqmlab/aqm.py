@@ -52,8 +52,8 @@ def list_aqms() -> dict[str, list[dict[str, Any]]]:
 
 
 def scheduler_names() -> list[str]:
-    """Names of the class-based queue disciplines (``drr``, ``wfq``); ``[aqm] type`` takes them
-    too."""
+    """Names of the schedulers: the class-based ``drr`` and ``wfq`` and the hashed flow-queueing
+    ``fq_codel``, ``fq_pie``, ``sfq``, ``sfq_codel``; ``[aqm] type`` takes them too."""
     return list(_core.scheduler_names())
 
 

@@ -79,7 +79,8 @@ class SimResult:
         -------
         pandas.DataFrame
             Columns ``time_s, link, queue_pkts, queue_bytes, queue_delay_ms_mean, arrivals, drops,
-            marks, throughput_bps``.
+            marks, throughput_bps, active_flows`` (``active_flows``: backlogged flow queues of a
+            hashed qdisc such as ``fq_codel`` at the sample instant, 0 for other qdiscs).
         """
         return self._frame("timeseries")
 

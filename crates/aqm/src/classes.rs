@@ -460,6 +460,10 @@ impl<P: Packet> ClassSet<P> {
     pub fn class_queue(&self, i: usize) -> Option<&QueueDisc<P>> {
         self.classes.get(i).map(|c| &c.q)
     }
+    /// Bytes of packet storage held by the classes' FIFOs.
+    pub fn memory_bytes(&self) -> usize {
+        self.classes.iter().map(|c| c.q.memory_bytes()).sum()
+    }
     /// The largest drop/mark probability of the classes' AQMs.
     pub fn probability(&self) -> f64 {
         self.classes

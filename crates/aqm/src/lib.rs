@@ -37,7 +37,8 @@
 //!   (victims: packets other than the arrival dropped to make room), `stats()` by value (sums
 //!   over classes) and class accessors (`num_classes`, `class_name`, `class_stats`,
 //!   `class_len`, `last_class`). [`QdiscConfig`] (`Fifo(AqmConfig)` | `Drr(DrrConfig)` |
-//!   `Wfq(WfqConfig)`, both class lists a [`ClassList`], `Clone`) is its
+//!   `Wfq(WfqConfig)` (both class lists a [`ClassList`]) | a hashed qdisc's flat config such as
+//!   `FqCodel(FqCodelConfig)`, `Clone`) is its
 //!   config; `set_param`/`get_param`/`from_raw`/`describe` take paths for trees
 //!   (`classes.NAME.weight`, `classes.NAME.aqm.PARAM`) and plain names for a single AQM.
 //!   Tree invariant: `received = dropped_enqueue() + dropped_victim + dropped_dequeue +
@@ -69,6 +70,12 @@
 //! Schedulers: `drr` ([`drr`], Deficit Round Robin over classes, each a FIFO with any of the
 //! AQMs above) and `wfq` ([`wfq`], weighted fair queueing by start-time fair queueing over the
 //! same classes); their activations are the sums of their classes'.
+//!
+//! Hashed flow queueing (flat parameters like an AQM's, one flow queue per hash bucket, all on
+//! the shared [`flowq`]): `fq_codel` ([`fq_codel`], CoDel per flow queue; activations: CoDel
+//! runs that found a packet), `fq_pie` ([`fq_pie`], PIE per flow queue; runs of the periodic
+//! law), `sfq` ([`sfq`], no control law: 0), `sfq_codel` ([`sfq_codel`], ns-2 sfqcodel; CoDel
+//! runs). `Qdisc::active_flows()` / `flow_count(now)` report the backlogged flow queues.
 //!
 //! ## Contract for the driver (simulator or dataplane)
 //!
@@ -122,6 +129,9 @@ pub mod droptail;
 pub mod drr;
 pub mod edc;
 pub mod flc;
+pub mod flowq;
+pub mod fq_codel;
+pub mod fq_pie;
 pub mod pdlq;
 pub mod pi;
 pub mod pie;
@@ -129,6 +139,8 @@ pub mod pip;
 pub mod red;
 pub mod rem;
 pub mod sfc;
+pub mod sfq;
+pub mod sfq_codel;
 pub mod sred;
 pub mod wfq;
 
@@ -141,10 +153,14 @@ pub use classes::{ClassConfig, ClassList};
 pub use config::{AqmConfig, RawParam};
 pub use drr::{DrrClass, DrrConfig};
 pub use error::ConfigError;
+pub use fq_codel::FqCodelConfig;
+pub use fq_pie::FqPieConfig;
 pub use packet::{Ecn, Packet};
 pub use params::{ParamInfo, Params};
-pub use qdisc::{Qdisc, QdiscConfig};
+pub use qdisc::{FlowCount, Qdisc, QdiscConfig};
 pub use queue::{DropReason, Enqueue, LinkInfo, QueueDisc, QueueLimit, QueueStats, DEFAULT_MTU};
 pub use rng::Rng;
+pub use sfq::SfqConfig;
+pub use sfq_codel::SfqCodelConfig;
 pub use time::{BitsPerSec, Bytes, Duration, Instant};
 pub use wfq::WfqConfig;

@@ -434,6 +434,11 @@ impl<P: Packet> QueueDisc<P> {
     pub(crate) fn aqm(&self) -> &AnyAqm {
         &self.aqm
     }
+    /// Bytes of packet storage held (the FIFO's capacity, which grows by doubling up to the
+    /// limit and is kept).
+    pub fn memory_bytes(&self) -> usize {
+        self.backlog.q.capacity() * std::mem::size_of::<P>()
+    }
     /// Canonical name of the running AQM.
     pub fn aqm_name(&self) -> &'static str {
         self.config().name()

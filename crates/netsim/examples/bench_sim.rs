@@ -7,11 +7,23 @@
 //!    drop-tail with a buffer of one BDP (125 packets).
 //! 2. `dumbbell_1G_1000cubic_5s`: 1 Gb/s, 1000 CUBIC flows, 5 s, CoDel with a
 //!    buffer of one BDP (12 500 packets).
+//! 3. `dumbbell_1G_1000cubic_5s_fq_codel`: scenario 2 with FQ-CoDel (its Linux
+//!    defaults; limit = the buffer) instead of CoDel (issue 9 §5: at least half
+//!    of scenario 2's packets per wall-second).
+//!
+//! `--only NAME[,NAME...]` runs only the named scenarios (the benchmark
+//! script uses it to measure one scenario's peak RSS alone and to alternate
+//! repeated runs of scenarios 2 and 3). `cpu_seconds` is the thread's CPU
+//! time over the run (`/proc/thread-self/schedstat`), which a busy machine
+//! inflates less than the wall time.
 //!
 //! For each: simulated seconds, wall seconds, packets sent over the
 //! bottleneck per wall-second, packet transmissions over all hops per
-//! wall-second, events per wall-second, and peak RSS (`VmHWM` from
-//! `/proc/self/status`, process-wide, so it is monotone across scenarios).
+//! wall-second, events per wall-second, peak RSS (`VmHWM` from
+//! `/proc/self/status`, process-wide, so it is monotone across scenarios) and
+//! the bottleneck qdisc's own memory (`queue_memory_bytes`: packet storage and
+//! per-flow state; `queue_pool_slots`: a hashed qdisc's packet-pool size, at
+//! most the buffer plus one).
 
 use std::time::Instant as WallClock;
 
@@ -59,7 +71,27 @@ fn scenarios() -> Vec<Bench> {
                            "rtt": "100ms", "buffer": 12500, "duration": "5s"}),
             cfg: mk(1, 1e9, 12_500, json!({"type": "codel"}), 1000, "cubic", 5.0),
         },
+        Bench {
+            name: "dumbbell_1G_1000cubic_5s_fq_codel",
+            params: json!({"rate": "1Gbps", "flows": 1000, "cc": "cubic", "aqm": "fq_codel",
+                           "rtt": "100ms", "buffer": 12500, "duration": "5s"}),
+            cfg: mk(
+                1,
+                1e9,
+                12_500,
+                json!({"type": "fq_codel"}),
+                1000,
+                "cubic",
+                5.0,
+            ),
+        },
     ]
+}
+
+/// CPU time of this thread in ns (first field of `/proc/thread-self/schedstat`).
+fn thread_cpu_ns() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    s.split_whitespace().next()?.parse().ok()
 }
 
 /// Peak resident set size in bytes (`VmHWM`), if available.
@@ -71,23 +103,42 @@ fn peak_rss_bytes() -> Option<u64> {
 }
 
 fn main() {
-    let as_json = std::env::args().any(|a| a == "--json");
+    let args: Vec<String> = std::env::args().collect();
+    let as_json = args.iter().any(|a| a == "--json");
+    let only: Option<Vec<String>> = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1))
+        .map(|v| v.split(',').map(|s| s.trim().to_string()).collect());
     let mut rows = Vec::new();
     for b in scenarios() {
+        if only
+            .as_ref()
+            .is_some_and(|o| !o.iter().any(|n| n == b.name))
+        {
+            continue;
+        }
         let t_build = WallClock::now();
         let mut sim = Simulation::new(b.cfg.clone()).expect("bench config builds");
         let build_s = t_build.elapsed().as_secs_f64();
+        let c0 = thread_cpu_ns();
         let t0 = WallClock::now();
         sim.run();
         let wall = t0.elapsed().as_secs_f64();
+        let cpu = match (c0, thread_cpu_ns()) {
+            (Some(a), Some(b)) => Some((b - a) as f64 / 1e9),
+            _ => None,
+        };
         sim.check_conservation().expect("conservation");
         let s = sim.summary();
         let bott = sim.link_tx_packets("R1->R2").expect("bottleneck");
+        let st = sim.link_status("R1->R2").expect("bottleneck");
         let mut row = json!({
             "scenario": b.name,
             "rate_bps": s.links["R1->R2"].rate_bps,
             "sim_seconds": s.sim_seconds,
             "wall_seconds": wall,
+            "cpu_seconds": cpu,
             "build_seconds": build_s,
             "events": s.events,
             "bottleneck_packets": bott,
@@ -97,6 +148,8 @@ fn main() {
             "events_per_wall_s": s.events as f64 / wall,
             "utilization": s.links["R1->R2"].utilization,
             "peak_rss_bytes": peak_rss_bytes(),
+            "queue_memory_bytes": st.queue_memory_bytes,
+            "queue_pool_slots": st.queue_pool_slots,
         });
         if let (Some(r), Some(p)) = (row.as_object_mut(), b.params.as_object()) {
             for (k, v) in p {

@@ -60,11 +60,26 @@ pub struct LinkSummary {
     /// empty (and not serialised) for a FIFO.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub classes: BTreeMap<String, ClassSummary>,
+    /// Backlogged flow queues of a hashed flow-queueing qdisc (`fq_codel`,
+    /// `fq_pie`, `sfq`, `sfq_codel`) over the window; absent (not serialised)
+    /// for other qdiscs. The other keys are the qdisc's aggregates, as for
+    /// any queue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_flows: Option<ActiveFlows>,
 }
 
-/// Per-class summary of a class-based qdisc (post-warm-up). A hashed flow
-/// queue (FQ) would report its aggregates under the same keys plus the
-/// number of active flows over time.
+/// Backlogged flow queues of a hashed qdisc over `[warmup, now]` (a flow queue
+/// is backlogged while it holds at least one packet; two flows hashed into one
+/// bucket count once).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ActiveFlows {
+    /// Time average (exact: the count's integral over the window / its length).
+    pub mean: f64,
+    /// Largest count reached in the window.
+    pub max: u32,
+}
+
+/// Per-class summary of a class-based qdisc (post-warm-up).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ClassSummary {
     /// Sojourn time in the class's queue of packets it sent, ms.
@@ -182,6 +197,16 @@ pub struct TimeSeries {
     pub throughput_bps: Vec<f64>,
     /// Bytes transmitted in the interval.
     pub tx_bytes: Vec<u64>,
+    /// Backlogged flow queues of a hashed flow-queueing qdisc at the sample
+    /// instant (0 for qdiscs without flow queues: FIFO, DRR). Left out of the
+    /// serde form when every value is 0 (no monitored link has a hashed
+    /// qdisc), so that such results serialise as before the column existed.
+    #[serde(default, skip_serializing_if = "all_zero")]
+    pub active_flows: Vec<u64>,
+}
+
+fn all_zero(v: &[u64]) -> bool {
+    v.iter().all(|&x| x == 0)
 }
 
 /// Per-class monitor time series of class-based qdiscs (drr, wfq, any qdisc with named

@@ -585,12 +585,15 @@ fn parse_aqm(path: &str, v: Option<&Value>) -> Result<AqmSpec> {
         Some(Value::String(s)) => s.as_str(),
         Some(other) => return Err(err(&join(path, "type"), Some(other), "must be an AQM name")),
     };
-    if aqm::qdisc::SCHEDULERS
+    if aqm::qdisc::CLASS_BASED
         .iter()
         .any(|s| name.trim().eq_ignore_ascii_case(s))
     {
         return parse_classes(path, v, name);
     }
+    let hashed = aqm::qdisc::HASHED
+        .iter()
+        .any(|h| name.trim().eq_ignore_ascii_case(h));
     let mut raw: Vec<(&str, RawParam<'_>)> = Vec::new();
     for (k, val) in map {
         if k == "type" {
@@ -610,6 +613,15 @@ fn parse_aqm(path: &str, v: Option<&Value>) -> Result<AqmSpec> {
         };
         raw.push((k.as_str(), r));
     }
+    if hashed {
+        // A hashed flow-queueing qdisc: flat parameters, like an AQM's.
+        let cfg = QdiscConfig::from_raw(name, &raw, false).map_err(|e| aqm_error(path, map, e))?;
+        return Ok(AqmSpec {
+            normalized: normalize_flat(&cfg),
+            cfg,
+            ecn_explicit: vec![map.contains_key("ecn")],
+        });
+    }
     let cfg = AqmConfig::from_raw(name, &raw, false).map_err(|e| aqm_error(path, map, e))?;
     let normalized = normalize_aqm(&cfg);
     Ok(AqmSpec {
@@ -617,6 +629,18 @@ fn parse_aqm(path: &str, v: Option<&Value>) -> Result<AqmSpec> {
         ecn_explicit: vec![map.contains_key("ecn")],
         normalized,
     })
+}
+
+/// A hashed qdisc's normalised table: its type and every parameter in boundary units.
+fn normalize_flat(cfg: &QdiscConfig) -> Map<String, Value> {
+    let mut normalized = Map::new();
+    normalized.insert("type".into(), cfg.name().into());
+    for info in cfg.param_info() {
+        if let Some(x) = cfg.get_param(info.name) {
+            normalized.insert(info.name.into(), x.into());
+        }
+    }
+    normalized
 }
 
 fn aqm_error(path: &str, map: &Map<String, Value>, e: aqm::ConfigError) -> ScenarioError {
@@ -870,6 +894,13 @@ fn apply_ecn_default(aqm: &mut AqmSpec, any_ecn: bool) {
                 if let Some(Value::Object(n)) = norm[i].get_mut("aqm") {
                     on(&mut c.aqm, n);
                 }
+            }
+        }
+        cfg => {
+            if cfg.is_hashed() && !aqm.ecn_explicit[0] && cfg.get_param("ecn").is_some() {
+                cfg.set_param("ecn", 1.0)
+                    .expect("ecn = 1 is valid for every qdisc that has it");
+                aqm.normalized.insert("ecn".into(), 1.0.into());
             }
         }
     }

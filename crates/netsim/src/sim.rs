@@ -19,8 +19,8 @@ use crate::link::{Link, LinkCounters};
 use crate::node::Node;
 use crate::packet::{Packet, F_ACK};
 use crate::results::{
-    jain, ClassSeries, ClassSummary, CwndTrace, DelayStats, Fairness, FlowSummary, LinkSummary,
-    SimResults, Summary, TimeSeries,
+    jain, ActiveFlows, ClassSeries, ClassSummary, CwndTrace, DelayStats, Fairness, FlowSummary,
+    LinkSummary, SimResults, Summary, TimeSeries,
 };
 use crate::rng::{derive_seed, Rng, Stream};
 use crate::routing::{Routes, NO_ROUTE};
@@ -83,6 +83,12 @@ pub struct LinkStatus {
     pub aqm_stats: QueueStats,
     /// Cumulative link counters.
     pub counters: LinkCounters,
+    /// Bytes of packet and per-flow state held by the queue discipline
+    /// ([`aqm::Qdisc::memory_bytes`]).
+    pub queue_memory_bytes: usize,
+    /// A hashed qdisc's packet-pool size: the most packets it ever held at
+    /// once, plus one ([`aqm::Qdisc::pool_slots`]); `None` for other qdiscs.
+    pub queue_pool_slots: Option<usize>,
 }
 
 /// Snapshot of a flow for inspection between steps.
@@ -183,6 +189,9 @@ pub struct Simulation {
     link_index: HashMap<String, u32>,
     /// AQM activations of queue disciplines replaced by `set_aqm`.
     activations_base: Vec<u64>,
+    /// Active-flow integral (flow x ns) and peak (since the warm-up) of hashed queue
+    /// disciplines replaced by `set_aqm`.
+    flow_base: Vec<(u128, u32)>,
     routes: Routes,
     flows: Vec<Flow>,
     groups: Vec<GroupRt>,
@@ -215,6 +224,8 @@ struct LinkSnap {
     ctr: LinkCounters,
     activations: u64,
     area: (u128, u128),
+    /// Active-flow integral (hashed qdiscs), flow x ns.
+    flow_area: u128,
     /// [`Link::tx_work_at`] at the warm-up instant.
     work: u128,
 }
@@ -430,6 +441,7 @@ impl Simulation {
             links,
             link_index,
             activations_base: vec![0; nl],
+            flow_base: vec![(0, 0); nl],
             classed: group_class.iter().any(|&c| c != 0),
             group_class,
             class_snap: vec![Vec::new(); nl],
@@ -800,6 +812,8 @@ impl Simulation {
                 ctr: l.ctr,
                 activations: self.activations_base[i] + l.queue.stats().activations,
                 area: l.area_at(now),
+                flow_area: self.flow_base[i].0
+                    + l.queue.flow_count(Instant(now)).map_or(0, |f| f.area),
                 work: l.tx_work_at(now),
             })
             .collect();
@@ -812,7 +826,11 @@ impl Simulation {
                     .collect()
             })
             .collect();
+        for b in &mut self.flow_base {
+            b.1 = 0;
+        }
         for l in &mut self.links {
+            l.queue.reset_flow_peak();
             l.warm = true;
             if let Some(m) = l.mon.as_deref_mut() {
                 m.delay.clear();
@@ -868,6 +886,8 @@ impl Simulation {
             probability: l.queue.probability(),
             aqm_stats: l.queue.stats(),
             counters: l.ctr,
+            queue_memory_bytes: l.queue.memory_bytes(),
+            queue_pool_slots: l.queue.pool_slots(),
         })
     }
 
@@ -979,6 +999,13 @@ impl Simulation {
         })?;
         self.activations_base[l as usize] += link.queue.stats().activations;
         let now = self.now;
+        if let Some(f) = link.queue.flow_count(Instant(now)) {
+            let b = &mut self.flow_base[l as usize];
+            b.0 += f.area;
+            if self.warm {
+                b.1 = b.1.max(f.peak);
+            }
+        }
         self.links[l as usize].replace_queue(now, q, l, &mut self.ev);
         self.arm_aqm(l, now);
         Ok(())
@@ -1068,6 +1095,7 @@ impl Simulation {
                 ctr: snap,
                 activations: act0,
                 area: area0,
+                flow_area: flow_area0,
                 work: work0,
             } = self.link_snap.get(m as usize).copied().unwrap_or_default();
             let c = l.ctr;
@@ -1110,6 +1138,15 @@ impl Simulation {
                     },
                 );
             }
+            let (fbase, fpeak) = self.flow_base[m as usize];
+            let active_flows = l.queue.flow_count(Instant(now)).map(|f| ActiveFlows {
+                mean: if measured > 0 {
+                    (fbase + f.area).saturating_sub(flow_area0) as f64 / measured as f64
+                } else {
+                    f.active as f64
+                },
+                max: f.peak.max(fpeak),
+            });
             links.insert(
                 l.name.clone(),
                 LinkSummary {
@@ -1139,6 +1176,7 @@ impl Simulation {
                     tx_packets: c.tx_pkts - snap.tx_pkts,
                     rate_bps: l.rate_bps as f64,
                     classes,
+                    active_flows,
                 },
             );
         }
@@ -1338,6 +1376,8 @@ fn push_sample(
     ts.marks.push(d(2));
     ts.throughput_bps.push(d(3) as f64 * 8.0 / dt);
     ts.tx_bytes.push(d(3));
+    ts.active_flows
+        .push(link.queue.active_flows().map_or(0, u64::from));
     true
 }
 

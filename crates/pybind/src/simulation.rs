@@ -236,6 +236,7 @@ impl PySimulation {
         ts.set_item("drops", &t.drops)?;
         ts.set_item("marks", &t.marks)?;
         ts.set_item("throughput_bps", &t.throughput_bps)?;
+        ts.set_item("active_flows", &t.active_flows)?;
         let cw = PyDict::new(py);
         let c = &r.cwnd;
         cw.set_item("time_s", &c.time_s)?;

@@ -194,16 +194,20 @@ def _parse_classes(aqm: str, specs: list[str], flows_of: list[str], flows: int):
     Checks the form of every value (one-line errors naming the option and the value); the
     scenario schema checks the rest (weights, names, AQMs), see :func:`_class_error`.
     """
-    from aqmlab.aqm import scheduler_names
+    from aqmlab.aqm import list_schedulers
 
     if not specs:
         if flows_of:
             _fail(f"--class-flows = {flows_of[0]!r}: declare the classes with --class first")
         return None, None
-    if aqm.strip().lower() not in scheduler_names():
+    # The class-based schedulers are those with a class list (drr, wfq), not the hashed ones.
+    class_based = [
+        n for n, ps in list_schedulers().items() if any(p["name"] == "classes" for p in ps)
+    ]
+    if aqm.strip().lower() not in class_based:
         _fail(
             f"--class = {specs[0]!r}: --aqm {aqm} has no classes; use a class-based AQM "
-            f"({', '.join(scheduler_names())})"
+            f"({', '.join(class_based)})"
         )
     classes = []
     for spec in specs:
