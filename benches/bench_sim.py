@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Simulator speed: aqmlab (crates/netsim) against ns-3 on the same two dumbbell scenarios.
+"""Simulator speed: aqmlab (crates/netsim) against ns-3 on the same two dumbbell scenarios, and
+FQ-CoDel against CoDel on aqmlab's 1 Gb/s scenario.
 
 Scenarios (aqmlab's ``bench_sim`` example defines them; the ns-3 side mirrors whatever
 parameters the example reports, else the defaults below):
@@ -23,7 +24,19 @@ child's ru_maxrss.
 Bar: aqmlab >= 20x ns-3 in packets per wall-second on both scenarios, and aqmlab's peak memory
 < 1 GiB on scenario B. Exit status 0 = PASS, 1 = FAIL, 2 = cannot run (e.g. example missing).
 
-Options: ``--ns3-only`` measures only ns-3 (no bar); ``--skip-ns3`` only aqmlab.
+FQ-CoDel (issue 9 §5), aqmlab only:
+
+  C. scenario B with FQ-CoDel (Linux defaults, limit = the 12 500-packet buffer) instead of CoDel.
+
+Bar: C's packets per wall-second >= 0.5 x B's. B and C are run alternately ``--fq-repeat`` times
+(default 3; each run is a fresh process running B then C) and the fastest run of each counts, so
+that a busy machine penalises both alike; the ratio of their CPU times (per-thread, from the
+example) is printed too. Memory: C's peak RSS measured alone, its qdisc's own memory (packet
+pool, bucket records, per-flow CoDel state) and its pool size, which must not exceed the buffer
+plus one packet (memory bounded by the buffer, not by the 1000 flows' history).
+
+Options: ``--ns3-only`` measures only ns-3 (no bar); ``--skip-ns3`` only aqmlab (the ns-3 ratios
+are then not judged; the memory and FQ-CoDel bars are).
 """
 
 from __future__ import annotations
@@ -40,6 +53,10 @@ ROOT = Path(__file__).resolve().parent.parent
 NS3_BIN = ROOT / "validation" / "ns3" / "build" / "ns3-dumbbell"
 RATIO_BAR = 20.0
 RSS_BAR = 1 << 30  # bytes
+FQ_RATIO_BAR = 0.5
+FQ_BUFFER = 12_500
+NAME_B = "dumbbell_1G_1000cubic_5s"
+NAME_C = "dumbbell_1G_1000cubic_5s_fq_codel"
 
 SCENARIOS = {
     "A": dict(label="10Mbps x 100 NewReno x 60s", rate="10Mbps", flows=100, cc="newreno",
@@ -127,7 +144,9 @@ def parse_aqmlab(report) -> dict[str, dict]:
     for i, e in enumerate(entries):
         rate = _rate_bps(_first(e, "rate_bps", "rate", "bottleneck_bps"))
         name = str(_first(e, "name", "scenario", default=""))
-        if rate is not None:
+        if "fq_codel" in name:
+            key = "C"
+        elif rate is not None:
             key = "B" if rate >= 1e8 else "A"
         elif "1g" in name.lower():
             key = "B"
@@ -155,7 +174,9 @@ def parse_aqmlab(report) -> dict[str, dict]:
                              ("duration", "duration"), ("rate", "rate")):  # fmt: skip
             if k_src in e and isinstance(e[k_src], (str, int)):
                 params[k_dst] = e[k_src]
-        out[key] = dict(pps=pps, eps=eps, rss=rss, wall=wall, packets=pkts, params=params)
+        out[key] = dict(pps=pps, eps=eps, rss=rss, wall=wall, packets=pkts, params=params,
+                        cpu=_first(e, "cpu_seconds"), qmem=_first(e, "queue_memory_bytes"),
+                        slots=_first(e, "queue_pool_slots"))  # fmt: skip
     return out
 
 
@@ -176,7 +197,7 @@ def run_aqmlab(repeat: int = 1) -> tuple[dict[str, dict] | None, str]:
     return best, ""
 
 
-def run_aqmlab_once() -> tuple[dict[str, dict] | None, str]:
+def run_aqmlab_once(only: list[str] | None = None) -> tuple[dict[str, dict] | None, str]:
     ex = ROOT / "crates" / "netsim" / "examples" / "bench_sim.rs"
     if not ex.exists():
         return (
@@ -192,9 +213,13 @@ def run_aqmlab_once() -> tuple[dict[str, dict] | None, str]:
         return None, f"`cargo build --release -p netsim --example bench_sim` failed:\n{tail}"
     target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
     binary = target / "release" / "examples" / "bench_sim"
-    print("running aqmlab: cargo run --release -p netsim --example bench_sim -- --json", flush=True)
+    extra = ["--only", ",".join(only)] if only else []
+    print("running aqmlab: cargo run --release -p netsim --example bench_sim -- --json",
+          *extra, flush=True)  # fmt: skip
     # Same niceness as the ns-3 runs, so that both see the same share of a busy machine.
-    out, rc, _wall, rss, err, _cpu = run_with_rss(["nice", "-n", "10", str(binary), "--json"])
+    out, rc, _wall, rss, err, _cpu = run_with_rss(
+        ["nice", "-n", "10", str(binary), "--json", *extra]
+    )
     if rc != 0:
         return None, f"bench_sim exited with {rc}: {err}"
     try:
@@ -211,6 +236,27 @@ def run_aqmlab_once() -> tuple[dict[str, dict] | None, str]:
 # ---------------------------------------------------------------------------------------------
 # ns-3 side
 # ---------------------------------------------------------------------------------------------
+
+
+def run_fq(repeat: int) -> tuple[dict | None, str]:
+    """FQ-CoDel (C) against CoDel (B): fastest of `repeat` alternating runs of each, C's peak RSS
+    measured alone, its qdisc memory and pool size."""
+    best: dict[str, dict] = {}
+    for _ in range(max(1, repeat)):
+        res, why = run_aqmlab_once([NAME_B, NAME_C])
+        if res is None:
+            return None, why
+        for k in ("B", "C"):
+            r = res.get(k)
+            if r is None:
+                return None, f"bench_sim reported no scenario {k}"
+            if k not in best or (r.get("pps") or 0) > (best[k].get("pps") or 0):
+                best[k] = r
+    alone, why = run_aqmlab_once([NAME_C])
+    if alone is None:
+        return None, why
+    best["C"]["rss_alone"] = alone["C"]["rss"]
+    return best, ""
 
 
 def run_ns3(sc: dict, repeat: int = 1) -> dict:
@@ -258,6 +304,10 @@ def fmt_rate(v) -> str:
     return f"{v / 1e6:.2f} M" if v >= 1e6 else f"{v / 1e3:.1f} k"
 
 
+def fmt_kib(v) -> str:
+    return "n/a" if v is None else f"{v / 1024:.0f} KiB"
+
+
 def fmt_mib(v) -> str:
     return "n/a" if v is None or v < 0 else f"{v / (1 << 20):.0f} MiB"
 
@@ -267,6 +317,12 @@ def main() -> int:
     p.add_argument("--ns3-only", action="store_true", help="measure ns-3 only (no bar)")
     p.add_argument("--skip-ns3", action="store_true", help="measure aqmlab only (no ratio)")
     p.add_argument("--json", action="store_true", help="also print the results as JSON")
+    p.add_argument(
+        "--fq-repeat",
+        type=int,
+        default=3,
+        help="alternating runs of CoDel and FQ-CoDel for the FQ-CoDel ratio (default 3)",
+    )
     p.add_argument(
         "--repeat",
         type=int,
@@ -283,6 +339,15 @@ def main() -> int:
             print("bench_sim: cannot compare against ns-3 without aqmlab's numbers (exit 2)",
                   file=sys.stderr)  # fmt: skip
             return 2
+
+    fq: dict | None = None
+    if not a.ns3_only:
+        fq, why = run_fq(a.fq_repeat)
+        if fq is None:
+            print(f"bench_sim: FQ-CoDel runs failed: {why}", file=sys.stderr)
+            return 2
+        if aq is not None:
+            aq.pop("C", None)
 
     scenarios = {k: dict(v) for k, v in SCENARIOS.items()}
     if aq:  # mirror the parameters aqmlab reports, where it reports them
@@ -335,9 +400,32 @@ def main() -> int:
             note = f" ({r_aq['rss_note']})" if r_aq.get("rss_note") else ""
             print(f"{'':32s} aqmlab peak memory {fmt_mib(rss)}{note} (bar < 1 GiB) "
                   f"{'PASS' if ok else 'FAIL'}")  # fmt: skip
+    if fq:
+        b, c = fq["B"], fq["C"]
+        print()
+        print("FQ-CoDel against CoDel, 1 Gb/s x 1000 CUBIC x 5 s, buffer 12 500 packets "
+              f"(fastest of {a.fq_repeat} alternating runs)")  # fmt: skip
+        for label, r in (("CoDel", b), ("FQ-CoDel", c)):
+            cpu = f"{r['cpu']:.2f}" if r.get("cpu") else "n/a"
+            print(f"  {label:9s} {fmt_rate(r['pps']):>10s} pkts/wall-s  wall {r['wall']:.2f} s  "
+                  f"cpu {cpu} s  qdisc memory {fmt_kib(r.get('qmem'))}")  # fmt: skip
+        ratio = c["pps"] / b["pps"] if b.get("pps") else 0.0
+        ok = ratio >= FQ_RATIO_BAR
+        verdicts.append(ok)
+        cpu_ratio = b["cpu"] / c["cpu"] if b.get("cpu") and c.get("cpu") else None
+        cpu_note = f"; by CPU time {cpu_ratio:.2f}" if cpu_ratio else ""
+        print(f"  ratio FQ-CoDel/CoDel (packets per wall-second): {ratio:.2f} "
+              f"(bar {FQ_RATIO_BAR}){cpu_note} {'PASS' if ok else 'FAIL'}")  # fmt: skip
+        slots = c.get("slots")
+        ok_mem = slots is not None and slots <= FQ_BUFFER + 1
+        verdicts.append(ok_mem)
+        print(f"  FQ-CoDel peak RSS alone {fmt_mib(c.get('rss_alone'))}; packet pool {slots} slots "
+              f"(bound: buffer + 1 = {FQ_BUFFER + 1}), qdisc memory {fmt_kib(c.get('qmem'))} "
+              f"{'PASS' if ok_mem else 'FAIL'}")  # fmt: skip
     if a.json:
-        print(json.dumps({"aqmlab": aq, "ns3": ns, "scenarios": scenarios}, indent=1, default=str))
-    if a.ns3_only or a.skip_ns3:
+        print(json.dumps({"aqmlab": aq, "ns3": ns, "scenarios": scenarios, "fq_codel": fq},
+                         indent=1, default=str))  # fmt: skip
+    if a.ns3_only:
         return 0
     ok = bool(verdicts) and all(verdicts)
     print(f"\nbench_sim: {'PASS' if ok else 'FAIL'}")

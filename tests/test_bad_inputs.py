@@ -63,6 +63,40 @@ DUMBBELL_ROWS = [
     (["--min-rto", "200"], ["--min-rto", "200", "give a unit"]),
     (["--rwnd", "0"], ["--rwnd", "0"]),
     (["--no-such-option", "1"], ["--no-such-option"]),
+    # Classes of drr/wfq from the command line (--class NAME:WEIGHT[:AQM], --class-flows NAME=N).
+    (["--aqm", "codel", "--class", "a:1"], ["--class", "'a:1'", "codel has no classes"]),
+    (["--aqm", "wfq", "--class", "a"], ["--class", "'a'", "NAME:WEIGHT[:AQM]"]),
+    (["--aqm", "wfq", "--class", "a:1:codel:5"], ["--class", "'a:1:codel:5'", "NAME:WEIGHT"]),
+    (["--aqm", "wfq", "--class", "a:x"], ["--class", "'a:x'", "not a number"]),
+    (["--aqm", "wfq", "--class", "a:0"], ["--class", "'a:0'", "(0, 1e6]"]),
+    (["--aqm", "drr", "--class", "a:1e9"], ["--class", "'a:1e9'", "(0, 1e6]"]),
+    (["--aqm", "drr", "--class", "a:1", "--class", "a:2"], ["'a:2'", "duplicate class name"]),
+    (["--aqm", "drr", "--class", "a.b:1"], ["'a.b:1'", "without '.'"]),
+    (["--aqm", "wfq", "--class", "a:1:foo"], ["'a:1:foo'", "unknown AQM 'foo'"]),
+    (["--aqm", "drr", "--class-flows", "a=2"], ["--class-flows", "'a=2'", "--class"]),
+    (
+        ["--aqm", "drr", "--class", "a:1", "--class-flows", "z=2"],
+        ["--class-flows", "'z=2'", "no class 'z'", "classes: a"],
+    ),
+    (["--aqm", "drr", "--class", "a:1", "--class-flows", "a=x"], ["'a=x'", "NAME=COUNT"]),
+    (["--aqm", "drr", "--class", "a:1", "--class-flows", "a=-1"], ["'a=-1'", "COUNT >= 0"]),
+    (["--aqm", "drr", "--class", "a:1", "--class-flows", "a=0"], ["'a=0'", "0 flows"]),
+    (
+        ["--aqm", "wfq", "--class", "a:1", "--class-flows", "a=1", "--class-flows", "a=2"],
+        ["'a=2'", "given twice"],
+    ),
+    (
+        ["--aqm", "drr", "--class", "a:1:codel", "--aqm-param", "classes.a.aqm.target=5"],
+        ["classes.a.aqm.target=5", "give a unit"],
+    ),
+    (
+        ["--aqm", "wfq", "--class", "a:1:codel", "--aqm-param", "classes.a.aqm.tagret=5ms"],
+        ["tagret", "unknown parameter", "codel"],
+    ),
+    (
+        ["--aqm", "wfq", "--class", "a:1", "--aqm-param", "classes.b.weight=2"],
+        ["--aqm-param", "classes.b.weight", "classes: a"],
+    ),
 ]
 
 OUT_ROWS = [

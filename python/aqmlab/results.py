@@ -5,7 +5,8 @@ columnar records the simulator produced (time series per monitored link, per-flo
 congestion-window traces). It converts them to pandas, plots them and writes them to a directory:
 
 ``DIR/summary.json``, ``DIR/timeseries.parquet``, ``DIR/flows.parquet``, ``DIR/cwnd.parquet``
-(when traces were asked for) and ``DIR/queue.png`` (queue length and throughput).
+(when traces were asked for), ``DIR/class_timeseries.parquet`` (per-class queues of class-based
+qdiscs, when there are any) and ``DIR/queue.png`` (queue length and throughput).
 
 Writing goes through :mod:`aqmlab.output`: everything is written into a temporary sibling folder
 that is renamed into place at the end, an existing folder is replaced only if it is an aqmlab
@@ -21,6 +22,10 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["SimResult", "jain_index"]
+
+# The Parquet tables of a results folder; the optional ones are written only when not empty.
+_TABLES = ("timeseries", "flows", "cwnd", "class_timeseries")
+_OPTIONAL = ("cwnd", "class_timeseries")
 
 
 def jain_index(values) -> float:
@@ -42,8 +47,9 @@ class SimResult:
         The ``summary.json`` content (results contract, ``docs/design.md``). Times in seconds unless the
         key says ``_ms``; rates in bits per second; queue lengths in packets or bytes as named.
     columns : dict
-        Raw columnar records: ``"timeseries"``, ``"flows"`` and ``"cwnd"``, each a mapping from
-        column name to a list or array of equal length.
+        Raw columnar records: ``"timeseries"``, ``"flows"``, ``"cwnd"`` and
+        ``"class_timeseries"``, each a mapping from column name to a list or array of equal
+        length.
     """
 
     summary: dict[str, Any]
@@ -73,9 +79,21 @@ class SimResult:
         -------
         pandas.DataFrame
             Columns ``time_s, link, queue_pkts, queue_bytes, queue_delay_ms_mean, arrivals, drops,
-            marks, throughput_bps``.
+            marks, throughput_bps, active_flows`` (``active_flows``: backlogged flow queues of a
+            hashed qdisc such as ``fq_codel`` at the sample instant, 0 for other qdiscs).
         """
         return self._frame("timeseries")
+
+    def class_timeseries(self):
+        """Per sample interval, monitored link and class of a class-based qdisc (drr, wfq, ...).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``time_s, link, class, queue_pkts, queue_bytes, tx_bytes, drops, marks``
+            (queue at the sample instant; the others in the interval); empty without classes.
+        """
+        return self._frame("class_timeseries")
 
     def flows(self):
         """One row per flow: id, kind, cc, goodput_bps, rtt_ms_mean, retransmits, fct_s, ..."""
@@ -95,7 +113,8 @@ class SimResult:
 
     # -- plots ----------------------------------------------------------------------------------
     def plot(self, link: str | None = None, ax=None):
-        """Plot queue length and per-interval throughput of ``link`` (all monitored if None).
+        """Plot queue length and per-interval throughput of ``link`` (all monitored if None),
+        with the queue of each class of a class-based qdisc (dashed).
 
         Returns the matplotlib Figure.
         """
@@ -120,6 +139,15 @@ class SimResult:
                 k = max(1, round(0.1 / dt)) if dt > 0 else 1
                 thr = part["throughput_bps"].rolling(k, min_periods=1).mean()
                 axes[1].plot(part["time_s"], thr / 1e6, lw=0.8, label=name)
+            # Classes of a class-based qdisc (drr, wfq, ...): their queues, thinner.
+            cts = self.class_timeseries()
+            if len(cts):
+                for (name, cls), part in cts[cts["link"].isin(names)].groupby(
+                    ["link", "class"], sort=False
+                ):
+                    axes[0].plot(
+                        part["time_s"], part["queue_pkts"], lw=0.5, ls="--", label=f"{name} {cls}"
+                    )
         axes[0].set_ylabel("queue [packets]")
         axes[1].set_ylabel("throughput [Mb/s], 100 ms mean")
         axes[1].set_xlabel("time [s]")
@@ -141,9 +169,9 @@ class SimResult:
 
         d = Path(directory)
         (d / "summary.json").write_text(json.dumps(self.summary, indent=2, sort_keys=False) + "\n")
-        for key in ("timeseries", "flows", "cwnd"):
+        for key in _TABLES:
             cols = self.columns.get(key)
-            if cols is None or (key == "cwnd" and not any(len(v) for v in cols.values())):
+            if cols is None or (key in _OPTIONAL and not any(len(v) for v in cols.values())):
                 continue
             pq.write_table(pa.table(cols), d / f"{key}.parquet")
         if plots:
@@ -176,7 +204,7 @@ class SimResult:
         d = Path(directory)
         summary = json.loads((d / "summary.json").read_text())
         columns = {}
-        for key in ("timeseries", "flows", "cwnd"):
+        for key in _TABLES:
             f = d / f"{key}.parquet"
             if f.exists():
                 columns[key] = pq.read_table(f).to_pydict()

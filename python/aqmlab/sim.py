@@ -191,6 +191,8 @@ class Simulation:
         cols = self._sim.columns()
         ts = cols["timeseries"]
         ts["link"] = [self._aliases.get(n, n) for n in ts["link"]]
+        cts = cols["class_timeseries"]
+        cts["link"] = [self._aliases.get(n, n) for n in cts["link"]]
         flows: dict[str, list] = {}
         for row in summary["flows"]:
             for k, v in row.items():

@@ -17,16 +17,22 @@ congestion avoidance as aqmlab's Reno law; TcpNewReno grows per ACK, which halve
 delayed ACKs). ``--before DIR`` adds the aqmlab runs of an earlier tree, saved there with
 ``--dump DIR``, as a "before" column.
 
+With ``--fq``: the FQ-CoDel scenarios (issue 9). The same dumbbell with fq_codel (aqmlab's
+``fq_codel`` with its Linux defaults, the limit being the buffer; ns-3's ``FqCoDelQueueDisc``
+with the same values, see README.md), 10 and 100 flows, 5 seeds, no ECN, no delayed ACKs, ns-3
+TcpLinuxReno (per-segment growth, as aqmlab and Linux).
+
 Usage::
 
     .venv/bin/python validation/ns3/compare.py             # both simulators
     .venv/bin/python validation/ns3/compare.py --ns3-only  # ns-3 columns only, aqmlab "pending"
     .venv/bin/python validation/ns3/compare.py --ecn --dump DIR     # on the old tree
     .venv/bin/python validation/ns3/compare.py --ecn --before DIR   # on the new tree
+    .venv/bin/python validation/ns3/compare.py --fq        # FQ-CoDel, 10 and 100 flows
 
-The tables go to validation/ns3/RESULTS.md: the default run replaces the part above the line
-``<!-- ecn -->`` (or ``<!-- notes -->``), ``--ecn`` the part between ``<!-- ecn -->`` and
-``<!-- notes -->``. Everything else (the other table, the hand-written notes) is kept.
+The tables go to validation/ns3/RESULTS.md, laid out as: default table, ``<!-- ecn -->``, ECN
+table, ``<!-- fq -->``, FQ-CoDel table, ``<!-- notes -->``, hand-written notes. Each mode
+replaces its own part; everything else (the other tables, the notes) is kept.
 """
 
 from __future__ import annotations
@@ -49,13 +55,21 @@ AQMLAB = ROOT / ".venv" / "bin" / "aqmlab"
 RESULTS = HERE / "RESULTS.md"
 NOTES_MARK = "<!-- notes -->"
 ECN_MARK = "<!-- ecn -->"
+FQ_MARK = "<!-- fq -->"
 
-AQMS = ("fifo", "red", "pie", "codel")
+AQMS = ("fifo", "red", "pie", "codel", "fq_codel")
+PLAIN_AQMS = ("fifo", "red", "pie", "codel")
 FLOWS = (10, 100)
 ECN_AQMS = ("red", "pie", "codel")
 ECN_SEEDS = (1, 2, 3)
 # aqmlab's name for each ns-3 queue disc.
-AQMLAB_NAME = {"fifo": "droptail", "red": "red", "pie": "pie", "codel": "codel"}
+AQMLAB_NAME = {
+    "fifo": "droptail",
+    "red": "red",
+    "pie": "pie",
+    "codel": "codel",
+    "fq_codel": "fq_codel",
+}
 
 # (column title, extractor, format, relative gap is meaningful)
 METRICS = (
@@ -204,18 +218,28 @@ def main() -> int:
         action="store_true",
         help="ECN scenarios (RED, PIE, CoDel marking; delayed ACKs off and on)",
     )
+    p.add_argument(
+        "--fq", action="store_true", help="FQ-CoDel scenarios (10 and 100 flows, ns-3 linuxreno)"
+    )
     p.add_argument("--seeds", type=int, nargs="+", help="default 1-5 (--ecn: 1-3)")
     p.add_argument("--buffer", type=int, default=200, help="bottleneck buffer, packets")
     p.add_argument("--rate", default="10Mbps")
     p.add_argument("--rtt", default="100ms")
     p.add_argument("--duration", default="60s")
     p.add_argument("--warmup", default="10s")
-    p.add_argument("--aqms", nargs="+", choices=AQMS, help="default: all (--ecn: red pie codel)")
+    p.add_argument(
+        "--aqms",
+        nargs="+",
+        choices=AQMS,
+        help="default: fifo red pie codel (--ecn: red pie codel; --fq: fq_codel)",
+    )
     p.add_argument("--flows", type=int, nargs="+", default=list(FLOWS))
     p.add_argument(
         "--delack", choices=("off", "on", "both"), help="delayed ACKs (default: off; --ecn: both)"
     )
-    p.add_argument("--ns3-cc", help="ns-3 congestion control (default newreno; --ecn: linuxreno)")
+    p.add_argument(
+        "--ns3-cc", help="ns-3 congestion control (default newreno; --ecn, --fq: linuxreno)"
+    )
     p.add_argument("--ns3-bin", default=str(NS3_BIN))
     p.add_argument("--aqmlab", default=str(AQMLAB))
     p.add_argument("--out", default=str(RESULTS))
@@ -230,10 +254,12 @@ def main() -> int:
         help="extra ns3-dumbbell option, e.g. --ns3-arg=--rto-restart (repeatable)",
     )
     a = p.parse_args()
+    if a.ecn and a.fq:
+        p.error("--ecn and --fq are separate tables; give one")
     a.seeds = a.seeds or list(ECN_SEEDS if a.ecn else (1, 2, 3, 4, 5))
-    a.aqms = a.aqms or list(ECN_AQMS if a.ecn else AQMS)
+    a.aqms = a.aqms or list(ECN_AQMS if a.ecn else ("fq_codel",) if a.fq else PLAIN_AQMS)
     a.delack = a.delack or ("both" if a.ecn else "off")
-    a.ns3_cc = a.ns3_cc or ("linuxreno" if a.ecn else "newreno")
+    a.ns3_cc = a.ns3_cc or ("linuxreno" if a.ecn or a.fq else "newreno")
     delacks = {"off": [False], "on": [True], "both": [False, True]}[a.delack]
     global RATE_BPS
     RATE_BPS = _rate_bps(a.rate)
@@ -301,6 +327,7 @@ def main() -> int:
     cmdline = (
         "`validation/ns3/compare.py"
         + (" --ecn" if a.ecn else "")
+        + (" --fq" if a.fq else "")
         + (" --ns3-only" if a.ns3_only else "")
         + (" --before DIR" if before else "")
         + "".join(f" --ns3-arg={x}" for x in a.ns3_arg)
@@ -316,16 +343,22 @@ def main() -> int:
     notes = old[old.index(NOTES_MARK) :] if NOTES_MARK in old else ""
     if not notes:
         notes = NOTES_MARK + "\n\n## Notes\n\n(Hand-written explanations of the gaps go here.)\n"
-    # Layout: plain table, ECN_MARK, ECN table, NOTES_MARK, notes; each mode keeps the rest.
+    # Layout: plain table, ECN_MARK, ECN table, FQ_MARK, FQ table, NOTES_MARK, notes; each mode
+    # replaces its part and keeps the rest.
     body = old[: old.index(NOTES_MARK)] if NOTES_MARK in old else old
+    fq = body[body.index(FQ_MARK) :] if FQ_MARK in body else ""
+    body = body[: body.index(FQ_MARK)] if FQ_MARK in body else body
     plain, ecn = body, ""
     if ECN_MARK in body:
         plain, ecn = body[: body.index(ECN_MARK)], body[body.index(ECN_MARK) :]
+    text = "\n".join(lines) + "\n"
     if a.ecn:
-        ecn = ECN_MARK + "\n\n" + "\n".join(lines) + "\n"
+        ecn = ECN_MARK + "\n\n" + text
+    elif a.fq:
+        fq = FQ_MARK + "\n\n" + text
     else:
-        plain = "\n".join(lines) + "\n"
-    out.write_text(plain + ecn + notes)
+        plain = text
+    out.write_text(plain + ecn + fq + notes)
     print(f"wrote {os.path.relpath(out)}")
     return 0
 
@@ -337,8 +370,9 @@ def gap_of(ns: list[float], aq: list[float]) -> float:
 
 
 def render_plain(a, rows, use_aqmlab, why_pending, cmdline) -> list[str]:
+    title = "## FQ-CoDel scenarios" if a.fq else "# ns-3 vs aqmlab: dumbbell cross-check"
     lines = [
-        "# ns-3 vs aqmlab: dumbbell cross-check",
+        title,
         "",
         f"Generated by {cmdline}; do not edit above the notes marker. ns-3 "
         + NS3_VERSION
@@ -357,6 +391,14 @@ def render_plain(a, rows, use_aqmlab, why_pending, cmdline) -> list[str]:
         "retransmission timeouts per flow after the warm-up (ns-3: entries into CA_LOSS).",
         "",
     ]
+    if a.fq:
+        lines[-1:-1] = [
+            "FQ-CoDel: aqmlab `--aqm fq_codel` (Linux sch_fq_codel defaults: 1024 flows, quantum "
+            "1500 B, drop batch 64, target 5 ms, interval 100 ms, ECN on, limit = the buffer); "
+            "ns-3 `FqCoDelQueueDisc` with the same values and a hash perturbation derived from "
+            "the seed. The queue is the whole qdisc's (all flow queues); Jain is over the flows' "
+            "goodputs."
+        ]
     if not use_aqmlab:
         lines += [f"aqmlab columns: pending ({why_pending}).", ""]
     head = "| AQM | flows |"
@@ -390,7 +432,8 @@ def render_plain(a, rows, use_aqmlab, why_pending, cmdline) -> list[str]:
         "",
     ]
     if use_aqmlab:
-        lines += [f"## Gaps larger than {int(GAP * 100)}% (bold above)", ""]
+        level = "###" if a.fq else "##"
+        lines += [f"{level} Gaps larger than {int(GAP * 100)}% (bold above)", ""]
         lines += gaps or ["None."]
         lines.append("")
     return lines

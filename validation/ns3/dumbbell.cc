@@ -28,6 +28,10 @@
 //    --cc linuxreno: TcpLinuxReno (per-segment congestion avoidance, as Linux and aqmlab).
 //  * --ecn: ECN on TcpSocketBase (UseEcn On) and on the queue disc (UseEcn): RED, PIE and CoDel
 //    mark ECT packets instead of dropping them (PIE only while its probability is <= 10%).
+//  * --aqm fq_codel: ns-3's FqCoDelQueueDisc with Linux's sch_fq_codel defaults (1024 flows,
+//    quantum 1500 B = one MTU, drop batch 64, target 5 ms, interval 100 ms, ECN on), the limit
+//    being the bottleneck buffer (as aqmlab's fq_codel with the link's buffer), and a hash
+//    perturbation derived from --seed (Linux draws one at random when the qdisc is created).
 //  * Long-lived BulkSend flows start at seeded uniform times in [0, 1 s].
 //
 // Output (--json): one JSON object shaped like aqmlab's summary.json.
@@ -207,7 +211,7 @@ Usage(int code)
 {
     std::cerr
         << "usage: ns3-dumbbell [--flows N] [--rate 10Mbps] [--rtt 100ms] [--buffer PKTS]\n"
-           "                    [--aqm fifo|red|pie|codel] [--aqm-param key=value ...]\n"
+           "                    [--aqm fifo|red|pie|codel|fq_codel] [--aqm-param key=value ...]\n"
            "                    [--cc newreno|linuxreno|cubic] [--ecn] [--delack] [--pkt-size BYTES]\n"
            "                    [--duration 60s] [--warmup 10s] [--seed S] [--json]\n"
            "                    [--routing hash|static]  (static: ns-3's linear-scan routing)\n"
@@ -218,6 +222,8 @@ Usage(int code)
            "aqm-param keys: red: min_th max_th (packets) w_q max_p gentle\n"
            "                pie: target t_update alpha beta max_burst\n"
            "                codel: target interval\n"
+           "                fq_codel: target interval flows quantum limit drop_batch_size ecn\n"
+           "                          ce_threshold min_bytes (MinBytes of the per-flow CoDels)\n"
            "times take a unit (15ms, 0.1s); a bare number is read as milliseconds.\n";
     std::exit(code);
 }
@@ -476,8 +482,20 @@ Percentile(std::vector<double>& v, double q)
 // AQM configuration.
 // ---------------------------------------------------------------------------------------------
 
+// SplitMix64 finaliser: the FqCoDel hash perturbation of run --seed (a fixed function of the
+// seed, so that it draws nothing from ns-3's random streams and the flows' start times stay
+// those of the other AQMs with the same seed).
+static uint32_t
+Perturbation(uint64_t seed)
+{
+    uint64_t z = seed + 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return static_cast<uint32_t>(z ^ (z >> 31));
+}
+
 static TrafficControlHelper
-MakeQueueDisc(const Options& o, DataRate rate, Time rtt)
+MakeQueueDisc(const Options& o, DataRate rate, Time rtt, uint32_t* fqQuantum)
 {
     TrafficControlHelper tch;
     const QueueSizeValue maxSize(QueueSize(std::to_string(o.buffer) + "p"));
@@ -556,9 +574,50 @@ MakeQueueDisc(const Options& o, DataRate rate, Time rtt)
                              "MinBytes", UintegerValue(o.pktSize),
                              "UseEcn", BooleanValue(o.ecn));
     }
+    else if (o.aqm == "fq_codel")
+    {
+        // RFC 8290 with Linux sch_fq_codel defaults (fq_codel_init): 1024 flows, quantum one
+        // MTU, drop batch 64, CoDel target 5 ms / interval 100 ms, ECN on, no ce_threshold.
+        // The limit is the bottleneck buffer (aqmlab's fq_codel takes the link's buffer; Linux's
+        // default is 10240 packets). The per-flow CoDels get MaxSize, Target and Interval from
+        // FqCoDel; their MinBytes (no drop while the flow's own backlog is at most this; Linux
+        // checks the whole qdisc's backlog against one MTU) is ns-3's default, 1500, unless
+        // min_bytes is given.
+        const std::string limit = take("limit", std::to_string(o.buffer));
+        const std::string minBytes = take("min_bytes", "");
+        if (!minBytes.empty())
+        {
+            // 0 crashes ns-3 3.37's CoDelQueueDisc; 1 already means "only when empty".
+            if (std::stoul(minBytes) == 0)
+            {
+                std::cerr << "--aqm-param min_bytes must be >= 1\n";
+                std::exit(2);
+            }
+            Config::SetDefault("ns3::CoDelQueueDisc::MinBytes",
+                               UintegerValue(std::stoul(minBytes)));
+        }
+        const std::string ce = take("ce_threshold", "");
+        // FqCoDel takes its CoDel times as strings: pass them in ns, after our unit rules.
+        auto nsText = [](const std::string& t) {
+            return std::to_string(ParseTime(t).GetNanoSeconds()) + "ns";
+        };
+        *fqQuantum = std::stoul(take("quantum", "1500"));
+        tch.SetRootQueueDisc("ns3::FqCoDelQueueDisc",
+                             "MaxSize", QueueSizeValue(QueueSize(limit + "p")),
+                             "Flows", UintegerValue(std::stoul(take("flows", "1024"))),
+                             "DropBatchSize",
+                             UintegerValue(std::stoul(take("drop_batch_size", "64"))),
+                             "Target", StringValue(nsText(take("target", "5ms"))),
+                             "Interval", StringValue(nsText(take("interval", "100ms"))),
+                             "UseEcn", BooleanValue(ParseBool(take("ecn", "true"))),
+                             "CeThreshold",
+                             TimeValue(ce.empty() ? Time::Max() : ParseTime(ce)),
+                             "Perturbation", UintegerValue(Perturbation(o.seed)),
+                             "EnableSetAssociativeHash", BooleanValue(false));
+    }
     else
     {
-        std::cerr << "unknown --aqm " << o.aqm << " (fifo|red|pie|codel)\n";
+        std::cerr << "unknown --aqm " << o.aqm << " (fifo|red|pie|codel|fq_codel)\n";
         std::exit(2);
     }
     if (!p.empty())
@@ -732,9 +791,16 @@ main(int argc, char** argv)
     }
 
     // ---- AQM on R1 -> R2 ----
-    TrafficControlHelper tch = MakeQueueDisc(o, rate, rtt);
+    uint32_t fqQuantum = 0;
+    TrafficControlHelper tch = MakeQueueDisc(o, rate, rtt, &fqQuantum);
     QueueDiscContainer qdiscs = tch.Install(bnDevs.Get(0));
     g_meter.qdisc = qdiscs.Get(0);
+    if (fqQuantum)
+    {
+        // Before the queue disc is initialised (at the start of the run); ns-3 would otherwise
+        // take the device's MTU (1500 here too).
+        DynamicCast<FqCoDelQueueDisc>(g_meter.qdisc)->SetQuantum(fqQuantum);
+    }
     g_meter.warmup = warmup;
     g_meter.qdisc->TraceConnectWithoutContext("SojournTime", MakeCallback(&OnSojourn));
 

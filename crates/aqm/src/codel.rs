@@ -14,10 +14,16 @@
 //!
 //! Activations: one per `dequeue` call that finds a packet (the control logic runs on every
 //! dequeue, RFC 8289 §5.5).
+//!
+//! The state machine is [`CodelVars::dequeue`], generic over where the packets come from
+//! ([`CodelQueue`]: a FIFO here; one flow queue of `fq_codel` / `sfq_codel`, which hold one
+//! [`CodelVars`] per flow queue and call the same code, as Linux's `sch_fq_codel` calls
+//! `codel_dequeue` per flow). [`CodelParams`] carries the parameters, the Linux
+//! `ce_threshold` option and the bookkeeping variant ([`CodelRules`]).
 
 use crate::algorithm::{Algorithm, Arrival, Env, QueueView, Verdict};
 use crate::error::{ensure, ConfigError};
-use crate::packet::Packet;
+use crate::packet::{Ecn, Packet};
 use crate::params::aqm_config;
 use crate::queue::{Backlog, DropReason, QueueStats};
 use crate::rng::Rng;
@@ -64,7 +70,234 @@ impl CodelConfig {
     }
 }
 
-/// CoDel state (RFC 8289 §5.2 state variables).
+/// Which CoDel variant's bookkeeping applies. The variants share the state machine (RFC 8289
+/// §5.4–§5.5) and differ only in the re-entry rule and in when the drop count grows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CodelRules {
+    /// RFC 8289 §5.5 (its pseudo-code is "the Linux version", `codel_impl.h`): `count` grows
+    /// before each drop of the dropping loop; on re-entry within 16 intervals of the last
+    /// drop time, `count = count - lastcount` if that is > 1, else 1.
+    Rfc8289,
+    /// Nichols' ns-2 `sfqcodel.cc` (2013): `count` grows only when the state stays
+    /// `dropping` after a drop; on re-entry within 8 intervals, `count = count - 2` if
+    /// `count > 2`, else 1 (see docs/aqm/sfq_codel.md).
+    Ns2Sfq,
+}
+
+/// CoDel's parameters as its state machine uses them (one set per queue, or one shared by
+/// every flow queue of a hashed FQ).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CodelParams {
+    /// TARGET (RFC 8289 §4.4).
+    pub target: Duration,
+    /// INTERVAL (RFC 8289 §4.3).
+    pub interval: Duration,
+    /// Mark CE instead of dropping ECN-capable packets.
+    pub ecn: bool,
+    /// Linux `ce_threshold` (`codel_dequeue`, label `end`): a delivered ECT packet whose
+    /// sojourn exceeds this is marked CE (whatever `ecn` says). `None`: off.
+    pub ce_threshold: Option<Duration>,
+    /// Bookkeeping variant.
+    pub rules: CodelRules,
+}
+
+/// What CoDel dequeues from: a FIFO ([`Backlog`]) or one flow queue of a hashed FQ
+/// ([`crate::flowq`]). The "small queue" test is the owner's: RFC 8289 §5.4 compares the
+/// bytes left in the queue with MAXPACKET, Linux fq_codel the whole qdisc's backlog, ns-2
+/// sfqcodel the whole backlog with the largest packet seen or the bin being empty.
+pub trait CodelQueue<P> {
+    /// Removes the head packet.
+    fn pop(&mut self) -> Option<P>;
+    /// True if, after the last `pop`, the queue is too short to drop from (no drop while this
+    /// holds, RFC 8289 §5.4 `dodequeue`).
+    fn too_small(&self) -> bool;
+}
+
+/// A FIFO backlog with the RFC 8289 small-queue test: bytes left <= MAXPACKET.
+struct Fifo<'a, P> {
+    backlog: &'a mut Backlog<P>,
+    max_packet: u64,
+}
+
+impl<P: Packet> CodelQueue<P> for Fifo<'_, P> {
+    #[inline]
+    fn pop(&mut self) -> Option<P> {
+        self.backlog.pop()
+    }
+    #[inline]
+    fn too_small(&self) -> bool {
+        self.backlog.bytes() <= self.max_packet
+    }
+}
+
+/// CoDel's per-queue state variables (RFC 8289 §5.2) and its state machine. The CoDel AQM
+/// ([`Codel`]) holds one; a hashed FQ (`fq_codel`, `sfq_codel`) holds one per flow queue and
+/// calls the same [`CodelVars::dequeue`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CodelVars {
+    /// Time when the sojourn time went (and stayed) above target, plus INTERVAL;
+    /// `None` is the RFC's `first_above_time_ = 0`.
+    pub first_above_time: Option<Instant>,
+    /// Time of the next drop while in the dropping state.
+    pub drop_next: Instant,
+    /// Drops (or marks) since entering the dropping state.
+    pub count: u32,
+    /// `count` when the dropping state was last entered.
+    pub lastcount: u32,
+    /// In the dropping state.
+    pub dropping: bool,
+}
+
+/// Drop `p` (counted in `stats.dropped_dequeue`, handed to `on_drop`), or mark and return it
+/// when `ecn` applies.
+#[inline]
+fn signal<P: Packet, F: FnMut(P, DropReason)>(
+    ecn: bool,
+    mut p: P,
+    stats: &mut QueueStats,
+    on_drop: &mut F,
+) -> Option<P> {
+    if ecn && p.ecn_capable() {
+        p.set_ce();
+        stats.marked += 1;
+        Some(p)
+    } else {
+        stats.dropped_dequeue += 1;
+        on_drop(p, DropReason::CodelDequeue);
+        None
+    }
+}
+
+impl CodelVars {
+    /// RFC 8289 §5.4 `dodequeue`: pop the head and decide whether dropping is allowed.
+    #[inline]
+    fn dodequeue<P: Packet, Q: CodelQueue<P>>(
+        &mut self,
+        now: Instant,
+        prm: &CodelParams,
+        q: &mut Q,
+    ) -> (Option<P>, bool) {
+        let Some(p) = q.pop() else {
+            // Queue is empty: we can't be above TARGET.
+            self.first_above_time = None;
+            return (None, false);
+        };
+        let sojourn = now - p.enqueued_at();
+        let mut ok_to_drop = false;
+        if sojourn < prm.target || q.too_small() {
+            // Went below: stay below for at least INTERVAL.
+            self.first_above_time = None;
+        } else {
+            match self.first_above_time {
+                // Just went above from below; if still above at first_above_time, drop.
+                None => self.first_above_time = Some(now + prm.interval),
+                Some(t) if now >= t => ok_to_drop = true,
+                Some(_) => {}
+            }
+        }
+        (Some(p), ok_to_drop)
+    }
+
+    /// RFC 8289 §5.5 `dequeue` on queue `q`: returns the packet to send, if any; packets
+    /// dropped on the way go to `on_drop` (counted in `stats.dropped_dequeue`), marks are
+    /// counted in `stats.marked`. `activations` grows by one when the queue had a packet.
+    #[inline]
+    pub fn dequeue<P: Packet, Q: CodelQueue<P>, F: FnMut(P, DropReason)>(
+        &mut self,
+        now: Instant,
+        prm: &CodelParams,
+        q: &mut Q,
+        stats: &mut QueueStats,
+        on_drop: &mut F,
+        activations: &mut u64,
+    ) -> Option<P> {
+        let (mut p, mut ok_to_drop) = self.dodequeue(now, prm, q);
+        if p.is_none() {
+            self.dropping = false;
+            return None;
+        }
+        *activations += 1;
+        let ns2 = prm.rules == CodelRules::Ns2Sfq;
+        if self.dropping {
+            if !ok_to_drop {
+                // Sojourn time below TARGET: leave the dropping state.
+                self.dropping = false;
+            }
+            // Time for the next drop: drop the current packet and dequeue the next; a large
+            // backlog may need several drops now, hence the loop.
+            while self.dropping && now >= self.drop_next {
+                let head = p.take().expect("dropping implies a packet");
+                if !ns2 {
+                    self.count = self.count.saturating_add(1);
+                }
+                if let Some(marked) = signal(prm.ecn, head, stats, on_drop) {
+                    if ns2 {
+                        self.count = self.count.saturating_add(1);
+                    }
+                    self.drop_next = Codel::control_law(self.drop_next, prm.interval, self.count);
+                    // Already CE: the ce_threshold test below cannot mark it again.
+                    return Some(marked);
+                }
+                (p, ok_to_drop) = self.dodequeue(now, prm, q);
+                if !ok_to_drop {
+                    self.dropping = false;
+                } else {
+                    if ns2 {
+                        self.count = self.count.saturating_add(1);
+                    }
+                    self.drop_next = Codel::control_law(self.drop_next, prm.interval, self.count);
+                }
+            }
+        } else if ok_to_drop {
+            // Sojourn above TARGET for INTERVAL: enter the dropping state.
+            let head = p.take().expect("ok_to_drop implies a packet");
+            let mut marked = false;
+            p = match signal(prm.ecn, head, stats, on_drop) {
+                Some(m) => {
+                    marked = true;
+                    Some(m)
+                }
+                None => self.dodequeue(now, prm, q).0,
+            };
+            self.dropping = true;
+            let since = now.signed_diff(self.drop_next);
+            if ns2 {
+                // ns-2 sfqcodel: count - 2 if the last dropping state ended < 8 intervals ago.
+                let window = prm.interval.0.saturating_mul(8).min(i64::MAX as u64) as i64;
+                self.count = if self.count > 2 && since < window {
+                    self.count - 2
+                } else {
+                    1
+                };
+            } else {
+                // Count decay on re-entry (RFC 8289 §5.5): resume near the last drop rate if
+                // the previous dropping state ended recently.
+                let delta = self.count.saturating_sub(self.lastcount);
+                let window = prm.interval.0.saturating_mul(REENTRY_INTERVALS);
+                self.count = if delta > 1 && since < window.min(i64::MAX as u64) as i64 {
+                    delta
+                } else {
+                    1
+                };
+            }
+            self.drop_next = Codel::control_law(now, prm.interval, self.count);
+            self.lastcount = self.count;
+            if marked {
+                return p;
+            }
+        }
+        if let (Some(th), Some(pkt)) = (prm.ce_threshold, p.as_mut()) {
+            // Linux codel_dequeue, label `end`: INET_ECN_set_ce succeeds on ECT(0)/ECT(1).
+            if now - pkt.enqueued_at() > th && matches!(pkt.ecn(), Ecn::Ect0 | Ecn::Ect1) {
+                pkt.set_ce();
+                stats.marked += 1;
+            }
+        }
+        p
+    }
+}
+
+/// The CoDel AQM on a FIFO: the configuration and one [`CodelVars`].
 #[derive(Debug, Clone)]
 pub struct Codel {
     cfg: CodelConfig,
@@ -72,17 +305,7 @@ pub struct Codel {
     max_packet: u64,
     /// The link's MTU (default MAXPACKET).
     link_mtu: u32,
-    /// Time when the sojourn time went (and stayed) above target, plus INTERVAL;
-    /// `None` is the RFC's `first_above_time_ = 0`.
-    first_above_time: Option<Instant>,
-    /// Time of the next drop while in the dropping state.
-    drop_next: Instant,
-    /// Drops (or marks) since entering the dropping state.
-    count: u32,
-    /// `count` when the dropping state was last entered.
-    lastcount: u32,
-    /// In the dropping state.
-    dropping: bool,
+    vars: CodelVars,
     activations: u64,
 }
 
@@ -94,64 +317,33 @@ impl Codel {
         t + Duration(step as u64)
     }
 
-    /// RFC 8289 §5.4 `dodequeue`: pop the head and decide whether dropping is allowed.
+    /// The state machine's parameters.
     #[inline]
-    fn dodequeue<P: Packet>(
-        &mut self,
-        now: Instant,
-        backlog: &mut Backlog<P>,
-    ) -> (Option<P>, bool) {
-        let Some(p) = backlog.pop() else {
-            // Queue is empty: we can't be above TARGET.
-            self.first_above_time = None;
-            return (None, false);
-        };
-        let sojourn = now - p.enqueued_at();
-        let mut ok_to_drop = false;
-        if sojourn < self.cfg.target || backlog.bytes() <= self.max_packet {
-            // Went below: stay below for at least INTERVAL.
-            self.first_above_time = None;
-        } else {
-            match self.first_above_time {
-                // Just went above from below; if still above at first_above_time, drop.
-                None => self.first_above_time = Some(now + self.cfg.interval),
-                Some(t) if now >= t => ok_to_drop = true,
-                Some(_) => {}
-            }
-        }
-        (Some(p), ok_to_drop)
-    }
-
-    /// Drop `p`, or mark and return it when ECN applies.
-    #[inline]
-    fn signal<P: Packet, F: FnMut(P, DropReason)>(
-        &self,
-        mut p: P,
-        stats: &mut QueueStats,
-        on_drop: &mut F,
-    ) -> Option<P> {
-        if self.cfg.ecn && p.ecn_capable() {
-            p.set_ce();
-            stats.marked += 1;
-            Some(p)
-        } else {
-            stats.dropped_dequeue += 1;
-            on_drop(p, DropReason::CodelDequeue);
-            None
+    fn params(&self) -> CodelParams {
+        CodelParams {
+            target: self.cfg.target,
+            interval: self.cfg.interval,
+            ecn: self.cfg.ecn,
+            ce_threshold: None,
+            rules: CodelRules::Rfc8289,
         }
     }
 
+    /// The state variables.
+    pub fn vars(&self) -> &CodelVars {
+        &self.vars
+    }
     /// True while in the dropping state.
     pub fn dropping(&self) -> bool {
-        self.dropping
+        self.vars.dropping
     }
     /// Current drop count.
     pub fn count(&self) -> u32 {
-        self.count
+        self.vars.count
     }
     /// Scheduled time of the next drop (meaningful while dropping).
     pub fn drop_next(&self) -> Instant {
-        self.drop_next
+        self.vars.drop_next
     }
 }
 
@@ -163,11 +355,7 @@ impl Algorithm for Codel {
             cfg: *cfg,
             max_packet: 0,
             link_mtu: env.link.mtu,
-            first_above_time: None,
-            drop_next: Instant::ZERO,
-            count: 0,
-            lastcount: 0,
-            dropping: false,
+            vars: CodelVars::default(),
             activations: 0,
         };
         c.update_max_packet();
@@ -195,7 +383,8 @@ impl Algorithm for Codel {
         Verdict::Accept
     }
 
-    /// RFC 8289 §5.5 `dequeue`.
+    /// RFC 8289 §5.5 `dequeue` ([`CodelVars::dequeue`] on the FIFO).
+    #[inline]
     fn dequeue<P: Packet, F: FnMut(P, DropReason)>(
         &mut self,
         now: Instant,
@@ -203,57 +392,13 @@ impl Algorithm for Codel {
         stats: &mut QueueStats,
         on_drop: &mut F,
     ) -> Option<P> {
-        let (mut p, mut ok_to_drop) = self.dodequeue(now, backlog);
-        if p.is_none() {
-            self.dropping = false;
-            return None;
-        }
-        self.activations += 1;
-        if self.dropping {
-            if !ok_to_drop {
-                // Sojourn time below TARGET: leave the dropping state.
-                self.dropping = false;
-            }
-            // Time for the next drop: drop the current packet and dequeue the next; a large
-            // backlog may need several drops now, hence the loop.
-            while self.dropping && now >= self.drop_next {
-                let head = p.take().expect("dropping implies a packet");
-                self.count = self.count.saturating_add(1);
-                if let Some(marked) = self.signal(head, stats, on_drop) {
-                    self.drop_next =
-                        Self::control_law(self.drop_next, self.cfg.interval, self.count);
-                    return Some(marked);
-                }
-                (p, ok_to_drop) = self.dodequeue(now, backlog);
-                if !ok_to_drop {
-                    self.dropping = false;
-                } else {
-                    self.drop_next =
-                        Self::control_law(self.drop_next, self.cfg.interval, self.count);
-                }
-            }
-        } else if ok_to_drop {
-            // Sojourn above TARGET for INTERVAL: enter the dropping state.
-            let head = p.take().expect("ok_to_drop implies a packet");
-            p = match self.signal(head, stats, on_drop) {
-                Some(marked) => Some(marked),
-                None => self.dodequeue(now, backlog).0,
-            };
-            self.dropping = true;
-            // Count decay on re-entry (RFC 8289 §5.5): resume near the last drop rate if the
-            // previous dropping state ended recently.
-            let delta = self.count.saturating_sub(self.lastcount);
-            let since = now.signed_diff(self.drop_next);
-            let window = self.cfg.interval.0.saturating_mul(REENTRY_INTERVALS);
-            self.count = if delta > 1 && since < window.min(i64::MAX as u64) as i64 {
-                delta
-            } else {
-                1
-            };
-            self.drop_next = Self::control_law(now, self.cfg.interval, self.count);
-            self.lastcount = self.count;
-        }
-        p
+        let prm = self.params();
+        let mut q = Fifo {
+            backlog,
+            max_packet: self.max_packet,
+        };
+        self.vars
+            .dequeue(now, &prm, &mut q, stats, on_drop, &mut self.activations)
     }
 
     fn activations(&self) -> u64 {
@@ -413,17 +558,17 @@ mod tests {
             // Head sojourn 1 ms < TARGET.
             b.push(TestPacket::at(i, 1500, ms(999)));
         }
-        c.dropping = true;
-        c.count = 5;
-        c.drop_next = ms(900); // a drop would be due
-        c.first_above_time = Some(ms(800));
+        c.vars.dropping = true;
+        c.vars.count = 5;
+        c.vars.drop_next = ms(900); // a drop would be due
+        c.vars.first_above_time = Some(ms(800));
         let mut stats = QueueStats::default();
         let p = c.dequeue(now, &mut b, &mut stats, &mut |_p, _r| {
             panic!("no drop expected")
         });
         assert_eq!(p.unwrap().id, 0);
-        assert!(!c.dropping);
-        assert_eq!(c.first_above_time, None);
+        assert!(!c.vars.dropping);
+        assert_eq!(c.vars.first_above_time, None);
         assert_eq!(stats.dropped_dequeue, 0);
     }
 

@@ -245,21 +245,20 @@ impl AqmConfig {
         params: &[(&str, RawParam<'_>)],
         require_unit: bool,
     ) -> Result<AqmConfig, ConfigError> {
-        let infos = Self::describe(name)?;
         let mut cfg = Self::default_for(name)?;
         for (k, raw) in params {
-            let Some(info) = infos.iter().find(|i| i.name == *k) else {
-                return Err(ConfigError::UnknownParam {
-                    aqm: cfg.name().to_string(),
-                    key: k.to_string(),
-                    known: infos.iter().map(|i| i.name).collect::<Vec<_>>().join(", "),
-                });
-            };
-            if let (RawParam::Policy(p), "file") = (raw, info.unit) {
-                cfg.set_policy(p)?;
-                continue;
+            if let RawParam::Policy(p) = raw {
+                if cfg
+                    .param_info()
+                    .iter()
+                    .any(|i| i.name == *k && i.unit == "file")
+                {
+                    cfg.set_policy(p)?;
+                    continue;
+                }
             }
-            cfg.set_field(k, Self::param_value(info, *raw, require_unit)?)?;
+            let x = cfg.raw_value(k, *raw, require_unit)?;
+            cfg.set_field(k, x)?;
         }
         cfg.validate()?;
         Ok(cfg)
@@ -284,6 +283,26 @@ impl AqmConfig {
                     .join(", "),
             }),
         }
+    }
+
+    /// Converts a user-written value of this AQM's parameter `key` to its boundary `f64`
+    /// ([`AqmConfig::param_value`] with the parameter's own unit); unknown keys are errors
+    /// listing the known ones.
+    pub fn raw_value(
+        &self,
+        key: &str,
+        raw: RawParam<'_>,
+        require_unit: bool,
+    ) -> Result<f64, ConfigError> {
+        let infos = self.param_info();
+        let Some(info) = infos.iter().find(|i| i.name == key) else {
+            return Err(ConfigError::UnknownParam {
+                aqm: self.name().to_string(),
+                key: key.to_string(),
+                known: infos.iter().map(|i| i.name).collect::<Vec<_>>().join(", "),
+            });
+        };
+        Self::param_value(info, raw, require_unit)
     }
 
     fn known_names() -> String {

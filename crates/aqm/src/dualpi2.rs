@@ -699,9 +699,13 @@ impl<P: Packet> DualPi2<P> {
     pub fn class_stats(&self, i: usize) -> Option<QueueStats> {
         self.stats.get(i).copied()
     }
-    /// Packets in class `i`.
-    pub fn class_len(&self, i: usize) -> Option<usize> {
-        self.q.get(i).map(|q| q.len())
+    /// Bytes of packet storage held by the two FIFOs and the L queue's step flags.
+    pub fn memory_bytes(&self) -> usize {
+        self.q[L].memory_bytes() + self.q[C].memory_bytes() + self.l_step.capacity()
+    }
+    /// Length of class `i`'s queue: `(packets, bytes)`.
+    pub fn class_len(&self, i: usize) -> Option<(usize, u64)> {
+        self.q.get(i).map(|q| (q.len(), q.bytes()))
     }
     /// The class of the packet last returned by `dequeue`.
     #[inline]
@@ -933,12 +937,12 @@ mod tests {
         d.enqueue(Instant(0), ce, &mut |_, _| {});
         d.enqueue(Instant(0), TestPacket::new(3, 100).ect(), &mut |_, _| {});
         d.enqueue(Instant(0), TestPacket::new(4, 100), &mut |_, _| {});
-        assert_eq!(d.class_len(L), Some(2));
-        assert_eq!(d.class_len(C), Some(2));
+        assert_eq!(d.class_len(L).map(|l| l.0), Some(2));
+        assert_eq!(d.class_len(C).map(|l| l.0), Some(2));
         d.set_param("ecn_mask", 3.0).unwrap();
         d.enqueue(Instant(0), TestPacket::new(5, 100).ect(), &mut |_, _| {});
         d.enqueue(Instant(0), TestPacket::new(6, 100), &mut |_, _| {});
-        assert_eq!(d.class_len(L), Some(3), "any ECT to L");
+        assert_eq!(d.class_len(L).map(|l| l.0), Some(3), "any ECT to L");
         assert!(d.set_param("ecn_mask", 4.0).is_err());
         d.set_param("l.step_thresh", 0.002).unwrap();
         assert_eq!(d.config().get_param("l.step_thresh"), Some(0.002));

@@ -32,11 +32,13 @@
 //!   - `len_pkts()`, `len_bytes()`, `stats()`, `head_sojourn(now)`, `probability()`,
 //!     `set_param(key, f64)`, `param(key)`, `config()`
 //! * Queue-discipline trees ([`qdisc`]): [`Qdisc<P>`] is an enum over qdisc kinds, `Fifo`
-//!   (a [`QueueDisc`], the fast path) or a scheduler (`Drr`, [`drr`]) whose classes are
-//!   `QueueDisc`s; same interface as `QueueDisc` except `enqueue(now, pkt, &mut on_drop)`
+//!   (a [`QueueDisc`], the fast path) or a scheduler (`Drr`, [`drr`]; `Wfq`, [`wfq`]) whose
+//!   classes are `QueueDisc`s ([`classes`]: the class model they share); same interface as `QueueDisc` except `enqueue(now, pkt, &mut on_drop)`
 //!   (victims: packets other than the arrival dropped to make room), `stats()` by value (sums
 //!   over classes) and class accessors (`num_classes`, `class_name`, `class_stats`,
-//!   `last_class`). [`QdiscConfig`] (`Fifo(AqmConfig)` | `Drr(DrrConfig)`, `Clone`) is its
+//!   `class_len`, `last_class`). [`QdiscConfig`] (`Fifo(AqmConfig)` | `Drr(DrrConfig)` |
+//!   `Wfq(WfqConfig)` (both class lists a [`ClassList`]) | a hashed qdisc's flat config such as
+//!   `FqCodel(FqCodelConfig)`, `Clone`) is its
 //!   config; `set_param`/`get_param`/`from_raw`/`describe` take paths for trees
 //!   (`classes.NAME.weight`, `classes.NAME.aqm.PARAM`) and plain names for a single AQM.
 //!   Tree invariant: `received = dropped_enqueue() + dropped_victim + dropped_dequeue +
@@ -67,8 +69,15 @@
 //! | `paqman` | [`paqman`] | enqueue, every arrival or once per RTT (table) | each table look-up |
 //!
 //! Schedulers: `drr` ([`drr`], Deficit Round Robin over classes, each a FIFO with any of the
-//! AQMs above; its activations are the sums of its classes'); `dualpi2` ([`dualpi2`], RFC 9332's
-//! coupled L4S/classic dual queue, classes `l` and `c` chosen by the ECN codepoint).
+//! AQMs above) and `wfq` ([`wfq`], weighted fair queueing by start-time fair queueing over the
+//! same classes); their activations are the sums of their classes'. `dualpi2` ([`dualpi2`],
+//! RFC 9332's coupled L4S/classic dual queue, classes `l` and `c` chosen by the ECN codepoint).
+//!
+//! Hashed flow queueing (flat parameters like an AQM's, one flow queue per hash bucket, all on
+//! the shared [`flowq`]): `fq_codel` ([`fq_codel`], CoDel per flow queue; activations: CoDel
+//! runs that found a packet), `fq_pie` ([`fq_pie`], PIE per flow queue; runs of the periodic
+//! law), `sfq` ([`sfq`], no control law: 0), `sfq_codel` ([`sfq_codel`], ns-2 sfqcodel; CoDel
+//! runs). `Qdisc::active_flows()` / `flow_count(now)` report the backlogged flow queues.
 //!
 //! ## Contract for the driver (simulator or dataplane)
 //!
@@ -102,6 +111,7 @@
 #![warn(missing_docs)]
 
 pub mod algorithm;
+pub mod classes;
 pub mod config;
 pub mod error;
 pub mod packet;
@@ -122,6 +132,9 @@ pub mod drr;
 pub mod dualpi2;
 pub mod edc;
 pub mod flc;
+pub mod flowq;
+pub mod fq_codel;
+pub mod fq_pie;
 pub mod paqman;
 pub mod pdlq;
 pub mod pi;
@@ -130,20 +143,29 @@ pub mod pip;
 pub mod red;
 pub mod rem;
 pub mod sfc;
+pub mod sfq;
+pub mod sfq_codel;
 pub mod sred;
+pub mod wfq;
 
 #[cfg(test)]
 mod tests_wrapper;
 #[cfg(test)]
 mod testutil;
 
+pub use classes::{ClassConfig, ClassList};
 pub use config::{AqmConfig, RawParam};
 pub use drr::{DrrClass, DrrConfig};
 pub use dualpi2::{DualPi2Config, DualPi2LConfig};
 pub use error::ConfigError;
+pub use fq_codel::FqCodelConfig;
+pub use fq_pie::FqPieConfig;
 pub use packet::{Ecn, Packet};
 pub use params::{ParamInfo, Params};
-pub use qdisc::{Qdisc, QdiscConfig};
+pub use qdisc::{FlowCount, Qdisc, QdiscConfig};
 pub use queue::{DropReason, Enqueue, LinkInfo, QueueDisc, QueueLimit, QueueStats, DEFAULT_MTU};
 pub use rng::Rng;
+pub use sfq::SfqConfig;
+pub use sfq_codel::SfqCodelConfig;
 pub use time::{BitsPerSec, Bytes, Duration, Instant};
+pub use wfq::WfqConfig;

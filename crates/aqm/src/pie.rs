@@ -132,6 +132,11 @@ impl Pie {
     pub fn drop_prob(&self) -> f64 {
         self.drop_prob
     }
+    /// Clears the de-randomisation accumulator (Linux fq_pie clears it whenever the flow's
+    /// arrival is dropped, also at the hard limit).
+    pub fn reset_accu_prob(&mut self) {
+        self.accu_prob = 0.0;
+    }
     /// Remaining burst allowance.
     pub fn burst_allowance(&self) -> Duration {
         self.burst_allowance

@@ -1,9 +1,12 @@
 //! Queue-discipline trees: [`QdiscConfig`] (what to run) and [`Qdisc`] (the running state).
 //!
 //! A qdisc owns packets. The leaf is [`QueueDisc`] (FIFO + hard limit + one [`AqmConfig`]
-//! algorithm), the fast path; a scheduler ([`crate::drr`]) holds classes, each a child
-//! `QueueDisc`. Dispatch is static: `Qdisc` is an enum with one variant per kind and every
-//! call is one `match` (the FIFO arm is the code that ran before schedulers existed).
+//! algorithm), the fast path; a scheduler ([`crate::drr`], [`crate::wfq`]) holds classes, each
+//! a child `QueueDisc` ([`crate::classes`]: the class model both share); a hashed flow-queueing qdisc ([`crate::fq_codel`] and its family, sharing
+//! [`crate::flowq`]) holds one flow queue per hash bucket, with flat parameters like an AQM's
+//! and no classes. Dispatch is static on the per-packet path: `Qdisc` is an enum with one
+//! variant per kind and every call is one `match` (the FIFO arm is the code that ran before
+//! schedulers existed); the hashed qdiscs' other methods go through the [`Hashed`] trait.
 //!
 //! A scheduler's enqueue may drop a packet other than the arriving one (a *victim*: the head
 //! of the fattest class when the shared buffer is full); victims go to the `on_drop` callback
@@ -14,23 +17,62 @@
 //!
 //! Parameter paths: a single AQM keeps plain names (`target`); in a tree a path follows the
 //! config's structure with classes addressed by name: `classes.NAME.weight`,
-//! `classes.NAME.aqm.PARAM`. Serde form: a leaf is the AQM's tagged object
-//! (`{"type": "codel", ...}`, unchanged); a scheduler is tagged by its own name
-//! (`{"type": "drr", "classes": [{"name": "a", "weight": 1, "aqm": {"type": "codel"}}]}`).
+//! `classes.NAME.aqm.PARAM`; a hashed qdisc takes plain names (`target`, `flows`). Serde
+//! form: a leaf is the AQM's tagged object (`{"type": "codel", ...}`, unchanged); a scheduler
+//! is tagged by its own name
+//! (`{"type": "drr", "classes": [{"name": "a", "weight": 1, "aqm": {"type": "codel"}}]}`,
+//! `{"type": "fq_codel", "flows": 1024, "target": 5000000}`).
 
 use serde::{Deserialize, Serialize};
 
+use crate::classes::{ClassList, ClassSet};
 use crate::config::{AqmConfig, RawParam};
-use crate::drr::{split_class_path, Drr, DrrConfig};
+use crate::drr::{Drr, DrrConfig};
 use crate::dualpi2::{DualPi2, DualPi2Config};
 use crate::error::ConfigError;
+use crate::flowq::FlowQueues;
+use crate::fq_codel::{FqCodel, FqCodelConfig};
+use crate::fq_pie::{FqPie, FqPieConfig};
 use crate::packet::Packet;
-use crate::params::ParamInfo;
+use crate::params::{ParamInfo, Params};
 use crate::queue::{DropReason, Enqueue, LinkInfo, QueueDisc, QueueLimit, QueueStats};
+use crate::sfq::{Sfq, SfqConfig};
+use crate::sfq_codel::{SfqCodel, SfqCodelConfig};
 use crate::time::Instant;
+use crate::wfq::{Wfq, WfqConfig};
 
-/// Names of the schedulers (besides every AQM name, which runs as a single FIFO).
-pub const SCHEDULERS: &[&str] = &["drr", "dualpi2"];
+/// Names of the schedulers (besides every AQM name, which runs as a single FIFO): the
+/// class-based ones ([`CLASS_BASED`]), the hashed flow-queueing qdiscs ([`HASHED`]) and
+/// DualPI2 (two fixed classes `l` and `c` chosen by the ECN codepoint, flat parameters).
+pub const SCHEDULERS: &[&str] = &[
+    "drr",
+    "wfq",
+    "fq_codel",
+    "fq_pie",
+    "sfq",
+    "sfq_codel",
+    "dualpi2",
+];
+
+/// The class-based schedulers: a class list ([`ClassList`]) in their config.
+pub const CLASS_BASED: &[&str] = &["drr", "wfq"];
+
+/// The hashed flow-queueing qdiscs: flat parameter lists (like an AQM's), no classes.
+pub const HASHED: &[&str] = &["fq_codel", "fq_pie", "sfq", "sfq_codel"];
+
+/// Applies `$e` to the config of a hashed variant bound to `$c`, or evaluates `$other`.
+macro_rules! hashed_cfg {
+    ($v:expr, $c:ident => $e:expr, _ => $other:expr) => {
+        match $v {
+            QdiscConfig::FqCodel($c) => $e,
+            QdiscConfig::FqPie($c) => $e,
+            QdiscConfig::Sfq($c) => $e,
+            QdiscConfig::SfqCodel($c) => $e,
+            #[allow(unreachable_patterns)]
+            _ => $other,
+        }
+    };
+}
 
 /// A queue-discipline tree: one FIFO with an AQM, or a scheduler with classes. `Clone`, not
 /// `Copy` (class lists are vectors).
@@ -41,6 +83,16 @@ pub enum QdiscConfig {
     Fifo(AqmConfig),
     /// Deficit Round Robin over classes ([`crate::drr`]).
     Drr(DrrConfig),
+    /// Weighted fair queueing (start-time fair queueing) over classes ([`crate::wfq`]).
+    Wfq(WfqConfig),
+    /// FQ-CoDel ([`crate::fq_codel`]).
+    FqCodel(FqCodelConfig),
+    /// FQ-PIE ([`crate::fq_pie`]).
+    FqPie(FqPieConfig),
+    /// Stochastic Fairness Queueing ([`crate::sfq`]).
+    Sfq(SfqConfig),
+    /// SFQ-CoDel, ns-2 sfqcodel ([`crate::sfq_codel`]).
+    SfqCodel(SfqCodelConfig),
     /// The L4S coupled dual queue ([`crate::dualpi2`]).
     DualPi2(DualPi2Config),
 }
@@ -49,6 +101,14 @@ pub enum QdiscConfig {
 #[serde(tag = "type", rename_all = "lowercase")]
 enum SchedRepr {
     Drr(DrrConfig),
+    Wfq(WfqConfig),
+    #[serde(rename = "fq_codel")]
+    FqCodel(FqCodelConfig),
+    #[serde(rename = "fq_pie")]
+    FqPie(FqPieConfig),
+    Sfq(SfqConfig),
+    #[serde(rename = "sfq_codel")]
+    SfqCodel(SfqCodelConfig),
     #[serde(rename = "dualpi2")]
     DualPi2(DualPi2Config),
 }
@@ -65,6 +125,11 @@ impl From<QdiscConfig> for Repr {
         match c {
             QdiscConfig::Fifo(a) => Repr::Fifo(a),
             QdiscConfig::Drr(d) => Repr::Sched(SchedRepr::Drr(d)),
+            QdiscConfig::Wfq(w) => Repr::Sched(SchedRepr::Wfq(w)),
+            QdiscConfig::FqCodel(c) => Repr::Sched(SchedRepr::FqCodel(c)),
+            QdiscConfig::FqPie(c) => Repr::Sched(SchedRepr::FqPie(c)),
+            QdiscConfig::Sfq(c) => Repr::Sched(SchedRepr::Sfq(c)),
+            QdiscConfig::SfqCodel(c) => Repr::Sched(SchedRepr::SfqCodel(c)),
             QdiscConfig::DualPi2(d) => Repr::Sched(SchedRepr::DualPi2(d)),
         }
     }
@@ -76,6 +141,11 @@ impl TryFrom<Repr> for QdiscConfig {
         Ok(match r {
             Repr::Fifo(a) => QdiscConfig::Fifo(a),
             Repr::Sched(SchedRepr::Drr(d)) => QdiscConfig::Drr(d),
+            Repr::Sched(SchedRepr::Wfq(w)) => QdiscConfig::Wfq(w),
+            Repr::Sched(SchedRepr::FqCodel(c)) => QdiscConfig::FqCodel(c),
+            Repr::Sched(SchedRepr::FqPie(c)) => QdiscConfig::FqPie(c),
+            Repr::Sched(SchedRepr::Sfq(c)) => QdiscConfig::Sfq(c),
+            Repr::Sched(SchedRepr::SfqCodel(c)) => QdiscConfig::SfqCodel(c),
             Repr::Sched(SchedRepr::DualPi2(d)) => QdiscConfig::DualPi2(d),
         })
     }
@@ -100,8 +170,18 @@ impl QdiscConfig {
         match self {
             QdiscConfig::Fifo(a) => a.name(),
             QdiscConfig::Drr(_) => "drr",
+            QdiscConfig::Wfq(_) => "wfq",
+            QdiscConfig::FqCodel(_) => FqCodelConfig::AQM,
+            QdiscConfig::FqPie(_) => FqPieConfig::AQM,
+            QdiscConfig::Sfq(_) => SfqConfig::AQM,
+            QdiscConfig::SfqCodel(_) => SfqCodelConfig::AQM,
             QdiscConfig::DualPi2(_) => "dualpi2",
         }
+    }
+
+    /// True for a hashed flow-queueing qdisc ([`HASHED`]).
+    pub fn is_hashed(&self) -> bool {
+        hashed_cfg!(self, _c => true, _ => false)
     }
 
     /// The single AQM, if this is a FIFO.
@@ -112,23 +192,52 @@ impl QdiscConfig {
         }
     }
 
-    /// Class names flows may choose with `class = "NAME"`, in order (empty for a FIFO, and
-    /// for DualPI2, which classifies by the ECN codepoint: its classes `l` and `c` appear in
-    /// results only).
-    pub fn class_names(&self) -> Vec<&str> {
+    /// The class list of a class-based scheduler (drr, wfq).
+    pub fn class_list(&self) -> Option<&ClassList> {
         match self {
-            QdiscConfig::Fifo(_) | QdiscConfig::DualPi2(_) => Vec::new(),
-            QdiscConfig::Drr(d) => d.classes.iter().map(|c| c.name.as_str()).collect(),
+            QdiscConfig::Drr(c) | QdiscConfig::Wfq(c) => Some(c),
+            _ => None,
         }
+    }
+
+    /// The class list of a class-based scheduler, to change it.
+    pub fn class_list_mut(&mut self) -> Option<&mut ClassList> {
+        match self {
+            QdiscConfig::Drr(c) | QdiscConfig::Wfq(c) => Some(c),
+            _ => None,
+        }
+    }
+
+    /// The class-based scheduler `name` ([`CLASS_BASED`]; case-insensitive) over `classes`.
+    pub fn with_classes(name: &str, classes: ClassList) -> Option<QdiscConfig> {
+        let n = name.trim();
+        if n.eq_ignore_ascii_case("drr") {
+            Some(QdiscConfig::Drr(classes))
+        } else if n.eq_ignore_ascii_case("wfq") {
+            Some(QdiscConfig::Wfq(classes))
+        } else {
+            None
+        }
+    }
+
+    /// Class names of a scheduler, in order (empty for a FIFO and a hashed qdisc).
+    pub fn class_names(&self) -> Vec<&str> {
+        self.class_list().map_or_else(Vec::new, ClassList::names)
     }
 
     /// The default config of `name` (an AQM, alias or scheduler; case-insensitive).
     pub fn default_for(name: &str) -> Result<QdiscConfig, ConfigError> {
-        if name.trim().eq_ignore_ascii_case("drr") {
-            return Ok(QdiscConfig::Drr(DrrConfig::default()));
-        }
-        if name.trim().eq_ignore_ascii_case("dualpi2") {
-            return Ok(QdiscConfig::DualPi2(DualPi2Config::default()));
+        let lower = name.trim().to_ascii_lowercase();
+        match lower.as_str() {
+            "drr" | "wfq" => {
+                return Ok(Self::with_classes(&lower, ClassList::default()).expect("class-based"))
+            }
+            "fq_codel" => return Ok(QdiscConfig::FqCodel(FqCodelConfig::default())),
+            "fq_pie" => return Ok(QdiscConfig::FqPie(FqPieConfig::default())),
+            "sfq" => return Ok(QdiscConfig::Sfq(SfqConfig::default())),
+            "sfq_codel" => return Ok(QdiscConfig::SfqCodel(SfqCodelConfig::default())),
+            "dualpi2" => return Ok(QdiscConfig::DualPi2(DualPi2Config::default())),
+            _ => {}
         }
         AqmConfig::default_for(name)
             .map(QdiscConfig::Fifo)
@@ -143,10 +252,20 @@ impl QdiscConfig {
 
     /// Parameter descriptions of `name` (for `aqmlab aqms`).
     pub fn describe(name: &str) -> Result<Vec<ParamInfo>, ConfigError> {
-        match Self::default_for(name)? {
-            QdiscConfig::Fifo(a) => Ok(a.param_info()),
-            QdiscConfig::Drr(_) => Ok(DrrConfig::describe()),
-            QdiscConfig::DualPi2(_) => Ok(DualPi2Config::describe()),
+        Ok(Self::default_for(name)?.param_info())
+    }
+
+    /// Parameter descriptions of this config's kind (a DRR tree: the path patterns).
+    pub fn param_info(&self) -> Vec<ParamInfo> {
+        match self {
+            QdiscConfig::Fifo(a) => a.param_info(),
+            QdiscConfig::Drr(_) => crate::drr::describe(),
+            QdiscConfig::Wfq(_) => crate::wfq::describe(),
+            QdiscConfig::FqCodel(_) => FqCodelConfig::describe(),
+            QdiscConfig::FqPie(_) => FqPieConfig::describe(),
+            QdiscConfig::Sfq(_) => SfqConfig::describe(),
+            QdiscConfig::SfqCodel(_) => SfqCodelConfig::describe(),
+            QdiscConfig::DualPi2(_) => DualPi2Config::describe(),
         }
     }
 
@@ -154,8 +273,9 @@ impl QdiscConfig {
     pub fn validate(&self) -> Result<(), ConfigError> {
         match self {
             QdiscConfig::Fifo(a) => a.validate(),
-            QdiscConfig::Drr(d) => d.validate(),
+            QdiscConfig::Drr(c) | QdiscConfig::Wfq(c) => c.validate(),
             QdiscConfig::DualPi2(d) => d.validate(),
+            h => hashed_cfg!(h, c => c.validate(), _ => unreachable!()),
         }
     }
 
@@ -163,23 +283,14 @@ impl QdiscConfig {
     pub fn set_param(&mut self, path: &str, value: f64) -> Result<(), ConfigError> {
         match self {
             QdiscConfig::Fifo(a) => a.set_param(path, value),
-            QdiscConfig::DualPi2(d) => d.set_param(path, value),
-            QdiscConfig::Drr(d) => {
-                let mut next = d.clone();
-                let (i, rest) = drr_path(&next, path)?;
-                let c = &mut next.classes[i];
-                if rest == "weight" {
-                    c.weight = value;
-                } else if let Some(k) = rest.strip_prefix("aqm.") {
-                    let prefix = &path[..path.len() - k.len()];
-                    c.aqm.set_param(k, value).map_err(|e| e.prefixed(prefix))?;
-                } else {
-                    return Err(unknown_drr(path));
-                }
-                next.validate()?;
-                *d = next;
-                Ok(())
+            QdiscConfig::Drr(_) | QdiscConfig::Wfq(_) => {
+                let name = self.name();
+                self.class_list_mut()
+                    .expect("a class-based scheduler")
+                    .set_param(name, path, value)
             }
+            QdiscConfig::DualPi2(d) => d.set_param(path, value),
+            h => hashed_cfg!(h, c => c.set_param(path, value), _ => unreachable!()),
         }
     }
 
@@ -187,16 +298,9 @@ impl QdiscConfig {
     pub fn get_param(&self, path: &str) -> Option<f64> {
         match self {
             QdiscConfig::Fifo(a) => a.get_param(path),
+            QdiscConfig::Drr(c) | QdiscConfig::Wfq(c) => c.get_param(path),
             QdiscConfig::DualPi2(d) => d.get_param(path),
-            QdiscConfig::Drr(d) => {
-                let (i, rest) = drr_path(d, path).ok()?;
-                let c = &d.classes[i];
-                if rest == "weight" {
-                    Some(c.weight)
-                } else {
-                    c.aqm.get_param(rest.strip_prefix("aqm.")?)
-                }
-            }
+            h => hashed_cfg!(h, c => c.get_param(path), _ => unreachable!()),
         }
     }
 
@@ -211,6 +315,15 @@ impl QdiscConfig {
         let mut cfg = Self::default_for(name)?;
         if let QdiscConfig::Fifo(_) = cfg {
             return AqmConfig::from_raw(name, params, require_unit).map(QdiscConfig::Fifo);
+        }
+        if cfg.is_hashed() {
+            // Like an AQM: every value is set, then the whole config is checked.
+            for (k, raw) in params {
+                let x = cfg.raw_value(k, *raw, require_unit)?;
+                hashed_cfg!(&mut cfg, c => c.set_field(k, x)?, _ => unreachable!());
+            }
+            cfg.validate()?;
+            return Ok(cfg);
         }
         for (k, raw) in params {
             let x = cfg.raw_value(k, *raw, require_unit)?;
@@ -227,46 +340,24 @@ impl QdiscConfig {
         raw: RawParam<'_>,
         require_unit: bool,
     ) -> Result<f64, ConfigError> {
-        let (cfg, leaf, prefix) = match self {
-            QdiscConfig::Fifo(a) => (a, key, ""),
-            QdiscConfig::DualPi2(_) => {
-                let infos = DualPi2Config::describe();
-                let Some(info) = infos.iter().find(|i| i.name == key) else {
-                    return Err(ConfigError::UnknownParam {
-                        aqm: "dualpi2".into(),
-                        key: key.into(),
-                        known: infos.iter().map(|i| i.name).collect::<Vec<_>>().join(", "),
-                    });
-                };
-                return AqmConfig::param_value(info, raw, require_unit);
+        if self.is_hashed() || matches!(self, QdiscConfig::DualPi2(_)) {
+            let infos = self.param_info();
+            let Some(info) = infos.iter().find(|i| i.name == key) else {
+                return Err(ConfigError::UnknownParam {
+                    aqm: self.name().into(),
+                    key: key.into(),
+                    known: infos.iter().map(|i| i.name).collect::<Vec<_>>().join(", "),
+                });
+            };
+            return AqmConfig::param_value(info, raw, require_unit);
+        }
+        match self {
+            QdiscConfig::Fifo(a) => a.raw_value(key, raw, require_unit),
+            QdiscConfig::Drr(c) | QdiscConfig::Wfq(c) => {
+                c.raw_value(self.name(), key, raw, require_unit)
             }
-            QdiscConfig::Drr(d) => {
-                let (i, rest) = drr_path(d, key)?;
-                match rest.strip_prefix("aqm.") {
-                    Some(k) => (&d.classes[i].aqm, k, &key[..key.len() - k.len()]),
-                    None if rest == "weight" => {
-                        let info = ParamInfo {
-                            name: "weight",
-                            unit: "weight",
-                            default: 1.0,
-                            doc: "",
-                        };
-                        return AqmConfig::param_value(&info, raw, false)
-                            .map_err(|e| e.prefixed(&key[..key.len() - rest.len()]));
-                    }
-                    None => return Err(unknown_drr(key)),
-                }
-            }
-        };
-        let infos = cfg.param_info();
-        let Some(info) = infos.iter().find(|i| i.name == leaf) else {
-            return Err(ConfigError::UnknownParam {
-                aqm: cfg.name().into(),
-                key: key.into(),
-                known: infos.iter().map(|i| i.name).collect::<Vec<_>>().join(", "),
-            });
-        };
-        AqmConfig::param_value(info, raw, require_unit).map_err(|e| e.prefixed(prefix))
+            _ => unreachable!("hashed qdiscs and DualPI2 are handled above"),
+        }
     }
 
     /// Builds from a name and `(path, value)` pairs in boundary units.
@@ -275,6 +366,13 @@ impl QdiscConfig {
             return AqmConfig::from_name(name, params).map(QdiscConfig::Fifo);
         }
         let mut cfg = Self::default_for(name)?;
+        if cfg.is_hashed() {
+            for (k, v) in params {
+                hashed_cfg!(&mut cfg, c => c.set_field(k, *v)?, _ => unreachable!());
+            }
+            cfg.validate()?;
+            return Ok(cfg);
+        }
         for (k, v) in params {
             cfg.set_param(k, *v)?;
         }
@@ -282,41 +380,131 @@ impl QdiscConfig {
     }
 }
 
-fn unknown_drr(path: &str) -> ConfigError {
-    ConfigError::UnknownParam {
-        aqm: "drr".into(),
-        key: path.to_string(),
-        known: "classes.NAME.weight, classes.NAME.aqm.PARAM".into(),
+/// What the simulator reads of a hashed qdisc's flow queues: backlogged flow queues now, their
+/// time integral and their peak ([`crate::flowq`], "Active flows").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FlowCount {
+    /// Backlogged flow queues now.
+    pub active: u32,
+    /// Integral of `active` over time up to the `now` asked for, flow x ns.
+    pub area: u128,
+    /// Largest `active` since the queue was built or since [`Qdisc::reset_flow_peak`].
+    pub peak: u32,
+}
+
+/// The methods of a hashed flow-queueing qdisc off the per-packet path (dynamic dispatch
+/// through [`Qdisc::hashed`]); `enqueue`/`dequeue`/lengths are `match`ed statically.
+pub trait Hashed<P> {
+    /// The flow queues.
+    fn queues(&self) -> &FlowQueues<P>;
+    /// The flow queues, mutably (peak reset).
+    fn queues_mut(&mut self) -> &mut FlowQueues<P>;
+    /// Counters over all flow queues.
+    fn stats(&self) -> QueueStats;
+    /// The link's hard limit it was built with.
+    fn limit(&self) -> QueueLimit;
+    /// The link.
+    fn link(&self) -> LinkInfo;
+    /// Drop/mark probability in [0, 1] (0 for qdiscs without one).
+    fn probability(&self) -> f64 {
+        0.0
+    }
+    /// Next time [`Hashed::on_timer`] must run.
+    fn poll_at(&self) -> Option<Instant> {
+        None
+    }
+    /// Runs the periodic work that is due.
+    fn on_timer(&mut self, _now: Instant) {}
+    /// Changes one parameter while running; on error nothing changes.
+    fn set_param(&mut self, key: &str, value: f64) -> Result<(), ConfigError>;
+    /// The current configuration.
+    fn qdisc_config(&self) -> QdiscConfig;
+    /// Bytes of per-flow-queue AQM state (CoDel or PIE variables), besides the flow queues.
+    fn flow_state_bytes(&self) -> usize {
+        0
     }
 }
 
-fn drr_path<'p>(d: &DrrConfig, path: &'p str) -> Result<(usize, &'p str), ConfigError> {
-    let (name, rest) = split_class_path(path).ok_or_else(|| unknown_drr(path))?;
-    let i = d
-        .class_index(name)
-        .ok_or_else(|| ConfigError::UnknownParam {
-            aqm: "drr".into(),
-            key: path.to_string(),
-            known: format!(
-                "classes: {}",
-                d.classes
-                    .iter()
-                    .map(|c| c.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        })?;
-    Ok((i, rest))
+/// `Hashed` for a flow-queueing type with inherent methods of the same names.
+macro_rules! impl_hashed {
+    ($t:ident, $variant:ident $(, $extra:item)*) => {
+        impl<P: Packet> Hashed<P> for $t<P> {
+            fn queues(&self) -> &FlowQueues<P> {
+                $t::queues(self)
+            }
+            fn queues_mut(&mut self) -> &mut FlowQueues<P> {
+                $t::queues_mut(self)
+            }
+            fn stats(&self) -> QueueStats {
+                $t::stats(self)
+            }
+            fn limit(&self) -> QueueLimit {
+                $t::limit(self)
+            }
+            fn link(&self) -> LinkInfo {
+                $t::link(self)
+            }
+            fn set_param(&mut self, key: &str, value: f64) -> Result<(), ConfigError> {
+                $t::set_param(self, key, value)
+            }
+            fn qdisc_config(&self) -> QdiscConfig {
+                QdiscConfig::$variant(self.config())
+            }
+            $($extra)*
+        }
+    };
 }
 
-/// A running queue discipline: a FIFO with an AQM (the fast path) or a scheduler.
+impl_hashed!(
+    FqCodel,
+    FqCodel,
+    fn flow_state_bytes(&self) -> usize {
+        FqCodel::flow_state_bytes(self)
+    }
+);
+impl_hashed!(
+    SfqCodel,
+    SfqCodel,
+    fn flow_state_bytes(&self) -> usize {
+        SfqCodel::flow_state_bytes(self)
+    }
+);
+impl_hashed!(
+    FqPie,
+    FqPie,
+    fn probability(&self) -> f64 {
+        FqPie::probability(self)
+    },
+    fn poll_at(&self) -> Option<Instant> {
+        FqPie::poll_at(self)
+    },
+    fn on_timer(&mut self, now: Instant) {
+        FqPie::on_timer(self, now)
+    },
+    fn flow_state_bytes(&self) -> usize {
+        FqPie::flow_state_bytes(self)
+    }
+);
+impl_hashed!(
+    Sfq,
+    Sfq,
+    fn poll_at(&self) -> Option<Instant> {
+        Sfq::poll_at(self)
+    },
+    fn on_timer(&mut self, now: Instant) {
+        Sfq::on_timer(self, now)
+    }
+);
+
+/// A running queue discipline: a FIFO with an AQM (the fast path), a class-based scheduler or
+/// a hashed flow-queueing qdisc.
 ///
 /// The per-packet methods are `#[inline(always)]` thin `match`es and the schedulers' entry
 /// points are never inlined, so that a caller's FIFO path compiles as a direct call (or
 /// inlining) of [`QueueDisc`]'s, as before trees existed.
 ///
 /// The FIFO variant is stored inline (no box, no extra indirection per packet) although it
-/// is much larger than a scheduler's (whose classes live in a `Vec`).
+/// is much larger than a scheduler's (whose classes and flow queues live in `Vec`s).
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum Qdisc<P> {
@@ -324,6 +512,16 @@ pub enum Qdisc<P> {
     Fifo(QueueDisc<P>),
     /// Deficit Round Robin.
     Drr(Drr<P>),
+    /// Weighted fair queueing (start-time fair queueing).
+    Wfq(Wfq<P>),
+    /// FQ-CoDel.
+    FqCodel(FqCodel<P>),
+    /// FQ-PIE.
+    FqPie(FqPie<P>),
+    /// Stochastic Fairness Queueing.
+    Sfq(Sfq<P>),
+    /// SFQ-CoDel (ns-2 sfqcodel).
+    SfqCodel(SfqCodel<P>),
     /// DualPI2 (L4S).
     DualPi2(DualPi2<P>),
 }
@@ -335,7 +533,8 @@ impl<P: Packet> From<QueueDisc<P>> for Qdisc<P> {
 }
 
 impl<P: Packet> Qdisc<P> {
-    /// Builds `cfg` with hard limit `limit` (shared by a scheduler's classes) on `link`.
+    /// Builds `cfg` with hard limit `limit` (shared by a scheduler's classes and flow queues)
+    /// on `link`.
     pub fn new(
         cfg: &QdiscConfig,
         limit: QueueLimit,
@@ -345,8 +544,47 @@ impl<P: Packet> Qdisc<P> {
         Ok(match cfg {
             QdiscConfig::Fifo(a) => Qdisc::Fifo(QueueDisc::new(a, limit, link, seed)?),
             QdiscConfig::Drr(d) => Qdisc::Drr(Drr::new(d, limit, link, seed)?),
+            QdiscConfig::Wfq(w) => Qdisc::Wfq(Wfq::new(w, limit, link, seed)?),
+            QdiscConfig::FqCodel(c) => Qdisc::FqCodel(FqCodel::new(c, limit, link, seed)?),
+            QdiscConfig::FqPie(c) => Qdisc::FqPie(FqPie::new(c, limit, link, seed)?),
+            QdiscConfig::Sfq(c) => Qdisc::Sfq(Sfq::new(c, limit, link, seed)?),
+            QdiscConfig::SfqCodel(c) => Qdisc::SfqCodel(SfqCodel::new(c, limit, link, seed)?),
             QdiscConfig::DualPi2(d) => Qdisc::DualPi2(DualPi2::new(d, limit, link, seed)?),
         })
+    }
+
+    /// The classes of a scheduler built on the shared class model (drr, wfq).
+    #[inline]
+    pub fn class_set(&self) -> Option<&ClassSet<P>> {
+        match self {
+            Qdisc::Drr(d) => Some(d.classes()),
+            Qdisc::Wfq(w) => Some(w.classes()),
+            _ => None,
+        }
+    }
+
+    /// The hashed flow-queueing qdisc, if this is one.
+    #[inline]
+    pub fn hashed(&self) -> Option<&dyn Hashed<P>> {
+        match self {
+            Qdisc::FqCodel(q) => Some(q),
+            Qdisc::FqPie(q) => Some(q),
+            Qdisc::Sfq(q) => Some(q),
+            Qdisc::SfqCodel(q) => Some(q),
+            _ => None,
+        }
+    }
+
+    /// The hashed flow-queueing qdisc, mutably.
+    #[inline]
+    pub fn hashed_mut(&mut self) -> Option<&mut dyn Hashed<P>> {
+        match self {
+            Qdisc::FqCodel(q) => Some(q),
+            Qdisc::FqPie(q) => Some(q),
+            Qdisc::Sfq(q) => Some(q),
+            Qdisc::SfqCodel(q) => Some(q),
+            _ => None,
+        }
     }
 
     /// Offers a packet: `Queued`, `Marked` or `Dropped(pkt, reason)` for the arrival; other
@@ -361,6 +599,11 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(q) => q.enqueue(now, pkt),
             Qdisc::Drr(d) => d.enqueue(now, pkt, on_drop),
+            Qdisc::Wfq(w) => w.enqueue(now, pkt, on_drop),
+            Qdisc::FqCodel(q) => q.enqueue(now, pkt, on_drop),
+            Qdisc::FqPie(q) => q.enqueue(now, pkt, on_drop),
+            Qdisc::Sfq(q) => q.enqueue(now, pkt, on_drop),
+            Qdisc::SfqCodel(q) => q.enqueue(now, pkt, on_drop),
             Qdisc::DualPi2(d) => d.enqueue(now, pkt, on_drop),
         }
     }
@@ -371,6 +614,11 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(q) => q.dequeue(now, on_drop),
             Qdisc::Drr(d) => d.dequeue(now, on_drop),
+            Qdisc::Wfq(w) => w.dequeue(now, on_drop),
+            Qdisc::FqCodel(q) => q.dequeue(now, on_drop),
+            Qdisc::FqPie(q) => q.dequeue(now, on_drop),
+            Qdisc::Sfq(q) => q.dequeue(now, on_drop),
+            Qdisc::SfqCodel(q) => q.dequeue(now, on_drop),
             Qdisc::DualPi2(d) => d.dequeue(now, on_drop),
         }
     }
@@ -380,7 +628,11 @@ impl<P: Packet> Qdisc<P> {
     pub fn poll_at(&self) -> Option<Instant> {
         match self {
             Qdisc::Fifo(q) => q.poll_at(),
-            Qdisc::Drr(d) => d.poll_at(),
+            Qdisc::Drr(d) => d.classes().poll_at(),
+            Qdisc::Wfq(w) => w.classes().poll_at(),
+            Qdisc::FqPie(q) => q.poll_at(),
+            Qdisc::Sfq(q) => q.poll_at(),
+            Qdisc::FqCodel(_) | Qdisc::SfqCodel(_) => None,
             Qdisc::DualPi2(d) => d.poll_at(),
         }
     }
@@ -390,7 +642,13 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(q) => q.on_timer(now),
             Qdisc::Drr(d) => d.on_timer(now),
+            Qdisc::Wfq(w) => w.on_timer(now),
             Qdisc::DualPi2(d) => d.on_timer(now),
+            _ => {
+                if let Some(h) = self.hashed_mut() {
+                    h.on_timer(now)
+                }
+            }
         }
     }
 
@@ -399,7 +657,12 @@ impl<P: Packet> Qdisc<P> {
     pub fn len_pkts(&self) -> usize {
         match self {
             Qdisc::Fifo(q) => q.len_pkts(),
-            Qdisc::Drr(d) => d.len_pkts(),
+            Qdisc::Drr(d) => d.classes().len_pkts(),
+            Qdisc::Wfq(w) => w.classes().len_pkts(),
+            Qdisc::FqCodel(q) => q.len_pkts(),
+            Qdisc::FqPie(q) => q.len_pkts(),
+            Qdisc::Sfq(q) => q.len_pkts(),
+            Qdisc::SfqCodel(q) => q.len_pkts(),
             Qdisc::DualPi2(d) => d.len_pkts(),
         }
     }
@@ -409,7 +672,12 @@ impl<P: Packet> Qdisc<P> {
     pub fn len_bytes(&self) -> u64 {
         match self {
             Qdisc::Fifo(q) => q.len_bytes(),
-            Qdisc::Drr(d) => d.len_bytes(),
+            Qdisc::Drr(d) => d.classes().len_bytes(),
+            Qdisc::Wfq(w) => w.classes().len_bytes(),
+            Qdisc::FqCodel(q) => q.len_bytes(),
+            Qdisc::FqPie(q) => q.len_bytes(),
+            Qdisc::Sfq(q) => q.len_bytes(),
+            Qdisc::SfqCodel(q) => q.len_bytes(),
             Qdisc::DualPi2(d) => d.len_bytes(),
         }
     }
@@ -420,58 +688,118 @@ impl<P: Packet> Qdisc<P> {
         self.len_pkts() == 0
     }
 
-    /// Counters (a scheduler's are the sums over its classes).
+    /// Counters (a scheduler's are the sums over its classes or flow queues).
     pub fn stats(&self) -> QueueStats {
         match self {
             Qdisc::Fifo(q) => *q.stats(),
-            Qdisc::Drr(d) => d.stats(),
+            Qdisc::Drr(d) => d.classes().stats(),
+            Qdisc::Wfq(w) => w.classes().stats(),
             Qdisc::DualPi2(d) => d.stats(),
+            _ => self.hashed().map(|h| h.stats()).unwrap_or_default(),
         }
     }
 
-    /// Number of classes (0 for a FIFO).
+    /// Number of classes (0 for a FIFO and for a hashed qdisc; DualPI2: 2, `l` and `c`).
     pub fn num_classes(&self) -> usize {
         match self {
-            Qdisc::Fifo(_) => 0,
-            Qdisc::Drr(d) => d.num_classes(),
             Qdisc::DualPi2(_) => crate::dualpi2::CLASS_NAMES.len(),
+            _ => self.class_set().map_or(0, ClassSet::num_classes),
         }
     }
 
     /// Name of class `i`.
     pub fn class_name(&self, i: usize) -> Option<&str> {
         match self {
-            Qdisc::Fifo(_) => None,
-            Qdisc::Drr(d) => d.class_name(i),
             Qdisc::DualPi2(_) => crate::dualpi2::CLASS_NAMES.get(i).copied(),
+            _ => self.class_set()?.class_name(i),
         }
     }
 
     /// Counters of class `i`.
     pub fn class_stats(&self, i: usize) -> Option<QueueStats> {
         match self {
-            Qdisc::Fifo(_) => None,
-            Qdisc::Drr(d) => d.class_queue(i).map(|q| *q.stats()),
             Qdisc::DualPi2(d) => d.class_stats(i),
+            _ => Some(*self.class_set()?.class_queue(i)?.stats()),
         }
     }
 
-    /// The class the last dequeued packet came from (0 for a FIFO).
+    /// Length of class `i`'s queue now: `(packets, bytes)`.
+    pub fn class_len(&self, i: usize) -> Option<(usize, u64)> {
+        match self {
+            Qdisc::DualPi2(d) => d.class_len(i),
+            _ => {
+                let q = self.class_set()?.class_queue(i)?;
+                Some((q.len_pkts(), q.len_bytes()))
+            }
+        }
+    }
+
+    /// The class the last dequeued packet came from (0 without classes).
     #[inline]
     pub fn last_class(&self) -> u8 {
         match self {
-            Qdisc::Fifo(_) => 0,
-            Qdisc::Drr(d) => d.last_class(),
             Qdisc::DualPi2(d) => d.last_class(),
+            _ => self.class_set().map_or(0, ClassSet::last_class),
         }
+    }
+
+    /// Backlogged flow queues of a hashed qdisc (`None` for other qdiscs).
+    #[inline]
+    pub fn active_flows(&self) -> Option<u32> {
+        self.hashed().map(|h| h.queues().active())
+    }
+
+    /// A hashed qdisc's active-flow count, its integral up to `now` and its peak (`None` for
+    /// other qdiscs).
+    pub fn flow_count(&self, now: Instant) -> Option<FlowCount> {
+        self.hashed().map(|h| {
+            let q = h.queues();
+            FlowCount {
+                active: q.active(),
+                area: q.active_area(now),
+                peak: q.peak(),
+            }
+        })
+    }
+
+    /// Restarts the peak of [`Qdisc::flow_count`] from the current count (end of warm-up).
+    pub fn reset_flow_peak(&mut self) {
+        if let Some(h) = self.hashed_mut() {
+            h.queues_mut().reset_peak();
+        }
+    }
+
+    /// Bytes of state the qdisc holds for packets and flows: a FIFO's storage, a DRR tree's
+    /// class FIFOs, a hashed qdisc's packet pool, bucket records and per-flow AQM state. (Not
+    /// counted: fixed-size fields.) For a hashed qdisc it is bounded by the buffer and `flows`
+    /// (docs/aqm/fq_codel.md, "Memory").
+    pub fn memory_bytes(&self) -> usize {
+        match self {
+            Qdisc::Fifo(q) => q.memory_bytes(),
+            Qdisc::Drr(d) => d.classes().memory_bytes(),
+            Qdisc::Wfq(w) => w.classes().memory_bytes(),
+            Qdisc::DualPi2(d) => d.memory_bytes(),
+            _ => {
+                let h = self.hashed().expect("hashed");
+                h.queues().memory_bytes() + h.flow_state_bytes()
+            }
+        }
+    }
+
+    /// A hashed qdisc's pool size: the largest number of packets it ever held at once (plus
+    /// the arrival linked before an overflow drop); `None` for other qdiscs.
+    pub fn pool_slots(&self) -> Option<usize> {
+        self.hashed().map(|h| h.queues().pool_slots())
     }
 
     /// The hard limit.
     pub fn limit(&self) -> QueueLimit {
         match self {
             Qdisc::Fifo(q) => q.limit(),
-            Qdisc::Drr(d) => d.limit(),
+            Qdisc::Drr(d) => d.classes().limit(),
+            Qdisc::Wfq(w) => w.classes().limit(),
             Qdisc::DualPi2(d) => d.limit(),
+            _ => self.hashed().expect("hashed").limit(),
         }
     }
 
@@ -479,17 +807,21 @@ impl<P: Packet> Qdisc<P> {
     pub fn link(&self) -> LinkInfo {
         match self {
             Qdisc::Fifo(q) => q.link(),
-            Qdisc::Drr(d) => d.link(),
+            Qdisc::Drr(d) => d.classes().link(),
+            Qdisc::Wfq(w) => w.classes().link(),
             Qdisc::DualPi2(d) => d.link(),
+            _ => self.hashed().expect("hashed").link(),
         }
     }
 
-    /// Drop/mark probability in [0, 1] (a scheduler: the largest of its classes').
+    /// Drop/mark probability in [0, 1] (a scheduler: the largest of its classes' or flows').
     pub fn probability(&self) -> f64 {
         match self {
             Qdisc::Fifo(q) => q.probability(),
-            Qdisc::Drr(d) => d.probability(),
+            Qdisc::Drr(d) => d.classes().probability(),
+            Qdisc::Wfq(w) => w.classes().probability(),
             Qdisc::DualPi2(d) => d.probability(),
+            _ => self.hashed().map_or(0.0, |h| h.probability()),
         }
     }
 
@@ -498,7 +830,9 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(q) => q.set_param(path, value),
             Qdisc::Drr(d) => d.set_param(path, value),
+            Qdisc::Wfq(w) => w.set_param(path, value),
             Qdisc::DualPi2(d) => d.set_param(path, value),
+            _ => self.hashed_mut().expect("hashed").set_param(path, value),
         }
     }
 
@@ -512,7 +846,9 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(q) => QdiscConfig::Fifo(q.config()),
             Qdisc::Drr(d) => QdiscConfig::Drr(d.config()),
+            Qdisc::Wfq(w) => QdiscConfig::Wfq(w.config()),
             Qdisc::DualPi2(d) => QdiscConfig::DualPi2(d.config()),
+            _ => self.hashed().expect("hashed").qdisc_config(),
         }
     }
 
@@ -521,6 +857,11 @@ impl<P: Packet> Qdisc<P> {
         match self {
             Qdisc::Fifo(q) => q.aqm_name(),
             Qdisc::Drr(_) => "drr",
+            Qdisc::Wfq(_) => "wfq",
+            Qdisc::FqCodel(_) => FqCodelConfig::AQM,
+            Qdisc::FqPie(_) => FqPieConfig::AQM,
+            Qdisc::Sfq(_) => SfqConfig::AQM,
+            Qdisc::SfqCodel(_) => SfqCodelConfig::AQM,
             Qdisc::DualPi2(_) => "dualpi2",
         }
     }

@@ -159,6 +159,13 @@ pub struct Backlog<P> {
     bytes: u64,
 }
 
+impl<P> Backlog<P> {
+    /// Bytes of packet storage held (capacity, kept once grown).
+    pub fn memory_bytes(&self) -> usize {
+        self.q.capacity() * std::mem::size_of::<P>()
+    }
+}
+
 impl<P: Packet> Backlog<P> {
     pub(crate) fn with_capacity(n: usize) -> Self {
         Backlog {
@@ -433,6 +440,11 @@ impl<P: Packet> QueueDisc<P> {
     #[cfg(test)]
     pub(crate) fn aqm(&self) -> &AnyAqm {
         &self.aqm
+    }
+    /// Bytes of packet storage held (the FIFO's capacity, which grows by doubling up to the
+    /// limit and is kept).
+    pub fn memory_bytes(&self) -> usize {
+        self.backlog.memory_bytes()
     }
     /// Canonical name of the running AQM.
     pub fn aqm_name(&self) -> &'static str {

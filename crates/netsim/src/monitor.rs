@@ -127,6 +127,9 @@ pub struct LinkMonitor {
     pub last: [u64; 4],
     /// Post-warm-up sojourn times per class of a class-based qdisc (empty for a FIFO).
     pub classes: Vec<LogHistogram>,
+    /// Class counters at the start of the current interval (sent bytes, drops, marks), one
+    /// entry per class.
+    pub class_last: Vec<[u64; 3]>,
 }
 
 impl LinkMonitor {
@@ -152,6 +155,8 @@ impl LinkMonitor {
     pub fn set_classes(&mut self, n: usize) {
         self.classes.resize_with(n, LogHistogram::new);
         self.classes.truncate(n);
+        self.class_last.resize(n, [0; 3]);
+        self.class_last.truncate(n);
     }
 }
 

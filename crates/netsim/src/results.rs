@@ -60,11 +60,26 @@ pub struct LinkSummary {
     /// empty (and not serialised) for a FIFO.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub classes: BTreeMap<String, ClassSummary>,
+    /// Backlogged flow queues of a hashed flow-queueing qdisc (`fq_codel`,
+    /// `fq_pie`, `sfq`, `sfq_codel`) over the window; absent (not serialised)
+    /// for other qdiscs. The other keys are the qdisc's aggregates, as for
+    /// any queue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_flows: Option<ActiveFlows>,
 }
 
-/// Per-class summary of a class-based qdisc (post-warm-up). A hashed flow
-/// queue (FQ) would report its aggregates under the same keys plus the
-/// number of active flows over time.
+/// Backlogged flow queues of a hashed qdisc over `[warmup, now]` (a flow queue
+/// is backlogged while it holds at least one packet; two flows hashed into one
+/// bucket count once).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ActiveFlows {
+    /// Time average (exact: the count's integral over the window / its length).
+    pub mean: f64,
+    /// Largest count reached in the window.
+    pub max: u32,
+}
+
+/// Per-class summary of a class-based qdisc (post-warm-up).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ClassSummary {
     /// Sojourn time in the class's queue of packets it sent, ms.
@@ -182,6 +197,46 @@ pub struct TimeSeries {
     pub throughput_bps: Vec<f64>,
     /// Bytes transmitted in the interval.
     pub tx_bytes: Vec<u64>,
+    /// Backlogged flow queues of a hashed flow-queueing qdisc at the sample
+    /// instant (0 for qdiscs without flow queues: FIFO, DRR). Left out of the
+    /// serde form when every value is 0 (no monitored link has a hashed
+    /// qdisc), so that such results serialise as before the column existed.
+    #[serde(default, skip_serializing_if = "all_zero")]
+    pub active_flows: Vec<u64>,
+}
+
+fn all_zero(v: &[u64]) -> bool {
+    v.iter().all(|&x| x == 0)
+}
+
+/// Per-class monitor time series of class-based qdiscs (drr, wfq, any qdisc with named
+/// classes), one row per (sample instant, monitored link with classes, class). Rows are sampled
+/// with [`TimeSeries`]'s (same instants, same intervals).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClassSeries {
+    /// Sample time, s (as [`TimeSeries::time_s`]).
+    pub time_s: Vec<f64>,
+    /// Link name.
+    pub link: Vec<String>,
+    /// Class name.
+    pub class: Vec<String>,
+    /// The class's queue length at the sample instant, packets.
+    pub queue_pkts: Vec<u64>,
+    /// The class's queue length at the sample instant, bytes.
+    pub queue_bytes: Vec<u64>,
+    /// Bytes the class sent in the interval.
+    pub tx_bytes: Vec<u64>,
+    /// The class's drops in the interval (limit, AQM at enqueue and dequeue, victims).
+    pub drops: Vec<u64>,
+    /// The class's CE marks in the interval.
+    pub marks: Vec<u64>,
+}
+
+impl ClassSeries {
+    /// True if there is no row.
+    pub fn is_empty(&self) -> bool {
+        self.time_s.is_empty()
+    }
 }
 
 /// Congestion-window traces of the selected flows.
@@ -208,6 +263,10 @@ pub struct SimResults {
     pub timeseries: TimeSeries,
     /// Cwnd traces.
     pub cwnd: CwndTrace,
+    /// Per-class time series (empty without class-based qdiscs on monitored links; then
+    /// not serialized, so FIFO results serialize as before).
+    #[serde(default, skip_serializing_if = "ClassSeries::is_empty")]
+    pub class_timeseries: ClassSeries,
 }
 
 /// Jain's fairness index of `x` (1 for a single value; `None` if empty or

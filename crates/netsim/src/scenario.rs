@@ -26,7 +26,7 @@ use std::collections::{BTreeSet, HashSet};
 use std::fmt;
 
 use aqm::units::{self, Kind};
-use aqm::{AqmConfig, DrrClass, DrrConfig, QdiscConfig, RawParam};
+use aqm::{AqmConfig, ClassConfig, ClassList, QdiscConfig, RawParam};
 use serde_json::{Map, Value};
 
 use crate::config::{
@@ -44,6 +44,9 @@ pub const MAX_MEMORY_BYTES: f64 = 8.0 * 1024.0 * 1024.0 * 1024.0;
 pub const BYTES_PER_FLOW: f64 = 64.0 * 1024.0;
 /// Estimated memory per time-series row (one monitored link, one sample), bytes.
 pub const BYTES_PER_SAMPLE: f64 = 96.0;
+/// Estimated memory per per-class time-series row (one class of a monitored link, one
+/// sample), bytes.
+pub const BYTES_PER_CLASS_SAMPLE: f64 = 64.0;
 
 /// A scenario that does not fit the schema. `Display` gives one line:
 /// `KEY = VALUE: REASON`, or `KEY: REASON` where no single value is at fault.
@@ -398,14 +401,18 @@ fn normalize_aqm(cfg: &AqmConfig) -> Map<String, Value> {
     normalized
 }
 
-/// A DRR table: `{type = "drr", classes = [{name, weight, aqm = {...}}, ...]}`. Errors name
-/// the key path (`aqm.classes[1].aqm.target`). Keys that are parameter paths
-/// (`"classes.a.weight" = 2`, what `--aqm-param` produces) are applied afterwards to the class
-/// list (or to the default one, a class `default`, if `classes` is not given).
-fn parse_drr(path: &str, v: &Value) -> Result<AqmSpec> {
+/// A class-based scheduler's table (`sched` is `drr` or `wfq`): `{type = "drr", classes =
+/// [{name, weight, aqm = {...}}, ...]}`. Errors name the key path
+/// (`aqm.classes[1].aqm.target`). Keys that are parameter paths (`"classes.a.weight" = 2`,
+/// what `--aqm-param` produces) are applied afterwards to the class list (or to the default
+/// one, a class `default`, if `classes` is not given).
+fn parse_classes(path: &str, v: &Value, sched: &str) -> Result<AqmSpec> {
+    let with = |classes: ClassList| {
+        QdiscConfig::with_classes(sched, classes).expect("a class-based scheduler")
+    };
     let mut t = Table::new(path, v)?;
     t.raw("type");
-    t.put("type", "drr");
+    t.put("type", with(ClassList::default()).name());
     let paths: Vec<(&String, &Value)> = t
         .map
         .iter()
@@ -417,10 +424,10 @@ fn parse_drr(path: &str, v: &Value) -> Result<AqmSpec> {
         }
     }
     if !t.has("classes") {
-        let mut cfg = QdiscConfig::Drr(DrrConfig::default());
+        let mut cfg = with(ClassList::default());
         let mut ecn_explicit = vec![false];
         apply_paths(path, &mut cfg, &paths, &mut ecn_explicit)?;
-        return Ok(drr_spec(cfg, ecn_explicit));
+        return Ok(classes_spec(cfg, ecn_explicit));
     }
     let list = t.array("classes")?;
     if list.is_empty() {
@@ -430,11 +437,11 @@ fn parse_drr(path: &str, v: &Value) -> Result<AqmSpec> {
             "give at least one class, e.g. [{name = \"a\", weight = 1}]",
         ));
     }
-    if list.len() > aqm::drr::MAX_CLASSES {
+    if list.len() > aqm::classes::MAX_CLASSES {
         return Err(err(
             &t.key("classes"),
             None,
-            format!("at most {} classes", aqm::drr::MAX_CLASSES),
+            format!("at most {} classes", aqm::classes::MAX_CLASSES),
         ));
     }
     let mut classes = Vec::with_capacity(list.len());
@@ -456,7 +463,7 @@ fn parse_drr(path: &str, v: &Value) -> Result<AqmSpec> {
                 "must be a name without '.' or surrounding spaces",
             ));
         }
-        if classes.iter().any(|o: &DrrClass| o.name == name) {
+        if classes.iter().any(|o: &ClassConfig| o.name == name) {
             return Err(err(&ct.key("name"), c.get("name"), "duplicate class name"));
         }
         let weight = ct.number(
@@ -475,11 +482,11 @@ fn parse_drr(path: &str, v: &Value) -> Result<AqmSpec> {
         };
         ct.put("aqm", Value::Object(child.normalized));
         ecn_explicit.push(child.ecn_explicit[0]);
-        classes.push(DrrClass { name, weight, aqm });
+        classes.push(ClassConfig { name, weight, aqm });
         norm.push(Value::Object(ct.finish()?));
     }
     t.put("classes", Value::Array(norm));
-    let mut cfg = QdiscConfig::Drr(DrrConfig { classes });
+    let mut cfg = with(ClassList { classes });
     cfg.validate().map_err(|e| err(path, None, e.to_string()))?;
     if paths.is_empty() {
         // Unknown keys were rejected above.
@@ -490,7 +497,7 @@ fn parse_drr(path: &str, v: &Value) -> Result<AqmSpec> {
         });
     }
     apply_paths(path, &mut cfg, &paths, &mut ecn_explicit)?;
-    Ok(drr_spec(cfg, ecn_explicit))
+    Ok(classes_spec(cfg, ecn_explicit))
 }
 
 /// A DualPI2 table: `{type = "dualpi2", target = "15ms", ...}`; the L-queue parameters as
@@ -521,17 +528,10 @@ fn parse_dualpi2(path: &str, map: &Map<String, Value>) -> Result<AqmSpec> {
         }
         set_path(path, &mut cfg, &k, val)?;
     }
-    let mut normalized = Map::new();
-    normalized.insert("type".into(), "dualpi2".into());
-    for info in &known {
-        if let Some(x) = cfg.get_param(info.name) {
-            normalized.insert(info.name.into(), x.into());
-        }
-    }
     Ok(AqmSpec {
+        normalized: normalize_flat(&cfg),
         cfg,
         ecn_explicit: vec![true],
-        normalized,
     })
 }
 
@@ -572,10 +572,10 @@ fn apply_paths(
 ) -> Result<()> {
     for (k, val) in paths {
         set_path(path, cfg, k, val)?;
-        if let (Some(name), QdiscConfig::Drr(d)) = (
+        if let (Some(name), Some(d)) = (
             k.strip_prefix("classes.")
                 .and_then(|r| r.strip_suffix(".aqm.ecn")),
-            &*cfg,
+            cfg.class_list(),
         ) {
             if let Some(i) = d.class_index(name) {
                 ecn_explicit[i] = true;
@@ -585,11 +585,12 @@ fn apply_paths(
     Ok(())
 }
 
-/// The spec of a DRR config with its normalised table built from the config.
-fn drr_spec(cfg: QdiscConfig, ecn_explicit: Vec<bool>) -> AqmSpec {
+/// The spec of a class-based scheduler's config with its normalised table built from the
+/// config.
+fn classes_spec(cfg: QdiscConfig, ecn_explicit: Vec<bool>) -> AqmSpec {
     let mut normalized = Map::new();
-    normalized.insert("type".into(), "drr".into());
-    if let QdiscConfig::Drr(d) = &cfg {
+    normalized.insert("type".into(), cfg.name().into());
+    if let Some(d) = cfg.class_list() {
         let classes: Vec<Value> = d
             .classes
             .iter()
@@ -625,8 +626,11 @@ fn parse_aqm(path: &str, v: Option<&Value>) -> Result<AqmSpec> {
         Some(Value::String(s)) => s.as_str(),
         Some(other) => return Err(err(&join(path, "type"), Some(other), "must be an AQM name")),
     };
-    if name.trim().eq_ignore_ascii_case("drr") {
-        return parse_drr(path, v);
+    if aqm::qdisc::CLASS_BASED
+        .iter()
+        .any(|s| name.trim().eq_ignore_ascii_case(s))
+    {
+        return parse_classes(path, v, name);
     }
     if name.trim().eq_ignore_ascii_case("dualpi2") {
         return parse_dualpi2(path, map);
@@ -639,6 +643,9 @@ fn parse_aqm(path: &str, v: Option<&Value>) -> Result<AqmSpec> {
             .unwrap_or(false)
     };
     let mut tables: Vec<(&str, aqm::paqman::PaqmanPolicy)> = Vec::new();
+    let hashed = aqm::qdisc::HASHED
+        .iter()
+        .any(|h| name.trim().eq_ignore_ascii_case(h));
     for (k, val) in map {
         if is_file(k) {
             let Value::String(file) = val else {
@@ -674,6 +681,15 @@ fn parse_aqm(path: &str, v: Option<&Value>) -> Result<AqmSpec> {
         };
         raw.push((k.as_str(), r));
     }
+    if hashed {
+        // A hashed flow-queueing qdisc: flat parameters, like an AQM's.
+        let cfg = QdiscConfig::from_raw(name, &raw, false).map_err(|e| aqm_error(path, map, e))?;
+        return Ok(AqmSpec {
+            normalized: normalize_flat(&cfg),
+            cfg,
+            ecn_explicit: vec![map.contains_key("ecn")],
+        });
+    }
     let cfg = AqmConfig::from_raw(name, &raw, false).map_err(|e| aqm_error(path, map, e))?;
     let mut normalized = normalize_aqm(&cfg);
     for (k, _) in &tables {
@@ -695,6 +711,19 @@ pub fn read_policy(file: &str) -> std::result::Result<aqm::paqman::PaqmanPolicy,
         serde_json::from_str(&text).map_err(|e| format!("not a PAQMAN policy file: {e}"))?;
     p.check().map_err(|e| format!("bad policy: {e}"))?;
     Ok(p)
+}
+
+/// A flat qdisc's (hashed, DualPI2) normalised table: its type and every parameter in
+/// boundary units.
+fn normalize_flat(cfg: &QdiscConfig) -> Map<String, Value> {
+    let mut normalized = Map::new();
+    normalized.insert("type".into(), cfg.name().into());
+    for info in cfg.param_info() {
+        if let Some(x) = cfg.get_param(info.name) {
+            normalized.insert(info.name.into(), x.into());
+        }
+    }
+    normalized
 }
 
 fn aqm_error(path: &str, map: &Map<String, Value>, e: aqm::ConfigError) -> ScenarioError {
@@ -866,11 +895,21 @@ impl Scenario {
             .enumerate()
             .max_by_key(|(_, g)| g.static_count())
             .map(|(i, _)| i);
+        let classes = match &topology {
+            TopologyConfig::Explicit(e) => e
+                .links
+                .iter()
+                .map(|l| l.aqm.class_names().len())
+                .max()
+                .unwrap_or(0),
+            other => other.aqm().map_or(0, |a| a.class_names().len()),
+        } as f64;
         let cost = Cost {
             duration,
             sample_interval,
             cwnd_interval,
             monitored,
+            classes,
             flows: total_flows,
             traced: cwnd_trace.len(),
         };
@@ -932,7 +971,7 @@ fn apply_ecn_default(aqm: &mut AqmSpec, any_ecn: bool) {
         }
         // DualPI2 always marks ECN-capable packets (it has no `ecn` switch).
         QdiscConfig::DualPi2(_) => {}
-        QdiscConfig::Drr(d) => {
+        QdiscConfig::Drr(d) | QdiscConfig::Wfq(d) => {
             let Some(Value::Array(norm)) = aqm.normalized.get_mut("classes") else {
                 return;
             };
@@ -945,6 +984,13 @@ fn apply_ecn_default(aqm: &mut AqmSpec, any_ecn: bool) {
                 }
             }
         }
+        cfg => {
+            if cfg.is_hashed() && !aqm.ecn_explicit[0] && cfg.get_param("ecn").is_some() {
+                cfg.set_param("ecn", 1.0)
+                    .expect("ecn = 1 is valid for every qdisc that has it");
+                aqm.normalized.insert("ecn".into(), 1.0.into());
+            }
+        }
     }
 }
 
@@ -954,6 +1000,8 @@ struct Cost {
     sample_interval: f64,
     cwnd_interval: Option<f64>,
     monitored: f64,
+    /// Classes per monitored link (the most any link's qdisc has).
+    classes: f64,
     flows: f64,
     traced: usize,
 }
@@ -965,7 +1013,7 @@ impl Cost {
         let gib = |b: f64| b / (1024.0 * 1024.0 * 1024.0);
         let limit = gib(MAX_MEMORY_BYTES);
         let rows = (self.duration / self.sample_interval).ceil() * self.monitored.max(1.0);
-        let ts = rows * BYTES_PER_SAMPLE;
+        let ts = rows * (BYTES_PER_SAMPLE + self.classes * BYTES_PER_CLASS_SAMPLE);
         if ts > MAX_MEMORY_BYTES {
             return Err(err(
                 "sample_interval",

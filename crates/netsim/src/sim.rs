@@ -19,8 +19,8 @@ use crate::link::{Link, LinkCounters};
 use crate::node::Node;
 use crate::packet::{Packet, F_ACK};
 use crate::results::{
-    jain, ClassSummary, CwndTrace, DelayStats, Fairness, FlowSummary, LinkSummary, SimResults,
-    Summary, TimeSeries,
+    jain, ActiveFlows, ClassSeries, ClassSummary, CwndTrace, DelayStats, Fairness, FlowSummary,
+    LinkSummary, SimResults, Summary, TimeSeries,
 };
 use crate::rng::{derive_seed, Rng, Stream};
 use crate::routing::{Routes, NO_ROUTE};
@@ -83,6 +83,12 @@ pub struct LinkStatus {
     pub aqm_stats: QueueStats,
     /// Cumulative link counters.
     pub counters: LinkCounters,
+    /// Bytes of packet and per-flow state held by the queue discipline
+    /// ([`aqm::Qdisc::memory_bytes`]).
+    pub queue_memory_bytes: usize,
+    /// A hashed qdisc's packet-pool size: the most packets it ever held at
+    /// once, plus one ([`aqm::Qdisc::pool_slots`]); `None` for other qdiscs.
+    pub queue_pool_slots: Option<usize>,
 }
 
 /// Snapshot of a flow for inspection between steps.
@@ -183,6 +189,9 @@ pub struct Simulation {
     link_index: HashMap<String, u32>,
     /// AQM activations of queue disciplines replaced by `set_aqm`.
     activations_base: Vec<u64>,
+    /// Active-flow integral (flow x ns) and peak (since the warm-up) of hashed queue
+    /// disciplines replaced by `set_aqm`.
+    flow_base: Vec<(u128, u32)>,
     routes: Routes,
     flows: Vec<Flow>,
     groups: Vec<GroupRt>,
@@ -191,6 +200,9 @@ pub struct Simulation {
     ts: TimeSeries,
     /// Link id of each time-series row (`ts.link` is filled by `results`).
     ts_link: Vec<u32>,
+    /// Per-class rows (link and class names empty here; `cts_ids` holds (link id, class)).
+    cts: ClassSeries,
+    cts_ids: Vec<(u32, u8)>,
     cwnd: CwndTrace,
     pipe_buf: Vec<Packet>,
     out_buf: Vec<Packet>,
@@ -212,6 +224,8 @@ struct LinkSnap {
     ctr: LinkCounters,
     activations: u64,
     area: (u128, u128),
+    /// Active-flow integral (hashed qdiscs), flow x ns.
+    flow_area: u128,
     /// [`Link::tx_work_at`] at the warm-up instant.
     work: u128,
 }
@@ -427,6 +441,7 @@ impl Simulation {
             links,
             link_index,
             activations_base: vec![0; nl],
+            flow_base: vec![(0, 0); nl],
             classed: group_class.iter().any(|&c| c != 0),
             group_class,
             class_snap: vec![Vec::new(); nl],
@@ -437,6 +452,8 @@ impl Simulation {
             cwnd_flows,
             ts: TimeSeries::default(),
             ts_link: Vec::new(),
+            cts: ClassSeries::default(),
+            cts_ids: Vec::new(),
             cwnd: CwndTrace::default(),
             pipe_buf: Vec::new(),
             out_buf: Vec::new(),
@@ -757,9 +774,13 @@ impl Simulation {
             let link = &mut self.links[m as usize];
             // Link ids here; `results()` turns them into names.
             if push_sample(&mut self.ts, &mut self.ts_link, link, m, t, dt) {
+                push_class_samples(&mut self.cts, &mut self.cts_ids, link, m, t);
                 let c = link.ctr;
                 let mon = link.mon.as_deref_mut().expect("sampled");
                 mon.last = [c.arrivals, c.queue_drops(), c.marks, c.tx_bytes];
+                for (ci, last) in mon.class_last.iter_mut().enumerate() {
+                    *last = class_counters(&link.queue, ci);
+                }
                 mon.interval_delay_count = 0;
                 mon.interval_delay_sum = 0;
             }
@@ -794,6 +815,8 @@ impl Simulation {
                 ctr: l.ctr,
                 activations: self.activations_base[i] + l.queue.stats().activations,
                 area: l.area_at(now),
+                flow_area: self.flow_base[i].0
+                    + l.queue.flow_count(Instant(now)).map_or(0, |f| f.area),
                 work: l.tx_work_at(now),
             })
             .collect();
@@ -806,7 +829,11 @@ impl Simulation {
                     .collect()
             })
             .collect();
+        for b in &mut self.flow_base {
+            b.1 = 0;
+        }
         for l in &mut self.links {
+            l.queue.reset_flow_peak();
             l.warm = true;
             if let Some(m) = l.mon.as_deref_mut() {
                 m.delay.clear();
@@ -862,6 +889,8 @@ impl Simulation {
             probability: l.queue.probability(),
             aqm_stats: l.queue.stats(),
             counters: l.ctr,
+            queue_memory_bytes: l.queue.memory_bytes(),
+            queue_pool_slots: l.queue.pool_slots(),
         })
     }
 
@@ -973,6 +1002,13 @@ impl Simulation {
         })?;
         self.activations_base[l as usize] += link.queue.stats().activations;
         let now = self.now;
+        if let Some(f) = link.queue.flow_count(Instant(now)) {
+            let b = &mut self.flow_base[l as usize];
+            b.0 += f.area;
+            if self.warm {
+                b.1 = b.1.max(f.peak);
+            }
+        }
         self.links[l as usize].replace_queue(now, q, l, &mut self.ev);
         self.arm_aqm(l, now);
         Ok(())
@@ -1062,6 +1098,7 @@ impl Simulation {
                 ctr: snap,
                 activations: act0,
                 area: area0,
+                flow_area: flow_area0,
                 work: work0,
             } = self.link_snap.get(m as usize).copied().unwrap_or_default();
             let c = l.ctr;
@@ -1104,6 +1141,15 @@ impl Simulation {
                     },
                 );
             }
+            let (fbase, fpeak) = self.flow_base[m as usize];
+            let active_flows = l.queue.flow_count(Instant(now)).map(|f| ActiveFlows {
+                mean: if measured > 0 {
+                    (fbase + f.area).saturating_sub(flow_area0) as f64 / measured as f64
+                } else {
+                    f.active as f64
+                },
+                max: f.peak.max(fpeak),
+            });
             links.insert(
                 l.name.clone(),
                 LinkSummary {
@@ -1133,6 +1179,7 @@ impl Simulation {
                     tx_packets: c.tx_pkts - snap.tx_pkts,
                     rate_bps: l.rate_bps as f64,
                     classes,
+                    active_flows,
                 },
             );
         }
@@ -1201,13 +1248,27 @@ impl Simulation {
     pub fn results(&self) -> SimResults {
         let mut timeseries = self.ts.clone();
         let mut ts_link = self.ts_link.clone();
+        let mut cts = self.cts.clone();
+        let mut cts_ids = self.cts_ids.clone();
         let last = self.now / self.sample_interval * self.sample_interval;
         if self.now > last {
             let (t, dt) = (ns_to_secs(self.now), ns_to_secs(self.now - last));
             for &m in &self.monitored {
                 let link = &self.links[m as usize];
-                push_sample(&mut timeseries, &mut ts_link, link, m, t, dt);
+                if push_sample(&mut timeseries, &mut ts_link, link, m, t, dt) {
+                    push_class_samples(&mut cts, &mut cts_ids, link, m, t);
+                }
             }
+        }
+        for &(l, c) in &cts_ids {
+            let q = &self.links[l as usize];
+            cts.link.push(q.name.clone());
+            cts.class.push(
+                q.queue
+                    .class_name(c as usize)
+                    .unwrap_or_default()
+                    .to_string(),
+            );
         }
         timeseries.link = ts_link
             .iter()
@@ -1217,6 +1278,7 @@ impl Simulation {
             summary: self.summary(),
             timeseries,
             cwnd: self.cwnd.clone(),
+            class_timeseries: cts,
         }
     }
 
@@ -1317,7 +1379,35 @@ fn push_sample(
     ts.marks.push(d(2));
     ts.throughput_bps.push(d(3) as f64 * 8.0 / dt);
     ts.tx_bytes.push(d(3));
+    ts.active_flows
+        .push(link.queue.active_flows().map_or(0, u64::from));
     true
+}
+
+/// Class `ci`'s counters as the monitor differences them: sent bytes, drops, marks.
+fn class_counters(q: &aqm::Qdisc<Packet>, ci: usize) -> [u64; 3] {
+    let s = q.class_stats(ci).unwrap_or_default();
+    [s.dequeued_bytes, s.dropped(), s.marked]
+}
+
+/// Appends one per-class row per class of monitored link `m` (none for a FIFO) for the
+/// interval ending at `t` (s): queue lengths now, counters since the interval began.
+fn push_class_samples(cs: &mut ClassSeries, ids: &mut Vec<(u32, u8)>, link: &Link, m: u32, t: f64) {
+    let Some(mon) = link.mon.as_deref() else {
+        return;
+    };
+    for ci in 0..link.queue.num_classes() {
+        let (pkts, bytes) = link.queue.class_len(ci).unwrap_or_default();
+        let cur = class_counters(&link.queue, ci);
+        let last = mon.class_last.get(ci).copied().unwrap_or_default();
+        cs.time_s.push(t);
+        ids.push((m, ci as u8));
+        cs.queue_pkts.push(pkts as u64);
+        cs.queue_bytes.push(bytes);
+        cs.tx_bytes.push(cur[0].saturating_sub(last[0]));
+        cs.drops.push(cur[1].saturating_sub(last[1]));
+        cs.marks.push(cur[2].saturating_sub(last[2]));
+    }
 }
 
 impl fmt::Debug for Simulation {

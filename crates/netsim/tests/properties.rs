@@ -7,7 +7,7 @@
 //! (default 75, four shards); `PROPERTY_SEED=s` runs only scenario `s`
 //! (the failure message prints it together with the config).
 
-use aqm::{AqmConfig, Instant};
+use aqm::{AqmConfig, Instant, QdiscConfig};
 use netsim::config::FlowGroup;
 use netsim::{SimConfig, SimResults, Simulation};
 use rand_core::{RngCore, SeedableRng};
@@ -58,6 +58,13 @@ fn odd_range(g: &mut Gen, lo: f64, hi: f64) -> f64 {
     odd_secs(g, s)
 }
 
+/// Every AQM (as a FIFO) and every hashed flow-queueing qdisc (flat parameters, defaults).
+fn qdisc_names() -> Vec<&'static str> {
+    let mut v = AqmConfig::names().to_vec();
+    v.extend_from_slice(aqm::qdisc::HASHED);
+    v
+}
+
 /// A random scenario; the flows' packet size is the largest packet.
 fn scenario(seed: u64) -> SimConfig {
     let mut g = Gen::new(seed);
@@ -65,9 +72,9 @@ fn scenario(seed: u64) -> SimConfig {
     let rtt = g.log_range(0.002, 0.2);
     let buffer = g.int(5, 300);
     let ecn = g.chance(0.4);
-    let name = *g.pick(AqmConfig::names());
-    let mut aqm = AqmConfig::default_for(name).expect("registered AQM");
-    if ecn && aqm.param_info().iter().any(|p| p.name == "ecn") {
+    let name = *g.pick(&qdisc_names());
+    let mut aqm = QdiscConfig::default_for(name).expect("registered AQM");
+    if ecn && aqm.get_param("ecn").is_some() {
         aqm.set_param("ecn", 1.0).expect("ecn param");
     }
     let duration = odd_range(&mut g, 1.0, 3.0);
@@ -374,7 +381,7 @@ fn generator_covers_the_space() {
         .iter()
         .map(|c| c["topology"]["aqm"]["type"].as_str().unwrap().to_string())
         .collect();
-    assert_eq!(aqms.len(), AqmConfig::names().len(), "{aqms:?}");
+    assert_eq!(aqms.len(), qdisc_names().len(), "{aqms:?}");
     let has = |k: &str| {
         cfgs.iter()
             .filter(|c| c["flows"].to_string().contains(k))

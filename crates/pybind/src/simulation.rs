@@ -221,7 +221,8 @@ impl PySimulation {
         serde_json::to_string(&self.sim.summary()).expect("summary serialises")
     }
 
-    /// Time series and cwnd traces as `{"timeseries": {col: list}, "cwnd": {col: list}}`.
+    /// Time series, cwnd traces and per-class time series as `{"timeseries": {col: list},
+    /// "cwnd": {col: list}, "class_timeseries": {col: list}}`.
     fn columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let r = self.sim.results();
         let ts = PyDict::new(py);
@@ -235,6 +236,7 @@ impl PySimulation {
         ts.set_item("drops", &t.drops)?;
         ts.set_item("marks", &t.marks)?;
         ts.set_item("throughput_bps", &t.throughput_bps)?;
+        ts.set_item("active_flows", &t.active_flows)?;
         let cw = PyDict::new(py);
         let c = &r.cwnd;
         cw.set_item("time_s", &c.time_s)?;
@@ -242,9 +244,20 @@ impl PySimulation {
         cw.set_item("cwnd", &c.cwnd)?;
         cw.set_item("ssthresh", &c.ssthresh)?;
         cw.set_item("srtt_ms", &c.srtt_ms)?;
+        let cs = PyDict::new(py);
+        let c = &r.class_timeseries;
+        cs.set_item("time_s", &c.time_s)?;
+        cs.set_item("link", &c.link)?;
+        cs.set_item("class", &c.class)?;
+        cs.set_item("queue_pkts", &c.queue_pkts)?;
+        cs.set_item("queue_bytes", &c.queue_bytes)?;
+        cs.set_item("tx_bytes", &c.tx_bytes)?;
+        cs.set_item("drops", &c.drops)?;
+        cs.set_item("marks", &c.marks)?;
         let d = PyDict::new(py);
         d.set_item("timeseries", ts)?;
         d.set_item("cwnd", cw)?;
+        d.set_item("class_timeseries", cs)?;
         Ok(d)
     }
 }

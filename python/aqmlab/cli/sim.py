@@ -89,12 +89,36 @@ def _summary_table(rows: dict[str, dict], title: str):
     return t
 
 
+def _class_table(summary: dict, classes: list[dict], counts: dict[str, int]):
+    """Per class: weight, flows, share of the bytes sent, mean and p99 queueing delay."""
+    from rich.table import Table
+
+    link = summary["links"].get("bottleneck") or next(iter(summary["links"].values()))
+    per = link.get("classes", {})
+    total = sum(c["tx_bytes"] for c in per.values()) or 1
+    t = Table(title="classes")
+    for col in ("class", "weight", "flows", "share [%]", "mean delay [ms]", "p99 delay [ms]"):
+        t.add_column(col, justify="left" if col == "class" else "right")
+    for c in classes:
+        s = per.get(c["name"], {})
+        d = s.get("queue_delay_ms", {})
+        t.add_row(
+            str(c["name"]),
+            f"{c['weight']:g}",
+            str(counts[c["name"]]),
+            f"{100 * s.get('tx_bytes', 0) / total:.1f}",
+            f"{d.get('mean', 0):.1f}",
+            f"{d.get('p99', 0):.1f}",
+        )
+    return t
+
+
 # Scenario keys of the dumbbell command's scenario, as the command's options.
 _OPTION_OF = [
-    (r"^flows\[0\]\.count\b", "--flows"),
-    (r"^flows\[0\]\.delack\b", "--delack"),
-    (r"^flows\[0\]\.packet_size\b", "--pkt-size"),
-    (r"^flows\[0\]\.", "--"),
+    (r"^flows\[\d+\]\.count\b", "--flows"),
+    (r"^flows\[\d+\]\.delack\b", "--delack"),
+    (r"^flows\[\d+\]\.packet_size\b", "--pkt-size"),
+    (r"^flows\[\d+\]\.", "--"),
     (r"^dumbbell\.", "--"),
     (r"^aqm\.type\b", "--aqm"),
     (r"^aqm\.", "--aqm-param "),
@@ -152,6 +176,81 @@ def _write(res, out: Path, force: bool, plots: bool, command: str) -> None:
         _fail(str(e))
 
 
+_CLASS_HELP = (
+    "A class of a class-based --aqm (drr, wfq): NAME:WEIGHT[:AQM], e.g. a:1:codel (AQM default "
+    "droptail; its parameters with --aqm-param classes.NAME.aqm.KEY=VALUE). Repeatable, in "
+    "order; the first class also takes unclassified traffic. Each class gets --flows TCP flows "
+    "unless --class-flows says otherwise."
+)
+_CLASS_FLOWS_HELP = (
+    "NAME=COUNT: the number of TCP flows of class NAME (repeatable; default --flows per class; "
+    "0 for none)."
+)
+
+
+def _parse_classes(aqm: str, specs: list[str], flows_of: list[str], flows: int):
+    """``--class`` and ``--class-flows`` -> (class list for [aqm], {name: flow count}).
+
+    Checks the form of every value (one-line errors naming the option and the value); the
+    scenario schema checks the rest (weights, names, AQMs), see :func:`_class_error`.
+    """
+    from aqmlab.aqm import list_schedulers
+
+    if not specs:
+        if flows_of:
+            _fail(f"--class-flows = {flows_of[0]!r}: declare the classes with --class first")
+        return None, None
+    # The class-based schedulers are those with a class list (drr, wfq), not the hashed ones.
+    class_based = [
+        n for n, ps in list_schedulers().items() if any(p["name"] == "classes" for p in ps)
+    ]
+    if aqm.strip().lower() not in class_based:
+        _fail(
+            f"--class = {specs[0]!r}: --aqm {aqm} has no classes; use a class-based AQM "
+            f"({', '.join(class_based)})"
+        )
+    classes = []
+    for spec in specs:
+        parts = spec.split(":")
+        if len(parts) not in (2, 3) or not parts[0].strip() or not parts[1].strip():
+            _fail(f"--class = {spec!r}: expected NAME:WEIGHT[:AQM], e.g. a:1:codel")
+        try:
+            weight = float(parts[1])
+        except ValueError:
+            _fail(f"--class = {spec!r}: weight {parts[1]!r} is not a number")
+        c: dict[str, object] = {"name": parts[0].strip(), "weight": weight}
+        if len(parts) == 3:
+            if not parts[2].strip():
+                _fail(f"--class = {spec!r}: expected NAME:WEIGHT[:AQM], e.g. a:1:codel")
+            c["aqm"] = {"type": parts[2].strip()}
+        classes.append(c)
+    names = [c["name"] for c in classes]
+    counts = dict.fromkeys(names, flows)
+    seen = set()
+    for item in flows_of:
+        name, eq, count = item.partition("=")
+        name = name.strip()
+        if not eq or not count.strip().isdigit():
+            _fail(f"--class-flows = {item!r}: expected NAME=COUNT with COUNT >= 0, e.g. a=4")
+        if name not in counts:
+            _fail(f"--class-flows = {item!r}: no class {name!r} (classes: {', '.join(names)})")
+        if name in seen:
+            _fail(f"--class-flows = {item!r}: class {name!r} given twice")
+        seen.add(name)
+        counts[name] = int(count)
+    if not any(counts.values()):
+        _fail(f"--class-flows = {flows_of[-1]!r}: every class has 0 flows; give one at least")
+    return classes, counts
+
+
+def _class_error(msg: str, specs: list[str]) -> str | None:
+    """``aqm.classes[1].weight = 0: must be ...`` -> ``--class = 'b:0': must be ...``."""
+    m = re.match(r"^aqm\.classes\[(\d+)\]\S* = .*?: (.*)$", msg)
+    if m and int(m.group(1)) < len(specs):
+        return f"--class = {specs[int(m.group(1))]!r}: {m.group(2)}"
+    return None
+
+
 def register(app: typer.Typer) -> None:
     """Attach the simulator commands to the top-level app."""
 
@@ -196,6 +295,13 @@ def register(app: typer.Typer) -> None:
         ] = "100ms",
         buffer: Annotated[int, typer.Option(help="Bottleneck buffer [packets].")] = 100,
         aqm: Annotated[str, typer.Option(help="AQM name (see `aqmlab aqms`).")] = "droptail",
+        class_: Annotated[
+            list[str] | None, typer.Option("--class", help=_CLASS_HELP, show_default=False)
+        ] = None,
+        class_flows: Annotated[
+            list[str] | None,
+            typer.Option("--class-flows", help=_CLASS_FLOWS_HELP, show_default=False),
+        ] = None,
         aqm_param: Annotated[
             list[str] | None,
             typer.Option(
@@ -244,7 +350,7 @@ def register(app: typer.Typer) -> None:
         ] = False,
         force: Force = False,
     ) -> None:
-        """A quick dumbbell experiment without a scenario file."""
+        """A quick dumbbell experiment without a scenario file (drr/wfq classes: --class)."""
         from aqmlab.aqm import aqm_config, describe_aqm
         from aqmlab.scenario import Scenario
         from aqmlab.units import parse_time
@@ -271,16 +377,32 @@ def register(app: typer.Typer) -> None:
             describe_aqm(aqm)
         except ValueError as e:
             _fail(f"--aqm = {aqm!r}: {e}")
-        try:
-            aqm_config(aqm, params, require_unit=True)
-        except ValueError as e:
-            # Name the --aqm-param the core's message is about (else the --aqm).
-            m = re.match(r"^aqm parameter '([^']*)' = [^:]*: (.*)$", str(e))
-            named = m.group(1) if m else ""
-            key = next((k for k in params if named == k or named.startswith(k + ".")), None)
-            if m and key:
-                _fail(f"--aqm-param {key}={params[key]}: {m.group(2)}")
-            _fail(f"--aqm = {aqm!r}: {e}")
+        specs = list(class_ or [])
+        classes, counts = _parse_classes(aqm, specs, list(class_flows or []), flows)
+        class_aqm = {c["name"]: c.get("aqm", {}).get("type", "droptail") for c in classes or []}
+        if classes:
+            for k, v in params.items():
+                # With --class, the paths name its classes: check the unit rule on the class's
+                # AQM (the scenario checks the path itself).
+                m = re.match(r"^classes\.([^.]+)\.aqm\.(.+)$", k)
+                if not (m and m.group(1) in class_aqm):
+                    continue
+                try:
+                    aqm_config(class_aqm[m.group(1)], {m.group(2): v}, require_unit=True)
+                except ValueError as e:
+                    reason = re.sub(r"^aqm parameter '[^']*' = [^:]*: ", "", str(e))
+                    _fail(f"--aqm-param {k}={v}: {reason}")
+        else:
+            try:
+                aqm_config(aqm, params, require_unit=True)
+            except ValueError as e:
+                # Name the --aqm-param the core's message is about (else the --aqm).
+                m = re.match(r"^aqm parameter '([^']*)' = [^:]*: (.*)$", str(e))
+                named = m.group(1) if m else ""
+                key = next((k for k in params if named == k or named.startswith(k + ".")), None)
+                if m and key:
+                    _fail(f"--aqm-param {key}={params[key]}: {m.group(2)}")
+                _fail(f"--aqm = {aqm!r}: {e}")
         group: dict[str, object] = {
             "kind": "tcp",
             "count": flows,
@@ -310,10 +432,17 @@ def register(app: typer.Typer) -> None:
             "aqm": {"type": aqm, **params},
             "flows": [group],
         }
+        if classes:
+            data["aqm"]["classes"] = classes
+            data["flows"] = [
+                {**group, "name": name, "count": n, "class": name}
+                for name, n in counts.items()
+                if n > 0
+            ]
         try:
             sc = Scenario(data)
         except ValueError as e:
-            _fail(_as_option(str(e)))
+            _fail(_class_error(str(e), specs) or _as_option(str(e)))
         sim = _prepare(sc, out, force)
         res = sim.run() or sim.result() if quiet else _run_with_progress(sim, aqm)
         _write(res, out, force, not no_plots, "dumbbell")
@@ -321,6 +450,8 @@ def register(app: typer.Typer) -> None:
             from rich.console import Console
 
             Console().print(_summary_table({aqm: res.summary}, sc.name))
+            if classes:
+                Console().print(_class_table(res.summary, classes, counts))
             typer.echo(f"results written to {out}")
 
     @app.command("aqms")
