@@ -37,8 +37,16 @@
 //! [`FlowQueues::active`] is the number of backlogged flow queues (buckets holding at least one
 //! packet; flow queues that are empty but still on a list do not count). Its time integral
 //! ([`FlowQueues::active_area`]) and peak are kept exactly, at each change.
+//!
+//! ## Common parameters
+//!
+//! `Limits` (the link's buffer, or the config's `limit` in packets, a byte-limited link keeping
+//! its byte limit), the quantum (0 = the link's MTU; else Linux's 256..=1048576 bytes), the
+//! flow-count check (1..=65536) and the seed of the hash key are shared here too.
 
+use crate::error::{ensure, ConfigError};
 use crate::packet::Packet;
+use crate::queue::{LinkInfo, QueueLimit};
 use crate::time::Instant;
 
 /// "No index" in the pool and the lists.
@@ -46,6 +54,74 @@ pub const NIL: u32 = u32::MAX;
 
 /// Most buckets a hashed qdisc takes (Linux fq_codel/fq_pie `flows` and sfq `divisor`: 65536).
 pub const MAX_BUCKETS: u32 = 65_536;
+
+/// Linux `FQ_CODEL_QUANTUM_MAX` (1 << 20 bytes), also sfq's and fq_pie's bound.
+pub const QUANTUM_MAX: u32 = 1 << 20;
+/// Linux's smallest quantum (`max(256U, quantum)`).
+pub const QUANTUM_MIN: u32 = 256;
+
+/// Checks the flow count shared by the hashed qdiscs.
+pub(crate) fn check_flows(key: &str, n: u32) -> Result<(), ConfigError> {
+    ensure(
+        (1..=MAX_BUCKETS).contains(&n),
+        key,
+        n as f64,
+        "must be in 1..=65536",
+    )
+}
+
+/// Checks a quantum: 0 (the link's MTU) or Linux's range.
+pub(crate) fn check_quantum(q: u32) -> Result<(), ConfigError> {
+    ensure(
+        q == 0 || (QUANTUM_MIN..=QUANTUM_MAX).contains(&q),
+        "quantum",
+        q as f64,
+        "must be 0 (the link's MTU) or in 256..=1048576 bytes",
+    )
+}
+
+/// Packet and byte limits of a hashed qdisc: the link's buffer, or `limit` packets if the
+/// config gives one (a byte-limited link keeps its byte limit as well).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Limits {
+    pub pkts: u64,
+    pub bytes: u64,
+}
+
+impl Limits {
+    pub fn new(link_limit: QueueLimit, cfg_limit: u32) -> Limits {
+        let (mut pkts, bytes) = match link_limit {
+            QueueLimit::Packets(n) => (n as u64, u64::MAX),
+            QueueLimit::Bytes(b) => (u64::MAX, b),
+        };
+        if cfg_limit > 0 {
+            pkts = cfg_limit as u64;
+        }
+        Limits { pkts, bytes }
+    }
+    #[inline]
+    pub fn exceeded(&self, pkts: usize, bytes: u64) -> bool {
+        pkts as u64 > self.pkts || bytes > self.bytes
+    }
+    /// Slots to reserve in the pool up front.
+    pub fn pool_hint(&self) -> usize {
+        (self.pkts.min(self.bytes / 64).min(1 << 16) as usize + 1).min(256)
+    }
+}
+
+/// The quantum in bytes: the config's, or the link's MTU.
+pub(crate) fn quantum_of(q: u32, link: LinkInfo) -> i64 {
+    if q == 0 {
+        link.mtu.max(1) as i64
+    } else {
+        q as i64
+    }
+}
+
+/// The seed of a hashed qdisc's perturbation key.
+pub(crate) fn hash_key(seed: u64) -> u64 {
+    mix64(seed ^ 0x5eed_f10e_c0de_0001)
+}
 
 /// SplitMix64's finaliser (a bijective 64-bit mixer).
 #[inline]

@@ -34,8 +34,7 @@
 
 use crate::algorithm::{Algorithm, Arrival, Env, Periodic, QueueView, Verdict};
 use crate::error::{ensure, ConfigError};
-use crate::flowq::{FlowQueues, List};
-use crate::fq_codel::{check_flows, check_quantum, hash_key, quantum_of, Limits};
+use crate::flowq::{check_flows, check_quantum, hash_key, quantum_of, FlowQueues, Limits, List};
 use crate::packet::Packet;
 use crate::params::{aqm_config, Params};
 use crate::pie::{Pie, PieConfig};

@@ -37,8 +37,7 @@
 
 use crate::algorithm::Periodic;
 use crate::error::{ensure, ConfigError};
-use crate::flowq::{FlowQueues, List, MAX_BUCKETS};
-use crate::fq_codel::{check_quantum, hash_key, quantum_of, Limits};
+use crate::flowq::{check_quantum, hash_key, quantum_of, FlowQueues, Limits, List, MAX_BUCKETS};
 use crate::packet::Packet;
 use crate::params::{aqm_config, Params};
 use crate::queue::{DropReason, Enqueue, LinkInfo, QueueLimit, QueueStats};

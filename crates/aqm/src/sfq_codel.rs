@@ -40,8 +40,7 @@
 
 use crate::codel::{CodelParams, CodelQueue, CodelRules, CodelVars};
 use crate::error::{ensure, ConfigError};
-use crate::flowq::{FlowQueues, List};
-use crate::fq_codel::{check_flows, hash_key, Limits};
+use crate::flowq::{check_flows, hash_key, FlowQueues, Limits, List};
 use crate::packet::Packet;
 use crate::params::{aqm_config, Params};
 use crate::queue::{DropReason, Enqueue, LinkInfo, QueueLimit, QueueStats};
