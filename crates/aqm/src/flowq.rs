@@ -9,9 +9,10 @@
 //! Packets live in **one pool** (a slab of slots, each holding one packet and the indices of
 //! its neighbours in its flow queue); a flow queue is a doubly linked list of slot indices
 //! (`head`, `tail` in its [`Bucket`]); freed slots go on a free list and are reused. The pool
-//! grows by `Vec::push` only when no freed slot is left, so its size is the high-water mark of
-//! packets stored at once: at most the hard limit plus the one arrival that is linked before
-//! the limit check (Linux's fq_codel enqueues first, then drops). Nothing is allocated per
+//! grows only when no freed slot is left, so its size is the high-water mark of packets stored
+//! at once: at most the hard limit plus the one arrival that is linked before the limit check
+//! (Linux's fq_codel enqueues first, then drops); its capacity grows by doubling but is capped
+//! at that bound for a packet limit. Nothing is allocated per
 //! packet in steady state, and an idle bucket costs only its fixed-size [`Bucket`] record (the
 //! bucket array has exactly `flows` entries, fixed at construction): memory is bounded by the
 //! buffer and the configured number of buckets, never by how many buckets were ever used.
@@ -106,6 +107,15 @@ impl Limits {
     /// Slots to reserve in the pool up front.
     pub fn pool_hint(&self) -> usize {
         (self.pkts.min(self.bytes / 64).min(1 << 16) as usize + 1).min(256)
+    }
+    /// Most slots the pool may need: the packet limit plus the arrival linked before the limit
+    /// check (unbounded for a byte limit: the pool then grows by doubling).
+    pub fn pool_max(&self) -> usize {
+        if self.pkts == u64::MAX {
+            usize::MAX
+        } else {
+            (self.pkts as usize).saturating_add(1)
+        }
     }
 }
 
@@ -224,6 +234,8 @@ pub struct FlowQueues<P> {
     buckets: Vec<Bucket>,
     slots: Vec<Slot<P>>,
     free: u32,
+    /// Capacity cap of `slots` (growth never reserves beyond it).
+    max_slots: usize,
     hasher: FlowHasher,
     lists: [ListHead; 2],
     len_pkts: usize,
@@ -238,12 +250,13 @@ pub struct FlowQueues<P> {
 
 impl<P: Packet> FlowQueues<P> {
     /// `n` empty buckets hashed with perturbation `key`; `pool_hint` slots are reserved up
-    /// front (the pool grows past it on demand).
-    pub fn new(n: u32, key: u64, pool_hint: usize) -> FlowQueues<P> {
+    /// front; the pool grows on demand (doubling) but never reserves more than `max_slots`.
+    pub fn new(n: u32, key: u64, pool_hint: usize, max_slots: usize) -> FlowQueues<P> {
         FlowQueues {
             buckets: vec![Bucket::EMPTY; n.max(1) as usize],
-            slots: Vec::with_capacity(pool_hint),
+            slots: Vec::with_capacity(pool_hint.min(max_slots)),
             free: NIL,
+            max_slots,
             hasher: FlowHasher::new(key, n),
             lists: [ListHead::EMPTY; 2],
             len_pkts: 0,
@@ -372,7 +385,18 @@ impl<P: Packet> FlowQueues<P> {
             slot.next = NIL;
             s
         } else {
-            let s = self.slots.len() as u32;
+            let len = self.slots.len();
+            if len == self.slots.capacity() {
+                // Double, but not beyond the limit's need: the pool's capacity stays within
+                // the buffer (plus one) for a packet limit.
+                let want = len
+                    .saturating_mul(2)
+                    .max(16)
+                    .min(self.max_slots)
+                    .max(len + 1);
+                self.slots.reserve_exact(want - len);
+            }
+            let s = len as u32;
             self.slots.push(Slot {
                 pkt: Some(pkt),
                 prev: NIL,
@@ -488,6 +512,11 @@ impl<P: Packet> FlowQueues<P> {
     /// Slots in the pool: the high-water mark of packets stored at once.
     pub fn pool_slots(&self) -> usize {
         self.slots.len()
+    }
+
+    /// Changes the pool's capacity cap (a new limit while running).
+    pub fn set_pool_max(&mut self, max_slots: usize) {
+        self.max_slots = max_slots;
     }
 
     /// Bytes of one pool slot (a packet and its two links).
@@ -702,7 +731,7 @@ mod tests {
 
     #[test]
     fn pool_reuses_slots_and_keeps_fifo_order() {
-        let mut fq = FlowQueues::<TestPacket>::new(4, 1, 0);
+        let mut fq = FlowQueues::<TestPacket>::new(4, 1, 0, usize::MAX);
         let t = Instant(0);
         for i in 0..3 {
             fq.push(t, 1, pkt(i, 0, 100));
@@ -719,6 +748,12 @@ mod tests {
             fq.push(t, 3, pkt(i, 0, 10));
         }
         assert_eq!(fq.pool_slots(), 4);
+        // The capacity cap: with max 5 slots the pool never reserves more than 5.
+        let mut small = FlowQueues::<TestPacket>::new(4, 1, 0, 5);
+        for i in 0..5 {
+            small.push(t, 0, pkt(i, 0, 1));
+        }
+        assert!(small.memory_bytes() <= 5 * FlowQueues::<TestPacket>::slot_bytes() + 4 * 48);
         assert_eq!(fq.pop_head(t, 3).unwrap().id, 10);
         assert_eq!(fq.head(3).unwrap().id, 11);
         assert_eq!(fq.tail(3).unwrap().id, 12);
@@ -733,7 +768,7 @@ mod tests {
 
     #[test]
     fn lists_fifo_and_moves() {
-        let mut fq = FlowQueues::<TestPacket>::new(8, 1, 0);
+        let mut fq = FlowQueues::<TestPacket>::new(8, 1, 0, usize::MAX);
         fq.push_back(List::New, 3);
         fq.push_back(List::New, 5);
         fq.push_back(List::Old, 1);
@@ -749,7 +784,7 @@ mod tests {
     /// Time integral and peak of the backlogged-flow count.
     #[test]
     fn active_area_is_exact() {
-        let mut fq = FlowQueues::<TestPacket>::new(8, 1, 0);
+        let mut fq = FlowQueues::<TestPacket>::new(8, 1, 0, usize::MAX);
         fq.push(Instant(10), 0, pkt(0, 0, 1)); // 1 active from 10
         fq.push(Instant(20), 1, pkt(1, 0, 1)); // 2 active from 20
         fq.push(Instant(25), 1, pkt(2, 0, 1)); // still 2
@@ -762,7 +797,7 @@ mod tests {
 
     #[test]
     fn fattest_rules() {
-        let mut fq = FlowQueues::<TestPacket>::new(8, 1, 0);
+        let mut fq = FlowQueues::<TestPacket>::new(8, 1, 0, usize::MAX);
         let t = Instant(0);
         fq.push(t, 2, pkt(0, 0, 1000));
         fq.push(t, 5, pkt(1, 0, 600));
@@ -785,7 +820,7 @@ mod tests {
         }
         assert_eq!(fq.fattest_by_packets_ns2(0), 6);
         assert_eq!(fq.fattest_by_packets_ns2(6), 5);
-        assert!(FlowQueues::<TestPacket>::new(4, 1, 0)
+        assert!(FlowQueues::<TestPacket>::new(4, 1, 0, usize::MAX)
             .fattest_by_bytes()
             .is_none());
     }
@@ -810,7 +845,7 @@ mod tests {
 
     #[test]
     fn rehash_moves_every_packet_in_order() {
-        let mut fq = FlowQueues::<TestPacket>::new(16, 1, 0);
+        let mut fq = FlowQueues::<TestPacket>::new(16, 1, 0, usize::MAX);
         let t = Instant(0);
         for i in 0..40u64 {
             let flow = i % 5;

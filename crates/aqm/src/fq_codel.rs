@@ -157,7 +157,12 @@ impl<P: Packet> FqCodel<P> {
         let limits = Limits::new(limit, cfg.limit);
         Ok(FqCodel {
             cfg: *cfg,
-            fq: FlowQueues::new(cfg.flows, hash_key(seed), limits.pool_hint()),
+            fq: FlowQueues::new(
+                cfg.flows,
+                hash_key(seed),
+                limits.pool_hint(),
+                limits.pool_max(),
+            ),
             vars: vec![CodelVars::default(); cfg.flows as usize],
             prm: params(cfg),
             quantum: quantum_of(cfg.quantum, link),
@@ -354,6 +359,7 @@ impl<P: Packet> FqCodel<P> {
         self.prm = params(&next);
         self.quantum = quantum_of(next.quantum, self.link);
         self.limits = Limits::new(self.link_limit, next.limit);
+        self.fq.set_pool_max(self.limits.pool_max());
         Ok(())
     }
 }

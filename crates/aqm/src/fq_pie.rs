@@ -143,7 +143,12 @@ impl<P: Packet> FqPie<P> {
         let env = Env { limit, link };
         Ok(FqPie {
             cfg: *cfg,
-            fq: FlowQueues::new(cfg.flows, hash_key(seed), limits.pool_hint()),
+            fq: FlowQueues::new(
+                cfg.flows,
+                hash_key(seed),
+                limits.pool_hint(),
+                limits.pool_max(),
+            ),
             pies: vec![Pie::build(&cfg.pie(), &env); cfg.flows as usize],
             timer: Periodic::new(cfg.t_update),
             quantum: quantum_of(cfg.quantum, link),
@@ -339,6 +344,7 @@ impl<P: Packet> FqPie<P> {
         self.timer.set_period(next.t_update);
         self.quantum = quantum_of(next.quantum, self.link);
         self.limits = Limits::new(self.link_limit, next.limit);
+        self.fq.set_pool_max(self.limits.pool_max());
         self.cfg = next;
         Ok(())
     }

@@ -149,7 +149,12 @@ impl<P: Packet> SfqCodel<P> {
         let limits = Limits::new(limit, cfg.limit);
         Ok(SfqCodel {
             cfg: *cfg,
-            fq: FlowQueues::new(cfg.flows, hash_key(seed), limits.pool_hint()),
+            fq: FlowQueues::new(
+                cfg.flows,
+                hash_key(seed),
+                limits.pool_hint(),
+                limits.pool_max(),
+            ),
             vars: vec![CodelVars::default(); cfg.flows as usize],
             prm: params(cfg),
             limits,
@@ -313,6 +318,7 @@ impl<P: Packet> SfqCodel<P> {
         self.cfg = next;
         self.prm = params(&next);
         self.limits = Limits::new(self.link_limit, next.limit);
+        self.fq.set_pool_max(self.limits.pool_max());
         Ok(())
     }
 }
