@@ -9,9 +9,10 @@
 //! Packets live in **one pool** (a slab of slots, each holding one packet and the indices of
 //! its neighbours in its flow queue); a flow queue is a doubly linked list of slot indices
 //! (`head`, `tail` in its [`Bucket`]); freed slots go on a free list and are reused. The pool
-//! grows by `Vec::push` only when no freed slot is left, so its size is the high-water mark of
-//! packets stored at once: at most the hard limit plus the one arrival that is linked before
-//! the limit check (Linux's fq_codel enqueues first, then drops). Nothing is allocated per
+//! grows only when no freed slot is left, so its size is the high-water mark of packets stored
+//! at once: at most the hard limit plus the one arrival that is linked before the limit check
+//! (Linux's fq_codel enqueues first, then drops); its capacity grows by doubling but is capped
+//! at that bound for a packet limit. Nothing is allocated per
 //! packet in steady state, and an idle bucket costs only its fixed-size [`Bucket`] record (the
 //! bucket array has exactly `flows` entries, fixed at construction): memory is bounded by the
 //! buffer and the configured number of buckets, never by how many buckets were ever used.
@@ -37,8 +38,16 @@
 //! [`FlowQueues::active`] is the number of backlogged flow queues (buckets holding at least one
 //! packet; flow queues that are empty but still on a list do not count). Its time integral
 //! ([`FlowQueues::active_area`]) and peak are kept exactly, at each change.
+//!
+//! ## Common parameters
+//!
+//! `Limits` (the link's buffer, or the config's `limit` in packets, a byte-limited link keeping
+//! its byte limit), the quantum (0 = the link's MTU; else Linux's 256..=1048576 bytes), the
+//! flow-count check (1..=65536) and the seed of the hash key are shared here too.
 
+use crate::error::{ensure, ConfigError};
 use crate::packet::Packet;
+use crate::queue::{LinkInfo, QueueLimit};
 use crate::time::Instant;
 
 /// "No index" in the pool and the lists.
@@ -46,6 +55,83 @@ pub const NIL: u32 = u32::MAX;
 
 /// Most buckets a hashed qdisc takes (Linux fq_codel/fq_pie `flows` and sfq `divisor`: 65536).
 pub const MAX_BUCKETS: u32 = 65_536;
+
+/// Linux `FQ_CODEL_QUANTUM_MAX` (1 << 20 bytes), also sfq's and fq_pie's bound.
+pub const QUANTUM_MAX: u32 = 1 << 20;
+/// Linux's smallest quantum (`max(256U, quantum)`).
+pub const QUANTUM_MIN: u32 = 256;
+
+/// Checks the flow count shared by the hashed qdiscs.
+pub(crate) fn check_flows(key: &str, n: u32) -> Result<(), ConfigError> {
+    ensure(
+        (1..=MAX_BUCKETS).contains(&n),
+        key,
+        n as f64,
+        "must be in 1..=65536",
+    )
+}
+
+/// Checks a quantum: 0 (the link's MTU) or Linux's range.
+pub(crate) fn check_quantum(q: u32) -> Result<(), ConfigError> {
+    ensure(
+        q == 0 || (QUANTUM_MIN..=QUANTUM_MAX).contains(&q),
+        "quantum",
+        q as f64,
+        "must be 0 (the link's MTU) or in 256..=1048576 bytes",
+    )
+}
+
+/// Packet and byte limits of a hashed qdisc: the link's buffer, or `limit` packets if the
+/// config gives one (a byte-limited link keeps its byte limit as well).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Limits {
+    pub pkts: u64,
+    pub bytes: u64,
+}
+
+impl Limits {
+    pub fn new(link_limit: QueueLimit, cfg_limit: u32) -> Limits {
+        let (mut pkts, bytes) = match link_limit {
+            QueueLimit::Packets(n) => (n as u64, u64::MAX),
+            QueueLimit::Bytes(b) => (u64::MAX, b),
+        };
+        if cfg_limit > 0 {
+            pkts = cfg_limit as u64;
+        }
+        Limits { pkts, bytes }
+    }
+    #[inline]
+    pub fn exceeded(&self, pkts: usize, bytes: u64) -> bool {
+        pkts as u64 > self.pkts || bytes > self.bytes
+    }
+    /// Slots to reserve in the pool up front.
+    pub fn pool_hint(&self) -> usize {
+        (self.pkts.min(self.bytes / 64).min(1 << 16) as usize + 1).min(256)
+    }
+    /// Most slots the pool may need: the packet limit plus the arrival linked before the limit
+    /// check (unbounded for a byte limit: the pool then grows by doubling).
+    pub fn pool_max(&self) -> usize {
+        if self.pkts == u64::MAX {
+            usize::MAX
+        } else {
+            (self.pkts as usize).saturating_add(1)
+        }
+    }
+}
+
+/// The quantum in bytes: the config's, or the link's MTU.
+pub(crate) fn quantum_of(q: u32, link: LinkInfo) -> i64 {
+    if q == 0 {
+        link.mtu.max(1) as i64
+    } else {
+        q as i64
+    }
+}
+
+/// The seed of a hashed qdisc's perturbation key.
+pub(crate) fn hash_key(seed: u64) -> u64 {
+    mix64(seed ^ 0x5eed_f10e_c0de_0001)
+}
 
 /// SplitMix64's finaliser (a bijective 64-bit mixer).
 #[inline]
@@ -148,6 +234,8 @@ pub struct FlowQueues<P> {
     buckets: Vec<Bucket>,
     slots: Vec<Slot<P>>,
     free: u32,
+    /// Capacity cap of `slots` (growth never reserves beyond it).
+    max_slots: usize,
     hasher: FlowHasher,
     lists: [ListHead; 2],
     len_pkts: usize,
@@ -162,12 +250,13 @@ pub struct FlowQueues<P> {
 
 impl<P: Packet> FlowQueues<P> {
     /// `n` empty buckets hashed with perturbation `key`; `pool_hint` slots are reserved up
-    /// front (the pool grows past it on demand).
-    pub fn new(n: u32, key: u64, pool_hint: usize) -> FlowQueues<P> {
+    /// front; the pool grows on demand (doubling) but never reserves more than `max_slots`.
+    pub fn new(n: u32, key: u64, pool_hint: usize, max_slots: usize) -> FlowQueues<P> {
         FlowQueues {
             buckets: vec![Bucket::EMPTY; n.max(1) as usize],
-            slots: Vec::with_capacity(pool_hint),
+            slots: Vec::with_capacity(pool_hint.min(max_slots)),
             free: NIL,
+            max_slots,
             hasher: FlowHasher::new(key, n),
             lists: [ListHead::EMPTY; 2],
             len_pkts: 0,
@@ -296,7 +385,18 @@ impl<P: Packet> FlowQueues<P> {
             slot.next = NIL;
             s
         } else {
-            let s = self.slots.len() as u32;
+            let len = self.slots.len();
+            if len == self.slots.capacity() {
+                // Double, but not beyond the limit's need: the pool's capacity stays within
+                // the buffer (plus one) for a packet limit.
+                let want = len
+                    .saturating_mul(2)
+                    .max(16)
+                    .min(self.max_slots)
+                    .max(len + 1);
+                self.slots.reserve_exact(want - len);
+            }
+            let s = len as u32;
             self.slots.push(Slot {
                 pkt: Some(pkt),
                 prev: NIL,
@@ -412,6 +512,11 @@ impl<P: Packet> FlowQueues<P> {
     /// Slots in the pool: the high-water mark of packets stored at once.
     pub fn pool_slots(&self) -> usize {
         self.slots.len()
+    }
+
+    /// Changes the pool's capacity cap (a new limit while running).
+    pub fn set_pool_max(&mut self, max_slots: usize) {
+        self.max_slots = max_slots;
     }
 
     /// Bytes of one pool slot (a packet and its two links).
@@ -626,7 +731,7 @@ mod tests {
 
     #[test]
     fn pool_reuses_slots_and_keeps_fifo_order() {
-        let mut fq = FlowQueues::<TestPacket>::new(4, 1, 0);
+        let mut fq = FlowQueues::<TestPacket>::new(4, 1, 0, usize::MAX);
         let t = Instant(0);
         for i in 0..3 {
             fq.push(t, 1, pkt(i, 0, 100));
@@ -643,6 +748,12 @@ mod tests {
             fq.push(t, 3, pkt(i, 0, 10));
         }
         assert_eq!(fq.pool_slots(), 4);
+        // The capacity cap: with max 5 slots the pool never reserves more than 5.
+        let mut small = FlowQueues::<TestPacket>::new(4, 1, 0, 5);
+        for i in 0..5 {
+            small.push(t, 0, pkt(i, 0, 1));
+        }
+        assert!(small.memory_bytes() <= 5 * FlowQueues::<TestPacket>::slot_bytes() + 4 * 48);
         assert_eq!(fq.pop_head(t, 3).unwrap().id, 10);
         assert_eq!(fq.head(3).unwrap().id, 11);
         assert_eq!(fq.tail(3).unwrap().id, 12);
@@ -657,7 +768,7 @@ mod tests {
 
     #[test]
     fn lists_fifo_and_moves() {
-        let mut fq = FlowQueues::<TestPacket>::new(8, 1, 0);
+        let mut fq = FlowQueues::<TestPacket>::new(8, 1, 0, usize::MAX);
         fq.push_back(List::New, 3);
         fq.push_back(List::New, 5);
         fq.push_back(List::Old, 1);
@@ -673,7 +784,7 @@ mod tests {
     /// Time integral and peak of the backlogged-flow count.
     #[test]
     fn active_area_is_exact() {
-        let mut fq = FlowQueues::<TestPacket>::new(8, 1, 0);
+        let mut fq = FlowQueues::<TestPacket>::new(8, 1, 0, usize::MAX);
         fq.push(Instant(10), 0, pkt(0, 0, 1)); // 1 active from 10
         fq.push(Instant(20), 1, pkt(1, 0, 1)); // 2 active from 20
         fq.push(Instant(25), 1, pkt(2, 0, 1)); // still 2
@@ -686,7 +797,7 @@ mod tests {
 
     #[test]
     fn fattest_rules() {
-        let mut fq = FlowQueues::<TestPacket>::new(8, 1, 0);
+        let mut fq = FlowQueues::<TestPacket>::new(8, 1, 0, usize::MAX);
         let t = Instant(0);
         fq.push(t, 2, pkt(0, 0, 1000));
         fq.push(t, 5, pkt(1, 0, 600));
@@ -709,7 +820,7 @@ mod tests {
         }
         assert_eq!(fq.fattest_by_packets_ns2(0), 6);
         assert_eq!(fq.fattest_by_packets_ns2(6), 5);
-        assert!(FlowQueues::<TestPacket>::new(4, 1, 0)
+        assert!(FlowQueues::<TestPacket>::new(4, 1, 0, usize::MAX)
             .fattest_by_bytes()
             .is_none());
     }
@@ -734,7 +845,7 @@ mod tests {
 
     #[test]
     fn rehash_moves_every_packet_in_order() {
-        let mut fq = FlowQueues::<TestPacket>::new(16, 1, 0);
+        let mut fq = FlowQueues::<TestPacket>::new(16, 1, 0, usize::MAX);
         let t = Instant(0);
         for i in 0..40u64 {
             let flow = i % 5;

@@ -41,16 +41,11 @@
 
 use crate::codel::{CodelParams, CodelQueue, CodelRules, CodelVars};
 use crate::error::{ensure, ConfigError};
-use crate::flowq::{mix64, FlowQueues, List, MAX_BUCKETS};
+use crate::flowq::{check_flows, check_quantum, hash_key, quantum_of, FlowQueues, Limits, List};
 use crate::packet::Packet;
 use crate::params::{aqm_config, Params};
 use crate::queue::{DropReason, Enqueue, LinkInfo, QueueLimit, QueueStats};
 use crate::time::{Duration, Instant};
-
-/// Linux `FQ_CODEL_QUANTUM_MAX` (1 << 20 bytes).
-pub const QUANTUM_MAX: u32 = 1 << 20;
-/// Linux's smallest quantum (`max(256U, quantum)`).
-pub const QUANTUM_MIN: u32 = 256;
 
 aqm_config! {
     /// FQ-CoDel configuration (RFC 8290; defaults from Linux `fq_codel_init`).
@@ -82,26 +77,6 @@ aqm_config! {
     }
 }
 
-/// Checks the flow count shared by the hashed qdiscs.
-pub(crate) fn check_flows(key: &str, n: u32) -> Result<(), ConfigError> {
-    ensure(
-        (1..=MAX_BUCKETS).contains(&n),
-        key,
-        n as f64,
-        "must be in 1..=65536",
-    )
-}
-
-/// Checks a quantum: 0 (the link's MTU) or Linux's range.
-pub(crate) fn check_quantum(q: u32) -> Result<(), ConfigError> {
-    ensure(
-        q == 0 || (QUANTUM_MIN..=QUANTUM_MAX).contains(&q),
-        "quantum",
-        q as f64,
-        "must be 0 (the link's MTU) or in 256..=1048576 bytes",
-    )
-}
-
 impl FqCodelConfig {
     fn check(&self) -> Result<(), ConfigError> {
         check_flows("flows", self.flows)?;
@@ -125,49 +100,6 @@ impl FqCodelConfig {
             "must be >= 1",
         )
     }
-}
-
-/// Packet and byte limits of a hashed qdisc: the link's buffer, or `limit` packets if the
-/// config gives one (a byte-limited link keeps its byte limit as well).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Limits {
-    pub pkts: u64,
-    pub bytes: u64,
-}
-
-impl Limits {
-    pub fn new(link_limit: QueueLimit, cfg_limit: u32) -> Limits {
-        let (mut pkts, bytes) = match link_limit {
-            QueueLimit::Packets(n) => (n as u64, u64::MAX),
-            QueueLimit::Bytes(b) => (u64::MAX, b),
-        };
-        if cfg_limit > 0 {
-            pkts = cfg_limit as u64;
-        }
-        Limits { pkts, bytes }
-    }
-    #[inline]
-    pub fn exceeded(&self, pkts: usize, bytes: u64) -> bool {
-        pkts as u64 > self.pkts || bytes > self.bytes
-    }
-    /// Slots to reserve in the pool up front.
-    pub fn pool_hint(&self) -> usize {
-        (self.pkts.min(self.bytes / 64).min(1 << 16) as usize + 1).min(256)
-    }
-}
-
-/// The quantum in bytes: the config's, or the link's MTU.
-pub(crate) fn quantum_of(q: u32, link: LinkInfo) -> i64 {
-    if q == 0 {
-        link.mtu.max(1) as i64
-    } else {
-        q as i64
-    }
-}
-
-/// The seed of a hashed qdisc's perturbation key.
-pub(crate) fn hash_key(seed: u64) -> u64 {
-    mix64(seed ^ 0x5eed_f10e_c0de_0001)
 }
 
 /// One flow queue seen by CoDel: pops from the bucket, Linux's small-queue test on the whole
@@ -225,7 +157,12 @@ impl<P: Packet> FqCodel<P> {
         let limits = Limits::new(limit, cfg.limit);
         Ok(FqCodel {
             cfg: *cfg,
-            fq: FlowQueues::new(cfg.flows, hash_key(seed), limits.pool_hint()),
+            fq: FlowQueues::new(
+                cfg.flows,
+                hash_key(seed),
+                limits.pool_hint(),
+                limits.pool_max(),
+            ),
             vars: vec![CodelVars::default(); cfg.flows as usize],
             prm: params(cfg),
             quantum: quantum_of(cfg.quantum, link),
@@ -422,6 +359,7 @@ impl<P: Packet> FqCodel<P> {
         self.prm = params(&next);
         self.quantum = quantum_of(next.quantum, self.link);
         self.limits = Limits::new(self.link_limit, next.limit);
+        self.fq.set_pool_max(self.limits.pool_max());
         Ok(())
     }
 }

@@ -34,8 +34,7 @@
 
 use crate::algorithm::{Algorithm, Arrival, Env, Periodic, QueueView, Verdict};
 use crate::error::{ensure, ConfigError};
-use crate::flowq::{FlowQueues, List};
-use crate::fq_codel::{check_flows, check_quantum, hash_key, quantum_of, Limits};
+use crate::flowq::{check_flows, check_quantum, hash_key, quantum_of, FlowQueues, Limits, List};
 use crate::packet::Packet;
 use crate::params::{aqm_config, Params};
 use crate::pie::{Pie, PieConfig};
@@ -144,7 +143,12 @@ impl<P: Packet> FqPie<P> {
         let env = Env { limit, link };
         Ok(FqPie {
             cfg: *cfg,
-            fq: FlowQueues::new(cfg.flows, hash_key(seed), limits.pool_hint()),
+            fq: FlowQueues::new(
+                cfg.flows,
+                hash_key(seed),
+                limits.pool_hint(),
+                limits.pool_max(),
+            ),
             pies: vec![Pie::build(&cfg.pie(), &env); cfg.flows as usize],
             timer: Periodic::new(cfg.t_update),
             quantum: quantum_of(cfg.quantum, link),
@@ -340,6 +344,7 @@ impl<P: Packet> FqPie<P> {
         self.timer.set_period(next.t_update);
         self.quantum = quantum_of(next.quantum, self.link);
         self.limits = Limits::new(self.link_limit, next.limit);
+        self.fq.set_pool_max(self.limits.pool_max());
         self.cfg = next;
         Ok(())
     }

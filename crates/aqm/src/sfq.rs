@@ -37,8 +37,7 @@
 
 use crate::algorithm::Periodic;
 use crate::error::{ensure, ConfigError};
-use crate::flowq::{FlowQueues, List, MAX_BUCKETS};
-use crate::fq_codel::{check_quantum, hash_key, quantum_of, Limits};
+use crate::flowq::{check_quantum, hash_key, quantum_of, FlowQueues, Limits, List, MAX_BUCKETS};
 use crate::packet::Packet;
 use crate::params::{aqm_config, Params};
 use crate::queue::{DropReason, Enqueue, LinkInfo, QueueLimit, QueueStats};
@@ -139,7 +138,7 @@ impl<P: Packet> Sfq<P> {
         }
         let mut q = Sfq {
             cfg: *cfg,
-            fq: FlowQueues::new(cfg.divisor, hash_key(seed), 0),
+            fq: FlowQueues::new(cfg.divisor, hash_key(seed), 0, 0),
             quantum: 0,
             limits: Limits::new(limit, 0),
             max_flows: 0,
@@ -151,7 +150,12 @@ impl<P: Packet> Sfq<P> {
             perturbations: 0,
         };
         q.apply(cfg);
-        q.fq = FlowQueues::new(cfg.divisor, hash_key(seed), q.limits.pool_hint());
+        q.fq = FlowQueues::new(
+            cfg.divisor,
+            hash_key(seed),
+            q.limits.pool_hint(),
+            q.limits.pool_max(),
+        );
         Ok(q)
     }
 
@@ -164,6 +168,7 @@ impl<P: Packet> Sfq<P> {
             .min(limits.pkts.min(u32::MAX as u64) as u32)
             .max(1);
         self.limits = limits;
+        self.fq.set_pool_max(limits.pool_max());
         self.quantum = quantum_of(cfg.quantum, self.link);
         self.timer = match (self.timer, cfg.perturb > Duration::ZERO) {
             (Some(mut t), true) => {

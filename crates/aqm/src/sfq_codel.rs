@@ -40,8 +40,7 @@
 
 use crate::codel::{CodelParams, CodelQueue, CodelRules, CodelVars};
 use crate::error::{ensure, ConfigError};
-use crate::flowq::{FlowQueues, List};
-use crate::fq_codel::{check_flows, hash_key, Limits};
+use crate::flowq::{check_flows, hash_key, FlowQueues, Limits, List};
 use crate::packet::Packet;
 use crate::params::{aqm_config, Params};
 use crate::queue::{DropReason, Enqueue, LinkInfo, QueueLimit, QueueStats};
@@ -150,7 +149,12 @@ impl<P: Packet> SfqCodel<P> {
         let limits = Limits::new(limit, cfg.limit);
         Ok(SfqCodel {
             cfg: *cfg,
-            fq: FlowQueues::new(cfg.flows, hash_key(seed), limits.pool_hint()),
+            fq: FlowQueues::new(
+                cfg.flows,
+                hash_key(seed),
+                limits.pool_hint(),
+                limits.pool_max(),
+            ),
             vars: vec![CodelVars::default(); cfg.flows as usize],
             prm: params(cfg),
             limits,
@@ -314,6 +318,7 @@ impl<P: Packet> SfqCodel<P> {
         self.cfg = next;
         self.prm = params(&next);
         self.limits = Limits::new(self.link_limit, next.limit);
+        self.fq.set_pool_max(self.limits.pool_max());
         Ok(())
     }
 }

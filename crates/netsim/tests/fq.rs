@@ -211,3 +211,38 @@ fn fq_codel_parameters_in_scenarios() {
     .unwrap();
     assert_eq!(sc.normalized["aqm"]["ecn"], 0.0);
 }
+
+/// Replacing a FIFO by a hashed qdisc while running (and back) keeps every packet; the
+/// active-flow statistics cover the time the hashed qdisc ran.
+#[test]
+fn set_aqm_to_and_from_a_hashed_qdisc() {
+    let cfg = dumbbell(
+        6,
+        6.0,
+        1.0,
+        10e6,
+        0.05,
+        200,
+        json!({"type": "codel"}),
+        json!([{"kind": "tcp", "count": 4}]),
+    );
+    let mut sim = netsim::Simulation::new(cfg).unwrap();
+    sim.run_until(aqm::Instant(2_000_000_000));
+    let fq = aqm::QdiscConfig::from_name("sfq", &[("perturb".into(), 0.5)]).unwrap();
+    sim.set_aqm("R1->R2", fq).unwrap();
+    sim.run_until(aqm::Instant(4_000_000_000));
+    sim.check_conservation().unwrap();
+    let af = bottleneck(&sim.summary()).active_flows.unwrap();
+    assert!(af.max >= 1 && af.max <= 4 && af.mean > 0.0, "{af:?}");
+    sim.set_aqm(
+        "R1->R2",
+        aqm::QdiscConfig::from_name("fq_codel", &[]).unwrap(),
+    )
+    .unwrap();
+    sim.run_until(aqm::Instant(5_000_000_000));
+    sim.set_aqm("R1->R2", aqm::QdiscConfig::from_name("codel", &[]).unwrap())
+        .unwrap();
+    sim.run();
+    sim.check_conservation().unwrap();
+    assert!(bottleneck(&sim.summary()).active_flows.is_none());
+}
