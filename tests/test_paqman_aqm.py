@@ -17,7 +17,6 @@ import sys
 
 import numpy as np
 import pytest
-
 from aqmlab.aqm import Queue, aqm_config
 from aqmlab.mdp import negligible_rtt_model, rtt_model, solve
 from aqmlab.mdp.inference import RateFilter
