@@ -26,10 +26,11 @@ Decisions recorded here (docs/paqman.md; every equation of the PAQMAN model is a
   Literal reward: ``P = 100 * max |phi-difference|``.
 
   Model-level evaluation (:mod:`aqmlab.mdp.evaluate`; 10 Mbit/s, 1500 B, d = 5 ms, B = 200,
-  G = 50, 5 runs x 20k arrivals, seeds 0-4; PAQMAN's mean delay in ms / throughput as a fraction
-  of CoDel's). CoDel (target 5 ms, interval 100 ms) delivers 649, 666 and 689 packets/s with a
-  mean delay of 65, 50 and 15 ms at RTT 0, 1 and 10 ms; drop-tail 834, 828 and 825 packets/s
-  with 217, 201 and 147 ms; the link serves 833 packets/s:
+  G = 50, floor drop projection (measured before the split default), 5 runs x 20k arrivals,
+  seeds 0-4; PAQMAN's mean delay in ms / throughput as a fraction of CoDel's). CoDel (target
+  5 ms, interval 100 ms) delivers 649, 666 and 689 packets/s with a mean delay of 65, 50 and
+  15 ms at RTT 0, 1 and 10 ms; drop-tail 834, 828 and 825 packets/s with 217, 201 and 147 ms;
+  the link serves 833 packets/s:
 
   ===========  ===============  ===============  ===============
   P            RTT 0            RTT 1 ms         RTT 10 ms
