@@ -48,6 +48,7 @@ RTTS_FULL = (0.001, 0.005, 0.01, 0.02)
 RTTS_QUICK = (0.001, 0.01)
 RTTS_3FLOWS = (0.001, 0.005, 0.01)
 MIX = 0.01  # the AQM's default (docs/aqm/paqman.md, decision 2)
+QUICK_GRID = (20, 60)  # G and B of the policies in quick mode
 # Tolerances of the verdicts.
 TOL_TPUT = 0.10  # PAQMAN's throughput within 10 % of CoDel's
 TOL_FULL = 0.95  # drop-tail "near full utilisation": at least 95 %
@@ -85,12 +86,14 @@ def solve_policy(rtt: float | None, grid: int, buffer: int, **kw) -> str:
 
 def _solve_one(args) -> tuple[str, str]:
     name, rtt, grid, buffer, kw = args
-    return name, solve_policy(rtt, grid, buffer, **kw)
+    kw = dict(kw)  # a spec may set its own grid and buffer
+    return name, solve_policy(rtt, kw.pop("grid", grid), kw.pop("buffer", buffer), **kw)
 
 
 def solve_policies(specs: dict[str, tuple], grid: int, buffer: int) -> dict[str, str]:
-    """Solve every policy of ``specs`` (``{name: (rtt or None, model kwargs)}``), in worker
-    processes when there are several; returns ``{name: policy file text}``."""
+    """Solve every policy of ``specs`` (``{name: (rtt or None, model kwargs)}``; the kwargs may
+    override ``grid`` and ``buffer``), in worker processes when there are several; returns
+    ``{name: policy file text}``."""
     from concurrent.futures import ProcessPoolExecutor
 
     from aqmlab.repro._common import _workers
@@ -149,7 +152,7 @@ def _policy_name(key: str) -> str:
 def _run(quick: bool) -> Repro:
     seeds = [1, 2] if quick else list(range(1, 11))
     duration, warmup = (20.0, 5.0) if quick else (60.0, 10.0)
-    grid, buffer = (20, 60) if quick else (50, BUFFER)
+    grid, buffer = QUICK_GRID if quick else (50, BUFFER)
     rtts = RTTS_QUICK if quick else RTTS_FULL
     mid = RTTS_3FLOWS[1]
     # Policies: {name: (rtt or None, model kwargs)}
@@ -159,6 +162,8 @@ def _run(quick: bool) -> Repro:
     sens_rtt = 0.01
     specs["sens-P=1"] = (sens_rtt, {"penalty": 1.0})
     specs["sens-floor"] = (sens_rtt, {"drop_projection": "floor"})
+    if not quick:  # the quick mode's coarse policy in the full run
+        specs["sens-coarse"] = (sens_rtt, {"grid": QUICK_GRID[0], "buffer": QUICK_GRID[1]})
     texts = solve_policies(specs, grid, buffer)
 
     # case -> (aqm, rtts of the flows, policy key or None)
@@ -179,6 +184,8 @@ def _run(quick: bool) -> Repro:
         "sens-P=1": ({}, "sens-P=1"),
         "sens-floor": ({}, "sens-floor"),
     }
+    if "sens-coarse" in specs:
+        sens["sens-coarse"] = ({}, "sens-coarse")
     for name, (extra, key) in sens.items():
         plan[f"{name}-rtt{_ms(sens_rtt)}"] = (
             {"type": "paqman", "mix": MIX, **extra},
@@ -302,7 +309,11 @@ def _sections(quick, grid, buffer, rtts, duration, warmup, summaries, cases, sen
     for key, s in summaries.items():
         model = "negligible RTT, α = 2" if key == "paqman" else f"RTT {key.rsplit('rtt', 1)[-1]}"
         if key.startswith("sens-"):
-            model = f"RTT {_ms(sens_rtt)}, " + ("P = 1" if "P=" in key else "floor projection")
+            model = f"RTT {_ms(sens_rtt)}, " + {
+                "sens-P=1": "P = 1",
+                "sens-floor": "floor projection",
+                "sens-coarse": f"G = {QUICK_GRID[0]}, B = {QUICK_GRID[1]}",
+            }.get(key, key)
         pol_rows.append(
             f"| `{_policy_name(key)}` | {model} | {s['gain_per_s']:.1f} | "
             f"{s['drop_fraction']:.1%} of states | {s['threshold_like']} |"
@@ -316,9 +327,15 @@ def _sections(quick, grid, buffer, rtts, duration, warmup, summaries, cases, sen
         ("mix = 0.05", f"sens-mix=0.05-{r10}"),
         ("P = 1", f"sens-P=1-{r10}"),
         ("floor projection (the policy islands)", f"sens-floor-{r10}"),
+        (
+            f"coarse policy G = {QUICK_GRID[0]}, B = {QUICK_GRID[1]} (quick mode's)",
+            f"sens-coarse-{r10}",
+        ),
         ("CoDel, for reference", f"codel-{r10}"),
     ]
     for label, case in rows:
+        if case not in cases:
+            continue
         m = cases[case]
         sens.append(
             f"| {label} | {m['mean_delay_ms']:.2f} | {m['utilization']:.1%} | "
