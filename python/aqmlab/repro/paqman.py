@@ -431,7 +431,7 @@ def _fig(cases: dict, rtts: tuple):
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
     marks = {"paqman": "o", "codel": "s", "droptail": "^"}
     colors = {"paqman": "tab:blue", "codel": "tab:orange", "droptail": "tab:grey"}
-    sfx = [("", "1 ms, neg.-RTT policy")] + [(f"-rtt{_ms(r)}", _ms(r)) for r in rtts]
+    sfx = [("", "neg.")] + [(f"-rtt{_ms(r)}", _ms(r)) for r in rtts]
     sfx.append(("-3flows", "3 flows"))
     for aqm in marks:
         for s, label in sfx:
@@ -450,7 +450,10 @@ def _fig(cases: dict, rtts: tuple):
     ax.axhline(RATE_BPS / 1e6, color="grey", ls="--", lw=0.7)
     ax.axvline(TARGET * 1e3, color="tab:red", ls=":", lw=0.7, label="target d")
     ax.legend(fontsize="small", loc="lower right")
-    ax.set_title("PAQMAN vs CoDel vs drop-tail, TCP Reno, 10 Mb/s", fontsize=9)
+    ax.set_title(
+        "PAQMAN vs CoDel vs drop-tail, TCP Reno, 10 Mb/s (neg. = negligible-RTT policy, 1 ms)",
+        fontsize=8,
+    )
     fig.tight_layout()
     return fig
 
