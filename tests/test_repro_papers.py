@@ -144,7 +144,6 @@ def test_sfc_claims(tmp_path_factory):
 
 
 def test_sqm_fluid_contract_and_claims(tmp_path_factory):
-
     d, js = load("sqm-fluid", tmp_path_factory)
     assert set(js) == {"paper", "quick", "cases", "checks"} and js["quick"] is True
     c = js["cases"]
