@@ -294,10 +294,22 @@ impl AqmConfig {
         raw: RawParam<'_>,
         require_unit: bool,
     ) -> Result<f64, ConfigError> {
-        let infos = self.param_info();
+        Self::value_among(self.name(), &self.param_info(), key, raw, require_unit)
+    }
+
+    /// Converts a user-written value of parameter `key`, one of `infos` (the parameters of
+    /// `aqm`, an AQM or a flat-parameter qdisc), to its boundary `f64`; unknown keys are errors
+    /// listing the known ones.
+    pub fn value_among(
+        aqm: &str,
+        infos: &[ParamInfo],
+        key: &str,
+        raw: RawParam<'_>,
+        require_unit: bool,
+    ) -> Result<f64, ConfigError> {
         let Some(info) = infos.iter().find(|i| i.name == key) else {
             return Err(ConfigError::UnknownParam {
-                aqm: self.name().to_string(),
+                aqm: aqm.to_string(),
                 key: key.to_string(),
                 known: infos.iter().map(|i| i.name).collect::<Vec<_>>().join(", "),
             });

@@ -341,15 +341,7 @@ impl QdiscConfig {
         require_unit: bool,
     ) -> Result<f64, ConfigError> {
         if self.is_hashed() || matches!(self, QdiscConfig::DualPi2(_)) {
-            let infos = self.param_info();
-            let Some(info) = infos.iter().find(|i| i.name == key) else {
-                return Err(ConfigError::UnknownParam {
-                    aqm: self.name().into(),
-                    key: key.into(),
-                    known: infos.iter().map(|i| i.name).collect::<Vec<_>>().join(", "),
-                });
-            };
-            return AqmConfig::param_value(info, raw, require_unit);
+            return AqmConfig::value_among(self.name(), &self.param_info(), key, raw, require_unit);
         }
         match self {
             QdiscConfig::Fifo(a) => a.raw_value(key, raw, require_unit),
