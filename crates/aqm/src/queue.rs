@@ -174,7 +174,7 @@ impl<P: Packet> Backlog<P> {
         }
     }
     /// Remove the head.
-    #[inline]
+    #[inline(always)]
     pub fn pop(&mut self) -> Option<P> {
         let p = self.q.pop_front()?;
         self.bytes -= p.size_bytes() as u64;

@@ -167,7 +167,7 @@ impl Link {
     }
 
     /// Adds the queue-length integral up to `now`.
-    #[inline]
+    #[inline(always)]
     fn account_area(&mut self, now: Ns) {
         let dt = (now - self.q_last_change) as u128;
         if dt > 0 {
