@@ -38,6 +38,7 @@ use crate::params::{ParamInfo, Params};
 use crate::queue::{DropReason, Enqueue, LinkInfo, QueueDisc, QueueLimit, QueueStats};
 use crate::sfq::{Sfq, SfqConfig};
 use crate::sfq_codel::{SfqCodel, SfqCodelConfig};
+use crate::sqm::{Sqm, SqmConfig};
 use crate::time::Instant;
 use crate::wfq::{Wfq, WfqConfig};
 
@@ -51,6 +52,7 @@ pub const SCHEDULERS: &[&str] = &[
     "fq_pie",
     "sfq",
     "sfq_codel",
+    "sqm",
     "dualpi2",
 ];
 
@@ -58,7 +60,7 @@ pub const SCHEDULERS: &[&str] = &[
 pub const CLASS_BASED: &[&str] = &["drr", "wfq"];
 
 /// The hashed flow-queueing qdiscs: flat parameter lists (like an AQM's), no classes.
-pub const HASHED: &[&str] = &["fq_codel", "fq_pie", "sfq", "sfq_codel"];
+pub const HASHED: &[&str] = &["fq_codel", "fq_pie", "sfq", "sfq_codel", "sqm"];
 
 /// Applies `$e` to the config of a hashed variant bound to `$c`, or evaluates `$other`.
 macro_rules! hashed_cfg {
@@ -68,6 +70,7 @@ macro_rules! hashed_cfg {
             QdiscConfig::FqPie($c) => $e,
             QdiscConfig::Sfq($c) => $e,
             QdiscConfig::SfqCodel($c) => $e,
+            QdiscConfig::Sqm($c) => $e,
             #[allow(unreachable_patterns)]
             _ => $other,
         }
@@ -93,6 +96,8 @@ pub enum QdiscConfig {
     Sfq(SfqConfig),
     /// SFQ-CoDel, ns-2 sfqcodel ([`crate::sfq_codel`]).
     SfqCodel(SfqCodelConfig),
+    /// SQM: top-K elephant queues with SQM's law + a reserved CoDel queue ([`crate::sqm`]).
+    Sqm(SqmConfig),
     /// The L4S coupled dual queue ([`crate::dualpi2`]).
     DualPi2(DualPi2Config),
 }
@@ -109,6 +114,7 @@ enum SchedRepr {
     Sfq(SfqConfig),
     #[serde(rename = "sfq_codel")]
     SfqCodel(SfqCodelConfig),
+    Sqm(SqmConfig),
     #[serde(rename = "dualpi2")]
     DualPi2(DualPi2Config),
 }
@@ -130,6 +136,7 @@ impl From<QdiscConfig> for Repr {
             QdiscConfig::FqPie(c) => Repr::Sched(SchedRepr::FqPie(c)),
             QdiscConfig::Sfq(c) => Repr::Sched(SchedRepr::Sfq(c)),
             QdiscConfig::SfqCodel(c) => Repr::Sched(SchedRepr::SfqCodel(c)),
+            QdiscConfig::Sqm(c) => Repr::Sched(SchedRepr::Sqm(c)),
             QdiscConfig::DualPi2(d) => Repr::Sched(SchedRepr::DualPi2(d)),
         }
     }
@@ -146,6 +153,7 @@ impl TryFrom<Repr> for QdiscConfig {
             Repr::Sched(SchedRepr::FqPie(c)) => QdiscConfig::FqPie(c),
             Repr::Sched(SchedRepr::Sfq(c)) => QdiscConfig::Sfq(c),
             Repr::Sched(SchedRepr::SfqCodel(c)) => QdiscConfig::SfqCodel(c),
+            Repr::Sched(SchedRepr::Sqm(c)) => QdiscConfig::Sqm(c),
             Repr::Sched(SchedRepr::DualPi2(d)) => QdiscConfig::DualPi2(d),
         })
     }
@@ -175,6 +183,7 @@ impl QdiscConfig {
             QdiscConfig::FqPie(_) => FqPieConfig::AQM,
             QdiscConfig::Sfq(_) => SfqConfig::AQM,
             QdiscConfig::SfqCodel(_) => SfqCodelConfig::AQM,
+            QdiscConfig::Sqm(_) => SqmConfig::AQM,
             QdiscConfig::DualPi2(_) => "dualpi2",
         }
     }
@@ -236,6 +245,7 @@ impl QdiscConfig {
             "fq_pie" => return Ok(QdiscConfig::FqPie(FqPieConfig::default())),
             "sfq" => return Ok(QdiscConfig::Sfq(SfqConfig::default())),
             "sfq_codel" => return Ok(QdiscConfig::SfqCodel(SfqCodelConfig::default())),
+            "sqm" => return Ok(QdiscConfig::Sqm(SqmConfig::default())),
             "dualpi2" => return Ok(QdiscConfig::DualPi2(DualPi2Config::default())),
             _ => {}
         }
@@ -265,6 +275,7 @@ impl QdiscConfig {
             QdiscConfig::FqPie(_) => FqPieConfig::describe(),
             QdiscConfig::Sfq(_) => SfqConfig::describe(),
             QdiscConfig::SfqCodel(_) => SfqCodelConfig::describe(),
+            QdiscConfig::Sqm(_) => SqmConfig::describe_all(),
             QdiscConfig::DualPi2(_) => DualPi2Config::describe(),
         }
     }
@@ -486,6 +497,16 @@ impl_hashed!(
     }
 );
 impl_hashed!(
+    Sqm,
+    Sqm,
+    fn probability(&self) -> f64 {
+        Sqm::probability(self)
+    },
+    fn flow_state_bytes(&self) -> usize {
+        Sqm::flow_state_bytes(self)
+    }
+);
+impl_hashed!(
     Sfq,
     Sfq,
     fn poll_at(&self) -> Option<Instant> {
@@ -522,6 +543,8 @@ pub enum Qdisc<P> {
     Sfq(Sfq<P>),
     /// SFQ-CoDel (ns-2 sfqcodel).
     SfqCodel(SfqCodel<P>),
+    /// SQM.
+    Sqm(Sqm<P>),
     /// DualPI2 (L4S).
     DualPi2(DualPi2<P>),
 }
@@ -549,6 +572,7 @@ impl<P: Packet> Qdisc<P> {
             QdiscConfig::FqPie(c) => Qdisc::FqPie(FqPie::new(c, limit, link, seed)?),
             QdiscConfig::Sfq(c) => Qdisc::Sfq(Sfq::new(c, limit, link, seed)?),
             QdiscConfig::SfqCodel(c) => Qdisc::SfqCodel(SfqCodel::new(c, limit, link, seed)?),
+            QdiscConfig::Sqm(c) => Qdisc::Sqm(Sqm::new(c, limit, link, seed)?),
             QdiscConfig::DualPi2(d) => Qdisc::DualPi2(DualPi2::new(d, limit, link, seed)?),
         })
     }
@@ -571,6 +595,7 @@ impl<P: Packet> Qdisc<P> {
             Qdisc::FqPie(q) => Some(q),
             Qdisc::Sfq(q) => Some(q),
             Qdisc::SfqCodel(q) => Some(q),
+            Qdisc::Sqm(q) => Some(q),
             _ => None,
         }
     }
@@ -583,6 +608,7 @@ impl<P: Packet> Qdisc<P> {
             Qdisc::FqPie(q) => Some(q),
             Qdisc::Sfq(q) => Some(q),
             Qdisc::SfqCodel(q) => Some(q),
+            Qdisc::Sqm(q) => Some(q),
             _ => None,
         }
     }
@@ -604,6 +630,7 @@ impl<P: Packet> Qdisc<P> {
             Qdisc::FqPie(q) => q.enqueue(now, pkt, on_drop),
             Qdisc::Sfq(q) => q.enqueue(now, pkt, on_drop),
             Qdisc::SfqCodel(q) => q.enqueue(now, pkt, on_drop),
+            Qdisc::Sqm(q) => q.enqueue(now, pkt, on_drop),
             Qdisc::DualPi2(d) => d.enqueue(now, pkt, on_drop),
         }
     }
@@ -619,6 +646,7 @@ impl<P: Packet> Qdisc<P> {
             Qdisc::FqPie(q) => q.dequeue(now, on_drop),
             Qdisc::Sfq(q) => q.dequeue(now, on_drop),
             Qdisc::SfqCodel(q) => q.dequeue(now, on_drop),
+            Qdisc::Sqm(q) => q.dequeue(now, on_drop),
             Qdisc::DualPi2(d) => d.dequeue(now, on_drop),
         }
     }
@@ -632,7 +660,7 @@ impl<P: Packet> Qdisc<P> {
             Qdisc::Wfq(w) => w.classes().poll_at(),
             Qdisc::FqPie(q) => q.poll_at(),
             Qdisc::Sfq(q) => q.poll_at(),
-            Qdisc::FqCodel(_) | Qdisc::SfqCodel(_) => None,
+            Qdisc::FqCodel(_) | Qdisc::SfqCodel(_) | Qdisc::Sqm(_) => None,
             Qdisc::DualPi2(d) => d.poll_at(),
         }
     }
@@ -663,6 +691,7 @@ impl<P: Packet> Qdisc<P> {
             Qdisc::FqPie(q) => q.len_pkts(),
             Qdisc::Sfq(q) => q.len_pkts(),
             Qdisc::SfqCodel(q) => q.len_pkts(),
+            Qdisc::Sqm(q) => q.len_pkts(),
             Qdisc::DualPi2(d) => d.len_pkts(),
         }
     }
@@ -678,6 +707,7 @@ impl<P: Packet> Qdisc<P> {
             Qdisc::FqPie(q) => q.len_bytes(),
             Qdisc::Sfq(q) => q.len_bytes(),
             Qdisc::SfqCodel(q) => q.len_bytes(),
+            Qdisc::Sqm(q) => q.len_bytes(),
             Qdisc::DualPi2(d) => d.len_bytes(),
         }
     }
@@ -838,6 +868,9 @@ impl<P: Packet> Qdisc<P> {
 
     /// Current value of one parameter by path.
     pub fn param(&self, path: &str) -> Option<f64> {
+        if let Qdisc::Sqm(q) = self {
+            return q.param(path);
+        }
         self.config().get_param(path)
     }
 
@@ -862,6 +895,7 @@ impl<P: Packet> Qdisc<P> {
             Qdisc::FqPie(_) => FqPieConfig::AQM,
             Qdisc::Sfq(_) => SfqConfig::AQM,
             Qdisc::SfqCodel(_) => SfqCodelConfig::AQM,
+            Qdisc::Sqm(_) => SqmConfig::AQM,
             Qdisc::DualPi2(_) => "dualpi2",
         }
     }
