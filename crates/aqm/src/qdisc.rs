@@ -353,7 +353,13 @@ impl QdiscConfig {
     ) -> Result<f64, ConfigError> {
         if self.is_hashed() || matches!(self, QdiscConfig::DualPi2(_)) {
             let infos = self.param_info();
-            let Some(info) = infos.iter().find(|i| i.name == key) else {
+            // SQM's per-queue paths (queues.N.LEAF, flows.HASH.LEAF) take the unit of the
+            // pattern queues.N.LEAF.
+            let pattern = match (self, key.split('.').collect::<Vec<_>>().as_slice()) {
+                (QdiscConfig::Sqm(_), ["queues" | "flows", _, leaf]) => format!("queues.N.{leaf}"),
+                _ => key.to_string(),
+            };
+            let Some(info) = infos.iter().find(|i| i.name == pattern) else {
                 return Err(ConfigError::UnknownParam {
                     aqm: self.name().into(),
                     key: key.into(),
@@ -587,6 +593,15 @@ impl<P: Packet> Qdisc<P> {
         }
     }
 
+    /// The SQM qdisc, if this is one (its slots: [`Sqm::slot_flow`]).
+    #[inline]
+    pub fn sqm(&self) -> Option<&Sqm<P>> {
+        match self {
+            Qdisc::Sqm(q) => Some(q),
+            _ => None,
+        }
+    }
+
     /// The hashed flow-queueing qdisc, if this is one.
     #[inline]
     pub fn hashed(&self) -> Option<&dyn Hashed<P>> {
@@ -729,10 +744,12 @@ impl<P: Packet> Qdisc<P> {
         }
     }
 
-    /// Number of classes (0 for a FIFO and for a hashed qdisc; DualPI2: 2, `l` and `c`).
+    /// Number of classes (0 for a FIFO and for a hashed qdisc; DualPI2: 2, `l` and `c`; SQM:
+    /// 2, `reserved` and `elephants` (all elephant queues together)).
     pub fn num_classes(&self) -> usize {
         match self {
             Qdisc::DualPi2(_) => crate::dualpi2::CLASS_NAMES.len(),
+            Qdisc::Sqm(_) => crate::sqm::CLASS_NAMES.len(),
             _ => self.class_set().map_or(0, ClassSet::num_classes),
         }
     }
@@ -741,6 +758,7 @@ impl<P: Packet> Qdisc<P> {
     pub fn class_name(&self, i: usize) -> Option<&str> {
         match self {
             Qdisc::DualPi2(_) => crate::dualpi2::CLASS_NAMES.get(i).copied(),
+            Qdisc::Sqm(_) => crate::sqm::CLASS_NAMES.get(i).copied(),
             _ => self.class_set()?.class_name(i),
         }
     }
@@ -749,6 +767,7 @@ impl<P: Packet> Qdisc<P> {
     pub fn class_stats(&self, i: usize) -> Option<QueueStats> {
         match self {
             Qdisc::DualPi2(d) => d.class_stats(i),
+            Qdisc::Sqm(q) => q.class_stats(i),
             _ => Some(*self.class_set()?.class_queue(i)?.stats()),
         }
     }
@@ -757,6 +776,7 @@ impl<P: Packet> Qdisc<P> {
     pub fn class_len(&self, i: usize) -> Option<(usize, u64)> {
         match self {
             Qdisc::DualPi2(d) => d.class_len(i),
+            Qdisc::Sqm(q) => q.class_len(i),
             _ => {
                 let q = self.class_set()?.class_queue(i)?;
                 Some((q.len_pkts(), q.len_bytes()))
@@ -769,6 +789,7 @@ impl<P: Packet> Qdisc<P> {
     pub fn last_class(&self) -> u8 {
         match self {
             Qdisc::DualPi2(d) => d.last_class(),
+            Qdisc::Sqm(q) => q.last_class(),
             _ => self.class_set().map_or(0, ClassSet::last_class),
         }
     }

@@ -50,6 +50,10 @@ use crate::queue::{DropReason, Enqueue, LinkInfo, QueueLimit, QueueStats};
 use crate::rng::Rng;
 use crate::time::{Duration, Instant};
 
+/// The classes SQM reports ([`crate::Qdisc::class_stats`]): the reserved queue and the
+/// elephant queues together (per-queue figures are not reported: K is up to 1024).
+pub const CLASS_NAMES: [&str; 2] = ["reserved", "elephants"];
+
 /// Most elephant queues.
 pub const MAX_QUEUES: u32 = 1024;
 
@@ -271,6 +275,7 @@ pub struct Sqm<P> {
     promotions: u64,
     demotions: u64,
     activations: u64,
+    last_class: u8,
 }
 
 impl<P: Packet> Sqm<P> {
@@ -312,6 +317,7 @@ impl<P: Packet> Sqm<P> {
             promotions: 0,
             demotions: 0,
             activations: 0,
+            last_class: 0,
         };
         s.update_quanta();
         Ok(s)
@@ -530,6 +536,8 @@ impl<P: Packet> Sqm<P> {
                 self.reserved.dropped_dequeue += self.stats.dropped_dequeue - d0;
                 self.reserved.marked += self.stats.marked - m0;
                 self.reserved.activations += act;
+                self.activations += act;
+                self.stats.activations = self.activations;
                 p
             } else {
                 self.fq.pop_head(now, b)
@@ -551,6 +559,7 @@ impl<P: Packet> Sqm<P> {
                 self.reserved.dequeued += 1;
                 self.reserved.dequeued_bytes += size as u64;
             }
+            self.last_class = u8::from(b != 0);
             return Some(p);
         }
     }
@@ -572,6 +581,42 @@ impl<P: Packet> Sqm<P> {
     /// Counters of the reserved queue alone (`activations`: its CoDel runs).
     pub fn reserved_stats(&self) -> QueueStats {
         self.reserved
+    }
+    /// Counters of class `i` ([`CLASS_NAMES`]: 0 the reserved queue, 1 the elephant queues).
+    pub fn class_stats(&self, i: usize) -> Option<QueueStats> {
+        match i {
+            0 => Some(self.reserved),
+            1 => {
+                let (a, r) = (self.stats, self.reserved);
+                Some(QueueStats {
+                    received: a.received - r.received,
+                    enqueued: a.enqueued - r.enqueued,
+                    dropped_limit: a.dropped_limit - r.dropped_limit,
+                    dropped_early: a.dropped_early - r.dropped_early,
+                    dropped_dequeue: a.dropped_dequeue - r.dropped_dequeue,
+                    dropped_victim: a.dropped_victim - r.dropped_victim,
+                    marked: a.marked - r.marked,
+                    dequeued: a.dequeued - r.dequeued,
+                    activations: a.activations - r.activations,
+                    received_bytes: a.received_bytes - r.received_bytes,
+                    dequeued_bytes: a.dequeued_bytes - r.dequeued_bytes,
+                })
+            }
+            _ => None,
+        }
+    }
+    /// Length of class `i` now, `(packets, bytes)`.
+    pub fn class_len(&self, i: usize) -> Option<(usize, u64)> {
+        let r = (self.fq.pkts(0) as usize, self.fq.bytes(0));
+        match i {
+            0 => Some(r),
+            1 => Some((self.fq.len_pkts() - r.0, self.fq.len_bytes() - r.1)),
+            _ => None,
+        }
+    }
+    /// The class of the last packet dequeued (0 reserved, 1 elephants).
+    pub fn last_class(&self) -> u8 {
+        self.last_class
     }
     /// Packets in the reserved queue now.
     pub fn reserved_len(&self) -> u32 {
