@@ -93,6 +93,8 @@ ROWS = [
     (["paqman", "solve", "--service", "10Mbps", "--out", "/nonexistent/p.json"],
      ["--out", "/nonexistent/p.json"]),
     (["paqman", "solve", "--service", "10", "--out", "p.json"], ["--service", "10", "unit"]),
+    (["paqman", "solve", "--service", "10Mbps", "--drop-projection", "ceil", "--out", "p.json"],
+     ["--drop-projection", "ceil", "split or floor"]),
     (["paqman", "solve", "--service", "10Mbps", "--target", "nanms", "--out", "p.json"],
      ["--target", "nanms"]),
     (["paqman", "solve", "--service", "10Mbps", "--buffer", "0", "--out", "p.json"],

@@ -68,10 +68,36 @@ def test_l4s_scenario_reports_l_and_c(tmp_path):
 def test_dumbbell_cli_dualpi2_and_dctcp(tmp_path):
     out = tmp_path / "d"
     p = subprocess.run(
-        [sys.executable, "-m", "aqmlab", "dumbbell", "--out", str(out), "--no-plots", "--quiet",
-         "--flows", "2", "--cc", "dctcp", "--rate", "40Mbps", "--rtt", "20ms",
-         "--pkt-size", "1500", "--buffer", "500", "--duration", "10s",
-         "--aqm", "dualpi2", "--aqm-param", "ecn_mask=3", "--aqm-param", "l.step_thresh=1ms"],
+        [
+            sys.executable,
+            "-m",
+            "aqmlab",
+            "dumbbell",
+            "--out",
+            str(out),
+            "--no-plots",
+            "--quiet",
+            "--flows",
+            "2",
+            "--cc",
+            "dctcp",
+            "--rate",
+            "40Mbps",
+            "--rtt",
+            "20ms",
+            "--pkt-size",
+            "1500",
+            "--buffer",
+            "500",
+            "--duration",
+            "10s",
+            "--aqm",
+            "dualpi2",
+            "--aqm-param",
+            "ecn_mask=3",
+            "--aqm-param",
+            "l.step_thresh=1ms",
+        ],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -83,8 +109,18 @@ def test_dumbbell_cli_dualpi2_and_dctcp(tmp_path):
     assert link["queue_delay_ms"]["mean"] < 1.0
     assert link["utilization"] > 0.9
     bad = subprocess.run(
-        [sys.executable, "-m", "aqmlab", "dumbbell", "--out", str(tmp_path / "x"),
-         "--aqm", "dualpi2", "--aqm-param", "l.step_thresh=1"],
+        [
+            sys.executable,
+            "-m",
+            "aqmlab",
+            "dumbbell",
+            "--out",
+            str(tmp_path / "x"),
+            "--aqm",
+            "dualpi2",
+            "--aqm-param",
+            "l.step_thresh=1",
+        ],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -124,8 +160,17 @@ def test_aqms_lists_dualpi2():
     from aqmlab.aqm import list_schedulers
 
     params = {p["name"]: p for p in list_schedulers()["dualpi2"]}
-    assert {"target", "tupdate", "alpha", "beta", "coupling_factor", "c_protection",
-            "drop_overload", "l.step_thresh", "l.min_qlen_step"} <= set(params)
+    assert {
+        "target",
+        "tupdate",
+        "alpha",
+        "beta",
+        "coupling_factor",
+        "c_protection",
+        "drop_overload",
+        "l.step_thresh",
+        "l.min_qlen_step",
+    } <= set(params)
     assert params["target"]["default"] == pytest.approx(0.015)
     assert params["tupdate"]["default"] == pytest.approx(0.016)
     assert params["l.step_thresh"]["unit"] == "s"

@@ -14,7 +14,7 @@ from aqmlab.mdp import (
     solve_lp,
     transform,
 )
-from aqmlab.mdp.model import lemma_iii1
+from aqmlab.mdp.model import RateGrid, lemma_iii1
 from scipy import special
 
 MU10 = 10e6 / 8 / 1500  # 10 Mbit/s of 1500-byte packets
@@ -178,3 +178,44 @@ def test_bad_parameters_raise():
         negligible_rtt_model(100.0, 0.005, buffer=5, grid=2, reward="other")
     with pytest.raises(ValueError, match="rtt_s"):
         rtt_model(100.0, 0.005, -0.1)
+
+
+def test_split_drop_projection_is_unbiased_and_floor_is_the_old_map():
+    g = RateGrid(1.0, 100, 0.5, "split")
+    r = g.index
+    lo, hi, w = g.drop_split(r)
+    assert np.allclose(((1 - w) * lo + w * hi)[r >= 2], r[r >= 2] / 2)  # E[index] = r / 2
+    assert np.all(w[r % 2 == 0] == 0) and np.allclose(w[(r % 2 == 1) & (r > 1)], 0.5)
+    f = RateGrid(1.0, 100, 0.5, "floor")
+    flo, fhi, fw = f.drop_split(r)
+    assert np.array_equal(flo, np.maximum(1, r // 2)) and np.array_equal(flo, fhi)
+    assert not fw.any()
+    with pytest.raises(ValueError, match="drop_projection 'ceil'"):
+        RateGrid(1.0, 10, 0.5, "ceil")
+
+
+@pytest.mark.parametrize("kind", ["negligible", "rtt"])
+def test_split_projection_kernel_is_the_mixture_and_vi_matches_lp(kind):
+    kw = dict(buffer=7, grid=3, drop_projection="split")
+    if kind == "negligible":
+        m = negligible_rtt_model(100.0, 0.035, alpha=2.0, **kw)
+    else:
+        m = rtt_model(100.0, 0.035, 0.01, **kw)
+    p_admit, p_drop = m.to_sparse()
+    for p in (p_admit, p_drop):
+        assert np.abs(np.asarray(p.sum(axis=1)).ravel() - 1).max() < 1e-12
+    nq = m.buffer + 1
+    # drop at rate index 5 (odd): half the mass to index 2, half to index 3
+    row = p_drop[(5 - 1) * nq + 4].toarray().ravel().reshape(m.grid.size, nq)
+    assert row[2 - 1].sum() == pytest.approx(0.5) and row[3 - 1].sum() == pytest.approx(0.5)
+    # expected_next agrees with the explicit matrices (feasible pairs)
+    v = np.random.default_rng(1).normal(size=(m.grid.size, nq))
+    e = m.expected_next(v)
+    for a, p in ((ADMIT, p_admit), (DROP, p_drop)):
+        ok = m.feasible[a].ravel()
+        assert np.allclose(e[a].ravel()[ok], (p @ v.ravel())[ok])
+    res = solve(m, eps=1e-9)
+    assert res.gain == pytest.approx(solve_lp(m).gain, rel=1e-8, abs=1e-8)
+    if kind == "negligible":  # expected sojourn: mean of 1 / x' over the two branches
+        u = m.grid.unit_pps
+        assert m.tau[DROP, 5 - 1, 0] == pytest.approx(0.5 / (2 * u) + 0.5 / (3 * u))

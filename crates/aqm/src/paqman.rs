@@ -12,8 +12,9 @@
 //!    `log p_i += α log λ_i − λ_i x`, `λ_i = α · i · unit_pps` (shape α from the policy file
 //!    unless `alpha` is set), then renormalises (max subtracted);
 //! 2. after a decision, if `aimd_moves`, moves the mass by the policy's AIMD map (admit:
-//!    `i -> min(i + admit_step, max_index)`, drop: `i -> max(1, floor(i · drop_factor))`),
-//!    the model's assumption that the sender reacts at once;
+//!    `i -> min(i + admit_step, max_index)`, drop: `i -> max(1, floor(i · drop_factor))`, or
+//!    with `rate_grid.drop_projection = "split"` that floor and its ceil with the weights that
+//!    make the mean `i · drop_factor`), the model's assumption that the sender reacts at once;
 //! 3. spreads `mix` of each index's mass to each neighbour (process noise, so the estimate
 //!    follows a sender that is not exactly the model's AIMD; `mix = 0` is Python's default).
 //!
@@ -70,6 +71,15 @@ pub struct PolicyGrid {
     pub admit_step: u32,
     /// Multiplicative decrease of the index after a drop.
     pub drop_factor: f64,
+    /// How `index * drop_factor` lands on the grid: `"floor"` (`max(1, floor)`, the default
+    /// for files without the key) or `"split"` (floor or ceil with the probabilities that
+    /// make the mean exact; what `aqmlab paqman solve` writes).
+    #[serde(default = "floor_projection")]
+    pub drop_projection: String,
+}
+
+fn floor_projection() -> String {
+    "floor".into()
 }
 
 /// `table` of a policy file.
@@ -181,6 +191,13 @@ impl PaqmanPolicy {
             g.drop_factor > 0.0 && g.drop_factor < 1.0,
             "must be in (0, 1)",
         )?;
+        if g.drop_projection != "floor" && g.drop_projection != "split" {
+            return Err(bad(
+                "rate_grid.drop_projection",
+                g.drop_projection.clone(),
+                "expected \"floor\" or \"split\"",
+            ));
+        }
         num(
             "queue.max",
             self.queue.max as f64,
@@ -359,7 +376,10 @@ pub struct Paqman {
     logp: Vec<f64>,
     scratch: Vec<f64>,
     after_admit: Vec<u32>,
+    /// After a drop: index `after_drop` with probability `1 - drop_w`, else `drop_hi`.
     after_drop: Vec<u32>,
+    drop_hi: Vec<u32>,
+    drop_w: Vec<f64>,
     rtt: Option<Duration>,
     last_arrival: Option<Instant>,
     last_decision: Option<Instant>,
@@ -411,6 +431,20 @@ impl Paqman {
         self.after_drop = (1..=g.max_index)
             .map(|i| ((i as f64 * g.drop_factor).floor() as u32).max(1))
             .collect();
+        // The split projection (as RateGrid.drop_split): mass x - floor(x) on ceil(x).
+        let split = g.drop_projection == "split";
+        (self.drop_hi, self.drop_w) = (1..=g.max_index)
+            .zip(&self.after_drop)
+            .map(|(i, &lo)| {
+                let x = i as f64 * g.drop_factor;
+                let hi = (x.ceil() as u32).clamp(1, g.max_index);
+                if split && x.floor() >= 1.0 && hi > lo {
+                    (hi, x - x.floor())
+                } else {
+                    (lo, 0.0)
+                }
+            })
+            .unzip();
         self.rtt = p
             .has_rtt()
             .then(|| Duration::from_secs_f64(p.rtt_s.max(0.0)));
@@ -443,15 +477,18 @@ impl Paqman {
             self.scratch[i] = self.logp[i].exp();
         }
         if moved {
-            let map = if action == Some(true) {
-                &self.after_drop
-            } else {
-                &self.after_admit
-            };
             // logp serves as the buffer of the moved mass, then the two swap roles.
             self.logp.fill(0.0);
-            for (&to, &w) in map.iter().zip(&self.scratch) {
-                self.logp[to as usize - 1] += w;
+            if action == Some(true) {
+                for i in 0..n {
+                    let (w, hi) = (self.drop_w[i], self.drop_hi[i] as usize - 1);
+                    self.logp[self.after_drop[i] as usize - 1] += (1.0 - w) * self.scratch[i];
+                    self.logp[hi] += w * self.scratch[i];
+                }
+            } else {
+                for (&to, &w) in self.after_admit.iter().zip(&self.scratch) {
+                    self.logp[to as usize - 1] += w;
+                }
             }
             std::mem::swap(&mut self.logp, &mut self.scratch);
         }
@@ -523,6 +560,8 @@ impl Algorithm for Paqman {
             scratch: Vec::new(),
             after_admit: Vec::new(),
             after_drop: Vec::new(),
+            drop_hi: Vec::new(),
+            drop_w: Vec::new(),
             rtt: None,
             last_arrival: None,
             last_decision: None,
@@ -612,6 +651,7 @@ pub(crate) mod tests {
                 max_index: 4,
                 admit_step: 1,
                 drop_factor: 0.5,
+                drop_projection: "floor".into(),
             },
             table: PolicyTable { rows },
         }
@@ -686,6 +726,33 @@ pub(crate) mod tests {
         for (got, want) in p.iter().zip([0.1, 0.8, 0.1, 0.0]) {
             assert!((got - want).abs() < 1e-12, "{p:?}");
         }
+    }
+
+    /// Split projection: a point mass at index 3 goes half to 1 and half to 2 after a drop
+    /// (3 / 2 = 1.5); at index 4 it goes wholly to 2. An unknown projection is a named error.
+    #[test]
+    fn split_drop_projection_moves_mass_to_floor_and_ceil() {
+        let mut pol = threshold_policy("negligible_rtt", 0.0);
+        pol.rate_grid.drop_projection = "split".into();
+        let cfg = PaqmanConfig {
+            mix: 0.0,
+            policy: Some(Arc::new(pol.clone())),
+            ..Default::default()
+        };
+        let mut a = build(cfg.clone());
+        a.logp = vec![f64::NEG_INFINITY, f64::NEG_INFINITY, 0.0, f64::NEG_INFINITY];
+        a.act(Some(true));
+        let p: Vec<f64> = a.logp.iter().map(|l| l.exp()).collect();
+        for (got, want) in p.iter().zip([0.5, 0.5, 0.0, 0.0]) {
+            assert!((got - want).abs() < 1e-12, "{p:?}");
+        }
+        let mut b = build(cfg);
+        b.logp = vec![f64::NEG_INFINITY, f64::NEG_INFINITY, f64::NEG_INFINITY, 0.0];
+        b.act(Some(true));
+        assert!((b.logp[1].exp() - 1.0).abs() < 1e-12);
+        pol.rate_grid.drop_projection = "ceil".into();
+        let e = pol.check().unwrap_err().to_string();
+        assert!(e.contains("policy.rate_grid.drop_projection"), "{e}");
     }
 
     /// Decisions: with a point mass at index 4 (drop from q >= 1), an arrival to an empty idle

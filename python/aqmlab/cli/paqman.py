@@ -108,6 +108,9 @@ def solve(
     grid: int = typer.Option(50, help="rate grid G: unit = service/G, 2G points"),
     alpha: float = typer.Option(2.0, help="gamma shape of interarrivals (negligible RTT only)"),
     eps: float = typer.Option(1e-4, help="relative stopping tolerance of value iteration"),
+    drop_projection: str = typer.Option(
+        "split", help="rate after a drop on the grid: split (unbiased, default) | floor"
+    ),
     out: str = typer.Option(..., help="policy file to write (.json)"),
     force: bool = typer.Option(False, "--force", help=FORCE_HELP, show_default=False),
 ) -> None:
@@ -131,12 +134,15 @@ def solve(
         _fail("--alpha", alpha, "must be positive")
     if not (0 < eps < 1):
         _fail("--eps", eps, "must be in (0, 1)")
+    if drop_projection not in ("split", "floor"):
+        _fail("--drop-projection", drop_projection, "expected split or floor")
     _check_out_file("--out", out, force, (".json",))
     mu = bps / (8 * size)
+    proj = {"drop_projection": drop_projection}
     if r == 0:
-        model = negligible_rtt_model(mu, d, buffer, grid, alpha, penalty, reward)
+        model = negligible_rtt_model(mu, d, buffer, grid, alpha, penalty, reward, **proj)
     else:
-        model = rtt_model(mu, d, r, buffer, grid, penalty, reward)
+        model = rtt_model(mu, d, r, buffer, grid, penalty, reward, **proj)
     pol = solve_smdp(model, eps=eps)
     pol.meta["pkt_size_bytes"] = size
     from aqmlab.output import OutputError, output_file
@@ -153,7 +159,8 @@ def solve(
     typer.echo(f"gain {pol.gain:.4f} /s (bounds {pol.lower:.4f} .. {pol.upper:.4f}), "
                f"{pol.iterations} iterations, {pol.solve_seconds:.2f} s")  # fmt: skip
     typer.echo(f"drop region: {100 * s['drop_fraction']:.1f}% of states, "
-               f"threshold-like: {s['threshold_like']}")  # fmt: skip
+               f"threshold-like: {s['threshold_like']}, "
+               f"threshold reversals over rate: {s['threshold_reversals']}")  # fmt: skip
     typer.echo("first drop queue (packets) by rate index: " + ", ".join(
         f"{k}: {v}" for k, v in s["first_drop_queue_by_rate"].items()))  # fmt: skip
     typer.echo(f"wrote {out}")

@@ -487,8 +487,10 @@ class RateFilter:
 
     At each arrival the interarrival time ``x`` updates the posterior with the gamma likelihood
     ``Gamma(alpha, alpha r)`` (model (4)); the action then moves the mass by the grid's AIMD map
-    (admit ``r -> r + 1``, drop ``r -> max(1, floor(r/2))``). ``mix`` spreads a little mass to
-    neighbouring indices at each step, to stay robust when the sender is not exactly AIMD.
+    (admit ``r -> r + 1``, drop ``r -> r / 2`` projected as the grid's ``drop_projection``
+    says: ``max(1, floor(r/2))`` or split between floor and ceil). ``mix`` spreads a little
+    mass to neighbouring indices at each step, to stay robust when the sender is not exactly
+    AIMD.
 
     Parameters
     ----------
@@ -512,7 +514,8 @@ class RateFilter:
         self.grid, self.alpha, self.mix = grid, float(alpha), float(mix)
         self.logp = np.full(grid.size, -np.log(grid.size))
         self._admit = grid.after_admit(grid.index) - 1
-        self._drop = grid.after_drop(grid.index) - 1
+        lo, hi, self._drop_w = grid.drop_split(grid.index)  # the grid's drop projection
+        self._drop, self._drop_hi = lo - 1, hi - 1
 
     def update(self, x: float, action: int | None) -> float:
         """Absorb one interarrival time ``x`` (s), then apply ``action`` (None: no rate change).
@@ -543,7 +546,11 @@ class RateFilter:
         p = np.exp(self.logp - self.logp.max())
         if action is not None:
             moved = np.zeros_like(p)
-            np.add.at(moved, self._drop if action == DROP else self._admit, p)
+            if action == DROP:
+                np.add.at(moved, self._drop, (1 - self._drop_w) * p)
+                np.add.at(moved, self._drop_hi, self._drop_w * p)
+            else:
+                np.add.at(moved, self._admit, p)
             p = moved
         if self.mix > 0:
             q = (1 - 2 * self.mix) * p

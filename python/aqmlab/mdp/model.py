@@ -13,7 +13,10 @@ Decisions recorded here (docs/paqman.md; every equation of the PAQMAN model is a
   penalty alone; it is kept as ``reward="literal"`` for comparison.
 * item 14, a drop is never penalised (the queue after a drop is unchanged by the decision).
 * item 15, the rate grid: unit ``mu / G`` (``G = 50``), indices ``1..2G``; admit ``r -> min(r + 1, 2G)``,
-  drop ``r -> max(1, r // 2)``.
+  drop ``r -> r / 2`` projected onto the grid: by default split between ``floor(r / 2)`` and
+  ``ceil(r / 2)`` so that the expected rate is ``r / 2`` (``drop_projection="split"``); the
+  deterministic ``max(1, r // 2)`` (``"floor"``, the first implementation) made the policy
+  islands of docs/paqman.md.
 * item 16, full buffer: admit is infeasible at ``q = B`` (a forced drop, which is the drop action,
   including its rate update).
 * item 18, the penalty. Default reward: ``P = 0.5`` (:data:`DEFAULT_PENALTY`): an admitted packet
@@ -23,10 +26,11 @@ Decisions recorded here (docs/paqman.md; every equation of the PAQMAN model is a
   Literal reward: ``P = 100 * max |phi-difference|``.
 
   Model-level evaluation (:mod:`aqmlab.mdp.evaluate`; 10 Mbit/s, 1500 B, d = 5 ms, B = 200,
-  G = 50, 5 runs x 20k arrivals, seeds 0-4; PAQMAN's mean delay in ms / throughput as a fraction
-  of CoDel's). CoDel (target 5 ms, interval 100 ms) delivers 649, 666 and 689 packets/s with a
-  mean delay of 65, 50 and 15 ms at RTT 0, 1 and 10 ms; drop-tail 834, 828 and 825 packets/s
-  with 217, 201 and 147 ms; the link serves 833 packets/s:
+  G = 50, floor drop projection (measured before the split default), 5 runs x 20k arrivals,
+  seeds 0-4; PAQMAN's mean delay in ms / throughput as a fraction of CoDel's). CoDel (target
+  5 ms, interval 100 ms) delivers 649, 666 and 689 packets/s with a mean delay of 65, 50 and
+  15 ms at RTT 0, 1 and 10 ms; drop-tail 834, 828 and 825 packets/s with 217, 201 and 147 ms;
+  the link serves 833 packets/s:
 
   ===========  ===============  ===============  ===============
   P            RTT 0            RTT 1 ms         RTT 10 ms
@@ -94,6 +98,12 @@ __all__ = [
 #: Action indices used in every table (``policy[q, r] == DROP`` means drop).
 ADMIT, DROP = 0, 1
 
+#: Projections of the multiplicative decrease onto the rate grid (:class:`RateGrid`).
+DROP_PROJECTIONS = ("floor", "split")
+
+#: Default projection of the models (docs/paqman.md, "The policy islands").
+DEFAULT_DROP_PROJECTION = "split"
+
 #: Default delay-breach penalty ``P`` of the default reward (item 18, see the module docstring).
 DEFAULT_PENALTY = 0.5
 
@@ -110,11 +120,24 @@ class RateGrid:
         Number of grid points; indices ``1..size`` stand for rates ``index * unit_pps``.
     drop_factor : float
         Multiplicative decrease ``b`` (1/2 for Reno); a drop maps ``r`` to ``max(1, floor(b r))``.
+    drop_projection : {"floor", "split"}
+        How the model projects ``b r`` onto the grid after a drop: ``"floor"`` (the deterministic
+        ``max(1, floor(b r))``) or ``"split"`` (mass ``b r - floor(b r)`` on ``ceil(b r)``, the rest
+        on ``floor(b r)``, so the expected rate after a drop is exactly ``b r``; the default of the
+        models, see docs/paqman.md, "The policy islands").
     """
 
     unit_pps: float
     size: int
     drop_factor: float = 0.5
+    drop_projection: str = "floor"
+
+    def __post_init__(self):
+        if self.drop_projection not in DROP_PROJECTIONS:
+            raise ValueError(
+                f"drop_projection {self.drop_projection!r}: expected one of "
+                + ", ".join(map(repr, DROP_PROJECTIONS))
+            )
 
     @property
     def index(self) -> np.ndarray:
@@ -133,6 +156,29 @@ class RateGrid:
     def after_drop(self, r: np.ndarray) -> np.ndarray:
         """Index after a drop: ``max(1, floor(b r))`` (AIMD multiplicative decrease)."""
         return np.maximum(1, np.floor(np.asarray(r) * self.drop_factor).astype(int))
+
+    def drop_split(self, r: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Law of the index after a drop: ``(lo, hi, w)``, ``hi`` with probability ``w``.
+
+        ``"floor"``: ``lo = hi = after_drop(r)``, ``w = 0``. ``"split"``: ``lo = floor(b r)`` and
+        ``hi = ceil(b r)`` (both clamped to ``1..size``), ``w = b r - floor(b r)``, so that
+        ``E[index] = b r`` whenever ``b r >= 1``.
+
+        Examples
+        --------
+        >>> g = RateGrid(1.0, 10, 0.5, "split")
+        >>> [a.tolist() for a in g.drop_split(np.array([4, 5]))]
+        [[2, 2], [2, 3], [0.0, 0.5]]
+        """
+        r = np.asarray(r)
+        lo = self.after_drop(r)
+        if self.drop_projection == "floor":
+            return lo, lo.copy(), np.zeros(lo.shape)
+        x = r * self.drop_factor
+        fl = np.floor(x)
+        hi = np.clip(np.ceil(x).astype(int), 1, self.size)
+        w = np.where((fl >= 1) & (hi > lo), x - fl, 0.0)
+        return lo, hi, w
 
     def nearest(self, rate_pps: float | np.ndarray) -> np.ndarray:
         """Grid index nearest to a rate in packets/s (clamped to the grid)."""
@@ -166,6 +212,9 @@ class Smdp:
     grid : RateGrid
     meta : dict
         Model parameters (service rate, target, penalty, reward variant, ...), for policy files.
+    nxt_hi, nxt_w : ndarray, shape (2, R), optional
+        A random next rate index: ``nxt_hi`` with probability ``nxt_w``, else ``nxt`` (the
+        ``"split"`` drop projection of :class:`RateGrid`). ``None``: ``nxt`` is certain.
     """
 
     kernel: np.ndarray
@@ -177,7 +226,15 @@ class Smdp:
     feasible: np.ndarray
     grid: RateGrid
     meta: dict = field(default_factory=dict)
+    nxt_hi: np.ndarray | None = None
+    nxt_w: np.ndarray | None = None
     _fft: tuple | None = field(default=None, repr=False)
+
+    def _branches(self, a: int):
+        """``(next index, probability)`` pairs of action ``a`` (one or two branches)."""
+        if self.nxt_hi is None or not self.nxt_w[a].any():
+            return [(self.nxt[a], None)]
+        return [(self.nxt[a], 1.0 - self.nxt_w[a]), (self.nxt_hi[a], self.nxt_w[a])]
 
     @property
     def buffer(self) -> int:
@@ -198,15 +255,21 @@ class Smdp:
         """
         out = np.empty((2, *values.shape))
         if self.meta.get("block_by") == "next":
-            # blk == nxt: one product per block serves both actions.
+            # blk == nxt: one product per block serves both actions (and both branches).
             w = self._toeplitz_apply(values) if self._fft is not None else _bmv(self.kernel, values)
             for a in (ADMIT, DROP):
-                out[a] = w[self.nxt[a] - 1][:, self.qrow[a]]
+                out[a] = sum(
+                    (1.0 if p is None else p[:, None]) * w[n - 1][:, self.qrow[a]]
+                    for n, p in self._branches(a)
+                )
         else:
             ident = (self.blk == np.arange(self.grid.size)[None, :]).all(axis=1)
             for a in (ADMIT, DROP):
                 k = self.kernel if ident[a] else self.kernel[self.blk[a]]
-                w = _bmv(k, values[self.nxt[a] - 1])
+                nv = sum(
+                    (1.0 if p is None else p[:, None]) * values[n - 1] for n, p in self._branches(a)
+                )
+                w = _bmv(k, nv)
                 out[a] = w[:, self.qrow[a]]
         return out
 
@@ -242,11 +305,16 @@ class Smdp:
             for ri in range(nr):
                 for q in range(nq):
                     b = a if self.feasible[a, ri, q] else DROP
-                    row = self.kernel[self.blk[b][ri], self.qrow[b][q]]
-                    nz = np.nonzero(row)[0]
-                    rows.append(np.full(nz.size, ri * nq + q))
-                    cols.append((self.nxt[b][ri] - 1) * nq + nz)
-                    vals.append(row[nz])
+                    for n, p in self._branches(b):
+                        pr = 1.0 if p is None else float(p[ri])
+                        if pr == 0.0:
+                            continue
+                        blk = n[ri] - 1 if self.meta.get("block_by") == "next" else self.blk[b][ri]
+                        row = self.kernel[blk, self.qrow[b][q]]
+                        nz = np.nonzero(row)[0]
+                        rows.append(np.full(nz.size, ri * nq + q))
+                        cols.append((n[ri] - 1) * nq + nz)
+                        vals.append(pr * row[nz])
             out.append(
                 sp.csr_matrix(
                     (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
@@ -395,10 +463,11 @@ def reward_table(
         f = {"sqrt": np.sqrt, "square": np.square, "log": np.log}[phi]
         x = grid.rates_pps / service_pps
         xa = grid.after_admit(r) * grid.unit_pps / service_pps
-        xd = grid.after_drop(r) * grid.unit_pps / service_pps
+        lo, hi, w = grid.drop_split(r)
+        fd = (1 - w) * f(lo * grid.unit_pps / service_pps) + w * f(hi * grid.unit_pps / service_pps)
         base = np.zeros((2, nr, nq))
         base[ADMIT] = (f(xa) - f(x))[:, None]
-        base[DROP] = (f(xd) - f(x))[:, None]
+        base[DROP] = (fd - f(x))[:, None]
     else:
         raise ValueError(f"reward {kind!r}: expected 'default' or 'literal'")
     if penalty is None:  # decision recorded in the module docstring (item 18)
@@ -418,6 +487,7 @@ def negligible_rtt_model(
     reward: str = "default",
     phi: str = "sqrt",
     drop_factor: float = 0.5,
+    drop_projection: str = DEFAULT_DROP_PROJECTION,
 ) -> Smdp:
     """Build the negligible-RTT PAQMAN SMDP (docs/paqman.md, PAQMAN §III).
 
@@ -441,6 +511,10 @@ def negligible_rtt_model(
         ``phi`` of the literal variant.
     drop_factor : float
         Multiplicative decrease.
+    drop_projection : {"split", "floor"}
+        Projection of the decreased rate onto the grid (:class:`RateGrid`): ``"split"`` (default,
+        unbiased) or ``"floor"`` (the deterministic map used before; it makes the policy islands
+        of docs/paqman.md).
 
     Returns
     -------
@@ -453,15 +527,19 @@ def negligible_rtt_model(
     ((10, 21, 21), True)
     """
     _check_positive(alpha=alpha)
-    sk = _skeleton(service_pps, target_s, buffer, grid, drop_factor, reward, penalty, phi)
+    sk = _skeleton(
+        service_pps, target_s, buffer, grid, drop_factor, reward, penalty, phi, drop_projection
+    )
     g, nxt = sk.grid, sk.nxt
     nq = buffer + 1
     lam_next = alpha * g.rates_pps  # gamma rate parameter of the next interarrival
     kernel, pmf, sf = _nb_kernel(alpha, lam_next, service_pps, buffer)
-    # Expected sojourn: mean of the next interarrival, alpha / lambda' = 1 / x' (PAQMAN §III).
+    # Expected sojourn: mean of the next interarrival, alpha / lambda' = 1 / x' (PAQMAN §III),
+    # averaged over the two branches of a split drop.
     tau = np.empty((2, g.size, nq))
     tau[ADMIT] = (1.0 / (nxt[ADMIT] * g.unit_pps))[:, None]
-    tau[DROP] = (1.0 / (nxt[DROP] * g.unit_pps))[:, None]
+    w = sk.nxt_w[DROP]
+    tau[DROP] = ((1 - w) / (nxt[DROP] * g.unit_pps) + w / (sk.nxt_hi[DROP] * g.unit_pps))[:, None]
     meta = dict(
         model="negligible_rtt",
         block_by="next",
@@ -472,8 +550,11 @@ def negligible_rtt_model(
         penalty=sk.penalty,
         reward=reward,
         phi=phi,
+        drop_projection=drop_projection,
     )
-    m = Smdp(kernel, nxt - 1, nxt, sk.qrow, sk.reward, tau, sk.feasible, g, meta)
+    m = Smdp(
+        kernel, nxt - 1, nxt, sk.qrow, sk.reward, tau, sk.feasible, g, meta, sk.nxt_hi, sk.nxt_w
+    )
     m.use_toeplitz(pmf, sf)
     return m
 
@@ -491,22 +572,31 @@ class _Skeleton:
     reward: np.ndarray
     penalty: float
     feasible: np.ndarray
+    nxt_hi: np.ndarray
+    nxt_w: np.ndarray
 
 
-def _skeleton(service_pps, target_s, buffer, grid, drop_factor, reward, penalty, phi) -> _Skeleton:
-    """What the PAQMAN models share: checks, rate grid (item 15), AIMD maps, kernel rows
-    (``q + 1`` after admit, ``q`` after drop), per-decision reward and feasibility (item 16)."""
+def _skeleton(
+    service_pps, target_s, buffer, grid, drop_factor, reward, penalty, phi, drop_projection
+) -> _Skeleton:
+    """What the PAQMAN models share: checks, rate grid (item 15) with its drop projection,
+    AIMD maps, kernel rows (``q + 1`` after admit, ``q`` after drop), per-decision reward and
+    feasibility (item 16)."""
     _check_positive(service_pps=service_pps, target_s=target_s)
     if buffer < 1 or grid < 1:
         raise ValueError(f"buffer {buffer!r} / grid {grid!r}: must be >= 1")
-    g = RateGrid(service_pps / grid, 2 * grid, drop_factor)
+    g = RateGrid(service_pps / grid, 2 * grid, drop_factor, drop_projection)
     r, q = g.index, np.arange(buffer + 1)
-    nxt = np.stack([g.after_admit(r), g.after_drop(r)])
+    lo, hi, w = g.drop_split(r)
+    up = g.after_admit(r)
+    nxt = np.stack([up, lo])
+    nxt_hi = np.stack([up, hi])
+    nxt_w = np.stack([np.zeros(g.size), w])
     qrow = np.stack([np.minimum(q + 1, buffer), q])
     rew, pen = reward_table(reward, g, buffer, service_pps, target_s, penalty, phi)
     feasible = np.ones((2, g.size, buffer + 1), dtype=bool)
     feasible[ADMIT, :, buffer] = False  # item 16: a full buffer forces a drop
-    return _Skeleton(g, nxt, qrow, rew, pen, feasible)
+    return _Skeleton(g, nxt, qrow, rew, pen, feasible, nxt_hi, nxt_w)
 
 
 def _check_positive(**kw: float) -> None:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from aqmlab.mdp.model import DROP, RateGrid
+from aqmlab.mdp.model import DROP, DROP_PROJECTIONS, RateGrid
 
 __all__ = ["PaqmanPolicy", "load_policy", "FORMAT", "VERSION", "atomic_write"]
 
@@ -96,12 +96,32 @@ class PaqmanPolicy:
         first = np.where(d.any(axis=1), d.argmax(axis=1), self.buffer)
         return first
 
-    def is_threshold(self) -> bool:
-        """True if every rate row is admit below its threshold and drop from it on."""
-        thr = self.drop_threshold()
+    def threshold_fill(self) -> np.ndarray:
+        """The threshold policy with the same first drop per rate: drop from it on (its
+        "fill-in"; equal to :attr:`policy` when that is threshold-like)."""
         q = np.arange(self.buffer + 1)
-        expect = (q[None, :] >= thr[:, None]).astype(np.int8)
-        return bool((expect == self.policy).all())
+        return (q[None, :] >= self.drop_threshold()[:, None]).astype(np.int8)
+
+    def is_threshold(self, below: int | None = None) -> bool:
+        """True if every rate row is admit below its threshold and drop from it on.
+
+        Parameters
+        ----------
+        below : int, optional
+            Only check queues ``q < below`` (default: all); ``below = B - k`` ignores the edge
+            of the buffer (docs/paqman.md, "The policy islands").
+        """
+        n = self.buffer + 1 if below is None else int(below)
+        return bool((self.threshold_fill()[:, :n] == self.policy[:, :n]).all())
+
+    def threshold_reversals(self) -> int:
+        """How often the first drop queue turns between rising and falling as the rate grows
+        (sign changes of its successive differences, over rates with a drop below ``B``):
+        0 for a staircase, large for the odd/even zigzag of the floor projection."""
+        thr = self.drop_threshold()
+        d = np.diff(thr[thr < self.buffer].astype(float))
+        d = d[d != 0]
+        return int((d[:-1] * d[1:] < 0).sum())
 
     def summary(self) -> dict:
         """Gain, iterations, drop fraction and thresholds at a few rates (for the CLI)."""
@@ -114,6 +134,7 @@ class PaqmanPolicy:
             "solve_seconds": self.solve_seconds,
             "drop_fraction": float(self.policy[:, : self.buffer].mean()),
             "threshold_like": self.is_threshold(),
+            "threshold_reversals": self.threshold_reversals(),
             "first_drop_queue_by_rate": {
                 f"{self.grid.rates_pps[i] / mu:.2f}*mu": int(thr[i]) for i in idx
             },
@@ -199,6 +220,7 @@ class PaqmanPolicy:
                 "max_index": self.grid.size,
                 "admit_step": 1,
                 "drop_factor": self.grid.drop_factor,
+                "drop_projection": self.grid.drop_projection,
             },
             "solver": {
                 "gain_per_s": self.gain,
@@ -292,10 +314,16 @@ def load_policy(path: str | os.PathLike) -> PaqmanPolicy:
     factor = number(rg, "drop_factor", "rate_grid")
     if not 0 < factor < 1:
         raise bad(f"rate_grid.drop_factor = {factor!r}: must be in (0, 1)")
+    projection = rg.get("drop_projection", "floor")  # optional key; files before it: floor
+    if projection not in DROP_PROJECTIONS:
+        raise bad(
+            f"rate_grid.drop_projection = {projection!r}: expected one of "
+            + ", ".join(DROP_PROJECTIONS)
+        )
     qmax = number(doc.get("queue"), "max", "queue")
     if qmax < 0 or int(qmax) != qmax:
         raise bad(f"queue.max = {qmax!r}: must be an integer >= 0")
-    grid = RateGrid(float(unit), int(size), float(factor))
+    grid = RateGrid(float(unit), int(size), float(factor), projection)
     nq = int(qmax) + 1
     table_doc = doc.get("table")
     rows = table_doc.get("rows") if isinstance(table_doc, dict) else None

@@ -33,7 +33,7 @@ from scipy import stats
 from scipy.linalg import expm
 from threadpoolctl import threadpool_limits
 
-from aqmlab.mdp.model import ADMIT, DROP, Smdp, _skeleton
+from aqmlab.mdp.model import ADMIT, DEFAULT_DROP_PROJECTION, DROP, Smdp, _skeleton
 
 __all__ = ["birth_death_generator", "pure_death_generator", "interval_kernel", "rtt_model"]
 
@@ -226,6 +226,7 @@ def rtt_model(
     drop_factor: float = 0.5,
     window_penalty: bool = True,
     method: str = "expm",
+    drop_projection: str = DEFAULT_DROP_PROJECTION,
 ) -> Smdp:
     """Build the single-flow non-negligible-RTT PAQMAN SMDP (docs/paqman.md, PAQMAN §V-A).
 
@@ -249,6 +250,8 @@ def rtt_model(
         How ``expm(Q_lambda R)`` is evaluated: SciPy ``expm`` per rate (Prop. V.2 verbatim, one
         ``(B + 2)``-square exponential per rate, default) or the banded uniformization series
         (a cross-check; slower with single-threaded BLAS, competitive only for small ``R``).
+    drop_projection : {"split", "floor"}
+        As :func:`aqmlab.mdp.negligible_rtt_model`.
 
     Returns
     -------
@@ -262,7 +265,9 @@ def rtt_model(
     """
     if not np.isfinite(rtt_s) or rtt_s < 0:
         raise ValueError(f"rtt_s {rtt_s!r}: must be >= 0")
-    sk = _skeleton(service_pps, target_s, buffer, grid, drop_factor, reward, penalty, phi)
+    sk = _skeleton(
+        service_pps, target_s, buffer, grid, drop_factor, reward, penalty, phi, drop_projection
+    )
     g, rew, pen, qrow = sk.grid, sk.reward, sk.penalty, sk.qrow
     nq, nr = buffer + 1, g.size
     q = np.arange(nq)
@@ -301,5 +306,6 @@ def rtt_model(
         reward=reward,
         phi=phi,
         window_penalty=window_penalty,
+        drop_projection=drop_projection,
     )
-    return Smdp(kernel, blk, sk.nxt, qrow, rew, tau, sk.feasible, g, meta)
+    return Smdp(kernel, blk, sk.nxt, qrow, rew, tau, sk.feasible, g, meta, sk.nxt_hi, sk.nxt_w)

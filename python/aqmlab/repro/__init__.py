@@ -1,6 +1,6 @@
 """Reproductions of the seed papers' evaluations: ``aqmlab repro NAME [--quick] --out DIR``.
 
-One module per paper (``ktl``, ``edc``, ``sfc``, ``sqm_fluid``), each with ``run(quick) -> Repro``; the files
+One module per paper (``ktl``, ``edc``, ``sfc``, ``paqman``, ``sqm_fluid``), each with ``run(quick) -> Repro``; the files
 written are described in :mod:`aqmlab.repro._common` and ``docs/repro.md``.
 """
 
@@ -17,6 +17,7 @@ PAPERS = {
     "ktl": ("aqmlab.repro.ktl", "Kim, Tang & Low 2003, PD-LQ: experiments A and B"),
     "edc": ("aqmlab.repro.edc", "Suzer, Kang & Basaran 2011, EDC vs RED, PI, PIP, AOPC, FLC"),
     "sfc": ("aqmlab.repro.sfc", "Gao & Hou, SFC vs RED, SRED, PI, AVQ: experiments A-E"),
+    "paqman": ("aqmlab.repro.paqman", "Kar, Alt, Koeppl & Rizk, PAQMAN vs CoDel and drop-tail"),
     "sqm-fluid": ("aqmlab.repro.sqm_fluid", "Ye et al. 2022, SQM: the MATLAB fluid example"),
 }
 

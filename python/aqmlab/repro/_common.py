@@ -4,7 +4,8 @@ A reproduction builds :class:`Job` s (one scenario and seed each), runs them wit
 :func:`run_jobs` (in worker processes; a progress bar on a terminal), reduces the results to the
 paper's metrics and returns a :class:`Repro` that :func:`write_repro` writes to a folder:
 
-``scenarios/CASE.toml`` (rerun one case with ``aqmlab run``), the figures (PNG), ``report.md`` and
+``scenarios/CASE.toml`` (rerun one case with ``aqmlab run``; files the scenarios name, such as
+PAQMAN's policies, beside them), the figures (PNG), ``report.md`` and
 ``repro.json`` = ``{"paper", "quick", "cases": {CASE: {metric: value}}, "checks": [...]}``.
 """
 
@@ -243,6 +244,7 @@ class Repro:
     wall_seconds: float = 0.0
     seeds: list[int] = field(default_factory=list)
     rerun: str | None = None  # replaces the report's "rerun with aqmlab run" sentence
+    files: dict[str, str] = field(default_factory=dict)  # scenarios/NAME -> text (e.g. policies)
 
     def to_json(self) -> dict[str, Any]:
         def clean(x):
@@ -312,6 +314,8 @@ def write_repro(rep: Repro, out: str | os.PathLike[str], force: bool = False) ->
         sc.mkdir()
         for case, data in rep.scenarios.items():
             (sc / f"{case}.toml").write_text(to_toml(data))
+        for name, text in rep.files.items():  # files the scenarios name (relative paths)
+            (sc / name).write_text(text)
         for name, fig in rep.figures.items():
             fig.savefig(tmp / name, dpi=110)
             plt.close(fig)
