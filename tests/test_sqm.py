@@ -146,3 +146,26 @@ def test_controller_writes_the_slot_holders_weights():
             _codel_sim(),
             "bottleneck",
         )
+
+
+def test_run_with_the_online_controller(tmp_path):
+    scen = tmp_path / "sqm.toml"
+    scen.write_text(TOML + '\n[sqm]\nperiod = "4s"\n')
+    out = tmp_path / "r"
+    p = _run("run", str(scen), "--out", str(out), "--no-plots")
+    assert p.returncode == 0, p.stderr
+    log = json.loads((out / "sqm_controller.json").read_text())
+    assert log["period_s"] == 4.0 and len(log["periods"]) == 3
+    written = log["periods"][-1]["written"]
+    assert written and all(k.startswith("queues.") for k in written)
+    assert json.loads((out / "summary.json").read_text())["links"]["bottleneck"]["aqm"] == "sqm"
+    # [sqm] asks for the sqm qdisc; a bad period names the key
+    for text, needle in (
+        (TOML.replace('type = "sqm"', 'type = "codel"').replace("queues = 4\n", ""), "sqm"),
+        (TOML + '\n[sqm]\nperiod = "-1s"\n', "sqm.period"),
+    ):
+        scen.write_text(text if "[sqm]" in text else text + '\n[sqm]\nperiod = "4s"\n')
+        bad = tmp_path / "bad"
+        p = _run("run", str(scen), "--out", str(bad), "--no-plots")
+        assert p.returncode == 2, p.stderr
+        assert needle in p.stderr and "Traceback" not in p.stderr and not bad.exists()
