@@ -261,6 +261,8 @@ pub struct Sqm<P> {
     slots: Vec<Slot>,
     /// DRR quantum of each bucket (0: reserved).
     quanta: Vec<i64>,
+    /// Sum of the quanta of the slots in use and the reserved queue (automatic β's share).
+    quanta_in_use: i64,
     sketch: SpaceSaving,
     window_end: Instant,
     codel: CodelVars,
@@ -303,6 +305,7 @@ impl<P: Packet> Sqm<P> {
             ),
             slots: vec![Self::fresh_slot(cfg, Instant::ZERO, None); k],
             quanta: vec![0; k + 1],
+            quanta_in_use: 0,
             sketch: SpaceSaving::new(cfg.counters as usize),
             window_end: Instant::ZERO + cfg.window,
             codel: CodelVars::default(),
@@ -347,6 +350,7 @@ impl<P: Packet> Sqm<P> {
         }
         let r = self.cfg.reserved_share;
         self.quanta[0] = ((sum as f64 * r / (1.0 - r)).round() as i64).max(mtu as i64);
+        self.quanta_in_use = sum + self.quanta[0];
     }
 
     /// Link capacity in MTU-sized packets per second.
@@ -358,15 +362,7 @@ impl<P: Packet> Sqm<P> {
     pub fn beta(&self, i: usize) -> Option<f64> {
         let s = self.slots.get(i)?;
         Some(s.beta.unwrap_or_else(|| {
-            let w: i64 = self.quanta[0]
-                + self
-                    .slots
-                    .iter()
-                    .zip(&self.quanta[1..])
-                    .filter(|(s, _)| s.flow.is_some())
-                    .map(|(_, q)| *q)
-                    .sum::<i64>();
-            let share = self.quanta[i + 1] as f64 / w.max(1) as f64;
+            let share = self.quanta[i + 1] as f64 / self.quanta_in_use.max(1) as f64;
             self.cfg.target.as_secs_f64() * self.capacity_pps() * share.min(1.0)
         }))
     }
