@@ -794,15 +794,26 @@ impl<P: Packet> Qdisc<P> {
         }
     }
 
-    /// Backlogged flow queues of a hashed qdisc (`None` for other qdiscs).
+    /// Backlogged flow queues of a hashed qdisc; for SQM the elephant slots in use (`None` for
+    /// other qdiscs).
     #[inline]
     pub fn active_flows(&self) -> Option<u32> {
+        if let Qdisc::Sqm(q) = self {
+            return Some(q.slots_in_use());
+        }
         self.hashed().map(|h| h.queues().active())
     }
 
     /// A hashed qdisc's active-flow count, its integral up to `now` and its peak (`None` for
     /// other qdiscs).
     pub fn flow_count(&self, now: Instant) -> Option<FlowCount> {
+        if let Qdisc::Sqm(q) = self {
+            return Some(FlowCount {
+                active: q.slots_in_use(),
+                area: q.slot_area(now),
+                peak: q.slot_peak(),
+            });
+        }
         self.hashed().map(|h| {
             let q = h.queues();
             FlowCount {
@@ -815,6 +826,10 @@ impl<P: Packet> Qdisc<P> {
 
     /// Restarts the peak of [`Qdisc::flow_count`] from the current count (end of warm-up).
     pub fn reset_flow_peak(&mut self) {
+        if let Qdisc::Sqm(q) = self {
+            q.reset_slot_peak();
+            return;
+        }
         if let Some(h) = self.hashed_mut() {
             h.queues_mut().reset_peak();
         }

@@ -274,6 +274,10 @@ pub struct Sqm<P> {
     stats: QueueStats,
     reserved: QueueStats,
     in_use: u32,
+    /// Integral of `in_use` over time up to `slot_area_at`, slot x ns.
+    slot_area: u128,
+    slot_area_at: Instant,
+    slot_peak: u32,
     promotions: u64,
     demotions: u64,
     activations: u64,
@@ -317,6 +321,9 @@ impl<P: Packet> Sqm<P> {
             stats: QueueStats::default(),
             reserved: QueueStats::default(),
             in_use: 0,
+            slot_area: 0,
+            slot_area_at: Instant::ZERO,
+            slot_peak: 0,
             promotions: 0,
             demotions: 0,
             activations: 0,
@@ -375,6 +382,8 @@ impl<P: Packet> Sqm<P> {
             if s.flow.is_some() && now - s.last_arrival >= self.cfg.idle && self.fq.pkts(i + 1) == 0
             {
                 *s = Self::fresh_slot(&self.cfg, now, None);
+                self.slot_area += self.in_use as u128 * (now - self.slot_area_at).0 as u128;
+                self.slot_area_at = now;
                 self.in_use -= 1;
                 self.demotions += 1;
                 changed = true;
@@ -412,7 +421,10 @@ impl<P: Packet> Sqm<P> {
             return 0;
         };
         self.slots[i] = Self::fresh_slot(&self.cfg, now, Some(flow));
+        self.slot_area += self.in_use as u128 * (now - self.slot_area_at).0 as u128;
+        self.slot_area_at = now;
         self.in_use += 1;
+        self.slot_peak = self.slot_peak.max(self.in_use);
         self.promotions += 1;
         self.update_quanta();
         i + 1
@@ -621,6 +633,18 @@ impl<P: Packet> Sqm<P> {
     /// Elephant slots holding a flow now.
     pub fn slots_in_use(&self) -> u32 {
         self.in_use
+    }
+    /// Integral of [`Sqm::slots_in_use`] over time up to `now` (slot x ns).
+    pub fn slot_area(&self, now: Instant) -> u128 {
+        self.slot_area + self.in_use as u128 * now.0.saturating_sub(self.slot_area_at.0) as u128
+    }
+    /// Most slots in use at once since the queue was built or [`Sqm::reset_slot_peak`].
+    pub fn slot_peak(&self) -> u32 {
+        self.slot_peak
+    }
+    /// Restarts the peak from the current count.
+    pub fn reset_slot_peak(&mut self) {
+        self.slot_peak = self.in_use;
     }
     /// Flows promoted to a slot and slots freed so far.
     pub fn promotions(&self) -> (u64, u64) {
@@ -914,6 +938,10 @@ mod tests {
         assert_eq!(q.slot_of(300), Some(1));
         assert_eq!(q.slot_of(100), Some(0), "flow 100 was active");
         assert_eq!(q.promotions(), (3, 1));
+        // Slots in use: 1 from 1 ms, 2 from 2 ms, 1 from 1.7 s (sweep), 2 again at 1.7 s.
+        assert_eq!((q.slots_in_use(), q.slot_peak()), (2, 2));
+        let ns = |x: u64| x as u128 * 1_000_000;
+        assert_eq!(q.slot_area(ms(2700)), ns(1) + 2 * ns(1698) + 2 * ns(1000));
     }
 
     /// The law on an elephant queue: β = 2, σ = 4 set by path; with q = 4 queued the next
