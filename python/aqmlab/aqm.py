@@ -67,8 +67,8 @@ def describe_aqm(name: str) -> list[dict[str, Any]]:
 
 def scheduler_names() -> list[str]:
     """Names of the schedulers: the class-based ``drr`` and ``wfq``, the hashed flow-queueing
-    ``fq_codel``, ``fq_pie``, ``sfq``, ``sfq_codel``, and ``dualpi2``; ``[aqm] type`` takes them
-    too."""
+    ``fq_codel``, ``fq_pie``, ``sfq``, ``sfq_codel``, SQM's ``sqm`` (top-K elephant queues,
+    docs/aqm/sqm.md) and ``dualpi2``; ``[aqm] type`` takes them too."""
     return list(_core.scheduler_names())
 
 

@@ -168,7 +168,18 @@ class Simulation:
         self._sim.set_aqm_param(self._link(link), key, value)
 
     def aqm_param(self, link: str, key: str) -> float | None:
+        """Current value of an AQM parameter as running (SQM: ``queues.N.weight`` too)."""
         return self._sim.aqm_param(self._link(link), key)
+
+    def flow_hash(self, flow: int) -> int:
+        """The hash queue disciplines see for flow ``flow`` (SQM's ``flows.HASH.weight``)."""
+        return self._sim.flow_hash(flow)
+
+    def sqm_slots(self, link: str) -> list[int | None] | None:
+        """SQM's elephant slots on ``link``: per slot the flow number holding it (None: free);
+        None if the link does not run SQM. Slot i's parameters are ``queues.i.weight``,
+        ``queues.i.sigma``, ``queues.i.beta``."""
+        return self._sim.sqm_slots(self._link(link))
 
     def set_aqm(self, link: str, name: str, params: dict[str, Any] | None = None) -> None:
         """Replace a link's AQM (the queued packets stay)."""

@@ -104,11 +104,11 @@ impl FqCodelConfig {
 
 /// One flow queue seen by CoDel: pops from the bucket, Linux's small-queue test on the whole
 /// qdisc's backlog.
-struct FlowQueue<'a, P> {
-    fq: &'a mut FlowQueues<P>,
-    b: usize,
-    now: Instant,
-    max_packet: u64,
+pub(crate) struct FlowQueue<'a, P> {
+    pub fq: &'a mut FlowQueues<P>,
+    pub b: usize,
+    pub now: Instant,
+    pub max_packet: u64,
 }
 
 impl<P: Packet> CodelQueue<P> for FlowQueue<'_, P> {

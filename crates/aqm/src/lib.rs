@@ -145,6 +145,7 @@ pub mod rem;
 pub mod sfc;
 pub mod sfq;
 pub mod sfq_codel;
+pub mod sqm;
 pub mod sred;
 pub mod wfq;
 
@@ -167,5 +168,6 @@ pub use queue::{DropReason, Enqueue, LinkInfo, QueueDisc, QueueLimit, QueueStats
 pub use rng::Rng;
 pub use sfq::SfqConfig;
 pub use sfq_codel::SfqCodelConfig;
+pub use sqm::SqmConfig;
 pub use time::{BitsPerSec, Bytes, Duration, Instant};
 pub use wfq::WfqConfig;

@@ -38,6 +38,7 @@ use crate::params::{ParamInfo, Params};
 use crate::queue::{DropReason, Enqueue, LinkInfo, QueueDisc, QueueLimit, QueueStats};
 use crate::sfq::{Sfq, SfqConfig};
 use crate::sfq_codel::{SfqCodel, SfqCodelConfig};
+use crate::sqm::{Sqm, SqmConfig};
 use crate::time::Instant;
 use crate::wfq::{Wfq, WfqConfig};
 
@@ -51,6 +52,7 @@ pub const SCHEDULERS: &[&str] = &[
     "fq_pie",
     "sfq",
     "sfq_codel",
+    "sqm",
     "dualpi2",
 ];
 
@@ -58,7 +60,7 @@ pub const SCHEDULERS: &[&str] = &[
 pub const CLASS_BASED: &[&str] = &["drr", "wfq"];
 
 /// The hashed flow-queueing qdiscs: flat parameter lists (like an AQM's), no classes.
-pub const HASHED: &[&str] = &["fq_codel", "fq_pie", "sfq", "sfq_codel"];
+pub const HASHED: &[&str] = &["fq_codel", "fq_pie", "sfq", "sfq_codel", "sqm"];
 
 /// Applies `$e` to the config of a hashed variant bound to `$c`, or evaluates `$other`.
 macro_rules! hashed_cfg {
@@ -68,6 +70,7 @@ macro_rules! hashed_cfg {
             QdiscConfig::FqPie($c) => $e,
             QdiscConfig::Sfq($c) => $e,
             QdiscConfig::SfqCodel($c) => $e,
+            QdiscConfig::Sqm($c) => $e,
             #[allow(unreachable_patterns)]
             _ => $other,
         }
@@ -93,6 +96,8 @@ pub enum QdiscConfig {
     Sfq(SfqConfig),
     /// SFQ-CoDel, ns-2 sfqcodel ([`crate::sfq_codel`]).
     SfqCodel(SfqCodelConfig),
+    /// SQM: top-K elephant queues with SQM's law + a reserved CoDel queue ([`crate::sqm`]).
+    Sqm(SqmConfig),
     /// The L4S coupled dual queue ([`crate::dualpi2`]).
     DualPi2(DualPi2Config),
 }
@@ -109,6 +114,7 @@ enum SchedRepr {
     Sfq(SfqConfig),
     #[serde(rename = "sfq_codel")]
     SfqCodel(SfqCodelConfig),
+    Sqm(SqmConfig),
     #[serde(rename = "dualpi2")]
     DualPi2(DualPi2Config),
 }
@@ -130,6 +136,7 @@ impl From<QdiscConfig> for Repr {
             QdiscConfig::FqPie(c) => Repr::Sched(SchedRepr::FqPie(c)),
             QdiscConfig::Sfq(c) => Repr::Sched(SchedRepr::Sfq(c)),
             QdiscConfig::SfqCodel(c) => Repr::Sched(SchedRepr::SfqCodel(c)),
+            QdiscConfig::Sqm(c) => Repr::Sched(SchedRepr::Sqm(c)),
             QdiscConfig::DualPi2(d) => Repr::Sched(SchedRepr::DualPi2(d)),
         }
     }
@@ -146,6 +153,7 @@ impl TryFrom<Repr> for QdiscConfig {
             Repr::Sched(SchedRepr::FqPie(c)) => QdiscConfig::FqPie(c),
             Repr::Sched(SchedRepr::Sfq(c)) => QdiscConfig::Sfq(c),
             Repr::Sched(SchedRepr::SfqCodel(c)) => QdiscConfig::SfqCodel(c),
+            Repr::Sched(SchedRepr::Sqm(c)) => QdiscConfig::Sqm(c),
             Repr::Sched(SchedRepr::DualPi2(d)) => QdiscConfig::DualPi2(d),
         })
     }
@@ -175,6 +183,7 @@ impl QdiscConfig {
             QdiscConfig::FqPie(_) => FqPieConfig::AQM,
             QdiscConfig::Sfq(_) => SfqConfig::AQM,
             QdiscConfig::SfqCodel(_) => SfqCodelConfig::AQM,
+            QdiscConfig::Sqm(_) => SqmConfig::AQM,
             QdiscConfig::DualPi2(_) => "dualpi2",
         }
     }
@@ -236,6 +245,7 @@ impl QdiscConfig {
             "fq_pie" => return Ok(QdiscConfig::FqPie(FqPieConfig::default())),
             "sfq" => return Ok(QdiscConfig::Sfq(SfqConfig::default())),
             "sfq_codel" => return Ok(QdiscConfig::SfqCodel(SfqCodelConfig::default())),
+            "sqm" => return Ok(QdiscConfig::Sqm(SqmConfig::default())),
             "dualpi2" => return Ok(QdiscConfig::DualPi2(DualPi2Config::default())),
             _ => {}
         }
@@ -265,6 +275,7 @@ impl QdiscConfig {
             QdiscConfig::FqPie(_) => FqPieConfig::describe(),
             QdiscConfig::Sfq(_) => SfqConfig::describe(),
             QdiscConfig::SfqCodel(_) => SfqCodelConfig::describe(),
+            QdiscConfig::Sqm(_) => SqmConfig::describe_all(),
             QdiscConfig::DualPi2(_) => DualPi2Config::describe(),
         }
     }
@@ -341,7 +352,27 @@ impl QdiscConfig {
         require_unit: bool,
     ) -> Result<f64, ConfigError> {
         if self.is_hashed() || matches!(self, QdiscConfig::DualPi2(_)) {
-            return AqmConfig::value_among(self.name(), &self.param_info(), key, raw, require_unit);
+            // SQM's per-queue paths (queues.N.LEAF, flows.HASH.LEAF) take the unit of the
+            // pattern queues.N.LEAF.
+            let pattern = match (self, key.split('.').collect::<Vec<_>>().as_slice()) {
+                (QdiscConfig::Sqm(_), ["queues" | "flows", _, leaf]) => format!("queues.N.{leaf}"),
+                _ => key.to_string(),
+            };
+            return AqmConfig::value_among(
+                self.name(),
+                &self.param_info(),
+                &pattern,
+                raw,
+                require_unit,
+            )
+            .map_err(|e| match e {
+                ConfigError::UnknownParam { aqm, known, .. } => ConfigError::UnknownParam {
+                    aqm,
+                    key: key.into(),
+                    known,
+                },
+                e => e,
+            });
         }
         match self {
             QdiscConfig::Fifo(a) => a.raw_value(key, raw, require_unit),
@@ -478,6 +509,16 @@ impl_hashed!(
     }
 );
 impl_hashed!(
+    Sqm,
+    Sqm,
+    fn probability(&self) -> f64 {
+        Sqm::probability(self)
+    },
+    fn flow_state_bytes(&self) -> usize {
+        Sqm::flow_state_bytes(self)
+    }
+);
+impl_hashed!(
     Sfq,
     Sfq,
     fn poll_at(&self) -> Option<Instant> {
@@ -514,6 +555,8 @@ pub enum Qdisc<P> {
     Sfq(Sfq<P>),
     /// SFQ-CoDel (ns-2 sfqcodel).
     SfqCodel(SfqCodel<P>),
+    /// SQM.
+    Sqm(Sqm<P>),
     /// DualPI2 (L4S).
     DualPi2(DualPi2<P>),
 }
@@ -541,6 +584,7 @@ impl<P: Packet> Qdisc<P> {
             QdiscConfig::FqPie(c) => Qdisc::FqPie(FqPie::new(c, limit, link, seed)?),
             QdiscConfig::Sfq(c) => Qdisc::Sfq(Sfq::new(c, limit, link, seed)?),
             QdiscConfig::SfqCodel(c) => Qdisc::SfqCodel(SfqCodel::new(c, limit, link, seed)?),
+            QdiscConfig::Sqm(c) => Qdisc::Sqm(Sqm::new(c, limit, link, seed)?),
             QdiscConfig::DualPi2(d) => Qdisc::DualPi2(DualPi2::new(d, limit, link, seed)?),
         })
     }
@@ -555,6 +599,15 @@ impl<P: Packet> Qdisc<P> {
         }
     }
 
+    /// The SQM qdisc, if this is one (its slots: [`Sqm::slot_flow`]).
+    #[inline]
+    pub fn sqm(&self) -> Option<&Sqm<P>> {
+        match self {
+            Qdisc::Sqm(q) => Some(q),
+            _ => None,
+        }
+    }
+
     /// The hashed flow-queueing qdisc, if this is one.
     #[inline]
     pub fn hashed(&self) -> Option<&dyn Hashed<P>> {
@@ -563,6 +616,7 @@ impl<P: Packet> Qdisc<P> {
             Qdisc::FqPie(q) => Some(q),
             Qdisc::Sfq(q) => Some(q),
             Qdisc::SfqCodel(q) => Some(q),
+            Qdisc::Sqm(q) => Some(q),
             _ => None,
         }
     }
@@ -575,6 +629,7 @@ impl<P: Packet> Qdisc<P> {
             Qdisc::FqPie(q) => Some(q),
             Qdisc::Sfq(q) => Some(q),
             Qdisc::SfqCodel(q) => Some(q),
+            Qdisc::Sqm(q) => Some(q),
             _ => None,
         }
     }
@@ -596,6 +651,7 @@ impl<P: Packet> Qdisc<P> {
             Qdisc::FqPie(q) => q.enqueue(now, pkt, on_drop),
             Qdisc::Sfq(q) => q.enqueue(now, pkt, on_drop),
             Qdisc::SfqCodel(q) => q.enqueue(now, pkt, on_drop),
+            Qdisc::Sqm(q) => q.enqueue(now, pkt, on_drop),
             Qdisc::DualPi2(d) => d.enqueue(now, pkt, on_drop),
         }
     }
@@ -611,6 +667,7 @@ impl<P: Packet> Qdisc<P> {
             Qdisc::FqPie(q) => q.dequeue(now, on_drop),
             Qdisc::Sfq(q) => q.dequeue(now, on_drop),
             Qdisc::SfqCodel(q) => q.dequeue(now, on_drop),
+            Qdisc::Sqm(q) => q.dequeue(now, on_drop),
             Qdisc::DualPi2(d) => d.dequeue(now, on_drop),
         }
     }
@@ -624,7 +681,7 @@ impl<P: Packet> Qdisc<P> {
             Qdisc::Wfq(w) => w.classes().poll_at(),
             Qdisc::FqPie(q) => q.poll_at(),
             Qdisc::Sfq(q) => q.poll_at(),
-            Qdisc::FqCodel(_) | Qdisc::SfqCodel(_) => None,
+            Qdisc::FqCodel(_) | Qdisc::SfqCodel(_) | Qdisc::Sqm(_) => None,
             Qdisc::DualPi2(d) => d.poll_at(),
         }
     }
@@ -655,6 +712,7 @@ impl<P: Packet> Qdisc<P> {
             Qdisc::FqPie(q) => q.len_pkts(),
             Qdisc::Sfq(q) => q.len_pkts(),
             Qdisc::SfqCodel(q) => q.len_pkts(),
+            Qdisc::Sqm(q) => q.len_pkts(),
             Qdisc::DualPi2(d) => d.len_pkts(),
         }
     }
@@ -670,6 +728,7 @@ impl<P: Packet> Qdisc<P> {
             Qdisc::FqPie(q) => q.len_bytes(),
             Qdisc::Sfq(q) => q.len_bytes(),
             Qdisc::SfqCodel(q) => q.len_bytes(),
+            Qdisc::Sqm(q) => q.len_bytes(),
             Qdisc::DualPi2(d) => d.len_bytes(),
         }
     }
@@ -691,10 +750,12 @@ impl<P: Packet> Qdisc<P> {
         }
     }
 
-    /// Number of classes (0 for a FIFO and for a hashed qdisc; DualPI2: 2, `l` and `c`).
+    /// Number of classes (0 for a FIFO and for a hashed qdisc; DualPI2: 2, `l` and `c`; SQM:
+    /// 2, `reserved` and `elephants` (all elephant queues together)).
     pub fn num_classes(&self) -> usize {
         match self {
             Qdisc::DualPi2(_) => crate::dualpi2::CLASS_NAMES.len(),
+            Qdisc::Sqm(_) => crate::sqm::CLASS_NAMES.len(),
             _ => self.class_set().map_or(0, ClassSet::num_classes),
         }
     }
@@ -703,6 +764,7 @@ impl<P: Packet> Qdisc<P> {
     pub fn class_name(&self, i: usize) -> Option<&str> {
         match self {
             Qdisc::DualPi2(_) => crate::dualpi2::CLASS_NAMES.get(i).copied(),
+            Qdisc::Sqm(_) => crate::sqm::CLASS_NAMES.get(i).copied(),
             _ => self.class_set()?.class_name(i),
         }
     }
@@ -711,6 +773,7 @@ impl<P: Packet> Qdisc<P> {
     pub fn class_stats(&self, i: usize) -> Option<QueueStats> {
         match self {
             Qdisc::DualPi2(d) => d.class_stats(i),
+            Qdisc::Sqm(q) => q.class_stats(i),
             _ => Some(*self.class_set()?.class_queue(i)?.stats()),
         }
     }
@@ -719,6 +782,7 @@ impl<P: Packet> Qdisc<P> {
     pub fn class_len(&self, i: usize) -> Option<(usize, u64)> {
         match self {
             Qdisc::DualPi2(d) => d.class_len(i),
+            Qdisc::Sqm(q) => q.class_len(i),
             _ => {
                 let q = self.class_set()?.class_queue(i)?;
                 Some((q.len_pkts(), q.len_bytes()))
@@ -731,19 +795,31 @@ impl<P: Packet> Qdisc<P> {
     pub fn last_class(&self) -> u8 {
         match self {
             Qdisc::DualPi2(d) => d.last_class(),
+            Qdisc::Sqm(q) => q.last_class(),
             _ => self.class_set().map_or(0, ClassSet::last_class),
         }
     }
 
-    /// Backlogged flow queues of a hashed qdisc (`None` for other qdiscs).
+    /// Backlogged flow queues of a hashed qdisc; for SQM the elephant slots in use (`None` for
+    /// other qdiscs).
     #[inline]
     pub fn active_flows(&self) -> Option<u32> {
+        if let Qdisc::Sqm(q) = self {
+            return Some(q.slots_in_use());
+        }
         self.hashed().map(|h| h.queues().active())
     }
 
     /// A hashed qdisc's active-flow count, its integral up to `now` and its peak (`None` for
     /// other qdiscs).
     pub fn flow_count(&self, now: Instant) -> Option<FlowCount> {
+        if let Qdisc::Sqm(q) = self {
+            return Some(FlowCount {
+                active: q.slots_in_use(),
+                area: q.slot_area(now),
+                peak: q.slot_peak(),
+            });
+        }
         self.hashed().map(|h| {
             let q = h.queues();
             FlowCount {
@@ -756,6 +832,10 @@ impl<P: Packet> Qdisc<P> {
 
     /// Restarts the peak of [`Qdisc::flow_count`] from the current count (end of warm-up).
     pub fn reset_flow_peak(&mut self) {
+        if let Qdisc::Sqm(q) = self {
+            q.reset_slot_peak();
+            return;
+        }
         if let Some(h) = self.hashed_mut() {
             h.queues_mut().reset_peak();
         }
@@ -830,6 +910,9 @@ impl<P: Packet> Qdisc<P> {
 
     /// Current value of one parameter by path.
     pub fn param(&self, path: &str) -> Option<f64> {
+        if let Qdisc::Sqm(q) = self {
+            return q.param(path);
+        }
         self.config().get_param(path)
     }
 
@@ -854,6 +937,7 @@ impl<P: Packet> Qdisc<P> {
             Qdisc::FqPie(_) => FqPieConfig::AQM,
             Qdisc::Sfq(_) => SfqConfig::AQM,
             Qdisc::SfqCodel(_) => SfqCodelConfig::AQM,
+            Qdisc::Sqm(_) => SqmConfig::AQM,
             Qdisc::DualPi2(_) => "dualpi2",
         }
     }

@@ -61,8 +61,8 @@ pub struct LinkSummary {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub classes: BTreeMap<String, ClassSummary>,
     /// Backlogged flow queues of a hashed flow-queueing qdisc (`fq_codel`,
-    /// `fq_pie`, `sfq`, `sfq_codel`) over the window; absent (not serialised)
-    /// for other qdiscs. The other keys are the qdisc's aggregates, as for
+    /// `fq_pie`, `sfq`, `sfq_codel`), or SQM's elephant slots in use, over the
+    /// window; absent (not serialised) for other qdiscs. The other keys are the qdisc's aggregates, as for
     /// any queue.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub active_flows: Option<ActiveFlows>,
@@ -197,8 +197,9 @@ pub struct TimeSeries {
     pub throughput_bps: Vec<f64>,
     /// Bytes transmitted in the interval.
     pub tx_bytes: Vec<u64>,
-    /// Backlogged flow queues of a hashed flow-queueing qdisc at the sample
-    /// instant (0 for qdiscs without flow queues: FIFO, DRR). Left out of the
+    /// Backlogged flow queues of a hashed flow-queueing qdisc (SQM: elephant
+    /// slots in use) at the sample instant (0 for qdiscs without flow queues:
+    /// FIFO, DRR). Left out of the
     /// serde form when every value is 0 (no monitored link has a hashed
     /// qdisc), so that such results serialise as before the column existed.
     #[serde(default, skip_serializing_if = "all_zero")]

@@ -821,6 +821,23 @@ impl Scenario {
         let mut aqm = parse_aqm("aqm", aqm_value)?;
         apply_ecn_default(&mut aqm, any_ecn);
         t.put("aqm", Value::Object(aqm.normalized.clone()));
+        // `[sqm] period = "5s"`: SQM's online controller (run by `aqmlab run`, Python) every
+        // period over the links running the sqm qdisc; checked here, not used by the core.
+        if let Some(v) = t.raw("sqm") {
+            if !matches!(aqm.cfg, QdiscConfig::Sqm(_)) {
+                return Err(err(
+                    "sqm",
+                    None,
+                    format!(
+                        "the online controller needs [aqm] type = \"sqm\" (aqm is {})",
+                        aqm.cfg.name()
+                    ),
+                ));
+            }
+            let mut st = Table::new("sqm", v)?;
+            st.time_or("period", true, 5.0)?;
+            t.put("sqm", Value::Object(st.finish()?));
+        }
 
         let mut link_aliases = Vec::new();
         let topo = if let Some(v) = t.raw("dumbbell") {

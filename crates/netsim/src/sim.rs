@@ -894,6 +894,35 @@ impl Simulation {
         })
     }
 
+    /// Current value of one AQM parameter of link `name` by path, as running (an SQM queue's
+    /// `queues.N.weight` included); `None` for an unknown path.
+    pub fn aqm_param(&self, name: &str, key: &str) -> Result<Option<f64>, SimError> {
+        Ok(self.links[self.link_id(name)? as usize].queue.param(key))
+    }
+
+    /// The flow hash the queue disciplines see for flow `id` (SQM's `flows.HASH.*` paths).
+    pub fn flow_hash(&self, id: u32) -> u64 {
+        crate::rng::splitmix64(id as u64)
+    }
+
+    /// SQM's elephant slots on link `name`: for each slot the flow id holding it (`None`:
+    /// free); `None` if the link does not run SQM.
+    pub fn sqm_slots(&self, name: &str) -> Result<Option<Vec<Option<u32>>>, SimError> {
+        let l = &self.links[self.link_id(name)? as usize];
+        let Some(q) = l.queue.sqm() else {
+            return Ok(None);
+        };
+        let n = q.config().queues as usize;
+        Ok(Some(
+            (0..n)
+                .map(|i| {
+                    let h = q.slot_flow(i)?;
+                    (0..self.flows.len() as u32).find(|&f| self.flow_hash(f) == h)
+                })
+                .collect(),
+        ))
+    }
+
     /// Current AQM configuration of link `name`.
     pub fn aqm_config(&self, name: &str) -> Result<QdiscConfig, SimError> {
         Ok(self.links[self.link_id(name)? as usize].queue.config())

@@ -194,9 +194,21 @@ impl PySimulation {
         self.sim.set_aqm(link, cfg).map_err(sim_err)
     }
 
-    /// Current value of a link's AQM parameter (None if unknown).
+    /// Current value of a link's AQM parameter as running (None if unknown); SQM's
+    /// per-queue paths (`queues.N.weight`) included.
     fn aqm_param(&self, link: &str, key: &str) -> PyResult<Option<f64>> {
-        Ok(self.sim.aqm_config(link).map_err(sim_err)?.get_param(key))
+        self.sim.aqm_param(link, key).map_err(sim_err)
+    }
+
+    /// The flow hash queue disciplines see for flow `flow` (SQM's `flows.HASH.*` paths).
+    fn flow_hash(&self, flow: u32) -> u64 {
+        self.sim.flow_hash(flow)
+    }
+
+    /// SQM's elephant slots on a link: per slot the flow number holding it or None; None if
+    /// the link does not run SQM.
+    fn sqm_slots(&self, link: &str) -> PyResult<Option<Vec<Option<u32>>>> {
+        self.sim.sqm_slots(link).map_err(sim_err)
     }
 
     /// Set a link's Bernoulli loss probability.

@@ -14,10 +14,11 @@ Algorithm 2 (:mod:`aqmlab.online.tuning`)
     ``link_tuning(rates, rtts, capacity, alpha, sigma_rule, ...) -> LinkTuning``.
 Controller (:mod:`aqmlab.online.controller`)
     ``run_controller(sim, flows, ...) -> ControllerResult``, ``ParamMapping`` (where a flow's
-    weight and sigma are written: DRR class weights today, SQM queues later).
+    weight and sigma are written: DRR class weights), ``SqmMapping`` (the sqm qdisc's
+    elephant slots, ``queues.N.weight``).
 """
 
-from aqmlab.online.controller import ControllerResult, ParamMapping, run_controller
+from aqmlab.online.controller import ControllerResult, ParamMapping, SqmMapping, run_controller
 from aqmlab.online.num import NUMResult, num_optimum
 from aqmlab.online.ogd import (
     OGDResult,
@@ -39,6 +40,7 @@ __all__ = [
     "LinkTuning",
     "NUMResult",
     "ParamMapping",
+    "SqmMapping",
     "link_tuning",
     "run_controller",
     "OGDResult",

@@ -10,10 +10,12 @@ Every ``period`` seconds of simulated time :func:`run_controller`
    the link's queue discipline through a :class:`ParamMapping`;
 4. computes the alpha-fair NUM optimum of the present flows (the reference) and logs it all.
 
-The mapping is the only piece that knows the queue discipline: today ``drr`` class weights
-(``classes.NAME.weight``, one class per flow group, the weights of the class's flows summed);
-for SQM's per-flow queues the same class takes other path templates (e.g.
-``ParamMapping(keys, weight="queues.{key}.weight", sigma="queues.{key}.sigma")``).
+The mapping is the only piece that knows the queue discipline: ``drr`` class weights
+(``classes.NAME.weight``, one class per flow group, the weights of the class's flows summed,
+:meth:`ParamMapping.drr_classes`), or the ``sqm`` qdisc's per-flow queues
+(:class:`SqmMapping`: each period it asks the link which flow holds which elephant slot and
+writes ``queues.N.weight`` (and ``queues.N.sigma`` if asked) for the flows holding one; the
+flows in the reserved queue get nothing).
 
 Examples
 --------
@@ -39,7 +41,7 @@ from aqmlab.online.num import num_optimum
 from aqmlab.online.ogd import ogd_bounds, ogd_step, project
 from aqmlab.online.tuning import SIGMA_RULES, link_tuning
 
-__all__ = ["ControllerResult", "ParamMapping", "run_controller"]
+__all__ = ["ControllerResult", "ParamMapping", "SqmMapping", "run_controller"]
 
 #: largest weight the drr scheduler accepts
 MAX_WEIGHT = 1e6
@@ -115,6 +117,49 @@ class ParamMapping:
                     if f in self.keys:
                         out[tpl.format(key=self.keys[f])] = float(v)
         return out
+
+
+class SqmMapping(ParamMapping):
+    """The ``sqm`` qdisc of link ``link`` (docs/aqm/sqm.md): the flows holding an elephant
+    slot at write time, queue ``N`` = their slot, paths ``queues.N.weight`` and, with
+    ``sigma=True``, ``queues.N.sigma``.
+
+    Sigma is off by default: Algorithm 2's delay rule gives sigma in the fluid model's units
+    (``p* = x^-alpha``), not a real Reno flow's loss rate, and would put the law's slope in the
+    thousands of packets; the qdisc's own ``sigma`` default (packets) then stays. Beta is not
+    written (the qdisc's automatic beta: the 5 ms target at the queue's share).
+
+    Parameters
+    ----------
+    sim : aqmlab.sim.Simulation
+        the simulation (asked for the slots at each write).
+    link : str
+        the link running ``sqm``.
+    sigma : bool
+        also write ``queues.N.sigma``.
+    normalize : bool
+        as :class:`ParamMapping` (smallest weight written is 1).
+
+    Attributes
+    ----------
+    keys : dict
+        flow number -> slot (as str) of the flows holding a slot at the last write.
+    """
+
+    def __init__(self, sim, link: str, sigma: bool = False, normalize: bool = True):
+        if sim.sqm_slots(link) is None:
+            raise ValueError(f"link {link!r} does not run sqm")
+        self.sim, self.link = sim, link
+        self.keys = {}
+        self.weight = "queues.{key}.weight"
+        self.sigma = "queues.{key}.sigma" if sigma else None
+        self.beta = None
+        self.normalize = normalize
+
+    def writes(self, flows: list[int], tuning) -> dict[str, float]:
+        slots = self.sim.sqm_slots(self.link)
+        self.keys = {f: str(i) for i, f in enumerate(slots) if f is not None}
+        return super().writes(flows, tuning)
 
 
 @dataclass
@@ -201,7 +246,8 @@ def run_controller(
         the controlled links each flow crosses (default: every static flow crosses every
         controlled link).
     mapping : ParamMapping or {link: ParamMapping}, optional
-        where weights (and sigma) go (default :meth:`ParamMapping.drr_classes`).
+        where weights (and sigma) go (default: :class:`SqmMapping` when every controlled link
+        runs ``sqm``, else :meth:`ParamMapping.drr_classes`).
     alpha, epsilon, absent, D, G
         Algorithm 1 (:func:`aqmlab.online.ogd_step`).
     sigma_rule, delay_target, beta
@@ -241,7 +287,11 @@ def run_controller(
                 raise ValueError(f"routes[{f}]: {name!r} is not a controlled link")
             R[i, link_names.index(name)] = 1.0
     if mapping is None:
-        mapping = ParamMapping.drr_classes(sim)
+        # An sqm link: its flows' elephant slots; otherwise one DRR class per flow group.
+        if all(sim.sqm_slots(n) is not None for n in link_names):
+            mapping = {n: SqmMapping(sim, n) for n in link_names}
+        else:
+            mapping = ParamMapping.drr_classes(sim)
     maps = mapping if isinstance(mapping, Mapping) else {n: mapping for n in link_names}
     groups = sim.scenario.normalized["flows"]
     gid = sim.flow_groups()
