@@ -200,7 +200,7 @@ mod tests {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            if x % 3 != 0 || reference.is_empty() {
+            if !x.is_multiple_of(3) || reference.is_empty() {
                 let t = x % 50;
                 q.schedule(t, Event::TxDone(seq as u32));
                 reference.push((t, seq));
