@@ -50,6 +50,44 @@ use crate::packet::Packet;
 use crate::queue::{LinkInfo, QueueLimit};
 use crate::time::Instant;
 
+/// The accessors every hashed flow-queueing qdisc has, over its fields `fq` (the
+/// [`FlowQueues`]), `stats`, `link_limit` and `link`; expands inside the type's `impl` block.
+macro_rules! flow_queue_accessors {
+    () => {
+        /// Packets stored.
+        #[inline]
+        pub fn len_pkts(&self) -> usize {
+            self.fq.len_pkts()
+        }
+        /// Bytes stored.
+        #[inline]
+        pub fn len_bytes(&self) -> u64 {
+            self.fq.len_bytes()
+        }
+        /// Counters.
+        pub fn stats(&self) -> QueueStats {
+            self.stats
+        }
+        /// The link's hard limit this queue was built with.
+        pub fn limit(&self) -> QueueLimit {
+            self.link_limit
+        }
+        /// The link.
+        pub fn link(&self) -> LinkInfo {
+            self.link
+        }
+        /// The flow queues (inspection and tests).
+        pub fn queues(&self) -> &FlowQueues<P> {
+            &self.fq
+        }
+        /// Mutable flow queues (the qdisc's warm-up hook resets the active-flow peak).
+        pub(crate) fn queues_mut(&mut self) -> &mut FlowQueues<P> {
+            &mut self.fq
+        }
+    };
+}
+pub(crate) use flow_queue_accessors;
+
 /// "No index" in the pool and the lists.
 pub const NIL: u32 = u32::MAX;
 

@@ -293,36 +293,7 @@ impl<P: Packet> FqCodel<P> {
         }
     }
 
-    /// Packets stored.
-    #[inline]
-    pub fn len_pkts(&self) -> usize {
-        self.fq.len_pkts()
-    }
-    /// Bytes stored.
-    #[inline]
-    pub fn len_bytes(&self) -> u64 {
-        self.fq.len_bytes()
-    }
-    /// Counters.
-    pub fn stats(&self) -> QueueStats {
-        self.stats
-    }
-    /// The link's hard limit this queue was built with.
-    pub fn limit(&self) -> QueueLimit {
-        self.link_limit
-    }
-    /// The link.
-    pub fn link(&self) -> LinkInfo {
-        self.link
-    }
-    /// The flow queues (inspection and tests).
-    pub fn queues(&self) -> &FlowQueues<P> {
-        &self.fq
-    }
-    /// Mutable flow queues (the qdisc's warm-up hook resets the active-flow peak).
-    pub(crate) fn queues_mut(&mut self) -> &mut FlowQueues<P> {
-        &mut self.fq
-    }
+    crate::flowq::flow_queue_accessors!();
     /// CoDel state of flow queue `b`.
     pub fn codel_vars(&self, b: usize) -> Option<&CodelVars> {
         self.vars.get(b)

@@ -288,35 +288,7 @@ impl<P: Packet> FqPie<P> {
     pub fn pie(&self, b: usize) -> Option<&Pie> {
         self.pies.get(b)
     }
-    /// Packets stored.
-    #[inline]
-    pub fn len_pkts(&self) -> usize {
-        self.fq.len_pkts()
-    }
-    /// Bytes stored.
-    #[inline]
-    pub fn len_bytes(&self) -> u64 {
-        self.fq.len_bytes()
-    }
-    /// Counters.
-    pub fn stats(&self) -> QueueStats {
-        self.stats
-    }
-    /// The link's hard limit this queue was built with.
-    pub fn limit(&self) -> QueueLimit {
-        self.link_limit
-    }
-    /// The link.
-    pub fn link(&self) -> LinkInfo {
-        self.link
-    }
-    /// The flow queues.
-    pub fn queues(&self) -> &FlowQueues<P> {
-        &self.fq
-    }
-    pub(crate) fn queues_mut(&mut self) -> &mut FlowQueues<P> {
-        &mut self.fq
-    }
+    crate::flowq::flow_queue_accessors!();
     /// Bytes of the per-flow-queue state.
     pub fn flow_state_bytes(&self) -> usize {
         self.pies.capacity() * std::mem::size_of::<Pie>()

@@ -307,35 +307,7 @@ impl<P: Packet> Sfq<P> {
     pub fn perturbations(&self) -> u64 {
         self.perturbations
     }
-    /// Packets stored.
-    #[inline]
-    pub fn len_pkts(&self) -> usize {
-        self.fq.len_pkts()
-    }
-    /// Bytes stored.
-    #[inline]
-    pub fn len_bytes(&self) -> u64 {
-        self.fq.len_bytes()
-    }
-    /// Counters.
-    pub fn stats(&self) -> QueueStats {
-        self.stats
-    }
-    /// The link's hard limit this queue was built with.
-    pub fn limit(&self) -> QueueLimit {
-        self.link_limit
-    }
-    /// The link.
-    pub fn link(&self) -> LinkInfo {
-        self.link
-    }
-    /// The flow queues.
-    pub fn queues(&self) -> &FlowQueues<P> {
-        &self.fq
-    }
-    pub(crate) fn queues_mut(&mut self) -> &mut FlowQueues<P> {
-        &mut self.fq
-    }
+    crate::flowq::flow_queue_accessors!();
     /// The current configuration.
     pub fn config(&self) -> SfqConfig {
         self.cfg
