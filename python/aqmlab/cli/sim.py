@@ -166,17 +166,13 @@ def _prepare(sc, out: Path, force: bool, seed: int | None = None):
         _fail(str(e))
 
 
-def _write(res, out: Path, force: bool, plots: bool, command: str, extra=None) -> None:
-    """Write the result (and ``extra``: {file name: JSON-able data}) into ``out``."""
-    import json
-
+def _write(res, out: Path, force: bool, plots: bool, command: str) -> None:
+    """Write the result into ``out`` (atomically, through :mod:`aqmlab.output`)."""
     from aqmlab.output import output_dir
 
     try:
         with output_dir(out, force=force, command=command) as tmp:
             res.write_into(tmp, plots=plots)
-            for name, data in (extra or {}).items():
-                (tmp / name).write_text(json.dumps(data, indent=1, default=float) + "\n")
     except ValueError as e:
         _fail(str(e))
 
@@ -281,21 +277,12 @@ def register(app: typer.Typer) -> None:
         except ValueError as e:
             _fail(str(e))
         sim = _prepare(sc, out, force)
-        extra = None
-        ctrl = sc.normalized.get("sqm")
-        if ctrl is None:
+        try:
+            # with an [sqm] table, Simulation.run runs SQM's online controller (docs/online.md)
             res = _run_with_progress(sim, sc.name)
-        else:
-            # [sqm] period: SQM's online controller every period (docs/online.md).
-            from aqmlab.online import run_controller
-
-            try:
-                r = run_controller(sim, period=float(ctrl["period"]))
-            except ValueError as e:
-                _fail(f"sqm: {e}")
-            res = sim.result()
-            extra = {"sqm_controller.json": {"period_s": ctrl["period"], "periods": r.periods}}
-        _write(res, out, force, not no_plots, "run", extra)
+        except ValueError as e:
+            _fail(f"sqm: {e}")
+        _write(res, out, force, not no_plots, "run")
         from rich.console import Console
 
         Console().print(_summary_table({sc.aqm.get("type", "-"): res.summary}, sc.name))
