@@ -153,7 +153,9 @@ def test_controller_writes_the_slot_holders_weights():
     tu = r.periods[-1]["tuning"]["bottleneck"]
     assert tu["rule"] == "reno" and sorted(last[f"queues.{i}.sigma"] for i in held) == (
         pytest.approx(
-            sorted(v for f, v in zip(r.periods[-1]["present"], tu["sigma"]) if f in slots)
+            sorted(
+                v for f, v in zip(r.periods[-1]["present"], tu["sigma"], strict=True) if f in slots
+            )
         )
     )
     # a fluid-unit sigma rule is not written into the qdisc: weights only

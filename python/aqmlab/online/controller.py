@@ -310,7 +310,7 @@ def run_controller(
             R[i, link_names.index(name)] = 1.0
     crossing = R.any(axis=1)
     if not crossing.all():  # flows that cross no controlled link are not controlled
-        flows = [f for f, c in zip(flows, crossing) if c]
+        flows = [f for f, c in zip(flows, crossing, strict=True) if c]
         R = R[crossing]
     if not flows:
         raise ValueError("no static flow crosses a controlled link")

@@ -54,7 +54,7 @@ def flows_for(seed: int, duration: float) -> list[dict]:
                 }
             )
         k += 1
-    for f, rtt in zip(out, net.draw_rtts(rng, len(out))):
+    for f, rtt in zip(out, net.draw_rtts(rng, len(out)), strict=True):
         f["rtt"] = float(rtt)
     return out
 
@@ -229,7 +229,7 @@ def _figure(runs, flows, seed, warmup):
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(len(net.CASES) + 1, 1, figsize=(9, 10), sharex=True)
-    for ax, case in zip(axes, net.CASES):
+    for ax, case in zip(axes, net.CASES, strict=False):
         r = next(r for r in runs[case] if r.seed == seed)
         ts = r.ts["l23"]
         ax.plot(ts["time_s"], ts["queue_delay_ms_mean"], lw=0.5)

@@ -47,7 +47,7 @@ def flows_for(seed: int) -> list[dict]:
             out.append({"group": group, "cc": "newreno", "start": rng.uniform(0, 1)})
     for t in CUBIC_STARTS:
         out.append({"group": "R1->R4", "cc": "cubic", "start": t})
-    for f, rtt in zip(out, net.draw_rtts(rng, len(out))):
+    for f, rtt in zip(out, net.draw_rtts(rng, len(out)), strict=True):
         f["rtt"] = float(rtt)
     return out
 
@@ -59,7 +59,7 @@ def num_reference(flows: list[dict], duration: float, warmup: float) -> np.ndarr
     starts = np.array([max(f["start"], warmup) for f in flows])
     edges = sorted(set(starts.tolist()) | {duration})
     acc = np.zeros(len(flows))
-    for a, b in zip(edges[:-1], edges[1:]):
+    for a, b in zip(edges[:-1], edges[1:], strict=True):
         on = starts <= a
         x = np.zeros(len(flows))
         x[on] = num_optimum(R[on], cap, ALPHA).x
