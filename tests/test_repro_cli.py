@@ -35,7 +35,7 @@ def test_help_lists_only_the_available_papers():
     out = CliRunner().invoke(app, ["repro", "--help"]).output
     for name in PAPERS:
         assert name in out
-    assert "sqm-s1" not in out
+    assert "sqm-s3" not in out  # nothing that does not exist
 
 
 def test_toml_writer_round_trips_scenarios():

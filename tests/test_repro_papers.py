@@ -235,15 +235,17 @@ def test_sqm_s1_claims(tmp_path_factory):
     assert late and all(g["start"] >= 5.0 for g in late) and any("stop" in g for g in late)
     assert len(sc["flows"]) <= 40 and sc["sqm"]["state"] == "num"
     # Fig. 4 (quick, one seed, 60 s; observed std sqm 4.3, sfq_codel 5.3, codel 10.7,
-    # pie 11.8 ms; p99 20 vs 56-57 ms): SQM steadiest, CoDel and PIE spike
-    for other in ("codel", "pie", "sfq_codel"):
-        assert c["sqm"]["delay_std_ms"] < c[other]["delay_std_ms"]
+    # pie 11.8 ms; p99 20 vs 56-57 ms): SQM steadier than CoDel and PIE, which spike
     for other in ("codel", "pie"):
         assert c[other]["delay_p99_ms"] > 1.5 * c["sqm"]["delay_p99_ms"]
         assert c[other]["delay_std_ms"] > 1.5 * c["sqm"]["delay_std_ms"]
     assert c["sqm"]["utilization"] > 0.9 and c["sfq_codel"]["utilization"] > 0.9
     assert verdict(js, "sqm_most_stable") == "reproduced"
     assert verdict(js, "codel_pie_spikes") == "reproduced"
+    # SFQ-CoDel is about as steady as SQM, not "strongly" less (full run, five seeds: std
+    # 4.41 vs 4.26 ms, mean 3.05 vs 3.77 ms)
+    assert 0.6 < c["sfq_codel"]["delay_std_ms"] / c["sqm"]["delay_std_ms"] < 1.5
+    assert verdict(js, "sfq_codel_fluctuates") == "not reproduced"
     # Algorithm 1 as written starves the link (observed 0.42)
     assert c["sqm_ogd"]["utilization"] < 0.7
 

@@ -285,7 +285,9 @@ def register(app: typer.Typer) -> None:
         _write(res, out, force, not no_plots, "run")
         from rich.console import Console
 
-        Console().print(_summary_table({sc.aqm.get("type", "-"): res.summary}, sc.name))
+        links = res.summary["links"]
+        shown = links.get("bottleneck") or next(iter(links.values()), {})  # as the table picks
+        Console().print(_summary_table({shown.get("aqm", "-"): res.summary}, sc.name))
         typer.echo(f"results written to {out}")
 
     @app.command("dumbbell")
