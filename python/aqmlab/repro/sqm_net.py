@@ -30,6 +30,8 @@ from typing import Any
 
 import numpy as np
 
+from aqmlab.repro._common import Job, Run, run_jobs
+
 CASES = ("sqm", "codel", "pie", "sfq_codel")
 #: a further case: SQM with Algorithm 2 tuning for Algorithm 1's decision as written
 EXTRA = ("sqm_ogd",)
@@ -169,3 +171,17 @@ def routing(flows: list[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
         R[i, 0] = "l23" in crossed
         R[i, 1] = "l34" in crossed
     return R, np.array([CAPACITY_PPS, CAPACITY_PPS])
+
+
+def run_cases(
+    paper: str, flows: dict[int, list[dict[str, Any]]], duration: float, warmup: float
+) -> tuple[dict[str, list[Run]], dict[str, dict[str, Any]]]:
+    """Run every case (:data:`CASES` and :data:`EXTRA`) for every seed of ``flows`` ({seed:
+    flow list}); returns the runs by case and the scenarios by ``CASE-seedN``."""
+    jobs, scen = [], {}
+    for case in CASES + EXTRA:
+        for s, fl in flows.items():
+            sc = scenario(f"{paper}-{case}-seed{s}", case, fl, duration, warmup, seed=s)
+            jobs.append(Job(case, s, sc))
+            scen[f"{case}-seed{s}"] = sc
+    return run_jobs(jobs, paper), scen

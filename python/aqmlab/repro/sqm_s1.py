@@ -23,7 +23,7 @@ matplotlib.use("Agg", force=False)
 import numpy as np
 
 from aqmlab.repro import sqm_net as net
-from aqmlab.repro._common import Job, Repro, check, mean_std, run_jobs, timed
+from aqmlab.repro._common import Repro, check, mean_std, timed
 
 PAPER = "sqm-s1"
 TITLE = "Ye et al. 2022, SQM: ns Scenario 1, queueing delay at l23 under a changing flow set"
@@ -92,15 +92,8 @@ def _run(quick: bool) -> Repro:
     duration = 60.0 if quick else 120.0
     warmup = 10.0
     flows = {s: flows_for(s, duration) for s in seeds}
-    jobs = []
-    scen = {}
+    runs, scen = net.run_cases(PAPER, flows, duration, warmup)
     cases_run = net.CASES + net.EXTRA
-    for case in cases_run:
-        for s in seeds:
-            sc = net.scenario(f"sqm-s1-{case}-seed{s}", case, flows[s], duration, warmup, seed=s)
-            jobs.append(Job(case, s, sc))
-            scen[f"{case}-seed{s}"] = sc
-    runs = run_jobs(jobs, "sqm-s1")
     per = {c: [_metrics(r) for r in runs[c]] for c in cases_run}
     cases = {c: {k: mean_std(m[k] for m in per[c])[0] for k in per[c][0]} for c in cases_run}
     for c in cases_run:

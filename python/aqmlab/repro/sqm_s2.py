@@ -26,7 +26,7 @@ import numpy as np
 
 from aqmlab.online import num_optimum
 from aqmlab.repro import sqm_net as net
-from aqmlab.repro._common import Job, Repro, check, mean_std, run_jobs, timed
+from aqmlab.repro._common import Repro, check, mean_std, timed
 from aqmlab.results import jain_index
 
 PAPER = "sqm-s2"
@@ -96,13 +96,7 @@ def _run(quick: bool) -> Repro:
     cases = net.CASES + net.EXTRA
     flows = {s: flows_for(s) for s in seeds}
     refs = {s: num_reference(flows[s], DURATION, WARMUP) for s in seeds}
-    jobs, scen = [], {}
-    for case in cases:
-        for s in seeds:
-            sc = net.scenario(f"sqm-s2-{case}-seed{s}", case, flows[s], DURATION, WARMUP, seed=s)
-            jobs.append(Job(case, s, sc))
-            scen[f"{case}-seed{s}"] = sc
-    runs = run_jobs(jobs, "sqm-s2")
+    runs, scen = net.run_cases(PAPER, flows, DURATION, WARMUP)
     out: dict[str, dict] = {}
     for c in cases:
         per = [_metrics(r, flows[r.seed], refs[r.seed]) for r in runs[c]]
