@@ -208,14 +208,14 @@ def test_paqman_scenarios_rerun_with_their_policy(tmp_path_factory, tmp_path):
 def _sqm_common(name, d, js, metrics):
     assert set(js) == {"paper", "quick", "cases", "checks"} and js["paper"] == name
     c = js["cases"]
-    assert set(c) == {"sqm", "codel", "pie", "sfq_codel", "sqm_ogd"}
+    assert set(c) == {"sqm", "codel", "pie", "sfq_codel", "sqm_ogd", "sqm_theorem3"}
     for case in c:
         assert set(c[case]) >= metrics, case
         sc = tomllib.loads((d / "scenarios" / f"{case}-seed1.toml").read_text())
         # the paper's network: both bottlenecks at 50 Mb/s running the case's AQM
         bn = {ln["name"]: ln for ln in sc["links"] if ln.get("name") in ("l23", "l34")}
         assert set(bn) == {"l23", "l34"} and all(ln["rate"] == 50e6 for ln in bn.values())
-        assert bn["l23"]["aqm"]["type"] == case.removesuffix("_ogd")
+        assert bn["l23"]["aqm"]["type"] == ("sqm" if case.startswith("sqm") else case)
         assert ("sqm" in sc) == case.startswith("sqm")
     report = (d / "report.md").read_text()
     for ch in js["checks"]:
@@ -248,6 +248,10 @@ def test_sqm_s1_claims(tmp_path_factory):
     assert verdict(js, "sfq_codel_fluctuates") == "not reproduced"
     # Algorithm 1 as written starves the link (observed 0.42)
     assert c["sqm_ogd"]["utilization"] < 0.7
+    # Theorem 3's sigma taken literally: no AQM left, the buffer fills (observed 158 ms against
+    # 3.9 ms with the Reno delay rule)
+    assert c["sqm_theorem3"]["mean_delay_ms"] > 10 * c["sqm"]["mean_delay_ms"]
+    assert verdict(js, "sigma_rule") == "not reproduced"
 
 
 def test_sqm_s2_claims(tmp_path_factory):

@@ -127,9 +127,10 @@ class SqmMapping(ParamMapping):
     With ``sigma=True`` the mapping writes ``queues.N.sigma`` and ``queues.N.beta`` (Algorithm
     2's slope and the offset it was computed for), so the queue's law is the one tuned. Only the
     ``"reno"`` sigma rule is in the units of the qdisc's law (real drop probabilities);
-    :func:`run_controller` turns sigma on for it and off for the fluid-unit rules (``"delay"``,
-    ``"theorem3"``: slopes in the thousands to millions of packets). Off, the qdisc keeps its
-    own ``sigma`` (packets) and automatic beta (the 5 ms target at the queue's share).
+    :func:`run_controller` turns sigma on for it and for ``"theorem3"`` (the paper's Algorithm
+    2 taken literally: slopes of ~1e6-1e7 packets, shown by ``aqmlab repro sqm-s1``), and off
+    for the fluid-unit ``"delay"`` rule. Off, the qdisc keeps its own ``sigma`` (packets) and
+    automatic beta (the 5 ms target at the queue's share).
 
     Parameters
     ----------
@@ -261,7 +262,7 @@ def run_controller(
         :meth:`~aqmlab.sim.Simulation.flow_path`, that are controlled).
     mapping : ParamMapping or {link: ParamMapping}, optional
         where weights (and sigma) go (default: :class:`SqmMapping` when every controlled link
-        runs ``sqm``, writing sigma and beta with the ``"reno"`` rule, else
+        runs ``sqm``, writing sigma and beta with the ``"reno"`` and ``"theorem3"`` rules, else
         :meth:`ParamMapping.drr_classes`).
     alpha, epsilon, absent, D, G
         Algorithm 1 (:func:`aqmlab.online.ogd_step`).
@@ -317,7 +318,8 @@ def run_controller(
     if mapping is None:
         # An sqm link: its flows' elephant slots; otherwise one DRR class per flow group.
         if all(sim.sqm_slots(n) is not None for n in link_names):
-            mapping = {n: SqmMapping(sim, n, sigma=sigma_rule == "reno") for n in link_names}
+            write = sigma_rule in ("reno", "theorem3")  # the delay rule's sigma is a fluid price's
+            mapping = {n: SqmMapping(sim, n, sigma=write) for n in link_names}
         else:
             mapping = ParamMapping.drr_classes(sim)
     maps = mapping if isinstance(mapping, Mapping) else {n: mapping for n in link_names}

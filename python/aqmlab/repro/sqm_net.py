@@ -21,7 +21,9 @@ Cases (ALGORITHMS.md §2.1: "delay target 5 ms for all"):
   parameters at their defaults;
 * ``sqm_ogd`` (a further case): as ``sqm``, but Algorithm 2 tunes for Algorithm 1's own
   decision (controller state ``ogd``) rather than for the NUM optimum of the present flows
-  (state ``num``, the ``sqm`` case). Both write σ by the Reno delay rule (docs/online.md).
+  (state ``num``, the ``sqm`` case). Both write σ by the Reno delay rule (docs/online.md);
+* ``sqm_theorem3`` (a further case): as ``sqm``, with σ from Theorem 3 (Algorithm 2 taken
+  literally: σ in the fluid model's units, ~1e6-1e7 packets) written into the qdiscs.
 """
 
 from __future__ import annotations
@@ -33,10 +35,13 @@ import numpy as np
 from aqmlab.repro._common import Job, Run, run_jobs
 
 CASES = ("sqm", "codel", "pie", "sfq_codel")
-#: a further case: SQM with Algorithm 2 tuning for Algorithm 1's decision as written
-EXTRA = ("sqm_ogd",)
+#: further cases: SQM with Algorithm 2 tuning for Algorithm 1's decision as written, and SQM
+#: with Theorem 3's sigma written literally into the qdiscs
+EXTRA = ("sqm_ogd", "sqm_theorem3")
 #: SQM's controller: which rates Algorithm 2 tunes for (aqmlab.online.run_controller's state)
-STATE = {"sqm": "num", "sqm_ogd": "ogd"}
+STATE = {"sqm": "num", "sqm_ogd": "ogd", "sqm_theorem3": "num"}
+#: SQM's controller: Algorithm 2's sigma rule (docs/online.md)
+SIGMA_RULE = {"sqm": "reno", "sqm_ogd": "reno", "sqm_theorem3": "theorem3"}
 RATE_BPS = 50e6
 PKT = 1500  # bytes: 50 Mb/s = 4166 packets/s (the paper's capacity)
 CAPACITY_PPS = RATE_BPS / (8 * PKT)
@@ -66,6 +71,7 @@ def aqm(case: str) -> dict[str, Any]:
     return {
         "sqm": {"type": "sqm", "queues": K, "target": TARGET},
         "sqm_ogd": {"type": "sqm", "queues": K, "target": TARGET},
+        "sqm_theorem3": {"type": "sqm", "queues": K, "target": TARGET},
         "codel": {"type": "codel", "target": TARGET},
         "pie": {"type": "pie", "target": TARGET},
         "sfq_codel": {"type": "sfq_codel", "target": TARGET},
@@ -151,10 +157,11 @@ def scenario(
         "links": links,
         "flows": groups,
     }
-    if case in ("sqm", "sqm_ogd"):
+    if case in STATE:
         # Algorithm 2 tunes for the NUM optimum of the present flows ("num"), or for
-        # Algorithm 1's own decision as written ("ogd"); sigma by the Reno delay rule
-        sc["sqm"] = {"period": PERIOD, "sigma_rule": "reno", "state": STATE[case]}
+        # Algorithm 1's own decision as written ("ogd"); sigma by the Reno delay rule or
+        # Theorem 3
+        sc["sqm"] = {"period": PERIOD, "sigma_rule": SIGMA_RULE[case], "state": STATE[case]}
     return sc
 
 
