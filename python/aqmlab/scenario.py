@@ -282,9 +282,7 @@ def set_key(data: dict, key: str, value: Any, label: str | None = None) -> dict:
             if not isinstance(node, list):
                 raise ScenarioError(f"{item}: '{where}' is not an array")
             if not 0 <= part < len(node):
-                raise ScenarioError(
-                    f"{item}: no {where}[{part}] ({where} has {len(node)} entries)"
-                )
+                raise ScenarioError(f"{item}: no {where}[{part}] ({where} has {len(node)} entries)")
             where = f"{where}[{part}]"
             if last:
                 node[part] = value

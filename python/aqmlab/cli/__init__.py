@@ -17,6 +17,7 @@ from aqmlab.cli import fluid as _fluid
 from aqmlab.cli import paqman as _paqman
 from aqmlab.cli import repro as _repro
 from aqmlab.cli import sim as _sim
+from aqmlab.cli import sweep as _sweep
 
 app = typer.Typer(
     name="aqmlab",
@@ -53,6 +54,7 @@ def _root(
 
 
 _sim.register(app)
+_sweep.register(app)
 _repro.register(app)
 app.add_typer(
     _design.app, name="design", help="Controller design: PI, PD-LQ, SFC, EDC, SQM sigma, margins."

@@ -86,10 +86,12 @@ class DaskCluster:
         before anything runs).
     """
 
-    def __init__(self, address: str, workers: int | None = None, timeout: float = 10.0):
+    def __init__(self, address: str, workers: int | None = None, timeout: float = 5.0):
         address = str(address).strip()
         if not address:
-            raise ScenarioError("--dask = '': give 'local' or a scheduler address (tcp://host:8786)")
+            raise ScenarioError(
+                "--dask = '': give 'local' or a scheduler address (tcp://host:8786)"
+            )
         workers = check_workers(workers)
         try:
             from dask.distributed import Client, LocalCluster
@@ -142,7 +144,13 @@ class DaskCluster:
         [base_f] = self.client.scatter([base], broadcast=True)
         futures = {
             self.client.submit(
-                execute, base_f, r.key, r.overrides, r.seed, timeseries, key=f"aqmlab-{r.key}",
+                execute,
+                base_f,
+                r.key,
+                r.overrides,
+                r.seed,
+                timeseries,
+                key=f"aqmlab-{r.key}",
                 pure=False,
             ): r
             for r in runs
@@ -154,8 +162,14 @@ class DaskCluster:
                     yield fut.result()
                 except Exception as e:  # the worker died: record the run as failed
                     msg = " ".join(str(e).split())
-                    rec = {"run_key": r.key, "overrides": r.overrides, "seed": r.seed,
-                           "summary": None, "error": f"{type(e).__name__}: {msg}", "wall_s": 0.0}
+                    rec = {
+                        "run_key": r.key,
+                        "overrides": r.overrides,
+                        "seed": r.seed,
+                        "summary": None,
+                        "error": f"{type(e).__name__}: {msg}",
+                        "wall_s": 0.0,
+                    }
                     yield rec, None
         finally:
             self.client.cancel(list(futures))

@@ -107,17 +107,18 @@ class SweepSpec:
 
     def combinations(self) -> list[dict[str, Any]]:
         """Every combination of overrides: the grid's product for each position of the zip."""
-        zip_rows = [dict(zip(self.zip, vals, strict=True)) for vals in zip(*self.zip.values())]
+        zip_rows = [
+            dict(zip(self.zip, vals, strict=True)) for vals in zip(*self.zip.values(), strict=True)
+        ]
         grid_rows = [
-            dict(zip(self.grid, vals, strict=True)) for vals in itertools.product(*self.grid.values())
+            dict(zip(self.grid, vals, strict=True))
+            for vals in itertools.product(*self.grid.values())
         ]
         return [{**g, **z} for g in grid_rows for z in (zip_rows or [{}])]
 
     def runs(self) -> list[Run]:
         """Every run, in a fixed order: combinations, then seeds."""
-        return [
-            Run(run_key(c, s), c, s) for c in self.combinations() for s in self.seeds
-        ]
+        return [Run(run_key(c, s), c, s) for c in self.combinations() for s in self.seeds]
 
     def scenario_data(self, overrides: Mapping[str, Any], seed: int) -> dict[str, Any]:
         """The scenario document of one run (a fresh copy of the base with the overrides)."""
@@ -220,7 +221,9 @@ def load_spec(spec: str | Path | Mapping[str, Any], name: str | None = None) -> 
     unknown = [k for k in doc if k not in SPEC_KEYS]
     if unknown:
         k = unknown[0]
-        _fail(f"{k} = {json.dumps(_plain(doc[k], k))}: unknown sweep key (known: {', '.join(SPEC_KEYS)})")
+        _fail(
+            f"{k} = {json.dumps(_plain(doc[k], k))}: unknown sweep key (known: {', '.join(SPEC_KEYS)})"
+        )
 
     base = doc.get("base")
     if base is None:

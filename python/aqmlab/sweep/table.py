@@ -73,7 +73,10 @@ def _metric_column(values: list[Any]):
     if values and all(isinstance(v, int) for v in values):
         return pa.array(values, pa.int64())
     return pa.array(
-        [None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v) for v in values],
+        [
+            None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
+            for v in values
+        ],
         pa.float64(),
     )
 
