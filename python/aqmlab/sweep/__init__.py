@@ -43,6 +43,8 @@ __all__ = [
     "LocalPool",
     "DaskCluster",
     "default_workers",
+    "check_workers",
+    "SweepStore",
 ]
 
 #: progress(done, total, failed): called after each finished run (skipped runs count as done).
@@ -59,6 +61,7 @@ class Prepared:
     runs: list[Run]
     todo: list[Run]
     force: bool
+    own_executor: bool = True
 
     @property
     def skipped(self) -> int:
@@ -73,8 +76,12 @@ def prepare(
     dask: str | None = None,
     timeseries: bool | None = None,
     force: bool = False,
+    executor: LocalPool | DaskCluster | None = None,
 ) -> Prepared:
     """Check everything a sweep needs before anything runs or is written (see :func:`run`).
+
+    ``executor`` runs the sweep on an existing pool or cluster (which the caller closes);
+    ``workers`` and ``dask`` are then not used.
 
     Raises
     ------
@@ -93,8 +100,10 @@ def prepare(
         todo = [r for r in runs if r.key not in done]
     else:
         todo = list(runs)
-    executor = DaskCluster(dask, workers) if dask is not None else LocalPool(workers)
-    return Prepared(sp, Path(out), executor, runs, todo, force)
+    own = executor is None
+    if executor is None:
+        executor = DaskCluster(dask, workers) if dask is not None else LocalPool(workers)
+    return Prepared(sp, Path(out), executor, runs, todo, force, own)
 
 
 def execute(prep: Prepared, progress: Progress | None = None):
@@ -117,7 +126,7 @@ def execute(prep: Prepared, progress: Progress | None = None):
             if progress is not None:
                 progress(done, total, failed)
     finally:
-        if isinstance(prep.executor, DaskCluster):
+        if prep.own_executor:
             prep.executor.close()
         df = store.finish(prep.spec, prep.runs)
     return df

@@ -45,33 +45,48 @@ def check_workers(workers: Any, key: str = "--workers") -> int | None:
 
 
 class LocalPool:
-    """A pool of ``workers`` local processes (default: all cores)."""
+    """A pool of ``workers`` local processes (default: all cores), started on first use and
+    kept for later sweeps until :meth:`close`."""
 
     def __init__(self, workers: int | None = None):
         self.workers = check_workers(workers) or default_workers()
+        self._pool = None
 
     def __repr__(self) -> str:
         return f"LocalPool(workers={self.workers})"
+
+    def _start(self):
+        from aqmlab.sweep import worker
+
+        if self._pool is None:
+            methods = mp.get_all_start_methods()
+            ctx = mp.get_context("forkserver" if "forkserver" in methods else "spawn")
+            if ctx.get_start_method() == "forkserver":
+                ctx.set_forkserver_preload(["aqmlab.sim", "aqmlab.sweep.worker"])
+            self._pool = ctx.Pool(self.workers, initializer=worker.init_worker)
+        return self._pool
+
+    def close(self) -> None:
+        """Stop the worker processes."""
+        if self._pool is not None:
+            self._pool.terminate()
+            self._pool.join()
+            self._pool = None
 
     def run(self, base: dict[str, Any], runs: list[Run], timeseries: bool) -> Iterator[Result]:
         from aqmlab.sweep import worker
 
         if not runs:
             return
-        methods = mp.get_all_start_methods()
-        ctx = mp.get_context("forkserver" if "forkserver" in methods else "spawn")
-        if ctx.get_start_method() == "forkserver":
-            ctx.set_forkserver_preload(["aqmlab.sim", "aqmlab.sweep.worker"])
-        tasks = [(r.key, r.overrides, r.seed, timeseries) for r in runs]
-        pool = ctx.Pool(
-            min(self.workers, len(runs)), initializer=worker.init_worker, initargs=(base,)
-        )
+        pool = self._start()
+        tasks = [(base, r.key, r.overrides, r.seed, timeseries) for r in runs]
+        finished = False
         try:
             yield from pool.imap_unordered(worker.run_task, tasks, chunksize=1)
-            pool.close()
+            finished = True
         finally:
-            pool.terminate()
-            pool.join()
+            if not finished:  # interrupted: stop the runs still going
+                self.close()
 
 
 class DaskCluster:

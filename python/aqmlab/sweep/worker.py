@@ -15,8 +15,6 @@ from typing import Any
 
 __all__ = ["execute", "init_worker", "run_task"]
 
-_BASE: dict[str, Any] | None = None
-
 
 def _one_line(e: BaseException) -> str:
     text = " ".join(str(e).split())
@@ -71,18 +69,13 @@ def execute(
     return record, ts_bytes
 
 
-def init_worker(base: dict[str, Any]) -> None:
-    """Initializer of a local worker process: keep the base scenario; leave Ctrl-C to the
+def init_worker() -> None:
+    """Initializer of a local worker process: import the simulator once; leave Ctrl-C to the
     parent (which stops the pool and keeps the finished runs)."""
-    global _BASE
-    _BASE = base
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    import aqmlab.sim  # noqa: F401  (import once per worker, not per run)
+    import aqmlab.sim  # noqa: F401
 
 
-def run_task(task: tuple[str, dict[str, Any], int, bool]):
-    """A local worker's task: ``(run_key, overrides, seed, timeseries)`` on the base it got at
-    start-up."""
-    key, overrides, seed, timeseries = task
-    assert _BASE is not None, "init_worker was not called"
-    return execute(_BASE, key, overrides, seed, timeseries)
+def run_task(task: tuple[dict[str, Any], str, dict[str, Any], int, bool]):
+    """A local worker's task: ``(base, run_key, overrides, seed, timeseries)``."""
+    return execute(*task)
