@@ -123,6 +123,15 @@ def register(app: typer.Typer) -> None:
                 f"resuming {out}: {prep.skipped} of {len(prep.runs)} runs already done",
                 err=True,
             )
-        with ProgressBar(prep.spec.name) as bar:
-            df = sw.execute(prep, progress=bar)
+        try:
+            with ProgressBar(prep.spec.name) as bar:
+                df = sw.execute(prep, progress=bar)
+        except KeyboardInterrupt:
+            kept = len(sw.SweepStore(out, True).done() & {r.key for r in prep.runs})
+            typer.echo(
+                f"error: interrupted; {kept} of {len(prep.runs)} runs kept in {out} "
+                "(run the same command again to finish)",
+                err=True,
+            )
+            raise typer.Exit(130) from None
         typer.echo(f"{counts_line(df)}; results written to {out / 'results.parquet'}")

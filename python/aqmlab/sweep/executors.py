@@ -101,7 +101,7 @@ class DaskCluster:
         before anything runs).
     """
 
-    def __init__(self, address: str, workers: int | None = None, timeout: float = 5.0):
+    def __init__(self, address: str, workers: int | None = None, timeout: float = 3.0):
         address = str(address).strip()
         if not address:
             raise ScenarioError(
