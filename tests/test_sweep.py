@@ -248,3 +248,30 @@ def test_cli_writes_the_spec_as_given(tmp_path):
     assert "1 runs, 0 failed" in r.stdout
     assert (tmp_path / "o" / "spec.toml").read_text() == text
     assert len(list((tmp_path / "o" / "timeseries").iterdir())) == 1
+
+
+def test_a_run_with_an_sqm_table_runs_the_online_controller_as_aqmlab_run_does(monkeypatch):
+    import aqmlab.online
+    from aqmlab.sweep.worker import execute
+
+    calls = []
+    real = aqmlab.online.run_controller
+
+    def spy(sim, period):
+        calls.append(period)
+        return real(sim, period=period)
+
+    monkeypatch.setattr(aqmlab.online, "run_controller", spy)
+    base = {
+        "duration": "4s",
+        "dumbbell": {"rate": "10Mbps"},
+        "aqm": {"type": "sqm", "queues": 2},
+        "sqm": {"period": "2s"},
+        "flows": [{"count": 2}],
+    }
+    record, _ = execute(base, "k", {}, 1)
+    assert record["error"] is None and calls == [2.0]
+    assert record["summary"]["sim_seconds"] == 4.0
+    del base["sqm"]
+    execute(base, "k", {}, 1)
+    assert calls == [2.0], "no [sqm] table: no controller"
