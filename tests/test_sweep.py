@@ -191,9 +191,21 @@ def test_a_failed_run_is_recorded_and_does_not_stop_the_sweep(tmp_path):
 def test_dask_local_cluster_gives_the_same_rows(local, tmp_path):
     pytest.importorskip("dask.distributed")
     _, df = local
-    spec = {**SPEC, "timeseries": True}
-    dk = sweep.run(spec, tmp_path / "dask", dask="local", workers=2)
+    # a second sweep on the same cluster: the same run keys, another base scenario
+    other = {**SPEC, "base": {**BASE, "dumbbell": {**BASE["dumbbell"], "rtt": "80ms"}}}
+    cluster = sweep.DaskCluster("local", workers=2)
+    try:
+        dk = sweep.execute(
+            sweep.prepare({**SPEC, "timeseries": True}, tmp_path / "dask", executor=cluster)
+        )
+        dk2 = sweep.execute(sweep.prepare(other, tmp_path / "dask2", executor=cluster))
+    finally:
+        cluster.close()
     pd.testing.assert_frame_equal(dk.drop(columns="wall_s"), df.drop(columns="wall_s"))
+    assert list(dk2["run_key"]) == list(dk["run_key"])
+    ref2 = sweep.run(other, tmp_path / "local2", workers=1)
+    pd.testing.assert_frame_equal(dk2.drop(columns="wall_s"), ref2.drop(columns="wall_s"))
+    assert not dk2["events"].equals(dk["events"])
 
 
 def _env():

@@ -165,8 +165,7 @@ class DaskCluster:
                 r.overrides,
                 r.seed,
                 timeseries,
-                key=f"aqmlab-{r.key}",
-                pure=False,
+                pure=False,  # a fresh task key per run: keys repeat across sweeps
             ): r
             for r in runs
         }
