@@ -269,9 +269,9 @@ def test_a_run_with_an_sqm_table_runs_the_online_controller_as_aqmlab_run_does(m
     calls = []
     real = aqmlab.online.run_controller
 
-    def spy(sim, period):
+    def spy(sim, period, **kw):
         calls.append(period)
-        return real(sim, period=period)
+        return real(sim, period=period, **kw)
 
     monkeypatch.setattr(aqmlab.online, "run_controller", spy)
     base = {

@@ -21,25 +21,6 @@ def _one_line(e: BaseException) -> str:
     return text if isinstance(e, ValueError) and text else f"{type(e).__name__}: {text}"
 
 
-def simulate_like_run(data: dict[str, Any]):
-    """Simulate a scenario document as ``aqmlab run`` does: with SQM's online controller when
-    it has an ``[sqm]`` table (docs/online.md), else straight to the end. Returns the
-    SimResult."""
-    from aqmlab.scenario import Scenario
-    from aqmlab.sim import Simulation
-
-    sc = Scenario(data)
-    sim = Simulation(sc)
-    ctrl = sc.normalized.get("sqm")
-    if ctrl is None:
-        sim.run()
-    else:
-        from aqmlab.online import run_controller
-
-        run_controller(sim, period=float(ctrl["period"]))
-    return sim.result()
-
-
 def execute(
     base: dict[str, Any],
     key: str,
@@ -58,6 +39,7 @@ def execute(
     timeseries : bytes or None
         The run's ``timeseries.parquet`` content when asked for and the run succeeded.
     """
+    from aqmlab.sim import simulate
     from aqmlab.sweep.spec import resolve
 
     t0 = time.perf_counter()
@@ -65,7 +47,8 @@ def execute(
     error = None
     ts_bytes = None
     try:
-        res = simulate_like_run(resolve(base, overrides, seed))
+        # as `aqmlab run`: with an [sqm] table, Simulation.run runs SQM's online controller
+        res = simulate(resolve(base, overrides, seed))
         summary = res.summary
         if timeseries:
             import pyarrow as pa
