@@ -18,6 +18,7 @@ reached when two cores are free. Exits 1 if a bar fails.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import tempfile
@@ -71,6 +72,9 @@ def main() -> int:
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-sweep-"))
     ok = True
+    # the 2-worker bar needs two free cores: show how busy the machine is
+    print(f"cores: {sweep.default_workers()}, load average (1 min) at start: "
+          f"{os.getloadavg()[0]:.2f}")  # fmt: skip
     try:
         # 1. per-run overhead
         n = args.overhead_runs
@@ -90,6 +94,7 @@ def main() -> int:
         t1 = timed_sweep(spec, tmp / "w1", workers=1)
         t2 = timed_sweep(spec, tmp / "w2", workers=2)
         ratio = t1 / t2
+        print(f"  load average (1 min) after: {os.getloadavg()[0]:.2f}")
         verdict = "PASS" if ratio >= SPEEDUP_BAR else "FAIL"
         ok &= ratio >= SPEEDUP_BAR
         print(f"16 runs of ~{t1 / 16:.2f} s: 1 worker {t1:.2f} s, 2 workers {t2:.2f} s -> "
