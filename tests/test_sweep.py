@@ -287,3 +287,17 @@ def test_a_run_with_an_sqm_table_runs_the_online_controller_as_aqmlab_run_does(m
     del base["sqm"]
     execute(base, "k", {}, 1)
     assert calls == [2.0], "no [sqm] table: no controller"
+
+
+def test_a_script_read_from_stdin_can_run_a_sweep(tmp_path):
+    # spawn/forkserver workers would try to import __main__ from '<stdin>' and die
+    script = (
+        "from aqmlab import sweep\n"
+        f"df = sweep.run({{'base': {BASE!r}, 'seeds': [1]}}, {str(tmp_path / 'o')!r}, workers=1)\n"
+        "print(len(df), df['error'].isna().all())\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-"], input=script, env=_env(), capture_output=True, text=True, timeout=120
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["1", "True"]

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing as mp
 import os
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -44,6 +45,23 @@ def check_workers(workers: Any, key: str = "--workers") -> int | None:
     return workers
 
 
+@contextlib.contextmanager
+def _main_importable() -> Iterator[None]:
+    """Hide a ``__main__.__file__`` that is no file (``python - <script``: ``<stdin>``) while
+    worker processes start: spawn and forkserver would try to run it in each worker and fail.
+    The workers need nothing from ``__main__``: their task functions live in aqmlab."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if path is None or getattr(main, "__spec__", None) is not None or os.path.isfile(path):
+        yield
+        return
+    del main.__file__
+    try:
+        yield
+    finally:
+        main.__file__ = path
+
+
 class LocalPool:
     """A pool of ``workers`` local processes (default: all cores), started on first use and
     kept for later sweeps until :meth:`close`."""
@@ -63,7 +81,8 @@ class LocalPool:
             ctx = mp.get_context("forkserver" if "forkserver" in methods else "spawn")
             if ctx.get_start_method() == "forkserver":
                 ctx.set_forkserver_preload(["aqmlab.sim", "aqmlab.sweep.worker"])
-            self._pool = ctx.Pool(self.workers, initializer=worker.init_worker)
+            with _main_importable():
+                self._pool = ctx.Pool(self.workers, initializer=worker.init_worker)
         return self._pool
 
     def close(self) -> None:

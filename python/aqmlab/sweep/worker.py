@@ -57,7 +57,9 @@ def execute(
             buf = io.BytesIO()
             pq.write_table(pa.table(res.columns["timeseries"]), buf)
             ts_bytes = buf.getvalue()
-    except Exception as e:  # a failed run is recorded, it does not stop the sweep
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:  # a failed run (a Rust panic too) is recorded, the sweep goes on
         error = _one_line(e)
     record = {
         "run_key": key,
