@@ -24,7 +24,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 build: $(STAMP)
-	$(VENV)/bin/maturin develop --release --quiet -E dev
+	$(VENV)/bin/maturin develop --release --quiet -E dev,dask
 
 test: build test-rust test-python
 

@@ -373,6 +373,7 @@ def test_api_bad_input_raises_named_value_error(tmp_path, monkeypatch, name, cal
 
 def test_the_tables_have_at_least_sixty_rows():
     rows = len(DUMBBELL_ROWS) + 3 * len(OUT_ROWS) + len(SCENARIO_ROWS) + len(API_ROWS)
+    rows += len(SWEEP_ROWS) + len(SWEEP_OUT_ROWS) + len(RFC7928_ROWS)
     assert rows >= 60, rows
 
 
@@ -446,3 +447,163 @@ def test_a_signal_leaves_nothing_behind(tmp_path, sig, phase):
     if phase == "simulating":
         assert "Traceback" not in err, err
     assert snapshot(cwd) == before, "a partial folder or temporary was left behind"
+
+
+# -- sweep and rfc7928: the spec and the options are checked before anything runs ------------
+
+SWEEP_OK = """seeds = [1, 2]
+[base]
+duration = "1s"
+[base.dumbbell]
+rate = "10Mbps"
+[[base.flows]]
+count = 2
+[grid]
+"aqm.type" = ["codel", "pie"]
+"""
+
+SWEEP_ROWS = [
+    ("unknown spec key", SWEEP_OK + "[grdi]\n", [], ["grdi", "unknown sweep key"]),
+    (
+        "empty grid list",
+        SWEEP_OK.replace('["codel", "pie"]', "[]"),
+        [],
+        ['grid."aqm.type" = []', "at least one value"],
+    ),
+    (
+        "grid value not a list",
+        SWEEP_OK.replace('["codel", "pie"]', '"codel"'),
+        [],
+        ['grid."aqm.type" = "codel"', "list of values"],
+    ),
+    (
+        "zip unequal",
+        SWEEP_OK + '[zip]\n"dumbbell.rate" = ["1Mbps", "2Mbps"]\n"dumbbell.buffer" = [10]\n',
+        [],
+        ['zip."dumbbell.buffer" = [10]', "1 values", "equal length"],
+    ),
+    (
+        "key in grid and zip",
+        SWEEP_OK + '[zip]\n"aqm.type" = ["red"]\n',
+        [],
+        ['zip."aqm.type"', "also in [grid]"],
+    ),
+    (
+        "bad override value",
+        SWEEP_OK.replace('"pie"]', '"pei"]'),
+        [],
+        ['aqm.type = "pei"', "unknown AQM"],
+    ),
+    (
+        "bad override unit",
+        SWEEP_OK + '[zip]\n"dumbbell.rate" = ["10Mbpz"]\n',
+        [],
+        ['dumbbell.rate = "10Mbpz"', "unknown rate unit"],
+    ),
+    (
+        "unknown override key",
+        SWEEP_OK + '[zip]\n"dumbbell.rat" = ["1Mbps"]\n',
+        [],
+        ["dumbbell.rat", "unknown key"],
+    ),
+    (
+        "override index",
+        SWEEP_OK + '[zip]\n"flows.3.count" = [1]\n',
+        [],
+        ["flows.3.count", "flows[3]"],
+    ),
+    ("seed as override", SWEEP_OK + '[zip]\n"seed" = [1]\n', [], ['zip."seed"', "seeds = [...]"]),
+    ("no seeds", SWEEP_OK.replace("seeds = [1, 2]", "seeds = []"), [], ["seeds = []"]),
+    (
+        "negative seed",
+        SWEEP_OK.replace("seeds = [1, 2]", "seeds = [1, -2]"),
+        [],
+        ["seeds[1] = -2", ">= 0"],
+    ),
+    (
+        "seed twice",
+        SWEEP_OK.replace("seeds = [1, 2]", "seeds = [3, 3]"),
+        [],
+        ["seeds = [3, 3]", "twice"],
+    ),
+    (
+        "timeseries not bool",
+        'timeseries = "yes"\n' + SWEEP_OK,
+        [],
+        ["timeseries = 'yes'", "true or false"],
+    ),
+    ("no base", "seeds = [1]\n", [], ["base", "missing"]),
+    ("missing base file", 'base = "nope.toml"\nseeds = [1]\n', [], ["nope.toml", "No such file"]),
+    (
+        "bad base",
+        SWEEP_OK.replace('duration = "1s"', 'duration = "-1s"'),
+        [],
+        ["base", "duration", "-1s"],
+    ),
+    ("malformed spec", "seeds = [1\n", [], ["sweep.toml", "malformed TOML"]),
+    ("workers 0", SWEEP_OK, ["--workers", "0"], ["--workers = 0", ">= 1"]),
+    ("workers -3", SWEEP_OK, ["--workers", "-3"], ["--workers = -3", ">= 1"]),
+    ("workers text", SWEEP_OK, ["--workers", "two"], ["--workers", "two"]),
+    ("dask empty", SWEEP_OK, ["--dask", ""], ["--dask = ''", "local"]),
+    (
+        "dask unreachable",
+        SWEEP_OK,
+        ["--dask", "tcp://127.0.0.1:9"],
+        ["--dask = 'tcp://127.0.0.1:9'", "cannot connect"],
+    ),
+    (
+        "workers with a scheduler",
+        SWEEP_OK,
+        ["--dask", "tcp://127.0.0.1:9", "--workers", "2"],
+        ["--workers = 2", "its own workers"],
+    ),
+]
+
+
+@pytest.mark.parametrize("name, spec, extra, needles", SWEEP_ROWS, ids=[r[0] for r in SWEEP_ROWS])
+def test_sweep_bad_input(tmp_path, name, spec, extra, needles):
+    (tmp_path / "sweep.toml").write_text(spec)
+    assert_bad_input(["sweep", "{tmp}/sweep.toml", "--out", "{tmp}/res", *extra], needles, tmp_path)
+
+
+# rfc7928 checks its folder with the same function: two rows suffice for it.
+SWEEP_OUT_ROWS = [("sweep", a, n) for a, n in OUT_ROWS] + [
+    ("rfc7928", a, n) for a, n in OUT_ROWS if a[1] in ("mine", "notes.txt")
+]
+
+
+@pytest.mark.parametrize(
+    "command, args, needles",
+    SWEEP_OUT_ROWS,
+    ids=[f"{c} {' '.join(a)}" for c, a, _ in SWEEP_OUT_ROWS],
+)
+def test_sweep_refused_output_paths(tmp_path, command, args, needles):
+    (tmp_path / "sweep.toml").write_text(SWEEP_OK)
+    base = ["sweep", "{tmp}/sweep.toml"] if command == "sweep" else ["rfc7928", "--quick"]
+    line = assert_bad_input([*base, *args], needles, tmp_path)
+    assert "output folder" in line
+
+
+def test_sweep_does_not_resume_a_sweep_of_another_base(tmp_path):
+    cwd = scratch(tmp_path)
+    (cwd / "sweep.toml").write_text(SWEEP_OK.replace("seeds = [1, 2]", "seeds = [1]"))
+    p = run(["sweep", "sweep.toml", "--out", "res", "--workers", "1"], cwd)
+    assert p.returncode == 0, p.stderr
+    (cwd / "sweep.toml").write_text(SWEEP_OK.replace('"1s"', '"2s"'))
+    line = assert_bad_input(
+        ["sweep", "{tmp}/sweep.toml", "--out", "{tmp}/res"], ["'", "res", "another base"], tmp_path
+    )
+    assert "--force" in line
+
+
+RFC7928_ROWS = [
+    (["--aqms", "codel,foo"], ["--aqms = 'codel,foo'", "unknown AQM 'foo'"]),
+    (["--aqms", ","], ["--aqms = ','", "at least one AQM"]),
+    (["--aqms", "pie,pie"], ["--aqms = 'pie,pie'", "given twice"]),
+    (["--workers", "0"], ["--workers = 0"]),
+]
+
+
+@pytest.mark.parametrize("args, needles", RFC7928_ROWS, ids=[" ".join(a) for a, _ in RFC7928_ROWS])
+def test_rfc7928_bad_input(tmp_path, args, needles):
+    assert_bad_input(["rfc7928", "--quick", "--out", "{tmp}/res", *args], needles, tmp_path)

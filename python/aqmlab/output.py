@@ -48,6 +48,9 @@ __all__ = [
     "check_output_file",
     "output_dir",
     "output_file",
+    "manifest_command",
+    "refresh_manifest",
+    "write_atomic",
 ]
 
 #: Name of the manifest aqmlab writes into every result folder.
@@ -225,12 +228,18 @@ def _remove_created(created: list[Path]) -> None:
             p.rmdir()
 
 
-def _write_manifest(folder: Path, command: str | None) -> None:
-    files = sorted(_contents(folder) | {MANIFEST})
+def _manifest_text(folder: Path, command: str | None) -> str:
+    files = sorted(
+        f for f in _contents(folder) | {MANIFEST} if not Path(f).name.endswith(_TMP_SUFFIX)
+    )
     from aqmlab import __version__
 
     data = {"tool": "aqmlab", "version": __version__, "command": command, "files": files}
-    (folder / MANIFEST).write_text(json.dumps(data, indent=1) + "\n")
+    return json.dumps(data, indent=1) + "\n"
+
+
+def _write_manifest(folder: Path, command: str | None) -> None:
+    (folder / MANIFEST).write_text(_manifest_text(folder, command))
 
 
 @contextlib.contextmanager
@@ -314,6 +323,57 @@ def output_file(
             os.chmod(tmp, 0o666 & ~_umask())
             yield tmp
             os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+# -- folders that grow in place (a sweep's records) -------------------------------------------
+# A sweep writes each finished run into its folder as it finishes, so that Ctrl-C keeps them;
+# the folder itself was created by output_dir. These keep it a replaceable aqmlab result.
+
+
+def manifest_command(folder: str | os.PathLike[str]) -> str | None:
+    """The command recorded in an aqmlab folder's manifest, or None if it is not one."""
+    p = Path(folder)
+    if _manifest_files(p) is None:
+        return None
+    try:
+        return json.loads((p / MANIFEST).read_text()).get("command")
+    except (OSError, ValueError):
+        return None
+
+
+def refresh_manifest(folder: str | os.PathLike[str], command: str | None) -> None:
+    """Rewrite the manifest of an aqmlab folder (atomically) so that it lists what it holds now;
+    temporaries (``.*.aqmlab-tmp``) are removed first."""
+    p = Path(folder)
+    for root, dirs, files in os.walk(p):
+        for f in files:
+            if f.startswith(".") and f.endswith(_TMP_SUFFIX):
+                with contextlib.suppress(OSError):
+                    os.unlink(Path(root) / f)
+        for d in dirs:
+            if d.startswith(".") and d.endswith(_TMP_SUFFIX):
+                shutil.rmtree(Path(root) / d, ignore_errors=True)
+    text = _manifest_text(p, command)
+    with write_atomic(p / MANIFEST) as tmp:
+        tmp.write_text(text)
+
+
+@contextlib.contextmanager
+def write_atomic(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a temporary name next to ``path`` that replaces it when the block succeeds (no
+    checks: for files inside a folder aqmlab owns). On failure the temporary is removed."""
+    target = Path(path)
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=_TMP_SUFFIX, dir=target.parent)
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        os.chmod(tmp, 0o666 & ~_umask())
+        yield tmp
+        os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
             tmp.unlink()

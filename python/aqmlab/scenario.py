@@ -53,6 +53,7 @@ __all__ = [
     "load_scenario",
     "parse_scenario",
     "apply_overrides",
+    "set_key",
 ]
 
 ScenarioError = _core.ScenarioError
@@ -225,17 +226,18 @@ def _coerce(text: str) -> Any:
 
 
 def _path(key: str, item: str) -> list[str | int]:
-    """``flows[0].count`` or ``flows.0.count`` -> ``["flows", 0, "count"]``."""
+    """``flows[0].count`` or ``flows.0.count`` -> ``["flows", 0, "count"]``; ``item`` starts
+    the error messages."""
     parts: list[str | int] = []
     for token in key.strip().split("."):
         name, *idx = token.replace("]", "").split("[")
         if not name and not idx:
-            raise ScenarioError(f"--set {item!r}: empty part in key '{key}'")
+            raise ScenarioError(f"{item}: empty part in key '{key}'")
         if name:
             parts.append(int(name) if name.isdigit() else name)
         for i in idx:
             if not i.isdigit():
-                raise ScenarioError(f"--set {item!r}: index '{i}' in key '{key}' is not a number")
+                raise ScenarioError(f"{item}: index '{i}' in key '{key}' is not a number")
             parts.append(int(i))
     return parts
 
@@ -256,31 +258,44 @@ def apply_overrides(data: dict, overrides: list[str]) -> dict:
         if "=" not in item:
             raise ScenarioError(f"--set {item!r}: expected key=value")
         key, raw = item.split("=", 1)
-        parts = _path(key, item)
-        node: Any = data
-        where = ""
-        for part, nxt in zip(parts, [*parts[1:], None], strict=True):
-            last = nxt is None
-            if isinstance(part, int):
-                if not isinstance(node, list):
-                    raise ScenarioError(f"--set {item!r}: '{where}' is not an array")
-                if not 0 <= part < len(node):
-                    raise ScenarioError(
-                        f"--set {item!r}: no {where}[{part}] ({where} has {len(node)} entries)"
-                    )
-                where = f"{where}[{part}]"
-                if last:
-                    node[part] = _coerce(raw)
-                else:
-                    node = node[part]
-                continue
-            if not isinstance(node, dict):
-                raise ScenarioError(f"--set {item!r}: '{where}' is not a table")
-            where = f"{where}.{part}" if where else part
+        set_key(data, key, _coerce(raw), f"--set {item!r}")
+    return data
+
+
+def set_key(data: dict, key: str, value: Any, label: str | None = None) -> dict:
+    """Set one scenario key (``a.b[0].c`` or ``a.b.0.c``) to an already typed ``value``, in
+    place: the path rules of :func:`apply_overrides` (missing tables are created, an index must
+    exist). ``label`` starts the error messages (default ``key = value``).
+
+    Examples
+    --------
+    >>> set_key({"dumbbell": {}}, "dumbbell.rate", "20Mbps")
+    {'dumbbell': {'rate': '20Mbps'}}
+    """
+    item = label if label is not None else f"{key} = {value!r}"
+    parts = _path(key, item)
+    node: Any = data
+    where = ""
+    for part, nxt in zip(parts, [*parts[1:], None], strict=True):
+        last = nxt is None
+        if isinstance(part, int):
+            if not isinstance(node, list):
+                raise ScenarioError(f"{item}: '{where}' is not an array")
+            if not 0 <= part < len(node):
+                raise ScenarioError(f"{item}: no {where}[{part}] ({where} has {len(node)} entries)")
+            where = f"{where}[{part}]"
             if last:
-                node[part] = _coerce(raw)
+                node[part] = value
             else:
-                if part not in node:
-                    node[part] = [] if isinstance(nxt, int) else {}
                 node = node[part]
+            continue
+        if not isinstance(node, dict):
+            raise ScenarioError(f"{item}: '{where}' is not a table")
+        where = f"{where}.{part}" if where else part
+        if last:
+            node[part] = value
+        else:
+            if part not in node:
+                node[part] = [] if isinstance(nxt, int) else {}
+            node = node[part]
     return data

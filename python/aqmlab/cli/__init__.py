@@ -16,7 +16,9 @@ from aqmlab.cli import design as _design
 from aqmlab.cli import fluid as _fluid
 from aqmlab.cli import paqman as _paqman
 from aqmlab.cli import repro as _repro
+from aqmlab.cli import rfc7928 as _rfc7928
 from aqmlab.cli import sim as _sim
+from aqmlab.cli import sweep as _sweep
 
 app = typer.Typer(
     name="aqmlab",
@@ -53,6 +55,8 @@ def _root(
 
 
 _sim.register(app)
+_sweep.register(app)
+_rfc7928.register(app)
 _repro.register(app)
 app.add_typer(
     _design.app, name="design", help="Controller design: PI, PD-LQ, SFC, EDC, SQM sigma, margins."

@@ -1,0 +1,259 @@
+"""The RFC 7928 characterization suite: ``aqmlab rfc7928 --aqms A,B,... --out DIR [--quick]``.
+
+Each guideline section is a sweep spec under ``scenarios/rfc7928/`` with an ``[rfc7928]`` table
+(``section``, ``title``, the ``metrics`` its table shows, and ``[rfc7928.quick]``: fewer
+``seeds`` and ``set``, overrides of the base scenario that shorten the run). The suite adds the
+AQMs as the first grid key (``"aqm.type"``), runs every section as a sweep into ``DIR/<name>/``
+(:func:`aqmlab.sweep.run`: resumable, one row per run) and writes ``DIR/summary.md``: per
+section, the mean of each metric over the seeds with its 95 % Student-t confidence interval
+(:func:`aqmlab.stats.across_seeds`). ``docs/rfc7928.md`` says what each section follows and
+measures.
+
+Derived metric: ``loss_pct`` = 100 x bottleneck drops / arrivals of each run.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import tomllib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aqmlab.scenario import ScenarioError, set_key
+
+__all__ = ["SUITE_DIR", "Section", "SuiteResult", "sections", "prepare", "run", "summary_markdown"]
+
+#: The suite's scenario files.
+SUITE_DIR = Path(__file__).resolve().parents[2] / "scenarios" / "rfc7928"
+COMMAND = "rfc7928"
+LINK = "links.bottleneck"
+
+
+@dataclass
+class Section:
+    """One guideline section: its file, RFC section number, title, metrics and sweep spec."""
+
+    name: str
+    path: Path
+    rfc_section: str
+    title: str
+    metrics: list[str]
+    spec: dict[str, Any]
+
+
+@dataclass
+class SuiteResult:
+    """The suite's results: per section name, its results table and statistics."""
+
+    out: Path
+    tables: dict[str, Any] = field(default_factory=dict)
+    stats: dict[str, Any] = field(default_factory=dict)
+    sections: list[Section] = field(default_factory=list)
+
+
+def _load_section(path: Path, aqms: Sequence[str], quick: bool) -> Section:
+    try:
+        doc = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as e:
+        raise ScenarioError(f"suite file '{path}': {e}") from None
+    meta = doc.pop("rfc7928", None)
+    if not isinstance(meta, dict) or not {"section", "title", "metrics"} <= set(meta):
+        raise ScenarioError(
+            f"suite file '{path}': needs an [rfc7928] table (section, title, metrics)"
+        )
+    q = meta.get("quick", {})
+    base = doc.get("base")
+    if quick:
+        doc["seeds"] = list(q.get("seeds", doc.get("seeds", [1])))
+        if isinstance(base, dict):
+            base = copy.deepcopy(base)
+            for k, v in q.get("set", {}).items():
+                set_key(base, k, v, f"{path.name}: rfc7928.quick.set.{k} = {v!r}")
+            doc["base"] = base
+    doc["grid"] = {"aqm.type": list(aqms), **doc.get("grid", {})}
+    doc.setdefault("name", path.stem)
+    return Section(path.stem, path, str(meta["section"]), meta["title"], list(meta["metrics"]), doc)
+
+
+def sections(aqms: Sequence[str], quick: bool = False, folder: Path = SUITE_DIR) -> list[Section]:
+    """The suite's sections (one per file of ``folder``, in RFC section order)."""
+    out = [_load_section(p, aqms, quick) for p in sorted(folder.glob("*.toml"))]
+    return sorted(out, key=lambda s: [int(x) for x in s.rfc_section.split(".")])
+
+
+def _check_aqms(aqms: Sequence[str], text: str) -> list[str]:
+    from aqmlab.aqm import aqm_config
+
+    names = [a.strip() for a in aqms if a.strip()]
+    if not names:
+        raise ScenarioError(f"--aqms = {text!r}: give at least one AQM")
+    for n in names:
+        try:
+            aqm_config(n)
+        except ValueError as e:
+            raise ScenarioError(f"--aqms = {text!r}: {e}") from None
+    dup = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if dup is not None:
+        raise ScenarioError(f"--aqms = {text!r}: {dup!r} is given twice")
+    return names
+
+
+def with_derived(df):
+    """The results table with ``loss_pct`` (100 x bottleneck drops / arrivals)."""
+    df = df.copy()
+    drops, arr = f"{LINK}.drops", f"{LINK}.arrivals"
+    if drops in df.columns and arr in df.columns:
+        df["loss_pct"] = 100.0 * df[drops] / df[arr].where(df[arr] > 0)
+    return df
+
+
+def prepare(
+    aqms: Sequence[str] | str,
+    out: str | os.PathLike[str],
+    *,
+    quick: bool = False,
+    workers: int | None = None,
+    dask: str | None = None,
+    force: bool = False,
+):
+    """Check the whole suite before anything runs: the AQM names, every section's spec (with
+    the AQM grid), ``workers``, ``dask`` and the output folder. Returns ``(sections,
+    prepared sweeps)``.
+
+    Raises
+    ------
+    ValueError
+        One line naming the key and value.
+    """
+    from aqmlab import sweep as sw
+    from aqmlab.output import check_output_dir, manifest_command
+
+    text = aqms if isinstance(aqms, str) else ",".join(aqms)
+    names = _check_aqms(text.split(","), text)
+    secs = sections(names, quick)
+    specs = [sw.load_spec(s.spec, name=s.name) for s in secs]
+    sw.check_workers(workers)
+    out = Path(out)
+    resume = not force and out.is_dir() and manifest_command(out) == COMMAND
+    if not resume:
+        check_output_dir(out, force)
+    else:
+        for s, spec in zip(secs, specs, strict=True):
+            sw.SweepStore.check(out / s.name, spec, force=False)
+    return secs, specs, resume
+
+
+def run(
+    aqms: Sequence[str] | str,
+    out: str | os.PathLike[str],
+    *,
+    quick: bool = False,
+    workers: int | None = None,
+    dask: str | None = None,
+    force: bool = False,
+    progress: Callable[[str], Callable[[int, int, int], None]] | None = None,
+) -> SuiteResult:
+    """Run the suite for ``aqms`` into ``out`` and write ``out/summary.md``.
+
+    Parameters
+    ----------
+    aqms : str or sequence of str
+        AQM names (``"codel,pie"`` or a list).
+    out : path
+        The suite's folder; a folder written by an earlier run of the suite is resumed.
+    quick : bool
+        The reduced suite (two seeds, short runs): under a minute on two cores.
+    workers, dask :
+        As for :func:`aqmlab.sweep.run`; one pool or cluster serves every section.
+    force : bool
+        Replace ``out`` even if it is not an aqmlab folder; never resume.
+    progress : callable, optional
+        ``progress(section_name)`` returns the ``progress(done, total, failed)`` callback of
+        that section's sweep (a context manager is not needed).
+    """
+    from aqmlab import sweep as sw
+    from aqmlab.output import output_dir, refresh_manifest, write_atomic
+    from aqmlab.stats import across_seeds
+
+    secs, specs, resume = prepare(aqms, out, quick=quick, workers=workers, dask=dask, force=force)
+    out = Path(out)
+    executor = sw.DaskCluster(dask, workers) if dask is not None else sw.LocalPool(workers)
+    if not resume:
+        with output_dir(out, force=force, command=COMMAND):
+            pass
+    result = SuiteResult(out, sections=secs)
+    try:
+        for s, spec in zip(secs, specs, strict=True):
+            prep = sw.prepare(spec, out / s.name, force=False, executor=executor)
+            cb = progress(s.name) if progress is not None else None
+            df = with_derived(sw.execute(prep, cb))
+            result.tables[s.name] = df
+            result.stats[s.name] = across_seeds(df, [m for m in s.metrics if m in df.columns])
+    finally:
+        executor.close()
+        if result.tables:
+            with write_atomic(out / "summary.md") as tmp:
+                tmp.write_text(summary_markdown(result, quick))
+            write_html_report(out)
+            refresh_manifest(out, COMMAND)
+    return result
+
+
+def write_html_report(out: Path) -> Path | None:
+    """The suite's HTML report. Not built yet: the HTML report (``aqmlab report``) is a separate
+    module; this is where the suite calls it. Returns the report's path, None today."""
+    return None
+
+
+def _fmt(mean: float, low: float, high: float) -> str:
+    import math
+
+    if math.isnan(mean):
+        return "-"
+    if math.isnan(low):
+        return f"{mean:.4g}"
+    return f"{mean:.4g} ± {(high - low) / 2:.2g}"
+
+
+def summary_markdown(result: SuiteResult, quick: bool = False) -> str:
+    """``summary.md``: per section, a table of each configuration's metrics (mean ± half width
+    of the 95 % confidence interval over the seeds; n = the runs that finished)."""
+    lines = [
+        "# RFC 7928 characterization" + (" (quick)" if quick else ""),
+        "",
+        "Mean over the seeds ± half width of the 95 % Student-t confidence interval; `n` runs "
+        "per row (failed runs left out). Metrics are those of the bottleneck link "
+        "(`loss_pct` = 100 x drops / arrivals). See docs/rfc7928.md.",
+    ]
+    for s in result.sections:
+        st = result.stats.get(s.name)
+        if st is None:
+            continue
+        lines += ["", f"## {s.rfc_section}. {s.title} (`{s.name}`)", ""]
+        df = result.tables[s.name]
+        failed = int(df["error"].notna().sum())
+        by = [c for c in st.columns if c not in ("metric", "n", "mean", "std", "ci_low", "ci_high")]
+        metrics = list(dict.fromkeys(st["metric"]))
+        short = [m.removeprefix(f"{LINK}.") for m in metrics]
+        lines.append("| " + " | ".join([*by, "n", *short]) + " |")
+        lines.append("|" + "---|" * (len(by) + 1 + len(metrics)))
+        for key, part in st.groupby(by, sort=False):
+            key = key if isinstance(key, tuple) else (key,)
+            cells = {
+                r["metric"]: _fmt(r["mean"], r["ci_low"], r["ci_high"]) for _, r in part.iterrows()
+            }
+            n = int(part["n"].max())
+            lines.append(
+                "| "
+                + " | ".join([*(str(k) for k in key), str(n), *(cells[m] for m in metrics)])
+                + " |"
+            )
+        if failed:
+            lines += [
+                "",
+                f"{failed} run(s) failed; their errors are in `{s.name}/results.parquet`.",
+            ]
+    return "\n".join(lines) + "\n"
