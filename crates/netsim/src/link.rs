@@ -31,6 +31,7 @@ use crate::monitor::LinkMonitor;
 use crate::packet::{Packet, F_CE, F_CE_IN};
 use crate::queue::{inst, Queue};
 use crate::rng::Rng;
+use crate::trace::{TraceBuf, TraceKind};
 
 /// Cumulative per-link counters (packets unless named otherwise).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -112,6 +113,9 @@ pub struct Link {
     pub mon: Option<Box<LinkMonitor>>,
     /// True once the warm-up period is over.
     pub warm: bool,
+    /// Per-packet event rows of a traced link (`None`: not traced, the default; see
+    /// [`crate::trace`]).
+    pub trace: Option<Box<TraceBuf>>,
 }
 
 impl Link {
@@ -148,6 +152,7 @@ impl Link {
             aqm_timer_at: None,
             mon: None,
             warm: false,
+            trace: None,
         }
     }
 
@@ -224,11 +229,24 @@ impl Link {
         }
         self.account_area(now);
         let mut victims = 0u64;
-        if let aqm::Enqueue::Dropped(..) = self
-            .queue
-            .enqueue(inst(now), pkt, &mut |_p, _r| victims += 1)
-        {
+        let trace = &mut self.trace;
+        let res = self.queue.enqueue(inst(now), pkt, &mut |p, _r| {
+            victims += 1;
+            if let Some(t) = trace.as_deref_mut() {
+                t.push(TraceKind::DropVictim, now, &p);
+            }
+        });
+        let dropped = matches!(res, aqm::Enqueue::Dropped(..));
+        if dropped {
             self.ctr.drops_enqueue += 1;
+        }
+        if let Some(t) = self.trace.as_deref_mut() {
+            let kind = if dropped {
+                TraceKind::DropArrival
+            } else {
+                TraceKind::Enqueue
+            };
+            t.push(kind, now, &pkt);
         }
         self.ctr.drops_victim += victims;
         if self.in_tx.is_none() {
@@ -241,11 +259,24 @@ impl Link {
     fn start_next(&mut self, now: Ns, id: u32, ev: &mut EventQueue) {
         self.account_area(now);
         let mut dropped = 0u64;
-        let next = self.queue.dequeue(inst(now), &mut |_p, _r| dropped += 1);
+        let trace = &mut self.trace;
+        let next = self.queue.dequeue(inst(now), &mut |p, _r| {
+            dropped += 1;
+            if let Some(t) = trace.as_deref_mut() {
+                t.push(TraceKind::DropDequeue, now, &p);
+            }
+        });
         self.ctr.drops_dequeue += dropped;
         if let Some(p) = next {
-            if p.has(F_CE) && !p.has(F_CE_IN) {
+            let marked = p.has(F_CE) && !p.has(F_CE_IN);
+            if marked {
                 self.ctr.marks += 1;
+            }
+            if let Some(t) = self.trace.as_deref_mut() {
+                if marked {
+                    t.push(TraceKind::Mark, now, &p);
+                }
+                t.push(TraceKind::Dequeue, now, &p);
             }
             if let Some(m) = self.mon.as_deref_mut() {
                 let sojourn = now.saturating_sub(p.enq);
@@ -316,16 +347,28 @@ impl Link {
         self.account_area(now);
         let mut moved = Vec::with_capacity(self.queue.len_pkts());
         let mut dropped = 0u64;
-        while let Some(p) = self.queue.dequeue(inst(now), &mut |_p, _r| dropped += 1) {
+        let trace = &mut self.trace;
+        let mut record = |p: &Packet| {
+            if let Some(t) = trace.as_deref_mut() {
+                t.push(TraceKind::DropDequeue, now, p);
+            }
+        };
+        while let Some(p) = self.queue.dequeue(inst(now), &mut |p, _r| {
+            dropped += 1;
+            record(&p);
+        }) {
             moved.push(p);
         }
         self.ctr.drops_dequeue += dropped;
         for p in moved {
             let mut victims = 0u64;
-            if let aqm::Enqueue::Dropped(..) =
-                new_queue.enqueue(inst(now), p, &mut |_p, _r| victims += 1)
-            {
+            let res = new_queue.enqueue(inst(now), p, &mut |v, _r| {
+                victims += 1;
+                record(&v);
+            });
+            if let aqm::Enqueue::Dropped(p, _) = res {
                 self.ctr.drops_enqueue += 1;
+                record(&p);
             }
             self.ctr.drops_victim += victims;
         }
