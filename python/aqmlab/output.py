@@ -48,6 +48,7 @@ __all__ = [
     "check_output_file",
     "output_dir",
     "output_file",
+    "temp_file_beside",
 ]
 
 #: Name of the manifest aqmlab writes into every result folder.
@@ -289,6 +290,22 @@ def output_dir(
             shutil.rmtree(old, ignore_errors=True)
 
 
+def temp_file_beside(target: Path) -> Path:
+    """Create an empty temporary file next to ``target`` (``.NAME.XXXX.aqmlab-tmp.EXT``, mode
+    by the umask) and return its path; the caller renames it onto ``target`` or removes it.
+    For files written over a long time (a streamed trace) where :func:`output_file`'s block
+    does not fit."""
+    fd, name = tempfile.mkstemp(
+        prefix=f".{target.name}.",
+        suffix=f"{_TMP_SUFFIX}{target.suffix}",
+        dir=target.resolve().parent,
+    )
+    os.close(fd)
+    tmp = Path(name)
+    os.chmod(tmp, 0o666 & ~_umask())
+    return tmp
+
+
 @contextlib.contextmanager
 def output_file(
     path: str | os.PathLike[str],
@@ -302,16 +319,9 @@ def output_file(
     temporary file is removed and ``path`` is untouched.
     """
     target = check_output_file(path, force, suffixes, what)
-    fd, name = tempfile.mkstemp(
-        prefix=f".{target.name}.",
-        suffix=f"{_TMP_SUFFIX}{target.suffix}",
-        dir=target.resolve().parent,
-    )
-    os.close(fd)
-    tmp = Path(name)
+    tmp = temp_file_beside(target)
     try:
         with _signals_raise():
-            os.chmod(tmp, 0o666 & ~_umask())
             yield tmp
             os.replace(tmp, target)
     except BaseException:

@@ -156,9 +156,7 @@ class Simulation:
         OutputError
             ``path`` exists (unless ``force``), is a folder, or does not end in ``.parquet``.
         """
-        import tempfile
-
-        from aqmlab.output import check_output_file
+        from aqmlab.output import check_output_file, temp_file_beside
         from aqmlab.trace import TraceWriter
 
         if not (self.scenario.normalized.get("trace") or {}).get("links"):
@@ -169,16 +167,13 @@ class Simulation:
         if self._trace is not None:
             raise ArgumentError(f"trace = {str(path)!r}: a trace is already being written")
         target = check_output_file(path, force, suffixes=(".parquet",), what="trace")
-        fd, name = tempfile.mkstemp(
-            prefix=f".{target.name}.", suffix=".aqmlab-tmp.parquet", dir=target.resolve().parent
-        )
-        os.close(fd)
+        name = temp_file_beside(target)
         names = [self._aliases.get(n, n) for n in self._sim.link_names()]
         try:
             self._sim.start_trace()
             self._trace = TraceWriter(name, self._sim, names)
         except BaseException:
-            Path(name).unlink(missing_ok=True)
+            name.unlink(missing_ok=True)
             raise
         self._trace_target = target
         return target

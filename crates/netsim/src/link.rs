@@ -220,7 +220,31 @@ impl Link {
 
     /// A packet arrives at the egress of this link (link index `id`).
     #[inline]
-    pub fn arrive(&mut self, now: Ns, mut pkt: Packet, id: u32, ev: &mut EventQueue) {
+    pub fn arrive(&mut self, now: Ns, pkt: Packet, id: u32, ev: &mut EventQueue) {
+        if self.trace.is_some() {
+            self.arrive_traced(now, pkt, id, ev);
+        } else {
+            self.arrive_as::<false>(now, pkt, id, ev);
+        }
+    }
+
+    /// [`Link::arrive`] on a traced link, out of line so that the untraced path stays as
+    /// small as without traces.
+    #[cold]
+    #[inline(never)]
+    fn arrive_traced(&mut self, now: Ns, pkt: Packet, id: u32, ev: &mut EventQueue) {
+        self.arrive_as::<true>(now, pkt, id, ev);
+    }
+
+    /// The arrival, recording trace rows if `TRACE` (then `self.trace` is `Some`).
+    #[inline(always)]
+    fn arrive_as<const TRACE: bool>(
+        &mut self,
+        now: Ns,
+        mut pkt: Packet,
+        id: u32,
+        ev: &mut EventQueue,
+    ) {
         self.ctr.arrivals += 1;
         if pkt.has(F_CE) {
             pkt.flags |= F_CE_IN;
@@ -229,54 +253,84 @@ impl Link {
         }
         self.account_area(now);
         let mut victims = 0u64;
-        let trace = &mut self.trace;
-        let res = self.queue.enqueue(inst(now), pkt, &mut |p, _r| {
-            victims += 1;
-            if let Some(t) = trace.as_deref_mut() {
-                t.push(TraceKind::DropVictim, now, &p);
-            }
-        });
+        let res = if TRACE {
+            let trace = &mut self.trace;
+            self.queue.enqueue(inst(now), pkt, &mut |p, _r| {
+                victims += 1;
+                if let Some(t) = trace.as_deref_mut() {
+                    t.push(TraceKind::DropVictim, now, &p);
+                }
+            })
+        } else {
+            self.queue
+                .enqueue(inst(now), pkt, &mut |_p, _r| victims += 1)
+        };
         let dropped = matches!(res, aqm::Enqueue::Dropped(..));
         if dropped {
             self.ctr.drops_enqueue += 1;
         }
-        if let Some(t) = self.trace.as_deref_mut() {
-            let kind = if dropped {
-                TraceKind::DropArrival
-            } else {
-                TraceKind::Enqueue
-            };
-            t.push(kind, now, &pkt);
+        if TRACE {
+            if let Some(t) = self.trace.as_deref_mut() {
+                let kind = if dropped {
+                    TraceKind::DropArrival
+                } else {
+                    TraceKind::Enqueue
+                };
+                t.push(kind, now, &pkt);
+            }
         }
         self.ctr.drops_victim += victims;
         if self.in_tx.is_none() {
-            self.start_next(now, id, ev);
+            self.start_next_as::<TRACE>(now, id, ev);
         }
     }
 
     /// Starts transmitting the next packet from the queue, if any.
     #[inline]
     fn start_next(&mut self, now: Ns, id: u32, ev: &mut EventQueue) {
+        if self.trace.is_some() {
+            self.start_next_traced(now, id, ev);
+        } else {
+            self.start_next_as::<false>(now, id, ev);
+        }
+    }
+
+    /// [`Link::start_next`] on a traced link (out of line, see [`Link::arrive_traced`]).
+    #[cold]
+    #[inline(never)]
+    fn start_next_traced(&mut self, now: Ns, id: u32, ev: &mut EventQueue) {
+        self.start_next_as::<true>(now, id, ev);
+    }
+
+    /// The dequeue, recording trace rows if `TRACE` (then `self.trace` is `Some`).
+    #[inline]
+    fn start_next_as<const TRACE: bool>(&mut self, now: Ns, id: u32, ev: &mut EventQueue) {
         self.account_area(now);
         let mut dropped = 0u64;
-        let trace = &mut self.trace;
-        let next = self.queue.dequeue(inst(now), &mut |p, _r| {
-            dropped += 1;
-            if let Some(t) = trace.as_deref_mut() {
-                t.push(TraceKind::DropDequeue, now, &p);
-            }
-        });
+        let next = if TRACE {
+            let trace = &mut self.trace;
+            self.queue.dequeue(inst(now), &mut |p, _r| {
+                dropped += 1;
+                if let Some(t) = trace.as_deref_mut() {
+                    t.push(TraceKind::DropDequeue, now, &p);
+                }
+            })
+        } else {
+            self.queue.dequeue(inst(now), &mut |_p, _r| dropped += 1)
+        };
         self.ctr.drops_dequeue += dropped;
         if let Some(p) = next {
             let marked = p.has(F_CE) && !p.has(F_CE_IN);
             if marked {
                 self.ctr.marks += 1;
             }
-            if let Some(t) = self.trace.as_deref_mut() {
-                if marked {
-                    t.push(TraceKind::Mark, now, &p);
+            if TRACE {
+                if let Some(t) = self.trace.as_deref_mut() {
+                    if marked {
+                        t.push(TraceKind::Mark, now, &p);
+                    }
+                    t.push(TraceKind::Dequeue, now, &p);
                 }
-                t.push(TraceKind::Dequeue, now, &p);
             }
             if let Some(m) = self.mon.as_deref_mut() {
                 let sojourn = now.saturating_sub(p.enq);

@@ -181,6 +181,65 @@ def _write(res, out: Path, force: bool, plots: bool, command: str, extra=None) -
         _fail(str(e))
 
 
+def _run_traced(sim, out: Path, force: bool, plots: bool, command: str, run):
+    """Run with a per-packet trace streamed into ``out/trace.parquet``: the result folder is
+    opened first (a temporary sibling, renamed into place at the end), so a failure leaves
+    nothing behind. ``run()`` runs the simulation and returns ``(result, extra files)``."""
+    import json
+
+    from aqmlab.output import output_dir
+    from aqmlab.trace import TRACE_FILE
+
+    try:
+        with output_dir(out, force=force, command=command) as tmp:
+            sim.start_trace(tmp / TRACE_FILE)
+            try:
+                res, extra = run()
+                sim.close_trace()
+            finally:
+                sim.abort_trace()
+            res.write_into(tmp, plots=plots)
+            for name, data in (extra or {}).items():
+                (tmp / name).write_text(json.dumps(data, indent=1, default=float) + "\n")
+    except ValueError as e:
+        _fail(str(e))
+    return res
+
+
+def _with_trace(sc, option: bool):
+    """The scenario with its bottleneck(s) added to ``[trace] links`` when ``--trace`` is given."""
+    if not option:
+        return sc
+    names = list(sc.link_aliases().values())
+    if not names:
+        _fail(
+            "--trace: the topology has no bottleneck (an explicit topology); name the links "
+            'to trace in the scenario: [trace] links = ["LINK", ...]'
+        )
+    trace = dict(sc.data.get("trace") or {})
+    links = list(trace.get("links") or [])
+    trace["links"] = links + [n for n in names if n not in links]
+    try:
+        return sc.replace(trace=trace)
+    except ValueError as e:
+        _fail(f"--trace: {e}")
+
+
+def _tracing(sc) -> bool:
+    return bool((sc.normalized.get("trace") or {}).get("links"))
+
+
+TraceOpt = Annotated[
+    bool,
+    typer.Option(
+        "--trace",
+        help="Write per-packet queue events of the bottleneck(s) (and any [trace] links) to "
+        "OUT/trace.parquet.",
+        show_default=False,
+    ),
+]
+
+
 _CLASS_HELP = (
     "A class of a class-based --aqm (drr, wfq): NAME:WEIGHT[:AQM], e.g. a:1:codel (AQM default "
     "droptail; its parameters with --aqm-param classes.NAME.aqm.KEY=VALUE). Repeatable, in "
@@ -269,6 +328,7 @@ def register(app: typer.Typer) -> None:
             typer.Option("--set", help="Override a scenario key: key=value (repeatable)."),
         ] = None,
         no_plots: NoPlots = False,
+        trace: TraceOpt = False,
         force: Force = False,
     ) -> None:
         """Run a scenario file and write summary.json, Parquet time series and plots to OUT."""
@@ -280,12 +340,13 @@ def register(app: typer.Typer) -> None:
                 sc = sc.replace(seed=seed)
         except ValueError as e:
             _fail(str(e))
+        sc = _with_trace(sc, trace)
         sim = _prepare(sc, out, force)
-        extra = None
         ctrl = sc.normalized.get("sqm")
-        if ctrl is None:
-            res = _run_with_progress(sim, sc.name)
-        else:
+
+        def go():
+            if ctrl is None:
+                return _run_with_progress(sim, sc.name), None
             # [sqm] period: SQM's online controller every period (docs/online.md).
             from aqmlab.online import run_controller
 
@@ -293,9 +354,14 @@ def register(app: typer.Typer) -> None:
                 r = run_controller(sim, period=float(ctrl["period"]))
             except ValueError as e:
                 _fail(f"sqm: {e}")
-            res = sim.result()
             extra = {"sqm_controller.json": {"period_s": ctrl["period"], "periods": r.periods}}
-        _write(res, out, force, not no_plots, "run", extra)
+            return sim.result(), extra
+
+        if _tracing(sc):
+            res = _run_traced(sim, out, force, not no_plots, "run", go)
+        else:
+            res, extra = go()
+            _write(res, out, force, not no_plots, "run", extra)
         from rich.console import Console
 
         Console().print(_summary_table({sc.aqm.get("type", "-"): res.summary}, sc.name))
@@ -363,6 +429,7 @@ def register(app: typer.Typer) -> None:
         seed: Annotated[int, typer.Option(help="Random seed.")] = 1,
         sample_interval: Annotated[str, typer.Option(help="Monitor sampling period.")] = "10ms",
         no_plots: NoPlots = False,
+        trace: TraceOpt = False,
         quiet: Annotated[
             bool, typer.Option("--quiet", help="Print nothing on success.", show_default=False)
         ] = False,
@@ -461,9 +528,17 @@ def register(app: typer.Typer) -> None:
             sc = Scenario(data)
         except ValueError as e:
             _fail(_class_error(str(e), specs) or _as_option(str(e)))
+        sc = _with_trace(sc, trace)
         sim = _prepare(sc, out, force)
-        res = sim.run() or sim.result() if quiet else _run_with_progress(sim, aqm)
-        _write(res, out, force, not no_plots, "dumbbell")
+
+        def go():
+            return (sim.run() or sim.result() if quiet else _run_with_progress(sim, aqm)), None
+
+        if trace:
+            res = _run_traced(sim, out, force, not no_plots, "dumbbell", go)
+        else:
+            res, _ = go()
+            _write(res, out, force, not no_plots, "dumbbell")
         if not quiet:
             from rich.console import Console
 
