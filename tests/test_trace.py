@@ -16,7 +16,6 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
-
 from aqmlab.sim import Simulation, simulate
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -16,6 +16,7 @@ from aqmlab.cli import design as _design
 from aqmlab.cli import fluid as _fluid
 from aqmlab.cli import paqman as _paqman
 from aqmlab.cli import repro as _repro
+from aqmlab.cli import report as _report
 from aqmlab.cli import sim as _sim
 
 app = typer.Typer(
@@ -54,6 +55,7 @@ def _root(
 
 _sim.register(app)
 _repro.register(app)
+_report.register(app)
 app.add_typer(
     _design.app, name="design", help="Controller design: PI, PD-LQ, SFC, EDC, SQM sigma, margins."
 )
