@@ -21,14 +21,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from PIL import Image
-from scipy import stats
-
 from aqmlab.report import build_report, load_runs
 from aqmlab.report._ci import ci95
-from aqmlab.report.figures import cdf_points
+from aqmlab.report.figures import cdf_points, merged_histogram
 from aqmlab.scenario import Scenario
 from aqmlab.sim import simulate
+from PIL import Image
+from scipy import stats
 
 BASE = {
     "name": "fixture",
@@ -76,13 +75,25 @@ def write_sweep(folder: Path, grid=GRID, seeds=SEEDS, failed: int = 1, timeserie
                     pq.write_table(pa.table(res.columns["timeseries"]), d / "part-0.parquet")
             (folder / "runs" / f"{key}.json").write_text(
                 json.dumps(
-                    {"run_key": key, "overrides": ov, "seed": seed, "summary": summary,
-                     "error": error, "wall_s": 0.01}  # fmt: skip
+                    {
+                        "run_key": key,
+                        "overrides": ov,
+                        "seed": seed,
+                        "summary": summary,
+                        "error": error,
+                        "wall_s": 0.01,
+                    }  # fmt: skip
                 )
             )
             rows.append(
-                {"run_key": key, **ov, "seed": seed, "error": error, "wall_s": 0.01,
-                 **(_flatten(summary) if summary else {})}  # fmt: skip
+                {
+                    "run_key": key,
+                    **ov,
+                    "seed": seed,
+                    "error": error,
+                    "wall_s": 0.01,
+                    **(_flatten(summary) if summary else {}),
+                }  # fmt: skip
             )
     cols = list(dict.fromkeys(k for r in rows for k in r))
     table = pa.table({c: [r.get(c) for r in rows] for c in cols})
@@ -212,10 +223,11 @@ def test_cdf_from_merged_histograms_matches_the_runs(sweep):
     hists = [r.summary["links"]["bottleneck"]["queue_delay_hist"] for r in runs]
     total = sum(sum(h["counts"]) for h in hists)
     edge = sorted({hi for h in hists for hi in h["hi_ms"]})[len(hists[0]["hi_ms"]) // 2]
-    below = sum(c for h in hists for hi, c in zip(h["hi_ms"], h["counts"]) if hi <= edge)
-    from aqmlab.report.figures import _merged_histogram
+    below = sum(
+        c for h in hists for hi, c in zip(h["hi_ms"], h["counts"], strict=True) if hi <= edge
+    )
 
-    lo, hi, counts = _merged_histogram(rs, "aqm.type=codel")
+    lo, hi, counts = merged_histogram(rs, "aqm.type=codel")
     x, y = cdf_points(lo, hi, counts)
     k = int(np.flatnonzero(x == edge)[-1])
     assert y[k] == pytest.approx(below / total)

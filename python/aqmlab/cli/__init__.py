@@ -15,8 +15,8 @@ import typer
 from aqmlab.cli import design as _design
 from aqmlab.cli import fluid as _fluid
 from aqmlab.cli import paqman as _paqman
-from aqmlab.cli import repro as _repro
 from aqmlab.cli import report as _report
+from aqmlab.cli import repro as _repro
 from aqmlab.cli import sim as _sim
 
 app = typer.Typer(

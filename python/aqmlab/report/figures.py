@@ -20,6 +20,7 @@ __all__ = [
     "cdf_figure",
     "delay_goodput_figure",
     "goodput_boxplot",
+    "merged_histogram",
     "timeseries_figures",
 ]
 
@@ -66,7 +67,7 @@ def _legend(ax, n: int) -> None:
         ax.legend(fontsize="small")
 
 
-def _merged_histogram(rs: RunSet, config: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def merged_histogram(rs: RunSet, config: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Bins (lo, hi, count) of the configuration's runs' histograms added up, by lo."""
     merged: dict[float, list] = {}
     for r in rs.ok(config):
@@ -104,7 +105,7 @@ def cdf_figure(rs: RunSet) -> bytes | None:
     fig, ax = plt.subplots(figsize=(9, 4.8))
     drawn = 0
     for cfg in rs.configs:
-        lo, hi, counts = _merged_histogram(rs, cfg)
+        lo, hi, counts = merged_histogram(rs, cfg)
         if counts.sum() <= 0:
             continue
         x, y = cdf_points(lo, hi, counts)
@@ -169,7 +170,9 @@ def delay_goodput_figure(rs: RunSet) -> bytes | None:
             continue
         c = colors[cfg]
         ax.scatter(xs, ys, s=12, color=c, alpha=0.6)
-        ax.scatter([xs.mean()], [ys.mean()], s=60, color=c, marker="X", label=f"{cfg} (n={len(xs)})")
+        ax.scatter(
+            [xs.mean()], [ys.mean()], s=60, color=c, marker="X", label=f"{cfg} (n={len(xs)})"
+        )
         _ellipse(ax, xs, ys, c)
         drawn += 1
     if not drawn:

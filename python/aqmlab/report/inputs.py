@@ -225,8 +225,7 @@ def load_runs(source: str | Path) -> RunSet:
         _group_single_runs(runs)
         return RunSet("runs", folder, runs)
     raise ReportInputError(
-        f"DIR = '{source}': not a sweep (results.parquet), a run (summary.json) or a folder "
-        "of runs"
+        f"DIR = '{source}': not a sweep (results.parquet), a run (summary.json) or a folder of runs"
     )
 
 
@@ -235,10 +234,7 @@ def primary_link(summary: dict[str, Any] | None, flat: dict[str, Any] | None = N
     if summary is not None:
         links = list(summary.get("links", {}))
     else:
-        links = list(
-            dict.fromkeys(k.split(".")[1] for k in (flat or {}) if k.startswith("links."))
-        )
+        links = list(dict.fromkeys(k.split(".")[1] for k in (flat or {}) if k.startswith("links.")))
     if "bottleneck" in links:
         return "bottleneck"
     return links[0] if links else None
-

@@ -97,7 +97,7 @@ def _failed_section(rs: RunSet) -> str:
     )
     return (
         '<section id="failed"><h2>Failed runs</h2><p class="note">Left out of every table and '
-        "figure.</p><table><thead><tr><th class=\"cfg\">run</th><th class=\"cfg\">configuration"
+        'figure.</p><table><thead><tr><th class="cfg">run</th><th class="cfg">configuration'
         '</th><th>seed</th><th class="cfg">error</th></tr></thead>'
         f"<tbody>{rows}</tbody></table></section>"
     )
@@ -122,7 +122,7 @@ def render_page(rs: RunSet, title: str) -> str:
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>",
         f"<h1>{escape(title)}</h1>",
-        f'<p>Source: <code>{escape(rs.source.name or str(rs.source))}</code> ({kind}); '
+        f"<p>Source: <code>{escape(rs.source.name or str(rs.source))}</code> ({kind}); "
         f"{n_ok} run(s) in {len(rs.configs)} configuration(s)"
         + (f", {n_failed} failed" if n_failed else "")
         + f". Configurations differ in: {keys}. Link described: {_links_note(rs)}.</p>",
