@@ -285,6 +285,36 @@ def _scenario_rows():
             None,
         ),
         (
+            "report missing DIR",
+            ["report", "{tmp}/nope", "--out", "{tmp}/r.html"],
+            ["DIR", "nope", "no such folder"],
+            None,
+        ),
+        (
+            "report DIR is a file",
+            ["report", "{tmp}/notes.txt", "--out", "{tmp}/r.html"],
+            ["DIR", "notes.txt", "not a folder"],
+            None,
+        ),
+        (
+            "report unrecognised DIR",
+            ["report", "{tmp}/mine", "--out", "{tmp}/r.html"],
+            ["DIR", "mine", "not a sweep (results.parquet), a run (summary.json)"],
+            None,
+        ),
+        (
+            "report out not html",
+            ["report", "{tmp}/mine", "--out", "{tmp}/notes.txt"],
+            ["--out", "notes.txt", "unknown extension"],
+            None,
+        ),
+        (
+            "report broken results.parquet",
+            ["report", "{tmp}", "--out", "{tmp}/r.html"],
+            ["DIR", "results.parquet is not readable"],
+            "",
+        ),
+        (
             "demo missing scenario",
             ["demo", "--scenario", "{tmp}/nope.toml", "--out", "{tmp}/d"],
             ["nope.toml"],
@@ -300,7 +330,9 @@ SCENARIO_ROWS = _scenario_rows()
     "name, args, needles, toml", SCENARIO_ROWS, ids=[r[0] for r in SCENARIO_ROWS]
 )
 def test_run_and_demo_bad_input(tmp_path, name, args, needles, toml):
-    if toml is not None:
+    if args[0] == "report" and toml is not None:
+        (tmp_path / "results.parquet").write_text("not parquet")
+    elif toml is not None:
         (tmp_path / "s.toml").write_text(toml)
     if args[0] == "run":
         args = [*args, "--out", "{tmp}/res"]
