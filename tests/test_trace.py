@@ -154,6 +154,11 @@ def test_histogram_against_exact_sojourns(request, which):
         assert est == pytest.approx(link["queue_delay_ms"][key], rel=1e-12, abs=1e-12)
         assert abs(est - x) <= x / 64 + 1e-9, (q, est, x)
     assert link["queue_delay_ms"]["mean"] == pytest.approx(exact.mean() / 1e6, rel=1e-9)
+    # SimResult's view of the same histogram: the CDF at each upper edge is exact
+    df = res.queue_delay_histogram("bottleneck")
+    assert df["count"].tolist() == h["counts"]
+    below = np.searchsorted(exact, hi_ns, "left") / len(exact)
+    assert np.allclose(df["cdf"].to_numpy(), below, rtol=0, atol=1e-12)
 
 
 def test_dumbbell_trace_option_writes_trace_parquet(tmp_path):
