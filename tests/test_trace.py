@@ -191,3 +191,27 @@ def test_python_trace_file_is_renamed_into_place_and_refuses_to_overwrite(tmp_pa
     with pytest.raises(ValueError, match="exists"):
         simulate(sc, trace=path)
     simulate(sc, trace=path, force=True)
+
+
+def test_two_traced_links_of_an_explicit_topology(tmp_path):
+    sc = {
+        "duration": "3s",
+        "nodes": [{"name": n} for n in ("a", "b", "c")],
+        "links": [
+            {"src": "a", "dst": "b", "rate": "20Mbps", "delay": "5ms", "buffer": 50},
+            {"src": "b", "dst": "c", "rate": "5Mbps", "delay": "5ms", "buffer": 30,
+             "aqm": {"type": "red"}},
+        ],
+        "flows": [{"src": "a", "dst": "c", "count": 3}],
+        "trace": {"links": ["b->c", "c->b", "a->b"], "batch": 500},
+    }  # fmt: skip
+    sim, _ = _traced(sc, tmp_path / "t.parquet")
+    t = pq.read_table(tmp_path / "t.parquet").to_pandas()
+    assert set(t["link"].astype(str)) == {"a->b", "b->c", "c->b"}
+    for name, part in t.groupby(t["link"].astype(str)):
+        st = sim.link_status(name)
+        kinds = part["kind"].astype(str)
+        assert (kinds == "enqueue").sum() + (kinds == "drop_arrival").sum() == st["arrivals"]
+        assert part["time_ns"].is_monotonic_increasing
+    # ACKs travel c->b: 40-byte packets
+    assert (t.loc[t["link"].astype(str) == "c->b", "size"] == 40).all()

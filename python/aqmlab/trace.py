@@ -81,12 +81,11 @@ class TraceWriter:
     """
 
     def __init__(self, path: str | os.PathLike[str], core, link_names: list[str]):
-        import pyarrow as pa
         import pyarrow.parquet as pq
 
         self.path = Path(path)
         self._core = core
-        self._links = pa.array(list(link_names), pa.string())
+        self._names = list(link_names)
         self._kinds = None
         self._writer = pq.ParquetWriter(self.path, trace_schema())
         self.rows = 0
@@ -105,14 +104,16 @@ class TraceWriter:
         if n == 0:
             return 0
         sojourn = np.frombuffer(d["sojourn_ns"], dtype="<u8").astype(np.int64)
+        # the link column's dictionary holds only the traced links, not every link of the run
+        link_ids = np.frombuffer(d["link"], dtype="<u4")
+        traced, link_index = np.unique(link_ids, return_inverse=True)
+        links = pa.array([self._names[i] for i in traced], pa.string())
         # enqueue (0) and drop_arrival (3) have no sojourn time
         no_sojourn = (kind == 0) | (kind == 3)
         table = pa.table(
             {
                 "time_ns": np.frombuffer(d["time_ns"], dtype="<u8").astype(np.int64),
-                "link": pa.DictionaryArray.from_arrays(
-                    np.frombuffer(d["link"], dtype="<u4").astype(np.int32), self._links
-                ),
+                "link": pa.DictionaryArray.from_arrays(link_index.astype(np.int32), links),
                 "flow": np.frombuffer(d["flow"], dtype="<u4").astype(np.int32),
                 "size": np.frombuffer(d["size"], dtype="<u4").astype(np.int32),
                 "sojourn_ns": pa.array(sojourn, mask=no_sojourn),
