@@ -56,9 +56,7 @@ def main() -> int:
         f"trace: {rows:,} rows in {len(groups)} row groups (largest {max(groups):,}, batch "
         f"{BATCH:,}), {size / 1e6:.1f} MB, {rows / b / 1e6:.2f} M rows per wall-second"
     )
-    print(
-        f"-> {'PASS' if ok else 'FAIL'} (ratio <= {RATIO_BAR}, row groups <= batch + 4096)"
-    )
+    print(f"-> {'PASS' if ok else 'FAIL'} (ratio <= {RATIO_BAR}, row groups <= batch + 4096)")
     return 0 if ok else 1
 
 
