@@ -112,9 +112,9 @@ class SimResult:
         pandas.DataFrame
             Columns ``lo_ms, hi_ms, count`` (packets with ``lo_ms <= delay < hi_ms``) and
             ``cdf`` (fraction of the packets below ``hi_ms``: exact at each bin's upper edge).
-            Bins are 32 per octave, so a quantile read from them is within 1.6 % (docs/design.md,
-            ``queue_delay_hist``). Empty if the link dequeued nothing or the results predate the
-            histogram.
+            Bins are 32 per octave, so a bin midpoint is within 1.6 % of any delay in it
+            (docs/design.md, ``queue_delay_hist``). Empty if the link dequeued nothing or the
+            results predate the histogram.
         """
         import numpy as np
         import pandas as pd
