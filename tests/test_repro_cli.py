@@ -12,7 +12,7 @@ from badinput import assert_bad_input
 
 BAD = [
     (["repro", "nope", "--out", "{tmp}/r"], ["NAME = 'nope'", "unknown reproduction", "ktl"]),
-    (["repro", "sqm", "--out", "{tmp}/r"], ["'sqm'", "known: ktl, edc, sfc, paqman, sqm-fluid"]),
+    (["repro", "sqm", "--out", "{tmp}/r"], ["'sqm'", "known: ktl, edc, sfc, paqman, sqm-fluid, sqm-s1, sqm-s2"]),
     (["repro", "ktl", "--quick", "--out", "."], ["'.'", "current folder"]),
     (["repro", "ktl", "--quick", "--out", ""], ["output folder '"]),
     (["repro", "ktl", "--quick", "--out", "notes.txt"], ["'notes.txt'", "is a file"]),
@@ -35,7 +35,7 @@ def test_help_lists_only_the_available_papers():
     out = CliRunner().invoke(app, ["repro", "--help"]).output
     for name in PAPERS:
         assert name in out
-    assert "sqm-s1" not in out
+    assert "sqm-s3" not in out  # nothing that does not exist
 
 
 def test_toml_writer_round_trips_scenarios():

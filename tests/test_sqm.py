@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from aqmlab.online import run_controller
 from aqmlab.online.controller import SqmMapping
@@ -139,9 +140,28 @@ def test_controller_writes_the_slot_holders_weights():
     r = run_controller(sim, period=5.0)
     slots = sim.sqm_slots("bottleneck")
     last = r.periods[-1]["written"]
-    # only the four slot holders are written, by slot; equal OGD rates -> weight 1 each
-    assert set(last) == {f"queues.{i}.weight" for i, f in enumerate(slots) if f is not None}
-    assert all(v == pytest.approx(1.0) for v in last.values())
+    # only the four slot holders are written, by slot; equal OGD rates -> weight 1 each; the
+    # default (Reno) sigma rule also writes each holder's sigma and beta (0: the rule's offset)
+    held = [i for i, f in enumerate(slots) if f is not None]
+    assert set(last) == {f"queues.{i}.{k}" for i in held for k in ("weight", "sigma", "beta")}
+    assert all(last[f"queues.{i}.weight"] == pytest.approx(1.0) for i in held)
+    assert all(last[f"queues.{i}.beta"] == 0.0 for i in held)
+    for i in held:  # what was written is what the queue runs
+        assert sim.aqm_param("bottleneck", f"queues.{i}.sigma") == pytest.approx(
+            last[f"queues.{i}.sigma"]
+        )
+    tu = r.periods[-1]["tuning"]["bottleneck"]
+    assert tu["rule"] == "reno" and sorted(last[f"queues.{i}.sigma"] for i in held) == (
+        pytest.approx(
+            sorted(
+                v for f, v in zip(r.periods[-1]["present"], tu["sigma"], strict=True) if f in slots
+            )
+        )
+    )
+    # a fluid-unit sigma rule is not written into the qdisc: weights only
+    sim2 = _sim(10.0)
+    r2 = run_controller(sim2, period=5.0, sigma_rule="delay")
+    assert all(k.endswith(".weight") for k in r2.periods[-1]["written"])
     with pytest.raises(ValueError, match="does not run sqm"):
         SqmMapping(
             _codel_sim(),
@@ -170,3 +190,39 @@ def test_run_with_the_online_controller(tmp_path):
         p = _run("run", str(scen), "--out", str(bad), "--no-plots")
         assert p.returncode == 2, p.stderr
         assert needle in p.stderr and "Traceback" not in p.stderr and not bad.exists()
+
+
+def test_controller_on_an_explicit_topology():
+    """Two bottlenecks running sqm (the SQM paper's network): the controller finds them, their
+    capacities and each flow's route by itself."""
+    from aqmlab.repro import sqm_net as net
+
+    flows = [
+        {"group": g, "cc": "newreno", "start": 0.1 * i, "rtt": 0.1}
+        for i, g in enumerate(["R5->R6", "R6->R4", "R1->R4"])
+    ]
+    sc = net.scenario("t", "sqm", flows, duration=10.0, warmup=0.0)
+    sim = Simulation(sc)
+    assert [sim.flow_path(f) for f in range(3)] == [
+        ["h0->R5", *net.ROUTES["R5->R6"][2]],
+        ["h1->R6", *net.ROUTES["R6->R4"][2]],
+        ["h2->R1", *net.ROUTES["R1->R4"][2]],
+    ]
+    assert sim.link_status("l23")["rate_bps"] == 50_000_000
+    sim.run()  # the [sqm] table: the controller every 5 s
+    log = sim.result().extra["sqm_controller.json"]
+    assert log["period_s"] == 5.0 and len(log["periods"]) == 2
+    p = log["periods"][-1]
+    # NUM optimum (alpha = 2) on two equal links: the two-link flow gets 1/sqrt(2) of the others
+    num = np.array(p["num_pps"])
+    assert num[0] == pytest.approx(num[1]) and num[2] == pytest.approx(num[0] / np.sqrt(2))
+    assert num[0] + num[2] == pytest.approx(net.CAPACITY_PPS)
+    assert p["tuned_pps"] == p["num_pps"]  # the scenario asked for state = "num"
+    assert set(p["tuning"]) == {"l23", "l34"}
+    assert any(k.endswith(".sigma") for k in p["written"])
+    # without a link running sqm the [sqm] table is refused, naming the key
+    for ln in sc["links"]:
+        if "aqm" in ln:
+            ln["aqm"] = {"type": "codel"}
+    with pytest.raises(ValueError, match="sqm"):
+        Simulation(sc)

@@ -26,6 +26,7 @@ __all__ = ["SimResult", "jain_index"]
 # The Parquet tables of a results folder; the optional ones are written only when not empty.
 _TABLES = ("timeseries", "flows", "cwnd", "class_timeseries")
 _OPTIONAL = ("cwnd", "class_timeseries")
+_EXTRA = ("sqm_controller.json",)  # further JSON files a run may write (SimResult.extra)
 
 
 def jain_index(values) -> float:
@@ -50,10 +51,14 @@ class SimResult:
         Raw columnar records: ``"timeseries"``, ``"flows"``, ``"cwnd"`` and
         ``"class_timeseries"``, each a mapping from column name to a list or array of equal
         length.
+    extra : dict
+        Further JSON files of the run, ``{file name: data}`` (``sqm_controller.json`` when SQM's
+        online controller ran).
     """
 
     summary: dict[str, Any]
     columns: dict[str, dict[str, Any]] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         s = self.summary
@@ -195,6 +200,8 @@ class SimResult:
             if cols is None or (key in _OPTIONAL and not any(len(v) for v in cols.values())):
                 continue
             pq.write_table(pa.table(cols), d / f"{key}.parquet")
+        for name, data in self.extra.items():
+            (d / name).write_text(json.dumps(data, indent=1, default=float) + "\n")
         if plots:
             fig = self.plot()
             fig.savefig(d / "queue.png", dpi=110)
@@ -229,4 +236,8 @@ class SimResult:
             f = d / f"{key}.parquet"
             if f.exists():
                 columns[key] = pq.read_table(f).to_pydict()
-        return cls(summary=summary, columns=columns)
+        extra = {}
+        for name in _EXTRA:
+            if (d / name).exists():
+                extra[name] = json.loads((d / name).read_text())
+        return cls(summary=summary, columns=columns, extra=extra)

@@ -86,6 +86,9 @@ class Simulation:
         self._wall = 0.0
         self._trace = None  # TraceWriter while a trace is being written
         self._trace_target: Path | None = None
+        #: SQM's online-controller record (``{"period_s", "periods"}``) after :meth:`run` of a
+        #: scenario with an ``[sqm]`` table; None otherwise.
+        self.controller: dict[str, Any] | None = None
 
     def _link(self, name: str) -> str:
         if not isinstance(name, str):
@@ -135,7 +138,27 @@ class Simulation:
         self._wall += time.perf_counter() - t0
 
     def run(self, progress: Callable[[float], None] | None = None, steps: int = 100) -> None:
-        """Run to the end, calling ``progress(now)`` after each of ``steps`` chunks."""
+        """Run to the end, calling ``progress(now)`` after each of ``steps`` chunks.
+
+        A scenario with an ``[sqm]`` table runs SQM's online controller
+        (:func:`aqmlab.online.run_controller`) every ``period`` instead, calling ``progress``
+        after each period; its record is :attr:`controller` and goes into the result as
+        ``sqm_controller.json``.
+        """
+        ctrl = self.scenario.normalized.get("sqm")
+        if ctrl is not None:
+            from aqmlab.online import run_controller
+
+            period = float(ctrl["period"])
+            r = run_controller(
+                self,
+                period=period,
+                sigma_rule=ctrl["sigma_rule"],
+                state=ctrl["state"],
+                progress=progress,
+            )
+            self.controller = {"period_s": period, "periods": r.periods}
+            return
         dur = self.scenario.duration
         for k in range(1, steps + 1):
             self.run_until(dur * k / steps)
@@ -251,6 +274,10 @@ class Simulation:
         """Current value of an AQM parameter as running (SQM: ``queues.N.weight`` too)."""
         return self._sim.aqm_param(self._link(link), key)
 
+    def flow_path(self, flow: int) -> list[str]:
+        """The links (names as in results) flow ``flow``'s data packets cross, in order."""
+        return [self._aliases.get(n, n) for n in self._sim.flow_path(flow)]
+
     def flow_hash(self, flow: int) -> int:
         """The hash queue disciplines see for flow ``flow`` (SQM's ``flows.HASH.weight``)."""
         return self._sim.flow_hash(flow)
@@ -289,7 +316,10 @@ class Simulation:
             for k, v in row.items():
                 flows.setdefault(k, []).append(v)
         cols["flows"] = flows
-        return SimResult(summary=summary, columns=cols)
+        extra = {}
+        if self.controller is not None:
+            extra["sqm_controller.json"] = self.controller
+        return SimResult(summary=summary, columns=cols, extra=extra)
 
 
 def simulate(

@@ -823,21 +823,16 @@ impl Scenario {
         t.put("aqm", Value::Object(aqm.normalized.clone()));
         // `[sqm] period = "5s"`: SQM's online controller (run by `aqmlab run`, Python) every
         // period over the links running the sqm qdisc; checked here, not used by the core.
-        if let Some(v) = t.raw("sqm") {
-            if !matches!(aqm.cfg, QdiscConfig::Sqm(_)) {
-                return Err(err(
-                    "sqm",
-                    None,
-                    format!(
-                        "the online controller needs [aqm] type = \"sqm\" (aqm is {})",
-                        aqm.cfg.name()
-                    ),
-                ));
+        let sqm_table = match t.raw("sqm") {
+            Some(v) => {
+                let mut st = Table::new("sqm", v)?;
+                st.time_or("period", true, 5.0)?;
+                st.choice("sigma_rule", &["reno", "delay", "theorem3"], "reno")?;
+                st.choice("state", &["ogd", "measured", "num"], "ogd")?;
+                Some(st.finish()?)
             }
-            let mut st = Table::new("sqm", v)?;
-            st.time_or("period", true, 5.0)?;
-            t.put("sqm", Value::Object(st.finish()?));
-        }
+            None => None,
+        };
 
         let mut link_aliases = Vec::new();
         let topo = if let Some(v) = t.raw("dumbbell") {
@@ -862,6 +857,28 @@ impl Scenario {
         };
         t.raw("nodes");
         t.raw("routes");
+        // `[sqm] period = "5s"`: SQM's online controller (run by `aqmlab run`, Python) every
+        // period over the links running the sqm qdisc; checked here, not used by the core.
+        if let Some(st) = sqm_table {
+            let runs_sqm = match &topo {
+                Topo::Explicit(e, _) => {
+                    e.links.iter().any(|l| matches!(l.aqm, QdiscConfig::Sqm(_)))
+                }
+                _ => matches!(aqm.cfg, QdiscConfig::Sqm(_)),
+            };
+            if !runs_sqm {
+                return Err(err(
+                    "sqm",
+                    None,
+                    format!(
+                        "the online controller needs a link running the sqm qdisc \
+                         ([aqm] type = \"sqm\", or a link's aqm in an explicit topology; aqm is {})",
+                        aqm.cfg.name()
+                    ),
+                ));
+            }
+            t.put("sqm", Value::Object(st));
+        }
         if !matches!(topo, Topo::Explicit(..)) {
             for k in ["nodes", "routes"] {
                 if t.has(k) {

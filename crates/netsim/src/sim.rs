@@ -90,6 +90,8 @@ pub struct LinkStatus {
     /// A hashed qdisc's packet-pool size: the most packets it ever held at
     /// once, plus one ([`aqm::Qdisc::pool_slots`]); `None` for other qdiscs.
     pub queue_pool_slots: Option<usize>,
+    /// Transmission rate, bits per second.
+    pub rate_bps: u64,
 }
 
 /// Snapshot of a flow for inspection between steps.
@@ -981,7 +983,29 @@ impl Simulation {
             counters: l.ctr,
             queue_memory_bytes: l.queue.memory_bytes(),
             queue_pool_slots: l.queue.pool_slots(),
+            rate_bps: l.rate_bps,
         })
+    }
+
+    /// The links flow `id`'s data packets cross, in order, from its source to its
+    /// destination under the simulation's routing (ACKs take the reverse route).
+    pub fn flow_path(&self, id: u32) -> Result<Vec<String>, SimError> {
+        let f = self
+            .flows
+            .get(id as usize)
+            .ok_or(SimError::UnknownFlow(id))?;
+        let mut path = Vec::new();
+        let mut at = f.src;
+        while at != f.dst && path.len() <= self.links.len() {
+            let l = self.routes.next_hop(at, f.dst);
+            if l == NO_ROUTE {
+                break;
+            }
+            let link = &self.links[l as usize];
+            path.push(link.name.clone());
+            at = link.to;
+        }
+        Ok(path)
     }
 
     /// Current value of one AQM parameter of link `name` by path, as running (an SQM queue's

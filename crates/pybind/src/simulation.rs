@@ -184,6 +184,7 @@ impl PySimulation {
         d.set_item("tx_pkts", c.tx_pkts)?;
         d.set_item("tx_bytes", c.tx_bytes)?;
         d.set_item("lost", c.lost)?;
+        d.set_item("rate_bps", s.rate_bps)?;
         Ok(d)
     }
 
@@ -256,6 +257,11 @@ impl PySimulation {
     /// per-queue paths (`queues.N.weight`) included.
     fn aqm_param(&self, link: &str, key: &str) -> PyResult<Option<f64>> {
         self.sim.aqm_param(link, key).map_err(sim_err)
+    }
+
+    /// The links flow `flow`'s data packets cross, in order (core link names).
+    fn flow_path(&self, flow: u32) -> PyResult<Vec<String>> {
+        self.sim.flow_path(flow).map_err(sim_err)
     }
 
     /// The flow hash queue disciplines see for flow `flow` (SQM's `flows.HASH.*` paths).

@@ -166,17 +166,13 @@ def _prepare(sc, out: Path, force: bool, seed: int | None = None):
         _fail(str(e))
 
 
-def _write(res, out: Path, force: bool, plots: bool, command: str, extra=None) -> None:
-    """Write the result (and ``extra``: {file name: JSON-able data}) into ``out``."""
-    import json
-
+def _write(res, out: Path, force: bool, plots: bool, command: str) -> None:
+    """Write the result into ``out`` (atomically, through :mod:`aqmlab.output`)."""
     from aqmlab.output import output_dir
 
     try:
         with output_dir(out, force=force, command=command) as tmp:
             res.write_into(tmp, plots=plots)
-            for name, data in (extra or {}).items():
-                (tmp / name).write_text(json.dumps(data, indent=1, default=float) + "\n")
     except ValueError as e:
         _fail(str(e))
 
@@ -184,9 +180,7 @@ def _write(res, out: Path, force: bool, plots: bool, command: str, extra=None) -
 def _run_traced(sim, out: Path, force: bool, plots: bool, command: str, run):
     """Run with a per-packet trace streamed into ``out/trace.parquet``: the result folder is
     opened first (a temporary sibling, renamed into place at the end), so a failure leaves
-    nothing behind. ``run()`` runs the simulation and returns ``(result, extra files)``."""
-    import json
-
+    nothing behind. ``run()`` runs the simulation and returns its result."""
     from aqmlab.output import output_dir
     from aqmlab.trace import TRACE_FILE
 
@@ -194,13 +188,11 @@ def _run_traced(sim, out: Path, force: bool, plots: bool, command: str, run):
         with output_dir(out, force=force, command=command) as tmp:
             sim.start_trace(tmp / TRACE_FILE)
             try:
-                res, extra = run()
+                res = run()
                 sim.close_trace()
             finally:
                 sim.abort_trace()
             res.write_into(tmp, plots=plots)
-            for name, data in (extra or {}).items():
-                (tmp / name).write_text(json.dumps(data, indent=1, default=float) + "\n")
     except ValueError as e:
         _fail(str(e))
     return res
@@ -342,29 +334,24 @@ def register(app: typer.Typer) -> None:
             _fail(str(e))
         sc = _with_trace(sc, trace)
         sim = _prepare(sc, out, force)
-        ctrl = sc.normalized.get("sqm")
 
         def go():
-            if ctrl is None:
-                return _run_with_progress(sim, sc.name), None
-            # [sqm] period: SQM's online controller every period (docs/online.md).
-            from aqmlab.online import run_controller
-
             try:
-                r = run_controller(sim, period=float(ctrl["period"]))
+                # with an [sqm] table, Simulation.run runs SQM's online controller (docs/online.md)
+                return _run_with_progress(sim, sc.name)
             except ValueError as e:
                 _fail(f"sqm: {e}")
-            extra = {"sqm_controller.json": {"period_s": ctrl["period"], "periods": r.periods}}
-            return sim.result(), extra
 
         if _tracing(sc):
             res = _run_traced(sim, out, force, not no_plots, "run", go)
         else:
-            res, extra = go()
-            _write(res, out, force, not no_plots, "run", extra)
+            res = go()
+            _write(res, out, force, not no_plots, "run")
         from rich.console import Console
 
-        Console().print(_summary_table({sc.aqm.get("type", "-"): res.summary}, sc.name))
+        links = res.summary["links"]
+        shown = links.get("bottleneck") or next(iter(links.values()), {})  # as the table picks
+        Console().print(_summary_table({shown.get("aqm", "-"): res.summary}, sc.name))
         typer.echo(f"results written to {out}")
 
     @app.command("dumbbell")
@@ -532,12 +519,12 @@ def register(app: typer.Typer) -> None:
         sim = _prepare(sc, out, force)
 
         def go():
-            return (sim.run() or sim.result() if quiet else _run_with_progress(sim, aqm)), None
+            return sim.run() or sim.result() if quiet else _run_with_progress(sim, aqm)
 
         if trace:
             res = _run_traced(sim, out, force, not no_plots, "dumbbell", go)
         else:
-            res, _ = go()
+            res = go()
             _write(res, out, force, not no_plots, "dumbbell")
         if not quiet:
             from rich.console import Console

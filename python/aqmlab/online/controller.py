@@ -124,10 +124,12 @@ class SqmMapping(ParamMapping):
     slot at write time, queue ``N`` = their slot, paths ``queues.N.weight`` and, with
     ``sigma=True``, ``queues.N.sigma``.
 
-    Sigma is off by default: Algorithm 2's delay rule gives sigma in the fluid model's units
-    (``p* = x^-alpha``), not a real Reno flow's loss rate, and would put the law's slope in the
-    thousands of packets; the qdisc's own ``sigma`` default (packets) then stays. Beta is not
-    written (the qdisc's automatic beta: the 5 ms target at the queue's share).
+    With ``sigma=True`` the mapping writes ``queues.N.sigma`` and ``queues.N.beta`` (Algorithm
+    2's slope and the offset it was computed for), so the queue's law is the one tuned. Only the
+    ``"reno"`` sigma rule is in the units of the qdisc's law (real drop probabilities);
+    :func:`run_controller` turns sigma on for it and off for the fluid-unit rules (``"delay"``,
+    ``"theorem3"``: slopes in the thousands to millions of packets). Off, the qdisc keeps its
+    own ``sigma`` (packets) and automatic beta (the 5 ms target at the queue's share).
 
     Parameters
     ----------
@@ -136,7 +138,7 @@ class SqmMapping(ParamMapping):
     link : str
         the link running ``sqm``.
     sigma : bool
-        also write ``queues.N.sigma``.
+        also write ``queues.N.sigma`` and ``queues.N.beta``.
     normalize : bool
         as :class:`ParamMapping` (smallest weight written is 1).
 
@@ -153,7 +155,7 @@ class SqmMapping(ParamMapping):
         self.keys = {}
         self.weight = "queues.{key}.weight"
         self.sigma = "queues.{key}.sigma" if sigma else None
-        self.beta = None
+        self.beta = "queues.{key}.beta" if sigma else None
         self.normalize = normalize
 
     def writes(self, flows: list[int], tuning) -> dict[str, float]:
@@ -206,11 +208,20 @@ class ControllerResult:
         return out
 
 
-def _dumbbell_capacity(sim) -> float:
+def _default_links(sim) -> dict[str, float]:
+    """The controlled links when none are given: a dumbbell's ``bottleneck``, else every link
+    running the ``sqm`` qdisc; capacities in packets/s of the largest packet of the flows."""
     d = sim.scenario.normalized.get("dumbbell")
-    if not d:
-        raise ValueError("capacity must be given for a topology other than a dumbbell")
-    return float(d["rate"]) / (8.0 * float(d["pkt_size"]))
+    if d:
+        return {"bottleneck": float(d["rate"]) / (8.0 * float(d["pkt_size"]))}
+    names = [n for n in sim.link_names() if sim.sqm_slots(n) is not None]
+    if not names:
+        raise ValueError(
+            "links must be given: the topology is not a dumbbell and no link runs the sqm qdisc"
+        )
+    groups = sim.scenario.normalized["flows"]
+    pkt = max(float(groups[g].get("packet_size", 1000)) for g in sim.flow_groups())
+    return {n: sim.link_status(n)["rate_bps"] / (8.0 * pkt) for n in names}
 
 
 def run_controller(
@@ -222,13 +233,14 @@ def run_controller(
     mapping: ParamMapping | Mapping[str, ParamMapping] | None = None,
     alpha: float = 2.0,
     epsilon: float = 1.0,
-    sigma_rule: str = "delay",
+    sigma_rule: str = "reno",
     delay_target: float = 0.005,
     beta=0.0,
     absent: str = "pin",
     D: float | None = None,
     G: float | None = None,
     state: str = "ogd",
+    progress=None,
 ) -> ControllerResult:
     """Run SQM's online tuning every ``period`` seconds over a :class:`~aqmlab.sim.Simulation`.
 
@@ -241,23 +253,31 @@ def run_controller(
     until : float, optional
         stop time (default the scenario's duration).
     links : mapping link name -> capacity (packets/s), optional
-        the controlled links (default: a dumbbell's ``bottleneck`` at rate / (8 pkt_size)).
+        the controlled links (default: a dumbbell's ``bottleneck`` at rate / (8 pkt_size);
+        in other topologies every link running the ``sqm`` qdisc, at its rate over the largest
+        packet size of the flow groups).
     routes : mapping flow number -> list of link names, optional
-        the controlled links each flow crosses (default: every static flow crosses every
-        controlled link).
+        the controlled links each flow crosses (default: the links of the flow's route,
+        :meth:`~aqmlab.sim.Simulation.flow_path`, that are controlled).
     mapping : ParamMapping or {link: ParamMapping}, optional
         where weights (and sigma) go (default: :class:`SqmMapping` when every controlled link
-        runs ``sqm``, else :meth:`ParamMapping.drr_classes`).
+        runs ``sqm``, writing sigma and beta with the ``"reno"`` rule, else
+        :meth:`ParamMapping.drr_classes`).
     alpha, epsilon, absent, D, G
         Algorithm 1 (:func:`aqmlab.online.ogd_step`).
     sigma_rule, delay_target, beta
-        Algorithm 2 (:func:`aqmlab.online.link_tuning`); sigma is only written when the
-        mapping has a sigma path.
-    state : {"ogd", "measured"}
-        the ``x_t`` Algorithm 1 steps from: its own previous decision (default: Algorithm 1
-        as written, the measurements give the flow set), or the measured goodputs projected
-        onto X (the rates the network realised; the paper calls x_t "the equilibrium (or
-        average) rates" of the period).
+        Algorithm 2 (:func:`aqmlab.online.link_tuning`; default ``"reno"``, the delay rule in
+        real loss-rate units); sigma is only written when the mapping has a sigma path.
+    state : {"ogd", "measured", "num"}
+        the rates Algorithm 2 tunes for. ``"ogd"``: Algorithm 1's decision, stepping from its
+        own previous decision (default: Algorithm 1 as written, the measurements give the flow
+        set); ``"measured"``: Algorithm 1's decision stepping from the measured goodputs
+        projected onto X (the paper calls x_t "the equilibrium (or average) rates" of the
+        period); ``"num"``: the alpha-fair NUM optimum of the present flows, the point
+        Algorithm 1's regret bound says its average approaches (Algorithm 1 still runs and is
+        recorded). ``tuned_pps`` in each period's record is what Algorithm 2 used.
+    progress : callable, optional
+        called with the simulated time after each period.
 
     Returns
     -------
@@ -267,10 +287,10 @@ def run_controller(
     end = sim.duration if until is None else check_real("until", until, positive=True)
     if sigma_rule not in SIGMA_RULES:
         raise ValueError(f"sigma_rule must be one of {', '.join(SIGMA_RULES)}, got {sigma_rule!r}")
-    if state not in ("ogd", "measured"):
-        raise ValueError(f"state must be 'ogd' or 'measured', got {state!r}")
+    if state not in ("ogd", "measured", "num"):
+        raise ValueError(f"state must be 'ogd', 'measured' or 'num', got {state!r}")
     if links is None:
-        links = {"bottleneck": _dumbbell_capacity(sim)}
+        links = _default_links(sim)
     link_names = list(links)
     for name in link_names:
         if name not in sim.link_names():
@@ -281,21 +301,29 @@ def run_controller(
         raise ValueError("the scenario has no static flows to control")
     R = np.zeros((len(flows), len(link_names)))
     for i, f in enumerate(flows):
-        path = link_names if routes is None else routes.get(f, [])
+        path = sim.flow_path(f) if routes is None else routes.get(f, [])
         for name in path:
             if name not in link_names:
+                if routes is None:
+                    continue  # an uncontrolled link of the flow's route
                 raise ValueError(f"routes[{f}]: {name!r} is not a controlled link")
             R[i, link_names.index(name)] = 1.0
+    crossing = R.any(axis=1)
+    if not crossing.all():  # flows that cross no controlled link are not controlled
+        flows = [f for f, c in zip(flows, crossing, strict=True) if c]
+        R = R[crossing]
+    if not flows:
+        raise ValueError("no static flow crosses a controlled link")
     if mapping is None:
         # An sqm link: its flows' elephant slots; otherwise one DRR class per flow group.
         if all(sim.sqm_slots(n) is not None for n in link_names):
-            mapping = {n: SqmMapping(sim, n) for n in link_names}
+            mapping = {n: SqmMapping(sim, n, sigma=sigma_rule == "reno") for n in link_names}
         else:
             mapping = ParamMapping.drr_classes(sim)
     maps = mapping if isinstance(mapping, Mapping) else {n: mapping for n in link_names}
     groups = sim.scenario.normalized["flows"]
     gid = sim.flow_groups()
-    pkt = np.array([float(groups[g].get("packet_size", 1500)) for g in gid])
+    pkt = np.array([float(groups[gid[f]].get("packet_size", 1500)) for f in flows])
     D0, G0 = ogd_bounds(R, cap, epsilon, alpha)
     D = D0 if D is None else check_real("D", D, positive=True)
     G = G0 if G is None else check_real("G", G, positive=True)
@@ -318,6 +346,10 @@ def run_controller(
         if state == "measured":
             x = project(np.maximum(meas, epsilon), R, cap, epsilon).x
         x = ogd_step(x, present, t, R, cap, alpha, epsilon, D, G, absent)
+        num = np.zeros(len(flows))
+        if present.any():
+            num[present] = num_optimum(R[present], cap, alpha).x
+        tuned = num if state == "num" else x
         rtts = np.array([s["srtt_s"] or 0.1 for s in status])
         written: dict[str, dict[str, float]] = {}
         tunings: dict[str, dict] = {}
@@ -326,7 +358,7 @@ def run_controller(
             if not on:
                 continue
             tu = link_tuning(
-                x[on],
+                tuned[on],
                 rtts[on],
                 capacity=cap[j],
                 alpha=alpha,
@@ -339,9 +371,6 @@ def run_controller(
                 sim.set_aqm_param(name, path, v)
             written[name] = w
             tunings[name] = tu.to_dict()
-        num = np.zeros(len(flows))
-        if present.any():
-            num[present] = num_optimum(R[present], cap, alpha).x
         periods.append(
             {
                 "t_end": sim.now,
@@ -349,8 +378,11 @@ def run_controller(
                 "measured_pps": meas.tolist(),
                 "ogd_pps": x.tolist(),
                 "num_pps": num.tolist(),
+                "tuned_pps": tuned.tolist(),
                 "written": {p: v for w in written.values() for p, v in w.items()},
                 "tuning": tunings,
             }
         )
+        if progress is not None:
+            progress(sim.now)
     return ControllerResult(periods, flows, link_names, cap, R, D, G)

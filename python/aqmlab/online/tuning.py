@@ -13,6 +13,12 @@ Given the rates ``x_i`` of the flows crossing link l (Algorithm 1's ``x_{t+1}``,
      bottleneck) at a delay target ``d``: queue i drains at ``x_i``, so ``q*_i = d x_i`` and
      ``sigma_i = (d x_i - beta_i) x_i^alpha``.
 
+   * ``"reno"`` -- the delay rule in a real TCP Reno flow's units: at a loss or mark rate ``p``
+     a Reno flow of RTT ``D_i`` runs at ``x = sqrt(3/2) / (D_i sqrt(p))`` packets/s (Mathis,
+     Semke, Mahdavi & Ott 1997), so its equilibrium probability is ``p*_i = 3 / (2 (x_i D_i)^2)``
+     and ``sigma_i = (d x_i - beta_i) / p*_i`` (alpha = 2 only). This is the rule that can be
+     written into a packet-level ``sqm`` qdisc, whose law acts on real drop probabilities.
+
 Why a practical rule: Theorem 3 is a sufficient condition from a Razumikhin argument and with
 Reno's ``k_i = 1/D_i^2`` and rates in packets/s it asks for ``sigma ~ 1e7`` and standing queues
 of thousands of packets (ALGORITHMS.md §2.1 worked check); the paper's packet results (5 ms
@@ -39,7 +45,7 @@ from aqmlab.online._checks import as_alpha, check_real
 
 __all__ = ["SIGMA_RULES", "LinkTuning", "link_tuning"]
 
-SIGMA_RULES = ("delay", "theorem3")
+SIGMA_RULES = ("delay", "theorem3", "reno")
 
 
 @dataclass
@@ -120,8 +126,9 @@ def link_tuning(
         link capacity (packets/s): fills :attr:`LinkTuning.shares`.
     alpha : float
         fairness exponent (2 for Reno/NewReno).
-    sigma_rule : {"delay", "theorem3"}
-        the practical delay-target rule or Theorem 3 (see the module docstring).
+    sigma_rule : {"delay", "theorem3", "reno"}
+        the practical delay-target rule in the fluid model's price, Theorem 3, or the delay
+        rule with Reno's real loss rate (see the module docstring).
     delay_target : float
         ``d`` (s) of the delay rule (default 5 ms, the paper's AQM target); > beta_i / x_i.
     beta : float or array_like
@@ -156,9 +163,18 @@ def link_tuning(
             raise ValueError(
                 f"delay_target = {d}: beta = {b.tolist()} already holds more than d x_i packets"
             )
-        sigma = excess * x**alpha
+        if sigma_rule == "reno":
+            if alpha != 2.0:
+                raise ValueError(f"sigma_rule 'reno' needs alpha = 2, got {alpha!r}")
+            p_star = 1.5 / (x * np.broadcast_to(np.asarray(rtts, dtype=float), x.shape)) ** 2
+            sigma = excess / p_star
+        else:
+            sigma = excess * x**alpha
     lhs = float(np.sum(th.gains / sigma))
-    q_star = b + sigma * x ** (-alpha)
+    if sigma_rule == "reno":
+        q_star = b + sigma * p_star
+    else:
+        q_star = b + sigma * x ** (-alpha)
     return LinkTuning(
         rates=x,
         weights=x.copy(),

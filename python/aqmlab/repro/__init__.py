@@ -1,6 +1,6 @@
 """Reproductions of the seed papers' evaluations: ``aqmlab repro NAME [--quick] --out DIR``.
 
-One module per paper (``ktl``, ``edc``, ``sfc``, ``paqman``, ``sqm_fluid``), each with ``run(quick) -> Repro``; the files
+One module per paper (``ktl``, ``edc``, ``sfc``, ``paqman``, ``sqm_fluid``, ``sqm_s1``, ``sqm_s2``), each with ``run(quick) -> Repro``; the files
 written are described in :mod:`aqmlab.repro._common` and ``docs/repro.md``.
 """
 
@@ -19,6 +19,8 @@ PAPERS = {
     "sfc": ("aqmlab.repro.sfc", "Gao & Hou, SFC vs RED, SRED, PI, AVQ: experiments A-E"),
     "paqman": ("aqmlab.repro.paqman", "Kar, Alt, Koeppl & Rizk, PAQMAN vs CoDel and drop-tail"),
     "sqm-fluid": ("aqmlab.repro.sqm_fluid", "Ye et al. 2022, SQM: the MATLAB fluid example"),
+    "sqm-s1": ("aqmlab.repro.sqm_s1", "Ye et al. 2022, SQM: ns Scenario 1, delay under churn"),
+    "sqm-s2": ("aqmlab.repro.sqm_s2", "Ye et al. 2022, SQM: ns Scenario 2, NewReno vs CUBIC"),
 }
 
 

@@ -126,6 +126,8 @@ class Run:
     wall_seconds: float
     goodputs_bps: list[float]
     ts: dict[str, dict[str, np.ndarray]]
+    flows: list[dict[str, Any]] = field(default_factory=list)  # summary.json's flows
+    extra: dict[str, Any] = field(default_factory=dict)  # SimResult.extra (sqm_controller.json)
 
 
 def _run_one(job: Job) -> Run:
@@ -136,7 +138,15 @@ def _run_one(job: Job) -> Run:
     cols = res.columns["timeseries"]
     names = list(cols["link"])
     ts: dict[str, dict[str, np.ndarray]] = {}
-    keep = ("time_s", "queue_pkts", "arrivals", "drops", "marks", "throughput_bps")
+    keep = (
+        "time_s",
+        "queue_pkts",
+        "queue_delay_ms_mean",
+        "arrivals",
+        "drops",
+        "marks",
+        "throughput_bps",
+    )
     arr = {k: np.asarray(cols[k]) for k in keep}
     names_arr = np.asarray(names)
     for link in dict.fromkeys(names):
@@ -151,6 +161,8 @@ def _run_one(job: Job) -> Run:
         wall_seconds=float(s.get("wall_seconds", 0.0)),
         goodputs_bps=[float(f["goodput_bps"]) for f in s["flows"] if f["kind"] == "tcp"],
         ts=ts,
+        flows=s["flows"],
+        extra=res.extra,
     )
 
 
@@ -300,6 +312,8 @@ def _fmt(v) -> str:
         return "-"
     if isinstance(v, float):
         return f"{v:.4g}"
+    if isinstance(v, list | tuple):
+        return "[" + ", ".join(_fmt(x) for x in v) + "]"
     return str(v)
 
 

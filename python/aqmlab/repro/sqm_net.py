@@ -1,0 +1,171 @@
+"""The SQM paper's ns network (its Fig. 2, lost; ALGORITHMS.md §2.1 and §4 item 11).
+
+Routers R1..R6; bottlenecks ``l23`` (R2->R3) and ``l34`` (R3->R4), 50 Mb/s each (4166
+packets/s of 1500 B). Flow groups and their routes (§4 item 11's default attachment):
+
+* ``R1->R4``: R1-R2-R3-R4, both bottlenecks;
+* ``R5->R6``: R5-R2-R3-R6, ``l23`` only;
+* ``R6->R4``: R6-R3-R4, ``l34`` only.
+
+The other router links run at 1 Gb/s (never a bottleneck). Each flow has its own sender host
+attached to its entry router by a link whose delay sets the flow's two-way propagation delay
+(the paper's RTTs, 80-180 ms); the flow ends at its exit router. Both bottlenecks run the case's
+AQM; only they are monitored (10 ms samples: the delay samples of the paper's Fig. 4).
+
+Cases (ALGORITHMS.md §2.1: "delay target 5 ms for all"):
+
+* ``sqm``: the ``sqm`` qdisc (K = 40 queues, 5 ms target) on both bottlenecks and SQM's online
+  controller every 5 s (``[sqm] period``), which writes the per-flow weights from Algorithms 1
+  and 2 on both links;
+* ``codel``, ``pie`` (PIE with its auto-tuning, RFC 8033), ``sfq_codel``: 5 ms targets, other
+  parameters at their defaults;
+* ``sqm_ogd`` (a further case): as ``sqm``, but Algorithm 2 tunes for Algorithm 1's own
+  decision (controller state ``ogd``) rather than for the NUM optimum of the present flows
+  (state ``num``, the ``sqm`` case). Both write σ by the Reno delay rule (docs/online.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+CASES = ("sqm", "codel", "pie", "sfq_codel")
+#: a further case: SQM with Algorithm 2 tuning for Algorithm 1's decision as written
+EXTRA = ("sqm_ogd",)
+#: SQM's controller: which rates Algorithm 2 tunes for (aqmlab.online.run_controller's state)
+STATE = {"sqm": "num", "sqm_ogd": "ogd"}
+RATE_BPS = 50e6
+PKT = 1500  # bytes: 50 Mb/s = 4166 packets/s (the paper's capacity)
+CAPACITY_PPS = RATE_BPS / (8 * PKT)
+BUFFER = 1000  # packets at each bottleneck (not given in the paper; 240 ms at 50 Mb/s)
+K = 40  # SQM's elephant queues and the paper's largest number of flows
+TARGET = 0.005  # s
+PERIOD = 5.0  # s, SQM's control period
+BOTTLENECK_DELAY = 0.005  # s one way, l23 and l34
+ROUTER_DELAY = 0.002  # s one way, the other router links
+ROUTERS = ("R1", "R2", "R3", "R4", "R5", "R6")
+#: group -> (entry router, exit router, links crossed in order)
+ROUTES = {
+    "R1->R4": ("R1", "R4", ("R1->R2", "l23", "l34")),
+    "R5->R6": ("R5", "R6", ("R5->R2", "l23", "R3->R6")),
+    "R6->R4": ("R6", "R4", ("R6->R3", "l34")),
+}
+RTT_RANGE = (0.080, 0.180)  # s, the paper's RTTs
+
+
+def path_delay(group: str) -> float:
+    """One-way propagation delay of a group's router path (s)."""
+    return sum(BOTTLENECK_DELAY if n in ("l23", "l34") else ROUTER_DELAY for n in ROUTES[group][2])
+
+
+def aqm(case: str) -> dict[str, Any]:
+    """The ``aqm`` table of both bottlenecks for ``case``."""
+    return {
+        "sqm": {"type": "sqm", "queues": K, "target": TARGET},
+        "sqm_ogd": {"type": "sqm", "queues": K, "target": TARGET},
+        "codel": {"type": "codel", "target": TARGET},
+        "pie": {"type": "pie", "target": TARGET},
+        "sfq_codel": {"type": "sfq_codel", "target": TARGET},
+    }[case]
+
+
+def draw_rtts(rng: np.random.Generator, n: int) -> np.ndarray:
+    """``n`` two-way propagation delays uniform in the paper's 80-180 ms."""
+    return rng.uniform(*RTT_RANGE, size=n)
+
+
+def scenario(
+    name: str,
+    case: str,
+    flows: list[dict[str, Any]],
+    duration: float,
+    warmup: float,
+    seed: int = 1,
+) -> dict[str, Any]:
+    """The scenario: the network, ``case`` on both bottlenecks, one host per flow.
+
+    ``flows``: one dict per flow with ``group`` (a key of :data:`ROUTES`), ``rtt`` (s),
+    ``cc``, ``start`` (s) and optionally ``stop`` (s). Each becomes its own flow group (count 1)
+    named ``GROUP#i`` so that it has its own RTT; flow numbers follow the list's order.
+    """
+    nodes = [{"name": r} for r in ROUTERS]
+    fast = {"rate": "1Gbps", "delay": ROUTER_DELAY, "buffer": 10000, "monitor": False}
+    links: list[dict[str, Any]] = [
+        {"src": "R1", "dst": "R2", **fast},
+        {"src": "R5", "dst": "R2", **fast},
+        {"src": "R3", "dst": "R6", **fast},
+    ]
+    for lname, src, dst in (("l23", "R2", "R3"), ("l34", "R3", "R4")):
+        links.append(
+            {
+                "name": lname,
+                "src": src,
+                "dst": dst,
+                "rate": RATE_BPS,
+                "delay": BOTTLENECK_DELAY,
+                "buffer": BUFFER,
+                "aqm": aqm(case),
+            }
+        )
+    groups = []
+    for i, f in enumerate(flows):
+        entry, exit_, _ = ROUTES[f["group"]]
+        access = f["rtt"] / 2 - path_delay(f["group"])
+        if access <= 0:
+            raise ValueError(f"flows[{i}].rtt = {f['rtt']}: shorter than the path's delay")
+        host = f"h{i}"
+        nodes.append({"name": host})
+        links.append(
+            {
+                "src": host,
+                "dst": entry,
+                "rate": "1Gbps",
+                "delay": round(access, 9),
+                "buffer": 10000,
+                "monitor": False,
+            }
+        )
+        g = {
+            "name": f"{f['group']}#{i}",
+            "kind": "tcp",
+            "count": 1,
+            "cc": f["cc"],
+            "src": host,
+            "dst": exit_,
+            "start": round(float(f["start"]), 6),
+            "packet_size": PKT,
+        }
+        if f.get("stop") is not None:
+            g["stop"] = round(float(f["stop"]), 6)
+        groups.append(g)
+    sc: dict[str, Any] = {
+        "name": name,
+        "seed": seed,
+        "duration": duration,
+        "warmup": warmup,
+        "sample_interval": 0.01,
+        "nodes": nodes,
+        "links": links,
+        "flows": groups,
+    }
+    if case in ("sqm", "sqm_ogd"):
+        # Algorithm 2 tunes for the NUM optimum of the present flows ("num"), or for
+        # Algorithm 1's own decision as written ("ogd"); sigma by the Reno delay rule
+        sc["sqm"] = {"period": PERIOD, "sigma_rule": "reno", "state": STATE[case]}
+    return sc
+
+
+def groups_of(flows: list[dict[str, Any]]) -> list[str]:
+    """The route group of each flow, in flow order."""
+    return [f["group"] for f in flows]
+
+
+def routing(flows: list[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
+    """Routing matrix over (l23, l34) and capacities (packets/s) for the NUM optimum."""
+    R = np.zeros((len(flows), 2))
+    for i, f in enumerate(flows):
+        crossed = ROUTES[f["group"]][2]
+        R[i, 0] = "l23" in crossed
+        R[i, 1] = "l34" in crossed
+    return R, np.array([CAPACITY_PPS, CAPACITY_PPS])
