@@ -249,6 +249,30 @@ def _scenario_rows():
             'duration = "2s"\n[[nodes]]\nname = "a"\n[[nodes]]\nname = "b"\n[[links]]\nsrc = "a"\ndst = "b"\nrate = "1Mbps"\n[[flows]]\nsrc = "a"\ndst = "d"\n',
         ),
         (
+            "trace unknown link",
+            ["run", "{tmp}/s.toml"],
+            ['trace.links[0] = "bottlenek"', "unknown link", "links: bottleneck"],
+            GOOD + '[trace]\nlinks = ["bottlenek"]\n',
+        ),
+        (
+            "trace no link",
+            ["run", "{tmp}/s.toml"],
+            ["trace.links", "at least one link"],
+            GOOD + "[trace]\nlinks = []\n",
+        ),
+        (
+            "trace batch 0",
+            ["run", "{tmp}/s.toml"],
+            ["trace.batch = 0"],
+            GOOD + '[trace]\nlinks = ["bottleneck"]\nbatch = 0\n',
+        ),
+        (
+            "run --trace without bottleneck",
+            ["run", "{tmp}/s.toml", "--trace"],
+            ["--trace", "no bottleneck", "[trace] links"],
+            'duration = "2s"\n[[nodes]]\nname = "a"\n[[nodes]]\nname = "b"\n[[links]]\nsrc = "a"\ndst = "b"\nrate = "1Mbps"\n[[flows]]\nsrc = "a"\ndst = "b"\n',
+        ),
+        (
             "demo bad aqm",
             ["demo", "--aqms", "codel,foo", "--out", "{tmp}/d"],
             ["--aqms", "foo", "unknown AQM"],
@@ -259,6 +283,36 @@ def _scenario_rows():
             ["demo", "--aqms", ",", "--out", "{tmp}/d"],
             ["--aqms", "at least one AQM"],
             None,
+        ),
+        (
+            "report missing DIR",
+            ["report", "{tmp}/nope", "--out", "{tmp}/r.html"],
+            ["DIR", "nope", "no such folder"],
+            None,
+        ),
+        (
+            "report DIR is a file",
+            ["report", "{tmp}/notes.txt", "--out", "{tmp}/r.html"],
+            ["DIR", "notes.txt", "not a folder"],
+            None,
+        ),
+        (
+            "report unrecognised DIR",
+            ["report", "{tmp}/mine", "--out", "{tmp}/r.html"],
+            ["DIR", "mine", "not a sweep (results.parquet), a run (summary.json)"],
+            None,
+        ),
+        (
+            "report out not html",
+            ["report", "{tmp}/mine", "--out", "{tmp}/notes.txt"],
+            ["--out", "notes.txt", "unknown extension"],
+            None,
+        ),
+        (
+            "report broken results.parquet",
+            ["report", "{tmp}", "--out", "{tmp}/r.html"],
+            ["DIR", "results.parquet is not readable"],
+            "",
         ),
         (
             "demo missing scenario",
@@ -276,7 +330,9 @@ SCENARIO_ROWS = _scenario_rows()
     "name, args, needles, toml", SCENARIO_ROWS, ids=[r[0] for r in SCENARIO_ROWS]
 )
 def test_run_and_demo_bad_input(tmp_path, name, args, needles, toml):
-    if toml is not None:
+    if args[0] == "report" and toml is not None:
+        (tmp_path / "results.parquet").write_text("not parquet")
+    elif toml is not None:
         (tmp_path / "s.toml").write_text(toml)
     if args[0] == "run":
         args = [*args, "--out", "{tmp}/res"]
@@ -290,6 +346,19 @@ def _sim():
     from aqmlab.sim import Simulation
 
     return Simulation({"duration": "2s", "dumbbell": {"rate": "10Mbps"}, "flows": [{"count": 2}]})
+
+
+def _traced_sim():
+    from aqmlab.sim import Simulation
+
+    return Simulation(
+        {
+            "duration": "2s",
+            "dumbbell": {"rate": "10Mbps"},
+            "flows": [{"count": 2}],
+            "trace": {"links": ["bottleneck"]},
+        }
+    )
 
 
 def _ran_sim():
@@ -337,6 +406,8 @@ def _api_rows():
         ("load missing", lambda: load_scenario("/nonexistent/s.toml"), "/nonexistent/s.toml"),
         ("overrides index", lambda: Scenario(ok).with_overrides(["flows.5.count=1"]), "flows[5]"),
         ("save to file", lambda: SimResult({}).save(__file__), "is a file"),
+        ("start_trace untraced", lambda: _sim().start_trace("t.parquet"), "no link to trace"),
+        ("start_trace suffix", lambda: _traced_sim().start_trace("t.csv"), "'t.csv'"),
         ("parse_rate", lambda: parse_rate("10MBPS"), "10MBPS"),
         ("parse_time unit", lambda: parse_time("5", require_unit=True), "give a unit"),
     ]

@@ -51,6 +51,7 @@ __all__ = [
     "manifest_command",
     "refresh_manifest",
     "write_atomic",
+    "temp_file_beside",
 ]
 
 #: Name of the manifest aqmlab writes into every result folder.
@@ -298,6 +299,22 @@ def output_dir(
             shutil.rmtree(old, ignore_errors=True)
 
 
+def temp_file_beside(target: Path, keep_suffix: bool = True) -> Path:
+    """Create an empty temporary file next to ``target`` (``.NAME.XXXX.aqmlab-tmp.EXT``, or
+    without ``.EXT`` if not ``keep_suffix``; mode by the umask) and return its path; the caller
+    renames it onto ``target`` or removes it. For files written over a long time (a streamed
+    trace) where :func:`output_file`'s block does not fit."""
+    fd, name = tempfile.mkstemp(
+        prefix=f".{target.name}.",
+        suffix=f"{_TMP_SUFFIX}{target.suffix}" if keep_suffix else _TMP_SUFFIX,
+        dir=target.resolve().parent,
+    )
+    os.close(fd)
+    tmp = Path(name)
+    os.chmod(tmp, 0o666 & ~_umask())
+    return tmp
+
+
 @contextlib.contextmanager
 def output_file(
     path: str | os.PathLike[str],
@@ -311,16 +328,9 @@ def output_file(
     temporary file is removed and ``path`` is untouched.
     """
     target = check_output_file(path, force, suffixes, what)
-    fd, name = tempfile.mkstemp(
-        prefix=f".{target.name}.",
-        suffix=f"{_TMP_SUFFIX}{target.suffix}",
-        dir=target.resolve().parent,
-    )
-    os.close(fd)
-    tmp = Path(name)
+    tmp = temp_file_beside(target)
     try:
         with _signals_raise():
-            os.chmod(tmp, 0o666 & ~_umask())
             yield tmp
             os.replace(tmp, target)
     except BaseException:
@@ -367,11 +377,8 @@ def write_atomic(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary name next to ``path`` that replaces it when the block succeeds (no
     checks: for files inside a folder aqmlab owns). On failure the temporary is removed."""
     target = Path(path)
-    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=_TMP_SUFFIX, dir=target.parent)
-    os.close(fd)
-    tmp = Path(name)
+    tmp = temp_file_beside(target, keep_suffix=False)  # a name the manifest refresh sweeps
     try:
-        os.chmod(tmp, 0o666 & ~_umask())
         yield tmp
         os.replace(tmp, target)
     except BaseException:

@@ -20,6 +20,7 @@ True
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -83,6 +84,8 @@ class Simulation:
         self._core_names = {v: k for k, v in self._aliases.items()}
         self._sim = _core.Simulation(self.scenario._core, seed)
         self._wall = 0.0
+        self._trace = None  # TraceWriter while a trace is being written
+        self._trace_target: Path | None = None
         #: SQM's online-controller record (``{"period_s", "periods"}``) after :meth:`run` of a
         #: scenario with an ``[sqm]`` table; None otherwise.
         self.controller: dict[str, Any] | None = None
@@ -117,9 +120,16 @@ class Simulation:
         t0 = time.perf_counter()
         # slices of simulated time sized so that each takes about _SLICE_WALL_S of wall time
         step = max(self.scenario.duration / 1000.0, 1e-3)
-        while self.now < end:
+        reached = True
+        while self.now < end or not reached:
             s0 = time.perf_counter()
-            self._sim.run_until(min(end, self.now + step))
+            if self._trace is None:
+                self._sim.run_until(min(end, self.now + step))
+            else:
+                # the core stops whenever a trace batch is full: write it out, go on
+                reached = self._sim.run_until_traced(min(end, self.now + step))
+                if not reached:
+                    self._trace.flush()
             took = time.perf_counter() - s0
             if took < _SLICE_WALL_S / 4:
                 step *= 2.0
@@ -154,6 +164,76 @@ class Simulation:
             self.run_until(dur * k / steps)
             if progress is not None:
                 progress(self.now)
+
+    def start_trace(self, path: str | Path, force: bool = False) -> Path:
+        """Stream the per-packet queue events of the scenario's ``[trace]`` links to ``path``.
+
+        The file (schema in :mod:`aqmlab.trace`) is written to a temporary sibling and renamed
+        into place by :meth:`close_trace`; memory stays bounded by ``[trace] batch``. Call it
+        before running (events before the call are not recorded).
+
+        Raises
+        ------
+        ArgumentError
+            The scenario names no link to trace, or a trace is already being written.
+        OutputError
+            ``path`` exists (unless ``force``), is a folder, or does not end in ``.parquet``.
+        """
+        from aqmlab.output import check_output_file, temp_file_beside
+        from aqmlab.trace import TraceWriter
+
+        if not (self.scenario.normalized.get("trace") or {}).get("links"):
+            raise ArgumentError(
+                f"trace = {str(path)!r}: the scenario names no link to trace "
+                '(add [trace] links = ["bottleneck"])'
+            )
+        if self._trace is not None:
+            raise ArgumentError(f"trace = {str(path)!r}: a trace is already being written")
+        target = check_output_file(path, force, suffixes=(".parquet",), what="trace")
+        name = temp_file_beside(target)
+        names = [self._aliases.get(n, n) for n in self._sim.link_names()]
+        try:
+            self._sim.start_trace()
+            self._trace = TraceWriter(name, self._sim, names)
+        except BaseException:
+            name.unlink(missing_ok=True)
+            raise
+        self._trace_target = target
+        return target
+
+    def close_trace(self) -> Path | None:
+        """Write the remaining trace rows, finish the file and rename it into place.
+
+        Returns the trace's path (None if no trace was being written). The core keeps
+        recording into its buffers; a later :meth:`start_trace` is refused.
+        """
+        if self._trace is None:
+            return None
+        w, target = self._trace, self._trace_target
+        try:
+            w.close()
+            os.replace(w.path, target)
+        except BaseException:
+            w.abort()
+            w.path.unlink(missing_ok=True)
+            raise
+        self._trace = None
+        return target
+
+    def abort_trace(self) -> None:
+        """Stop writing the trace and delete the unfinished file (after an error)."""
+        if self._trace is not None:
+            self._trace.abort()
+            self._trace.path.unlink(missing_ok=True)
+            self._trace = None
+
+    def trace_buffers(self) -> list[dict[str, Any]]:
+        """Per traced link: ``link``, ``capacity`` (rows the preallocated buffer holds; None
+        before :meth:`start_trace`) and ``batch`` (rows after which the run stops to write)."""
+        return [
+            {"link": self._aliases.get(n, n), "capacity": cap, "batch": batch}
+            for n, cap, batch in self._sim.trace_buffers()
+        ]
 
     @property
     def num_flows(self) -> int:
@@ -246,6 +326,8 @@ def simulate(
     scenario: Scenario | Mapping | str | Path,
     seed: int | None = None,
     progress: Callable[[float], None] | None = None,
+    trace: str | Path | None = None,
+    force: bool = False,
 ) -> SimResult:
     """Run a scenario to its end and return the results.
 
@@ -257,6 +339,11 @@ def simulate(
         Overrides the scenario's seed.
     progress : callable, optional
         Called with the simulated time (s) about 100 times during the run.
+    trace : path, optional
+        Write the per-packet events of the scenario's ``[trace]`` links to this Parquet file
+        (:mod:`aqmlab.trace`); the scenario must name the links.
+    force : bool
+        Replace an existing ``trace`` file.
 
     Returns
     -------
@@ -264,5 +351,14 @@ def simulate(
         Summary (results contract, ``docs/design.md``), time series, per-flow rows, cwnd traces.
     """
     sim = Simulation(scenario, seed=seed)
-    sim.run(progress=progress)
-    return sim.result()
+    if trace is None:
+        sim.run(progress=progress)
+        return sim.result()
+    sim.start_trace(trace, force=force)
+    try:
+        sim.run(progress=progress)
+        res = sim.result()
+        sim.close_trace()
+    finally:
+        sim.abort_trace()
+    return res

@@ -98,6 +98,14 @@ pub struct SimConfig {
     /// Congestion-window trace interval, seconds (default: `sample_interval`).
     #[serde(default)]
     pub cwnd_interval: Option<f64>,
+    /// Names of the links whose per-packet queue events can be traced
+    /// ([`crate::Simulation::start_trace`]; see [`crate::trace`]).
+    #[serde(default)]
+    pub trace: Vec<String>,
+    /// Rows per trace batch (per traced link) before the traced driver stops to let the
+    /// caller drain (default [`crate::trace::DEFAULT_TRACE_BATCH`]).
+    #[serde(default)]
+    pub trace_batch: Option<usize>,
 }
 
 /// Topology: explicit, or one of the builders. Tagged by `"type"`.

@@ -9,6 +9,7 @@
 //! * [`tcp`]: Reno, NewReno, CUBIC with ECN and delayed ACKs; [`udp`]: CBR
 //!   and on/off; [`traffic`]: flows and short-flow arrivals.
 //! * [`monitor`], [`results`]: bounded-memory statistics and results.
+//! * [`trace`]: per-packet event traces of chosen links in fixed-size batches.
 //! * [`config`]: the JSON [`SimConfig`] (documented in `SCHEMA.md`).
 //! * [`sim`]: [`Simulation`], the public entry point.
 //!
@@ -66,6 +67,7 @@ pub mod scenario;
 pub mod sim;
 pub mod tcp;
 pub mod topology;
+pub mod trace;
 pub mod traffic;
 pub mod udp;
 

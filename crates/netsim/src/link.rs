@@ -31,6 +31,7 @@ use crate::monitor::LinkMonitor;
 use crate::packet::{Packet, F_CE, F_CE_IN};
 use crate::queue::{inst, Queue};
 use crate::rng::Rng;
+use crate::trace::{TraceBuf, TraceKind};
 
 /// Cumulative per-link counters (packets unless named otherwise).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -112,6 +113,9 @@ pub struct Link {
     pub mon: Option<Box<LinkMonitor>>,
     /// True once the warm-up period is over.
     pub warm: bool,
+    /// Per-packet event rows of a traced link (`None`: not traced, the default; see
+    /// [`crate::trace`]).
+    pub trace: Option<Box<TraceBuf>>,
 }
 
 impl Link {
@@ -148,6 +152,7 @@ impl Link {
             aqm_timer_at: None,
             mon: None,
             warm: false,
+            trace: None,
         }
     }
 
@@ -215,7 +220,31 @@ impl Link {
 
     /// A packet arrives at the egress of this link (link index `id`).
     #[inline]
-    pub fn arrive(&mut self, now: Ns, mut pkt: Packet, id: u32, ev: &mut EventQueue) {
+    pub fn arrive(&mut self, now: Ns, pkt: Packet, id: u32, ev: &mut EventQueue) {
+        if self.trace.is_some() {
+            self.arrive_traced(now, pkt, id, ev);
+        } else {
+            self.arrive_as::<false>(now, pkt, id, ev);
+        }
+    }
+
+    /// [`Link::arrive`] on a traced link, out of line so that the untraced path stays as
+    /// small as without traces.
+    #[cold]
+    #[inline(never)]
+    fn arrive_traced(&mut self, now: Ns, pkt: Packet, id: u32, ev: &mut EventQueue) {
+        self.arrive_as::<true>(now, pkt, id, ev);
+    }
+
+    /// The arrival, recording trace rows if `TRACE` (then `self.trace` is `Some`).
+    #[inline(always)]
+    fn arrive_as<const TRACE: bool>(
+        &mut self,
+        now: Ns,
+        mut pkt: Packet,
+        id: u32,
+        ev: &mut EventQueue,
+    ) {
         self.ctr.arrivals += 1;
         if pkt.has(F_CE) {
             pkt.flags |= F_CE_IN;
@@ -224,28 +253,84 @@ impl Link {
         }
         self.account_area(now);
         let mut victims = 0u64;
-        if let aqm::Enqueue::Dropped(..) = self
-            .queue
-            .enqueue(inst(now), pkt, &mut |_p, _r| victims += 1)
-        {
+        let res = if TRACE {
+            let trace = &mut self.trace;
+            self.queue.enqueue(inst(now), pkt, &mut |p, _r| {
+                victims += 1;
+                if let Some(t) = trace.as_deref_mut() {
+                    t.push(TraceKind::DropVictim, now, &p);
+                }
+            })
+        } else {
+            self.queue
+                .enqueue(inst(now), pkt, &mut |_p, _r| victims += 1)
+        };
+        let dropped = matches!(res, aqm::Enqueue::Dropped(..));
+        if dropped {
             self.ctr.drops_enqueue += 1;
+        }
+        if TRACE {
+            if let Some(t) = self.trace.as_deref_mut() {
+                let kind = if dropped {
+                    TraceKind::DropArrival
+                } else {
+                    TraceKind::Enqueue
+                };
+                t.push(kind, now, &pkt);
+            }
         }
         self.ctr.drops_victim += victims;
         if self.in_tx.is_none() {
-            self.start_next(now, id, ev);
+            self.start_next_as::<TRACE>(now, id, ev);
         }
     }
 
     /// Starts transmitting the next packet from the queue, if any.
     #[inline]
     fn start_next(&mut self, now: Ns, id: u32, ev: &mut EventQueue) {
+        if self.trace.is_some() {
+            self.start_next_traced(now, id, ev);
+        } else {
+            self.start_next_as::<false>(now, id, ev);
+        }
+    }
+
+    /// [`Link::start_next`] on a traced link (out of line, see [`Link::arrive_traced`]).
+    #[cold]
+    #[inline(never)]
+    fn start_next_traced(&mut self, now: Ns, id: u32, ev: &mut EventQueue) {
+        self.start_next_as::<true>(now, id, ev);
+    }
+
+    /// The dequeue, recording trace rows if `TRACE` (then `self.trace` is `Some`).
+    #[inline]
+    fn start_next_as<const TRACE: bool>(&mut self, now: Ns, id: u32, ev: &mut EventQueue) {
         self.account_area(now);
         let mut dropped = 0u64;
-        let next = self.queue.dequeue(inst(now), &mut |_p, _r| dropped += 1);
+        let next = if TRACE {
+            let trace = &mut self.trace;
+            self.queue.dequeue(inst(now), &mut |p, _r| {
+                dropped += 1;
+                if let Some(t) = trace.as_deref_mut() {
+                    t.push(TraceKind::DropDequeue, now, &p);
+                }
+            })
+        } else {
+            self.queue.dequeue(inst(now), &mut |_p, _r| dropped += 1)
+        };
         self.ctr.drops_dequeue += dropped;
         if let Some(p) = next {
-            if p.has(F_CE) && !p.has(F_CE_IN) {
+            let marked = p.has(F_CE) && !p.has(F_CE_IN);
+            if marked {
                 self.ctr.marks += 1;
+            }
+            if TRACE {
+                if let Some(t) = self.trace.as_deref_mut() {
+                    if marked {
+                        t.push(TraceKind::Mark, now, &p);
+                    }
+                    t.push(TraceKind::Dequeue, now, &p);
+                }
             }
             if let Some(m) = self.mon.as_deref_mut() {
                 let sojourn = now.saturating_sub(p.enq);
@@ -316,16 +401,28 @@ impl Link {
         self.account_area(now);
         let mut moved = Vec::with_capacity(self.queue.len_pkts());
         let mut dropped = 0u64;
-        while let Some(p) = self.queue.dequeue(inst(now), &mut |_p, _r| dropped += 1) {
+        let trace = &mut self.trace;
+        let mut record = |p: &Packet| {
+            if let Some(t) = trace.as_deref_mut() {
+                t.push(TraceKind::DropDequeue, now, p);
+            }
+        };
+        while let Some(p) = self.queue.dequeue(inst(now), &mut |p, _r| {
+            dropped += 1;
+            record(&p);
+        }) {
             moved.push(p);
         }
         self.ctr.drops_dequeue += dropped;
         for p in moved {
             let mut victims = 0u64;
-            if let aqm::Enqueue::Dropped(..) =
-                new_queue.enqueue(inst(now), p, &mut |_p, _r| victims += 1)
-            {
+            let res = new_queue.enqueue(inst(now), p, &mut |v, _r| {
+                victims += 1;
+                record(&v);
+            });
+            if let aqm::Enqueue::Dropped(p, _) = res {
                 self.ctr.drops_enqueue += 1;
+                record(&p);
             }
             self.ctr.drops_victim += victims;
         }

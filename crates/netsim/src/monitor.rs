@@ -65,6 +65,33 @@ impl LogHistogram {
         }
     }
 
+    /// Value range `[lo, hi)` of bin `i` (`hi - lo <= lo / 32`; width 1 below 32).
+    pub fn bin_range(i: usize) -> (u64, u64) {
+        let i = i as u64;
+        if i < SUB {
+            (i, i + 1)
+        } else {
+            let e = i / SUB + SUB_BITS as u64 - 1;
+            let m = i % SUB;
+            let shift = e - SUB_BITS as u64;
+            let low = (SUB + m) << shift;
+            // The last bin's upper edge is 2^64, which saturates to u64::MAX.
+            (low, low.saturating_add(1u64 << shift))
+        }
+    }
+
+    /// The non-empty bins in increasing order: `(lo, hi, count)` with values in `[lo, hi)`.
+    pub fn nonempty_bins(&self) -> impl Iterator<Item = (u64, u64, u64)> + '_ {
+        self.counts
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0)
+            .map(|(i, &c)| {
+                let (lo, hi) = Self::bin_range(i);
+                (lo, hi, c)
+            })
+    }
+
     /// Records one value.
     #[inline]
     pub fn record(&mut self, v: u64) {
@@ -186,6 +213,24 @@ mod tests {
         let mean = vals.iter().sum::<u64>() as f64 / vals.len() as f64;
         assert!((h.mean() - mean).abs() < 1e-6);
         // Small values are exact.
+        // The bins tile the integers: every value lies in its bin's range, bins are
+        // contiguous, and a bin is at most 1/32 of its lower edge wide.
+        for i in 0..BINS - 1 {
+            let (lo, hi) = LogHistogram::bin_range(i);
+            assert_eq!(LogHistogram::bin_range(i + 1).0, hi, "bin {i}");
+            assert_eq!(LogHistogram::index(lo), i);
+            assert_eq!(LogHistogram::index(hi - 1), i);
+            assert!(lo < SUB || (hi - lo) * 32 <= lo, "bin {i}: [{lo}, {hi})");
+            assert!(
+                LogHistogram::midpoint(i) >= lo as f64 && LogHistogram::midpoint(i) < hi as f64
+            );
+        }
+        let total: u64 = h.nonempty_bins().map(|(_, _, c)| c).sum();
+        assert_eq!(total, h.count());
+        for (lo, hi, c) in h.nonempty_bins() {
+            let exact = vals.iter().filter(|&&v| lo <= v && v < hi).count() as u64;
+            assert_eq!(c, exact, "[{lo}, {hi})");
+        }
         let mut h = LogHistogram::new();
         h.record(7);
         assert_eq!(h.quantile(0.5), 7.0);

@@ -19,12 +19,13 @@ use crate::link::{Link, LinkCounters};
 use crate::node::Node;
 use crate::packet::{Packet, F_ACK};
 use crate::results::{
-    jain, ActiveFlows, ClassSeries, ClassSummary, CwndTrace, DelayStats, Fairness, FlowSummary,
-    LinkSummary, SimResults, Summary, TimeSeries,
+    jain, ActiveFlows, ClassSeries, ClassSummary, CwndTrace, DelayHistogram, DelayStats, Fairness,
+    FlowSummary, LinkSummary, SimResults, Summary, TimeSeries,
 };
 use crate::rng::{derive_seed, Rng, Stream};
 use crate::routing::{Routes, NO_ROUTE};
 use crate::tcp::{CcKind, TcpParams};
+use crate::trace::{TraceBatch, TraceBuf};
 use crate::traffic::{Endpoint, Flow, FlowKind, ShortFlowGen};
 use crate::udp::{UdpSource, UDP_HEADER_BYTES};
 
@@ -218,6 +219,10 @@ pub struct Simulation {
     classed: bool,
     /// Per link, the class counters at the end of the warm-up.
     class_snap: Vec<Vec<QueueStats>>,
+    /// Link ids named by `SimConfig::trace` (traced once [`Simulation::start_trace`] ran).
+    trace_links: Vec<u32>,
+    /// True once [`Simulation::start_trace`] gave the traced links their buffers.
+    tracing: bool,
 }
 
 /// A link's statistics at the end of the warm-up.
@@ -463,6 +468,8 @@ impl Simulation {
             delivered: 0,
             warm: false,
             link_snap: Vec::new(),
+            trace_links: built.trace,
+            tracing: false,
             cfg,
         };
         if warmup == 0 {
@@ -511,6 +518,89 @@ impl Simulation {
             self.handle(ev);
         }
         self.now = self.now.max(limit);
+    }
+
+    /// Gives every link named by `SimConfig::trace` its trace buffer (preallocated to the
+    /// batch size plus [`crate::trace::TRACE_SLACK`] rows); from now on their queue events
+    /// are recorded. Drive a traced run with [`Simulation::run_until_traced`] and empty the
+    /// buffers with [`Simulation::drain_trace`] whenever it stops early: plain
+    /// [`Simulation::run_until`] keeps every row in memory. Calling it again does nothing.
+    pub fn start_trace(&mut self) {
+        if self.tracing {
+            return;
+        }
+        self.tracing = true;
+        let batch = self
+            .cfg
+            .trace_batch
+            .unwrap_or(crate::trace::DEFAULT_TRACE_BATCH);
+        for &l in &self.trace_links {
+            self.links[l as usize].trace = Some(Box::new(TraceBuf::with_batch(batch)));
+        }
+    }
+
+    /// Like [`Simulation::run_until`], but returns `false` as soon as a traced link's buffer
+    /// holds a full batch (after the event that filled it, `now()` at that event's time);
+    /// `true` once every event up to `t` ran. Without a started trace it is `run_until`.
+    /// Stopping early does not change the run: the next call continues with the next event.
+    pub fn run_until_traced(&mut self, t: Instant) -> bool {
+        if !self.tracing || self.trace_links.is_empty() {
+            self.run_until(t);
+            return true;
+        }
+        let limit = t.0;
+        while let Some(time) = self.ev.peek_time() {
+            if time > limit {
+                break;
+            }
+            let (time, ev) = self.ev.pop().expect("peeked");
+            self.now = time;
+            self.events += 1;
+            self.handle(ev);
+            if self.trace_full() {
+                return false;
+            }
+        }
+        self.now = self.now.max(limit);
+        true
+    }
+
+    /// True if some traced link's buffer holds a full batch.
+    #[inline]
+    fn trace_full(&self) -> bool {
+        self.trace_links.iter().any(|&l| {
+            self.links[l as usize]
+                .trace
+                .as_deref()
+                .is_some_and(|t| t.is_full())
+        })
+    }
+
+    /// Moves every traced link's rows into `out` (appending; links in `SimConfig::trace`
+    /// order, each in time order) and empties their buffers, which keep their capacity.
+    pub fn drain_trace(&mut self, out: &mut TraceBatch) {
+        for &l in &self.trace_links {
+            if let Some(t) = self.links[l as usize].trace.as_deref_mut() {
+                t.drain_into(l, out);
+            }
+        }
+    }
+
+    /// Per traced link (in `SimConfig::trace` order): its name, its buffer's capacity in rows
+    /// (`None` before [`Simulation::start_trace`]) and its batch size.
+    pub fn trace_buffers(&self) -> Vec<(String, Option<usize>, usize)> {
+        self.trace_links
+            .iter()
+            .map(|&l| {
+                let link = &self.links[l as usize];
+                let t = link.trace.as_deref();
+                (
+                    link.name.clone(),
+                    t.map(TraceBuf::capacity),
+                    t.map_or(0, TraceBuf::batch),
+                )
+            })
+            .collect()
     }
 
     /// Runs to the configured duration.
@@ -1223,6 +1313,7 @@ impl Simulation {
                         p95: q(0.95),
                         p99: q(0.99),
                     },
+                    queue_delay_hist: hist.map_or_else(DelayHistogram::default, delay_histogram),
                     drops,
                     marks: c.marks - snap.marks,
                     enqueued: arrivals - (c.drops_enqueue - snap.drops_enqueue),
@@ -1399,6 +1490,17 @@ fn resolve_classes(
         }
     }
     Ok(out)
+}
+
+/// The non-empty bins of a delay histogram (ns) as the summary's histogram (ms).
+fn delay_histogram(h: &crate::monitor::LogHistogram) -> DelayHistogram {
+    let mut out = DelayHistogram::default();
+    for (lo, hi, c) in h.nonempty_bins() {
+        out.lo_ms.push(lo as f64 / 1e6);
+        out.hi_ms.push(hi as f64 / 1e6);
+        out.counts.push(c);
+    }
+    out
 }
 
 /// Appends the time-series row of monitored link `m` for the interval of

@@ -60,6 +60,8 @@ pub struct Built {
     pub routes: Routes,
     /// Monitored link ids.
     pub monitor: Vec<u32>,
+    /// Traced link ids (`SimConfig::trace`, in its order).
+    pub trace: Vec<u32>,
     /// Per flow group: `(src node, dst node)` of each statically created flow
     /// (one entry for a short-flow group).
     pub endpoints: Vec<Vec<(u32, u32)>>,
@@ -326,11 +328,26 @@ pub fn build(cfg: &SimConfig) -> Result<Built, ConfigError> {
             .collect::<Result<Vec<_>, _>>()?,
     };
     debug_assert!(monitor.iter().all(|&l| l != NO_ROUTE));
+    let trace = cfg
+        .trace
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            net.link_index
+                .get(n)
+                .copied()
+                .ok_or_else(|| ConfigError::UnknownLink {
+                    key: format!("trace[{i}]"),
+                    name: n.clone(),
+                })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     Ok(Built {
         nodes: net.nodes,
         links: net.links,
         routes,
         monitor,
+        trace,
         endpoints,
     })
 }

@@ -204,8 +204,26 @@ fn digest(cfg: SimConfig) -> u64 {
         b.lost
     );
     let r = serde_json::to_string(&sim.results()).expect("results serialize");
-    h.write(r.as_bytes());
+    h.write(without_delay_hist(&r).as_bytes());
     h.0
+}
+
+/// The serialized results without the links' `queue_delay_hist` objects, which were added to
+/// the summary after these digests were recorded: the histogram is the one the hashed
+/// quantiles come from, so leaving it out keeps the digests comparable without hiding a
+/// behaviour change. (The object holds only arrays of numbers: its first `}` closes it.)
+fn without_delay_hist(json: &str) -> String {
+    const KEY: &str = ",\"queue_delay_hist\":{";
+    let mut out = String::with_capacity(json.len());
+    let mut rest = json;
+    while let Some(i) = rest.find(KEY) {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + KEY.len()..];
+        let close = after.find('}').expect("histogram object closes");
+        rest = &after[close + 1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Digests recorded before the TCP split (see the module doc).

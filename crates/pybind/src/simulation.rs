@@ -73,6 +73,64 @@ impl PySimulation {
         Ok(())
     }
 
+    /// Start recording the per-packet events of the scenario's `[trace]` links (their
+    /// buffers are allocated now; see `netsim::trace`).
+    fn start_trace(&mut self) {
+        self.sim.start_trace();
+    }
+
+    /// Like `run_until`, but stops early (returns False) once a traced link's buffer holds a
+    /// full batch; True when time `t_s` was reached. Releases the GIL.
+    fn run_until_traced(&mut self, py: Python<'_>, t_s: f64) -> PyResult<bool> {
+        let t = secs_to_instant("t", t_s)?;
+        if t < self.sim.now() {
+            return Err(ArgumentError::new_err(format!(
+                "t = {t_s}: before the current time {} s (a simulation only runs forward)",
+                self.sim.now().as_secs_f64()
+            )));
+        }
+        let sim = &mut self.sim;
+        Ok(py.allow_threads(|| sim.run_until_traced(t)))
+    }
+
+    /// The trace rows recorded since the last call, emptying the buffers: a dict of column
+    /// name -> little-endian bytes (`link` u32, `time_ns` u64, `flow` u32, `size` u32,
+    /// `sojourn_ns` u64, `ecn` u8, `kind` u8), plus `"kinds"` (names by kind code).
+    fn drain_trace<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        use pyo3::types::PyBytes;
+        let mut b = netsim::trace::TraceBatch::default();
+        self.sim.drain_trace(&mut b);
+        fn le<T: Copy, const N: usize>(v: &[T], f: impl Fn(T) -> [u8; N]) -> Vec<u8> {
+            let mut out = Vec::with_capacity(v.len() * N);
+            for &x in v {
+                out.extend_from_slice(&f(x));
+            }
+            out
+        }
+        let d = PyDict::new(py);
+        d.set_item("link", PyBytes::new(py, &le(&b.link, u32::to_le_bytes)))?;
+        d.set_item(
+            "time_ns",
+            PyBytes::new(py, &le(&b.time_ns, u64::to_le_bytes)),
+        )?;
+        d.set_item("flow", PyBytes::new(py, &le(&b.flow, u32::to_le_bytes)))?;
+        d.set_item("size", PyBytes::new(py, &le(&b.size, u32::to_le_bytes)))?;
+        d.set_item(
+            "sojourn_ns",
+            PyBytes::new(py, &le(&b.sojourn_ns, u64::to_le_bytes)),
+        )?;
+        d.set_item("ecn", PyBytes::new(py, &b.ecn))?;
+        d.set_item("kind", PyBytes::new(py, &b.kind))?;
+        d.set_item("kinds", netsim::trace::TRACE_KIND_NAMES.to_vec())?;
+        Ok(d)
+    }
+
+    /// Per traced link: (core link name, buffer capacity in rows or None before
+    /// `start_trace`, batch size in rows).
+    fn trace_buffers(&self) -> Vec<(String, Option<usize>, usize)> {
+        self.sim.trace_buffers()
+    }
+
     /// Run to the configured duration, releasing the GIL.
     fn run(&mut self, py: Python<'_>) {
         let sim = &mut self.sim;

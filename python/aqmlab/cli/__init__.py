@@ -15,6 +15,7 @@ import typer
 from aqmlab.cli import design as _design
 from aqmlab.cli import fluid as _fluid
 from aqmlab.cli import paqman as _paqman
+from aqmlab.cli import report as _report
 from aqmlab.cli import repro as _repro
 from aqmlab.cli import rfc7928 as _rfc7928
 from aqmlab.cli import sim as _sim
@@ -58,6 +59,7 @@ _sim.register(app)
 _sweep.register(app)
 _rfc7928.register(app)
 _repro.register(app)
+_report.register(app)
 app.add_typer(
     _design.app, name="design", help="Controller design: PI, PD-LQ, SFC, EDC, SQM sigma, margins."
 )

@@ -177,6 +177,61 @@ def _write(res, out: Path, force: bool, plots: bool, command: str) -> None:
         _fail(str(e))
 
 
+def _run_traced(sim, out: Path, force: bool, plots: bool, command: str, run):
+    """Run with a per-packet trace streamed into ``out/trace.parquet``: the result folder is
+    opened first (a temporary sibling, renamed into place at the end), so a failure leaves
+    nothing behind. ``run()`` runs the simulation and returns its result."""
+    from aqmlab.output import output_dir
+    from aqmlab.trace import TRACE_FILE
+
+    try:
+        with output_dir(out, force=force, command=command) as tmp:
+            sim.start_trace(tmp / TRACE_FILE)
+            try:
+                res = run()
+                sim.close_trace()
+            finally:
+                sim.abort_trace()
+            res.write_into(tmp, plots=plots)
+    except ValueError as e:
+        _fail(str(e))
+    return res
+
+
+def _with_trace(sc, option: bool):
+    """The scenario with its bottleneck(s) added to ``[trace] links`` when ``--trace`` is given."""
+    if not option:
+        return sc
+    names = list(sc.link_aliases().values())
+    if not names:
+        _fail(
+            "--trace: the topology has no bottleneck (an explicit topology); name the links "
+            'to trace in the scenario: [trace] links = ["LINK", ...]'
+        )
+    trace = dict(sc.data.get("trace") or {})
+    links = list(trace.get("links") or [])
+    trace["links"] = links + [n for n in names if n not in links]
+    try:
+        return sc.replace(trace=trace)
+    except ValueError as e:
+        _fail(f"--trace: {e}")
+
+
+def _tracing(sc) -> bool:
+    return bool((sc.normalized.get("trace") or {}).get("links"))
+
+
+TraceOpt = Annotated[
+    bool,
+    typer.Option(
+        "--trace",
+        help="Write per-packet queue events of the bottleneck(s) (and any [trace] links) to "
+        "OUT/trace.parquet.",
+        show_default=False,
+    ),
+]
+
+
 _CLASS_HELP = (
     "A class of a class-based --aqm (drr, wfq): NAME:WEIGHT[:AQM], e.g. a:1:codel (AQM default "
     "droptail; its parameters with --aqm-param classes.NAME.aqm.KEY=VALUE). Repeatable, in "
@@ -265,6 +320,7 @@ def register(app: typer.Typer) -> None:
             typer.Option("--set", help="Override a scenario key: key=value (repeatable)."),
         ] = None,
         no_plots: NoPlots = False,
+        trace: TraceOpt = False,
         force: Force = False,
     ) -> None:
         """Run a scenario file and write summary.json, Parquet time series and plots to OUT."""
@@ -276,13 +332,21 @@ def register(app: typer.Typer) -> None:
                 sc = sc.replace(seed=seed)
         except ValueError as e:
             _fail(str(e))
+        sc = _with_trace(sc, trace)
         sim = _prepare(sc, out, force)
-        try:
-            # with an [sqm] table, Simulation.run runs SQM's online controller (docs/online.md)
-            res = _run_with_progress(sim, sc.name)
-        except ValueError as e:
-            _fail(f"sqm: {e}")
-        _write(res, out, force, not no_plots, "run")
+
+        def go():
+            try:
+                # with an [sqm] table, Simulation.run runs SQM's online controller (docs/online.md)
+                return _run_with_progress(sim, sc.name)
+            except ValueError as e:
+                _fail(f"sqm: {e}")
+
+        if _tracing(sc):
+            res = _run_traced(sim, out, force, not no_plots, "run", go)
+        else:
+            res = go()
+            _write(res, out, force, not no_plots, "run")
         from rich.console import Console
 
         links = res.summary["links"]
@@ -352,6 +416,7 @@ def register(app: typer.Typer) -> None:
         seed: Annotated[int, typer.Option(help="Random seed.")] = 1,
         sample_interval: Annotated[str, typer.Option(help="Monitor sampling period.")] = "10ms",
         no_plots: NoPlots = False,
+        trace: TraceOpt = False,
         quiet: Annotated[
             bool, typer.Option("--quiet", help="Print nothing on success.", show_default=False)
         ] = False,
@@ -450,9 +515,17 @@ def register(app: typer.Typer) -> None:
             sc = Scenario(data)
         except ValueError as e:
             _fail(_class_error(str(e), specs) or _as_option(str(e)))
+        sc = _with_trace(sc, trace)
         sim = _prepare(sc, out, force)
-        res = sim.run() or sim.result() if quiet else _run_with_progress(sim, aqm)
-        _write(res, out, force, not no_plots, "dumbbell")
+
+        def go():
+            return sim.run() or sim.result() if quiet else _run_with_progress(sim, aqm)
+
+        if trace:
+            res = _run_traced(sim, out, force, not no_plots, "dumbbell", go)
+        else:
+            res = go()
+            _write(res, out, force, not no_plots, "dumbbell")
         if not quiet:
             from rich.console import Console
 

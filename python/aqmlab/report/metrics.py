@@ -1,0 +1,86 @@
+"""Per-run numbers a report compares: the columns of its table and the axes of its plots."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from aqmlab.report.inputs import Run, primary_link
+
+__all__ = ["METRICS", "run_metrics", "flow_goodputs_mbps", "delay_histogram"]
+
+#: (key, column title, unit) of the table, in order.
+METRICS = [
+    ("utilization", "utilization", "%"),
+    ("delay_mean", "mean queue delay", "ms"),
+    ("delay_p99", "p99 queue delay", "ms"),
+    ("loss", "loss", "%"),
+    ("goodput", "goodput", "Mb/s"),
+    ("jain", "Jain index", ""),
+]
+
+
+def _get(run: Run, path: str) -> Any:
+    """A summary value by dotted path, from the full summary or the flattened results row."""
+    if run.summary is not None:
+        node: Any = run.summary
+        for part in path.split("."):
+            if not isinstance(node, dict) or part not in node:
+                return None
+            node = node[part]
+        return node
+    return run.flat.get(path)
+
+
+def _num(v: Any) -> float:
+    try:
+        x = float(v)
+    except (TypeError, ValueError):
+        return math.nan
+    return x
+
+
+def run_metrics(run: Run) -> dict[str, float]:
+    """The table's numbers for one run, on its primary link (NaN where unavailable).
+
+    ``utilization`` and ``loss`` (drops / arrivals) in %, queue delays in ms (mean and p99 of
+    the packets' sojourn, post-warm-up), ``goodput`` the sum of every flow's goodput in Mb/s
+    (needs the full summary), ``jain`` Jain's index of the long-lived TCP flows.
+    """
+    link = primary_link(run.summary, run.flat)
+    out = dict.fromkeys((m[0] for m in METRICS), math.nan)
+    if link is not None:
+        base = f"links.{link}"
+        out["utilization"] = 100 * _num(_get(run, f"{base}.utilization"))
+        out["delay_mean"] = _num(_get(run, f"{base}.queue_delay_ms.mean"))
+        out["delay_p99"] = _num(_get(run, f"{base}.queue_delay_ms.p99"))
+        arrivals = _num(_get(run, f"{base}.arrivals"))
+        drops = _num(_get(run, f"{base}.drops"))
+        if arrivals > 0:
+            out["loss"] = 100 * drops / arrivals
+    if run.summary is not None and isinstance(run.summary.get("flows"), list):
+        out["goodput"] = sum(_num(f.get("goodput_bps")) for f in run.summary["flows"]) / 1e6
+    out["jain"] = _num(_get(run, "fairness.jain"))
+    return out
+
+
+def flow_goodputs_mbps(run: Run) -> list[float]:
+    """Goodput of each flow of the run in Mb/s, short (Poisson) flows left out."""
+    flows = (run.summary or {}).get("flows") or []
+    return [
+        _num(f.get("goodput_bps")) / 1e6
+        for f in flows
+        if f.get("kind") != "short_tcp" and math.isfinite(_num(f.get("goodput_bps")))
+    ]
+
+
+def delay_histogram(run: Run) -> dict[float, tuple[float, int]] | None:
+    """The primary link's queue-delay histogram as {lo_ms: (hi_ms, count)}, or None."""
+    link = primary_link(run.summary, run.flat)
+    h = _get(run, f"links.{link}.queue_delay_hist") if link else None
+    if not isinstance(h, dict) or "counts" not in h:
+        return None
+    return {
+        float(lo): (float(hi), int(c))
+        for lo, hi, c in zip(h["lo_ms"], h["hi_ms"], h["counts"], strict=True)
+    }
