@@ -22,7 +22,6 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from aqmlab.report import build_report, load_runs
-from aqmlab.report._ci import ci95
 from aqmlab.report.figures import cdf_points, merged_histogram
 from aqmlab.scenario import Scenario
 from aqmlab.sim import simulate
@@ -201,16 +200,6 @@ def test_table_numbers_are_the_runs_means_and_t_intervals(sweep, sweep_page):
     mean_txt, half_txt = cells[1].split(" ± ")
     assert float(mean_txt) == pytest.approx(m, abs=0.006)
     assert float(half_txt) == pytest.approx(half, rel=0.01, abs=0.006)
-
-
-def test_ci95_against_scipy():
-    x = [3.1, 2.7, 3.4, 2.9, 3.3]
-    mean, std, lo, hi = ci95(x)
-    ref = stats.t.interval(0.95, len(x) - 1, loc=np.mean(x), scale=stats.sem(x))
-    assert mean == pytest.approx(np.mean(x))
-    assert std == pytest.approx(np.std(x, ddof=1))
-    assert (lo, hi) == pytest.approx(ref)
-    assert math.isnan(ci95([1.0])[2]) and math.isnan(ci95([])[0])
 
 
 def test_cdf_from_merged_histograms_matches_the_runs(sweep):

@@ -84,3 +84,14 @@ def test_rerun_resumes(suite):
     )
     assert r.returncode == 0, r.stderr
     assert {p: p.stat().st_mtime_ns for p in out.rglob("runs/*.json")} == stamps
+
+
+def test_html_report_has_every_section(suite):
+    out, _ = suite
+    page = (out / "report.html").read_text()
+    names = [s.name for s in rfc7928.sections(["codel"])]
+    for name in names:  # one section per guideline section, each with its own table and CDF
+        assert f'<section id="{name}">' in page and f'id="{name}-summary"' in page
+        assert f'id="{name}-cdf"' in page
+    assert page.count("data:image/png;base64,") >= 2 * len(names)
+    assert "http://" not in page and "https://" not in page

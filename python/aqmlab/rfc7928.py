@@ -197,15 +197,24 @@ def run(
         if result.tables:
             with write_atomic(out / "summary.md") as tmp:
                 tmp.write_text(summary_markdown(result, quick))
-            write_html_report(out)
+            write_html_report(out, [x for x in secs if x.name in result.tables])
             refresh_manifest(out, COMMAND)
     return result
 
 
-def write_html_report(out: Path) -> Path | None:
-    """The suite's HTML report. Not built yet: the HTML report (``aqmlab report``) is a separate
-    module; this is where the suite calls it. Returns the report's path, None today."""
-    return None
+def write_html_report(out: Path, secs: list[Section]) -> Path:
+    """``out/report.html``: one page with each section's report (:mod:`aqmlab.report`: CI
+    table, queue-delay CDFs, delay-versus-goodput ellipses, per-flow goodput), written
+    atomically. Returns its path."""
+    from aqmlab.output import write_atomic
+    from aqmlab.report import load_runs
+    from aqmlab.report.page import render_suite
+
+    parts = [(s.name, f"{s.rfc_section}. {s.title}", load_runs(out / s.name)) for s in secs]
+    path = out / "report.html"
+    with write_atomic(path) as tmp:
+        tmp.write_text(render_suite(parts, "RFC 7928 suite"), encoding="utf-8")
+    return path
 
 
 def _fmt(mean: float, low: float, high: float) -> str:

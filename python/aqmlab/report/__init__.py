@@ -1,7 +1,7 @@
 """Experiment reports: one self-contained HTML page from a sweep, a folder of runs or one run.
 
 :func:`build_report` reads the input (:mod:`aqmlab.report.inputs`), computes the table
-(:mod:`aqmlab.report.metrics`, 95 % Student-t intervals in :mod:`aqmlab.report._ci`), draws the
+(:mod:`aqmlab.report.metrics`, 95 % Student-t intervals from :func:`aqmlab.stats.mean_ci`), draws the
 figures (:mod:`aqmlab.report.figures`) and writes the page (:mod:`aqmlab.report.page`) through
 :mod:`aqmlab.output` (temporary file and rename; an existing file only with ``force``).
 ``docs/report.md`` describes the page.

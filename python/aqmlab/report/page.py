@@ -7,7 +7,6 @@ import base64
 import math
 from html import escape
 
-from aqmlab.report._ci import ci95
 from aqmlab.report.figures import (
     ELLIPSE_SIGMA,
     cdf_figure,
@@ -17,8 +16,9 @@ from aqmlab.report.figures import (
 )
 from aqmlab.report.inputs import RunSet, primary_link
 from aqmlab.report.metrics import METRICS, run_metrics
+from aqmlab.stats import mean_ci
 
-__all__ = ["render_page"]
+__all__ = ["render_page", "render_suite"]
 
 _CSS = """
 body { font-family: sans-serif; margin: 1.5em auto; max-width: 1100px; color: #222;
@@ -54,7 +54,8 @@ def _fmt(x: float) -> str:
 
 
 def _cell(values: list[float]) -> str:
-    mean, _std, lo, hi = ci95(values)
+    r = mean_ci(v for v in values if v is None or math.isfinite(v))  # 95 % Student-t
+    mean, lo, hi = r.mean, r.ci_low, r.ci_high
     if not math.isfinite(mean):
         return "–"
     if not math.isfinite(lo):
@@ -86,7 +87,7 @@ def _links_note(rs: RunSet) -> str:
     return ", ".join(f"<code>{escape(n)}</code>" for n in links) or "–"
 
 
-def _failed_section(rs: RunSet) -> str:
+def _failed_section(rs: RunSet, pre: str = "", h: int = 2) -> str:
     if not rs.failed:
         return ""
     rows = "".join(
@@ -96,20 +97,23 @@ def _failed_section(rs: RunSet) -> str:
         for r in rs.failed
     )
     return (
-        '<section id="failed"><h2>Failed runs</h2><p class="note">Left out of every table and '
-        'figure.</p><table><thead><tr><th class="cfg">run</th><th class="cfg">configuration'
-        '</th><th>seed</th><th class="cfg">error</th></tr></thead>'
+        f'<section id="{pre}failed"><h{h}>Failed runs</h{h}><p class="note">Left out of every '
+        'table and figure.</p><table><thead><tr><th class="cfg">run</th><th class="cfg">'
+        'configuration</th><th>seed</th><th class="cfg">error</th></tr></thead>'
         f"<tbody>{rows}</tbody></table></section>"
     )
 
 
-def _figure_section(ident: str, title: str, note: str, pngs: list[bytes], missing: str) -> str:
+def _figure_section(
+    ident: str, title: str, note: str, pngs: list[bytes], missing: str, h: int = 2
+) -> str:
     body = "".join(_img(p, title) for p in pngs) if pngs else f'<p class="note">{missing}</p>'
-    return f'<section id="{ident}"><h2>{title}</h2><p class="note">{note}</p>{body}</section>'
+    return f'<section id="{ident}"><h{h}>{title}</h{h}><p class="note">{note}</p>{body}</section>'
 
 
-def render_page(rs: RunSet, title: str) -> str:
-    """The whole report for ``rs`` as an HTML document (a str)."""
+def _content(rs: RunSet, pre: str = "", h: int = 2) -> list[str]:
+    """The report's sections for ``rs``: element ids prefixed with ``pre``, headings at level
+    ``h``."""
     kind = {"sweep": "sweep", "runs": "folder of runs", "run": "single run"}[rs.kind]
     n_ok, n_failed = len(rs.ok()), len(rs.failed)
     keys = ", ".join(f"<code>{escape(k)}</code>" for k in rs.keys) or "–"
@@ -117,23 +121,19 @@ def render_page(rs: RunSet, title: str) -> str:
     dg = delay_goodput_figure(rs)
     ts = timeseries_figures(rs)
     box = goodput_boxplot(rs)
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>",
-        f"<h1>{escape(title)}</h1>",
+    return [
         f"<p>Source: <code>{escape(rs.source.name or str(rs.source))}</code> ({kind}); "
         f"{n_ok} run(s) in {len(rs.configs)} configuration(s)"
         + (f", {n_failed} failed" if n_failed else "")
         + f". Configurations differ in: {keys}. Link described: {_links_note(rs)}.</p>",
-        '<section id="summary"><h2>Summary with 95 % confidence intervals</h2>'
+        f'<section id="{pre}summary"><h{h}>Summary with 95 % confidence intervals</h{h}>'
         '<p class="note">Per configuration, the mean over its runs (seeds) ± the half-width of '
         "the two-sided 95 % Student-t confidence interval of the mean (no interval with one "
         "run). Statistics exclude each run's warm-up. Loss = queue drops / arrivals; goodput = "
         "sum of the flows' goodputs; Jain's index over the long-lived TCP flows.</p>"
         f"{_ci_table(rs)}</section>",
         _figure_section(
-            "cdf",
+            f"{pre}cdf",
             "Queue-delay CDF",
             "Per configuration, the histograms of every packet's queue delay (all runs "
             "added up; 32 equal bins per octave, so the CDF is exact at every bin edge and a "
@@ -141,9 +141,10 @@ def render_page(rs: RunSet, title: str) -> str:
             "it). Delays below 0.1 µs are drawn at 0.1 µs.",
             [cdf] if cdf else [],
             "No run has a queue-delay histogram (results written before it existed).",
+            h,
         ),
         _figure_section(
-            "delay-goodput",
+            f"{pre}delay-goodput",
             "Delay versus goodput (RFC 7928 §2.7)",
             "One small dot per run (mean queue delay, total goodput), a cross at the "
             f"configuration's mean and its {ELLIPSE_SIGMA:g}-σ ellipse: the contour of a "
@@ -152,26 +153,55 @@ def render_page(rs: RunSet, title: str) -> str:
             "runs. The delay axis is reversed, so better is up and to the right.",
             [dg] if dg else [],
             "No run has both a delay and a goodput.",
+            h,
         ),
         _figure_section(
-            "timeseries",
+            f"{pre}timeseries",
             "Time series",
             "Queue delay (mean sojourn of the packets dequeued in each 10 ms interval) and "
             "throughput of the link, averaged over the configuration's runs at each sample "
             "time, then over 100 ms; warm-up included.",
             ts,
             "No time series in the input (a sweep keeps them only when asked to).",
+            h,
         ),
         _figure_section(
-            "goodput",
+            f"{pre}goodput",
             "Per-flow goodput",
             "Goodput of every flow (short flows left out), the runs of a configuration pooled: "
             "box from the first to the third quartile, line at the median, whiskers to the "
             "furthest flow within 1.5 times the box's length.",
             [box] if box else [],
             "No per-flow results in the input.",
+            h,
         ),
-        _failed_section(rs),
-        "</body></html>",
+        _failed_section(rs, pre, h),
     ]
-    return "\n".join(p for p in parts if p) + "\n"
+
+
+def _document(title: str, parts: list[str]) -> str:
+    head = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>{escape(title)}</h1>",
+    ]
+    return "\n".join(p for p in [*head, *parts, "</body></html>"] if p) + "\n"
+
+
+def render_page(rs: RunSet, title: str) -> str:
+    """The whole report for ``rs`` as an HTML document (a str)."""
+    return _document(title, _content(rs))
+
+
+def render_suite(parts: list[tuple[str, str, RunSet]], title: str) -> str:
+    """One HTML document for several run sets (the RFC 7928 suite's sections): a contents
+    list, then per ``(ident, heading, rs)`` a section holding ``rs``'s report one heading level
+    down, its element ids prefixed with ``ident-``."""
+    toc = "".join(f'<li><a href="#{i}">{escape(t)}</a></li>' for i, t, _ in parts)
+    out = [f"<nav><ul>{toc}</ul></nav>"]
+    for ident, heading, rs in parts:
+        out.append(f'<section id="{ident}"><h2>{escape(heading)}</h2>')
+        out += _content(rs, pre=f"{ident}-", h=3)
+        out.append("</section>")
+    return _document(title, out)
