@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from aqmlab.cli import design as _design
+from aqmlab.cli import emulate as _emulate
 from aqmlab.cli import fluid as _fluid
 from aqmlab.cli import paqman as _paqman
 from aqmlab.cli import repro as _repro
@@ -53,6 +54,7 @@ def _root(
 
 
 _sim.register(app)
+_emulate.register(app)
 _repro.register(app)
 app.add_typer(
     _design.app, name="design", help="Controller design: PI, PD-LQ, SFC, EDC, SQM sigma, margins."

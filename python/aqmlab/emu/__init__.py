@@ -35,7 +35,7 @@ from aqmlab.emu.netns import EmulationError, Testbed, check_environment, group_a
 from aqmlab.emu.plan import PORT, plan_flows
 from aqmlab.results import SimResult, jain_index
 
-__all__ = ["emulate", "EmulationError", "check_environment"]
+__all__ = ["emulate", "EmulationError", "check_environment", "check_scenario"]
 
 #: Time between set-up and the run's origin, s: the receiver and sender start inside it.
 _LEAD_S = 1.0
@@ -61,7 +61,6 @@ def check_scenario(scenario, kernel_cc: str | None = None):
     if n["dumbbell"].get("loss", 0.0):
         raise ValueError(f"dumbbell.loss = {n['dumbbell']['loss']}: not emulated")
     return flows, _mtu(n)
-
 
 
 def _on_sigterm(signum, frame):
@@ -157,7 +156,9 @@ def emulate(scenario, kernel_cc: str | None = None) -> SimResult:
             if recv.stdout.readline().strip() != "ready":
                 raise EmulationError(f"receiver did not start: {_tail(recv)}")
             while thread.is_alive():
-                thread.join(0.2)
+                # sleep, not join(timeout): a signal interrupting join leaves the thread
+                # marked stopped while it still runs (CPython 3.11)
+                time.sleep(0.05)
             if errors:
                 raise EmulationError(str(errors[0]))
             outs = {}

@@ -188,9 +188,23 @@ class Testbed:
             *(f"addr add {group_addr(g)}/32 dev {self.rcv_tun}" for g in groups),
             f"route add {SND_ADDR}/32 dev {self.rcv_tun}",
         ]
-        for role, ns, tun, cmds in (("snd", self.snd, self.snd_tun, snd), ("rcv", self.rcv, self.rcv_tun, rcv)):
+        for role, ns, tun, cmds in (
+            ("snd", self.snd, self.snd_tun, snd),
+            ("rcv", self.rcv, self.rcv_tun, rcv),
+        ):
             sets = {**self.SYSCTLS[role], f"net.ipv6.conf.{tun}.disable_ipv6": "1"}
-            _run(["ip", "netns", "exec", ns, "sysctl", "-q", "-w", *(f"{k}={v}" for k, v in sets.items())])
+            _run(
+                [
+                    "ip",
+                    "netns",
+                    "exec",
+                    ns,
+                    "sysctl",
+                    "-q",
+                    "-w",
+                    *(f"{k}={v}" for k, v in sets.items()),
+                ]
+            )
             _run(["ip", "-n", ns, "-batch", "-"], stdin="\n".join(cmds) + "\n")
 
     def sysctls(self) -> dict[str, dict[str, str]]:

@@ -2,7 +2,7 @@
 which kernel congestion control and ECN, and to which receiver address.
 
 The emulator runs dumbbell scenarios whose flow groups are long-lived TCP (``kind = "tcp"``
-without ``bytes`` or ``stop``). Start times follow the simulator's rule (``start`` plus a
+without ``size`` or ``stop``). Start times follow the simulator's rule (``start`` plus a
 uniform jitter, 1 s by default when ``start`` is absent), drawn from the scenario's seed.
 The simulator's congestion-control names map to the kernel's (``newreno`` and ``reno`` are
 Linux ``reno``, which is NewReno loss recovery with SACK; ``cubic`` is ``cubic``); any other
@@ -71,7 +71,7 @@ def plan_flows(normalized: dict, kernel_cc: str | None = None) -> list[FlowPlan]
             raise ValueError(
                 f"flows[{g}].kind = {kind!r}: the emulator runs long-lived TCP flows only"
             )
-        for key in ("bytes", "stop"):
+        for key in ("size", "stop"):
             if grp.get(key) is not None:
                 raise ValueError(
                     f"flows[{g}].{key} = {grp[key]!r}: the emulator runs long-lived flows only"

@@ -107,7 +107,10 @@ def receive(port: int, t0: int, warmup: float, duration: float, starts: dict[int
             total[key.data] = total.get(key.data, 0) + n
     return {
         "flows": {
-            str(f): {"bytes": total.get(f, 0), "bytes_before_window": before.get(f, total.get(f, 0))}
+            str(f): {
+                "bytes": total.get(f, 0),
+                "bytes_before_window": before.get(f, total.get(f, 0)),
+            }
             for f in starts
         }
     }
@@ -129,8 +132,7 @@ def send(plan: dict) -> dict:
     data = memoryview(bytes(_CHUNK))
     socks: dict[int, socket.socket] = {}
     st = {
-        f["id"]: {"rtt": [], "r0": None, "rto0": None, "connected": False, "s": None}
-        for f in flows
+        f["id"]: {"rtt": [], "r0": None, "rto0": None, "connected": False, "s": None} for f in flows
     }
     next_sample = warm
     i = 0
