@@ -218,6 +218,7 @@ def _result(scenario, flows, report, ts, outs, sysctls, wall) -> SimResult:
                 "start_s": f.start_s,
                 "goodput_bps": 8.0 * got / window if window > 0 else 0.0,
                 "rtt_ms_mean": s.get("rtt_ms_mean"),
+                "rtt_ms_min": s.get("rtt_ms_min"),
                 "retransmits": s.get("retransmits"),
                 "timeouts": s.get("timeouts"),
                 "fct_s": None,

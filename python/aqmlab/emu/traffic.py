@@ -12,7 +12,8 @@ clock) and work to ``t0 + duration``; they print one JSON document on stdout at 
   control ``cc`` (``TCP_CONGESTION`` on the socket, before connect) and writes as fast as the
   socket takes data. After the warm-up it samples ``TCP_INFO`` every 100 ms (smoothed RTT)
   and reads the retransmission counters at the warm-up and at the end. Output:
-  ``{"flows": {id: {"rtt_ms_mean", "retransmits", "timeouts", "connected"}}}`` (``timeouts``
+  ``{"flows": {id: {"rtt_ms_mean", "rtt_ms_min", "retransmits", "timeouts", "connected"}}}``
+  (``rtt_ms_min``: the kernel's minimum RTT of the connection, ``tcpi_min_rtt``) (``timeouts``
   null on kernels whose ``tcp_info`` has no ``tcpi_total_rto``, before Linux 6.7).
 """
 
@@ -27,8 +28,8 @@ import sys
 import time
 
 #: ``struct tcp_info`` offsets (linux/tcp.h): tcpi_rtt (µs), tcpi_total_retrans,
-#: tcpi_total_rto (u16, Linux >= 6.7).
-_RTT, _TOTAL_RETRANS, _TOTAL_RTO = 68, 100, 240
+#: tcpi_min_rtt (µs), tcpi_total_rto (u16, Linux >= 6.7).
+_RTT, _TOTAL_RETRANS, _MIN_RTT, _TOTAL_RTO = 68, 100, 148, 240
 _INFO_LEN = 248
 _CHUNK = 1 << 18
 
@@ -183,13 +184,16 @@ def send(plan: dict) -> dict:
     out = {}
     for fid, x in st.items():
         info = _info(x["s"]) if x["s"] is not None else None
-        retr = rto = None
+        retr = rto = min_rtt = None
+        if info is not None and len(info) >= _MIN_RTT + 4:
+            min_rtt = struct.unpack_from("I", info, _MIN_RTT)[0] / 1e3
         if info is not None and x["r0"] is not None:
             retr = struct.unpack_from("I", info, _TOTAL_RETRANS)[0] - x["r0"]
             if x["rto0"] is not None:
                 rto = struct.unpack_from("H", info, _TOTAL_RTO)[0] - x["rto0"]
         out[str(fid)] = {
             "rtt_ms_mean": sum(x["rtt"]) / len(x["rtt"]) if x["rtt"] else None,
+            "rtt_ms_min": min_rtt,
             "retransmits": retr,
             "timeouts": rto,
             "connected": x["connected"],
