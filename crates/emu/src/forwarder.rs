@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use crate::clock::{now_ns, realtime_priority, tight_timer_slack};
 use crate::config::EmuConfig;
-use crate::link::{Bottleneck, DelayLine};
+use crate::link::{Bottleneck, DelayLine, StatsWindow};
 use crate::packet::IpPacket;
 use crate::tun::{Tun, MAX_PACKET};
 
@@ -135,8 +135,10 @@ impl Forwarder {
             cfg.rate,
             cfg.fwd_delay_ns,
             cfg.seed,
-            cfg.warmup_ns,
-            cfg.sample_interval_ns,
+            StatsWindow {
+                warmup_ns: cfg.warmup_ns,
+                interval_ns: cfg.sample_interval_ns,
+            },
             "bottleneck",
         )?;
         let rev = DelayLine::new(cfg.rev_delay_ns);
@@ -209,7 +211,8 @@ impl Forwarder {
                 now = rel(now_ns());
                 let class = self.class_of(&buf[..n]);
                 self.link.advance(now);
-                self.link.arrive(now, IpPacket::new(buf[..n].to_vec(), class));
+                self.link
+                    .arrive(now, IpPacket::new(buf[..n].to_vec(), class));
                 got += 1;
             }
             for _ in 0..READ_BATCH {

@@ -61,14 +61,12 @@ pub fn flow_hash(pkt: &[u8]) -> u64 {
     };
     let proto = pkt[9];
     let frag_offset = u16::from_be_bytes([pkt[6], pkt[7]]) & 0x1fff;
-    let ports = if (proto == PROTO_TCP || proto == PROTO_UDP)
-        && frag_offset == 0
-        && pkt.len() >= ihl + 4
-    {
-        u32::from_be_bytes([pkt[ihl], pkt[ihl + 1], pkt[ihl + 2], pkt[ihl + 3]])
-    } else {
-        0
-    };
+    let ports =
+        if (proto == PROTO_TCP || proto == PROTO_UDP) && frag_offset == 0 && pkt.len() >= ihl + 4 {
+            u32::from_be_bytes([pkt[ihl], pkt[ihl + 1], pkt[ihl + 2], pkt[ihl + 3]])
+        } else {
+            0
+        };
     let a = u32::from_be_bytes([pkt[12], pkt[13], pkt[14], pkt[15]]) as u64;
     let b = u32::from_be_bytes([pkt[16], pkt[17], pkt[18], pkt[19]]) as u64;
     let h = netsim::rng::splitmix64((a << 32) | b);

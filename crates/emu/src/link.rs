@@ -22,6 +22,15 @@ use netsim::results::{ActiveFlows, DelayStats, LinkSummary, TimeSeries};
 
 use crate::packet::IpPacket;
 
+/// What statistics cover: the warm-up they exclude and the time-series sample interval.
+#[derive(Clone, Copy, Debug)]
+pub struct StatsWindow {
+    /// Warm-up excluded from the summary, ns.
+    pub warmup_ns: u64,
+    /// Time-series sample interval, ns (> 0).
+    pub interval_ns: u64,
+}
+
 /// A packet waiting in a propagation delay: `(release time ns, packet)`.
 pub type Delayed = (u64, IpPacket);
 
@@ -67,18 +76,21 @@ struct Monitor {
 
 impl Bottleneck {
     /// A bottleneck running `cfg` with hard limit `limit` at `rate`, then `delay_ns` of
-    /// propagation; statistics exclude `[0, warmup_ns)`; one time-series row every
-    /// `interval_ns` (> 0) under the name `name`.
+    /// propagation; statistics exclude `[0, stats.warmup_ns)`; one time-series row every
+    /// `stats.interval_ns` under the name `name`.
     pub fn new(
         cfg: &QdiscConfig,
         limit: QueueLimit,
         rate: BitsPerSec,
         delay_ns: u64,
         seed: u64,
-        warmup_ns: u64,
-        interval_ns: u64,
+        stats: StatsWindow,
         name: &str,
     ) -> Result<Self, aqm::ConfigError> {
+        let StatsWindow {
+            warmup_ns,
+            interval_ns,
+        } = stats;
         let qdisc = Qdisc::new(cfg, limit, LinkInfo::new(rate), seed)?;
         Ok(Bottleneck {
             qdisc,
@@ -372,8 +384,10 @@ mod tests {
             BitsPerSec::from_mbps(rate_mbps),
             delay_ns,
             1,
-            0,
-            10_000_000,
+            StatsWindow {
+                warmup_ns: 0,
+                interval_ns: 10_000_000,
+            },
             "bottleneck",
         )
         .unwrap()
@@ -426,8 +440,10 @@ mod tests {
             BitsPerSec::from_mbps(1),
             0,
             1,
-            0,
-            10_000_000,
+            StatsWindow {
+                warmup_ns: 0,
+                interval_ns: 10_000_000,
+            },
             "bottleneck",
         )
         .unwrap();
