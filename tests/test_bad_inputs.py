@@ -117,6 +117,7 @@ EMULATE_FILE_ROWS = [
     (EMU_TOML, ["--rate", "5Mbps"], ["--rate", "not with a scenario file"]),
     (EMU_TOML, ["--set", "flows.0.count=0"], ["flows[0].count", "0"]),
     (EMU_TOML, ["--cc", "vegas"], ["--cc", "'vegas'", "the kernel offers"]),
+    (EMU_TOML + 'cc = "vegas"\n', [], ["flows[0].cc", "'vegas'", "the kernel offers"]),
     (
         EMU_TOML.replace("count = 2", 'kind = "udp_cbr"\nrate = "1Mbps"'),
         [],

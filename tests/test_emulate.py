@@ -114,6 +114,44 @@ def test_droptail_overflows_without_ecn_and_removes_stale_sets(tmp_path):
     assert sum(f["retransmits"] for f in s["flows"]) > 0
 
 
+MIXED = """name = "mixed"
+duration = "4s"
+warmup = "1s"
+[dumbbell]
+rate = "6Mbps"
+rtt = "20ms"
+buffer = 100
+pkt_size = 1500
+[aqm]
+type = "fq_codel"
+[[flows]]
+cc = "bbr"
+start = 0
+[[flows]]
+cc = "cubic"
+ecn = true
+start = 0
+"""
+
+
+def test_scenario_file_per_group_cc_and_ecn(tmp_path):
+    """A TOML dumbbell: one BBR group (a kernel-only algorithm) without ECN, one CUBIC group
+    with ECN, under FQ-CoDel: each flow runs its group's algorithm, only the ECN group's
+    packets are marked (marks appear, and FQ-CoDel reports its flow queues)."""
+    before = _state()
+    (tmp_path / "s.toml").write_text(MIXED)
+    out = tmp_path / "res"
+    p = _emulate([str(tmp_path / "s.toml"), "--out", str(out), "--quiet", "--no-plots"], timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert _state() == before
+    s = json.loads((out / "summary.json").read_text())
+    assert [(f["cc"], f["ecn"]) for f in s["flows"]] == [("bbr", False), ("cubic", True)]
+    link = s["links"]["bottleneck"]
+    assert link["aqm"] == "fq_codel" and link["active_flows"]["max"] >= 1
+    assert link["marks"] > 0
+    assert all(f["goodput_bps"] > 0.5e6 for f in s["flows"])
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_signal_removes_everything(tmp_path, sig):
     before = _state()

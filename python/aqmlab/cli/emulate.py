@@ -99,7 +99,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run a dumbbell on real Linux TCP through the aqm qdiscs (needs root)."""
         from aqmlab.emu import EmulationError, check_environment, check_scenario, emulate
-        from aqmlab.emu.plan import available_cc, kernel_cc_name
+        from aqmlab.emu.plan import available_cc, kernel_cc_name, take_kernel_cc
         from aqmlab.output import check_output_dir
 
         if out is None:
@@ -120,6 +120,7 @@ def register(app: typer.Typer) -> None:
             "sample_interval": sample_interval,
             "warmup": warmup,
         }
+        group_cc: dict[int, str] = {}
         if scenario is not None:
             from aqmlab.scenario import load_scenario
 
@@ -130,7 +131,11 @@ def register(app: typer.Typer) -> None:
                 opt = "--" + extra[0].replace("_", "-")
                 _fail(f"{opt}: not with a scenario file ({scenario}); use --set KEY=VALUE")
             try:
-                sc = load_scenario(scenario, overrides=list(set_ or []))
+                sc = load_scenario(
+                    scenario,
+                    overrides=list(set_ or []),
+                    prepare=lambda d: group_cc.update(take_kernel_cc(d)),
+                )
                 if seed is not None:
                     sc = sc.replace(seed=seed)
             except ValueError as e:
@@ -151,7 +156,7 @@ def register(app: typer.Typer) -> None:
             )  # fmt: skip
             cc = cc or "cubic"
         try:
-            check_scenario(sc, cc)
+            check_scenario(sc, cc, group_cc)
         except ValueError as e:
             # name the option the scenario key came from (dumbbell.pkt_size -> --pkt-size)
             _fail(str(e) if scenario is not None else _as_option(str(e)))
@@ -161,7 +166,7 @@ def register(app: typer.Typer) -> None:
             _fail(str(e))
         try:
             check_environment()
-            res = emulate(sc, kernel_cc=cc)
+            res = emulate(sc, kernel_cc=cc, group_cc=group_cc)
         except EmulationError as e:
             _fail(str(e), 1)
         _write(res, out, force, not no_plots, "emulate")

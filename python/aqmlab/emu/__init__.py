@@ -53,11 +53,11 @@ def _mtu(normalized: dict) -> int:
     return int(mtu)
 
 
-def check_scenario(scenario, kernel_cc: str | None = None):
+def check_scenario(scenario, kernel_cc: str | None = None, group_cc: dict | None = None):
     """The flow plan and MTU of ``scenario``, or ``ValueError`` naming the key (no side
-    effects; does not need root)."""
+    effects; does not need root). ``kernel_cc``, ``group_cc``: see :func:`emulate`."""
     n = scenario.normalized
-    flows = plan_flows(n, kernel_cc)
+    flows = plan_flows(n, kernel_cc, group_cc)
     if n["dumbbell"].get("loss", 0.0):
         raise ValueError(f"dumbbell.loss = {n['dumbbell']['loss']}: not emulated")
     return flows, _mtu(n)
@@ -67,7 +67,9 @@ def _on_sigterm(signum, frame):
     raise KeyboardInterrupt
 
 
-def emulate(scenario, kernel_cc: str | None = None) -> SimResult:
+def emulate(
+    scenario, kernel_cc: str | None = None, group_cc: dict[int, str] | None = None
+) -> SimResult:
     """Emulate ``scenario`` (a dumbbell of long-lived TCP groups) in real time.
 
     Parameters
@@ -76,6 +78,9 @@ def emulate(scenario, kernel_cc: str | None = None) -> SimResult:
         Validated scenario; its duration is wall-clock time.
     kernel_cc : str, optional
         A kernel congestion control for every group (e.g. ``"bbr"``), else each group's ``cc``.
+    group_cc : dict, optional
+        ``{group index: kernel algorithm}`` for groups whose algorithm the scenario schema does
+        not know (:func:`aqmlab.emu.plan.take_kernel_cc`).
 
     Returns
     -------
@@ -94,7 +99,7 @@ def emulate(scenario, kernel_cc: str | None = None) -> SimResult:
     """
     from aqmlab import _core
 
-    flows, mtu = check_scenario(scenario, kernel_cc)
+    flows, mtu = check_scenario(scenario, kernel_cc, group_cc)
     check_environment()
     n = scenario.normalized
     groups = len(n["flows"])

@@ -56,15 +56,17 @@ def group_addr(g: int) -> str:
 
 
 def check_environment() -> None:
-    """Raise :class:`EmulationError` unless we are root with ``/dev/net/tun`` and ``ip``."""
+    """Raise :class:`EmulationError` unless we are root with ``/dev/net/tun``, ``ip`` and
+    ``sysctl``."""
     if os.geteuid() != 0:
         raise EmulationError(
             f"emulate needs root (network namespaces, TUN devices); running as uid {os.geteuid()}"
         )
     if not Path("/dev/net/tun").exists():
         raise EmulationError("emulate needs /dev/net/tun (the tun kernel module); it is missing")
-    if shutil.which("ip") is None:
-        raise EmulationError("emulate needs the 'ip' command (iproute2); it is not on PATH")
+    for tool, package in (("ip", "iproute2"), ("sysctl", "procps")):
+        if shutil.which(tool) is None:
+            raise EmulationError(f"emulate needs the '{tool}' command ({package}); not on PATH")
 
 
 def _run(args: list[str], stdin: str | None = None) -> str:

@@ -5,8 +5,10 @@ The emulator runs dumbbell scenarios whose flow groups are long-lived TCP (``kin
 without ``size`` or ``stop``). Start times follow the simulator's rule (``start`` plus a
 uniform jitter, 1 s by default when ``start`` is absent), drawn from the scenario's seed.
 The simulator's congestion-control names map to the kernel's (``newreno`` and ``reno`` are
-Linux ``reno``, which is NewReno loss recovery with SACK; ``cubic`` is ``cubic``); any other
-kernel algorithm (``bbr``) is chosen with ``kernel_cc``.
+Linux ``reno``, which is NewReno loss recovery with SACK; ``cubic`` is ``cubic``). A kernel
+algorithm the simulator lacks (``bbr``) is named in a scenario file as any other
+(``cc = "bbr"``): :func:`take_kernel_cc` takes such names out of the document before the
+simulator's schema validates it and hands them to :func:`plan_flows`.
 """
 
 from __future__ import annotations
@@ -17,13 +19,28 @@ from pathlib import Path
 
 from aqmlab.emu.netns import group_addr
 
-__all__ = ["FlowPlan", "available_cc", "plan_flows", "kernel_cc_name", "PORT"]
+__all__ = ["FlowPlan", "available_cc", "plan_flows", "kernel_cc_name", "take_kernel_cc", "PORT"]
 
 #: The receivers' TCP port.
 PORT = 5201
 #: Most flow groups (one receiver address each).
 MAX_GROUPS = 250
 _SIM_TO_KERNEL = {"newreno": "reno", "reno": "reno", "cubic": "cubic", "dctcp": "dctcp"}
+#: Congestion controls the simulator's schema knows.
+_SIM_CC = ("newreno", "reno", "cubic", "dctcp", "prague")
+
+
+def take_kernel_cc(data: dict) -> dict[int, str]:
+    """Replace, in a scenario document, each flow group's ``cc`` the simulator does not know by
+    ``"cubic"`` (a placeholder the schema accepts) and return ``{group index: name}``."""
+    out: dict[int, str] = {}
+    groups = data.get("flows")
+    for i, g in enumerate(groups if isinstance(groups, list) else []):
+        cc = g.get("cc") if isinstance(g, dict) else None
+        if isinstance(cc, str) and cc.strip().lower() not in _SIM_CC:
+            out[i] = cc.strip()
+            g["cc"] = "cubic"
+    return out
 
 
 def available_cc() -> list[str]:
@@ -54,9 +71,12 @@ class FlowPlan:
     dst: str
 
 
-def plan_flows(normalized: dict, kernel_cc: str | None = None) -> list[FlowPlan]:
+def plan_flows(
+    normalized: dict, kernel_cc: str | None = None, group_cc: dict[int, str] | None = None
+) -> list[FlowPlan]:
     """The flows of a normalised scenario (``Scenario.normalized``); ``ValueError`` naming the
-    key for what the emulator cannot run. ``kernel_cc`` replaces every group's algorithm."""
+    key for what the emulator cannot run. ``group_cc`` gives some groups' algorithms (from
+    :func:`take_kernel_cc`); ``kernel_cc`` replaces every group's."""
     if "dumbbell" not in normalized:
         raise ValueError("topology: the emulator runs dumbbell scenarios ([dumbbell]) only")
     groups = normalized["flows"]
@@ -76,10 +96,11 @@ def plan_flows(normalized: dict, kernel_cc: str | None = None) -> list[FlowPlan]
                 raise ValueError(
                     f"flows[{g}].{key} = {grp[key]!r}: the emulator runs long-lived flows only"
                 )
-        cc = kernel_cc_name(kernel_cc or grp.get("cc", "newreno"))
+        given = kernel_cc or (group_cc or {}).get(g) or grp.get("cc", "newreno")
+        cc = kernel_cc_name(given)
         if cc not in avail:
             raise ValueError(
-                f"flows[{g}].cc = {grp.get('cc')!r}: the kernel offers {', '.join(avail) or 'none'}"
+                f"flows[{g}].cc = {given!r}: the kernel offers {', '.join(avail) or 'none'}"
                 " (net.ipv4.tcp_available_congestion_control)"
             )
         start = grp.get("start")
