@@ -67,11 +67,12 @@ def test_codel_ecn_marks_real_packets_and_cleans_up(tmp_path):
     # payload / IP bytes of a 1500-byte packet with TCP timestamps: 1448 / 1500
     assert 0.85 * carried < goodput <= 1.0 * carried, (goodput, carried)
     for f in s["flows"]:
-        assert f["cc"] == "cubic" and f["ecn"]
+        assert f["cc"] == "cubic" and f["ecn"] and f["ecn_negotiated"]
         # configured 30 ms plus at most the queue's p99 and some scheduling slack
         assert 30.0 <= f["rtt_ms_mean"] < 30.0 + link["queue_delay_ms"]["p99"] + 10.0, f
     t = s["emulation"]["timing"]
     assert t["forward"]["packets"] > 1000 and t["write_failures"] == 0
+    assert s["emulation"]["ecn"]["not_ect_drops"] + s["emulation"]["ecn"]["ect_drops"] == 0
     assert {"snd", "rcv"} <= set(s["emulation"]["sysctls"])
     assert s["emulation"]["sysctls"]["snd"]["net.ipv4.tcp_ecn"] == "2"
     import pyarrow.parquet as pq
@@ -110,7 +111,8 @@ def test_droptail_overflows_without_ecn_and_removes_stale_sets(tmp_path):
     link = s["links"]["bottleneck"]
     assert link["drops"] > 0 and link["marks"] == 0, link
     assert link["utilization"] > 0.7
-    assert all(f["cc"] == "reno" and not f["ecn"] for f in s["flows"])
+    assert all(f["cc"] == "reno" and not f["ecn_negotiated"] for f in s["flows"])
+    assert s["emulation"]["ecn"]["ect_arrivals"] == 0
     assert sum(f["retransmits"] for f in s["flows"]) > 0
 
 

@@ -71,6 +71,8 @@ pub struct Report {
     pub packets_forwarded: u64,
     /// Timing errors.
     pub timing: Timing,
+    /// Bottleneck arrivals and drops by ECN capability (statistics window).
+    pub ecn: crate::link::EcnCounts,
 }
 
 struct Late {
@@ -287,6 +289,7 @@ impl Forwarder {
             bottleneck: self.link.summary(end, &name),
             timeseries: self.link.timeseries().clone(),
             packets_forwarded: self.forwarded,
+            ecn: self.link.ecn_counts(),
             timing: Timing {
                 forward: self.fwd_late.report(),
                 reverse: self.rev_late.report(),

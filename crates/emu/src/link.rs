@@ -16,7 +16,7 @@
 
 use std::collections::VecDeque;
 
-use aqm::{BitsPerSec, Instant, LinkInfo, Qdisc, QdiscConfig, QueueLimit, QueueStats};
+use aqm::{BitsPerSec, Enqueue, Instant, LinkInfo, Qdisc, QdiscConfig, QueueLimit, QueueStats};
 use netsim::monitor::LogHistogram;
 use netsim::results::{ActiveFlows, DelayStats, LinkSummary, TimeSeries};
 
@@ -29,6 +29,30 @@ pub struct StatsWindow {
     pub warmup_ns: u64,
     /// Time-series sample interval, ns (> 0).
     pub interval_ns: u64,
+}
+
+/// Arrivals and drops at the bottleneck by ECN capability, inside the statistics window
+/// (real senders decide per packet: Linux sends retransmissions Not-ECT, RFC 3168 §6.1.5).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct EcnCounts {
+    /// Not-ECT packets offered to the queue.
+    pub not_ect_arrivals: u64,
+    /// ECN-capable packets (ECT(0), ECT(1), CE) offered to the queue.
+    pub ect_arrivals: u64,
+    /// Not-ECT packets dropped (limit, AQM at enqueue or dequeue, victims).
+    pub not_ect_drops: u64,
+    /// ECN-capable packets dropped.
+    pub ect_drops: u64,
+}
+
+impl EcnCounts {
+    fn drop(&mut self, p: &IpPacket) {
+        if p.ecn.is_capable() {
+            self.ect_drops += 1;
+        } else {
+            self.not_ect_drops += 1;
+        }
+    }
 }
 
 /// A packet waiting in a propagation delay: `(release time ns, packet)`.
@@ -45,6 +69,8 @@ pub struct Bottleneck {
     tx_start: u64,
     pipe: VecDeque<Delayed>,
     mon: Monitor,
+    /// ECN counts of the statistics window.
+    ecn: EcnCounts,
 }
 
 /// Monitor state of the bottleneck (see the module doc).
@@ -99,6 +125,7 @@ impl Bottleneck {
             tx: None,
             tx_start: 0,
             pipe: VecDeque::new(),
+            ecn: EcnCounts::default(),
             mon: Monitor {
                 name: name.to_string(),
                 warmup_ns,
@@ -162,8 +189,24 @@ impl Bottleneck {
     /// Offers a packet that arrived at `now` (call [`Bottleneck::advance`]`(now)` first).
     pub fn arrive(&mut self, now: u64, pkt: IpPacket) {
         self.account(now);
-        // Victims and refused arrivals are simply freed: the counters keep the tally.
-        let _ = self.qdisc.enqueue(Instant(now), pkt, &mut |_p, _r| {});
+        let count = self.mon.in_window;
+        if count {
+            if pkt.ecn.is_capable() {
+                self.ecn.ect_arrivals += 1;
+            } else {
+                self.ecn.not_ect_arrivals += 1;
+            }
+        }
+        // Victims and refused arrivals are freed; the qdisc's counters keep the tally.
+        let ecn = &mut self.ecn;
+        let r = self.qdisc.enqueue(Instant(now), pkt, &mut |p, _r| {
+            if count {
+                ecn.drop(&p)
+            }
+        });
+        if let (Enqueue::Dropped(p, _), true) = (r, count) {
+            self.ecn.drop(&p);
+        }
         if self.tx.is_none() {
             self.start_tx(now);
         }
@@ -197,7 +240,12 @@ impl Bottleneck {
     fn start_tx(&mut self, now: u64) {
         debug_assert!(self.tx.is_none());
         self.account(now);
-        let Some(pkt) = self.qdisc.dequeue(Instant(now), &mut |_p, _r| {}) else {
+        let (ecn, count) = (&mut self.ecn, self.mon.in_window);
+        let Some(pkt) = self.qdisc.dequeue(Instant(now), &mut |p, _r| {
+            if count {
+                ecn.drop(&p)
+            }
+        }) else {
             return;
         };
         let sojourn = now.saturating_sub(pkt.enq.0);
@@ -311,6 +359,11 @@ impl Bottleneck {
                 max: f.peak,
             }),
         }
+    }
+
+    /// Arrivals and drops by ECN capability inside the statistics window.
+    pub fn ecn_counts(&self) -> EcnCounts {
+        self.ecn
     }
 
     /// The time series so far (one row per completed sample interval).
@@ -427,6 +480,11 @@ mod tests {
         assert_eq!(s.arrivals, 10);
         assert_eq!(s.drops, 4);
         assert_eq!(s.enqueued, 6);
+        let e = l.ecn_counts();
+        assert_eq!(
+            (e.ect_arrivals, e.ect_drops, e.not_ect_arrivals),
+            (10, 4, 0)
+        );
     }
 
     /// CoDel with ECN marks (not drops) a standing queue of ECT packets, and the marked

@@ -230,6 +230,7 @@ def _result(scenario, flows, report, ts, outs, sysctls, wall) -> SimResult:
                 "size_bytes": None,
                 "bytes_delivered": r.get("bytes", 0),
                 "ecn": f.ecn,
+                "ecn_negotiated": s.get("ecn_negotiated"),
             }
         )
     summary = {
@@ -248,6 +249,7 @@ def _result(scenario, flows, report, ts, outs, sysctls, wall) -> SimResult:
         },
         "emulation": {
             "timing": report["timing"],
+            "ecn": report["ecn"],
             "kernel": platform.release(),
             "sysctls": sysctls,
             "pid": os.getpid(),

@@ -14,7 +14,9 @@ process ids that no longer exist.
 
 Pinned sysctls (per namespace; ``Testbed.SYSCTLS``): ``net.ipv4.tcp_ecn = 2`` in the senders'
 namespace, so a connection asks for ECN only when its route says ``features ecn`` (the
-ECN-enabled flow groups), ``net.ipv4.tcp_no_metrics_save = 1`` (no cached ssthresh between
+ECN-enabled flow groups), ``net.ipv4.tcp_ecn_fallback = 0`` there (a retransmitted SYN still
+asks for ECN: the default falls back to Not-ECT, RFC 3168 §6.1.1.1, which turned flows of ECN
+groups that started into a full buffer into Not-ECT ones), ``net.ipv4.tcp_no_metrics_save = 1`` (no cached ssthresh between
 flows or runs), IPv6 off on the devices (no router solicitations through the bottleneck).
 Everything else is the kernel's default, recorded in the results (``emulation.sysctls``).
 """
@@ -131,7 +133,11 @@ class Testbed:
 
     #: Sysctls set in each namespace (``{namespace role: {key: value}}``).
     SYSCTLS = {
-        "snd": {"net.ipv4.tcp_ecn": "2", "net.ipv4.tcp_no_metrics_save": "1"},
+        "snd": {
+            "net.ipv4.tcp_ecn": "2",
+            "net.ipv4.tcp_ecn_fallback": "0",
+            "net.ipv4.tcp_no_metrics_save": "1",
+        },
         "rcv": {"net.ipv4.tcp_ecn": "2", "net.ipv4.tcp_no_metrics_save": "1"},
     }
     #: Kernel settings read back into the results (not changed).

@@ -12,9 +12,11 @@ clock) and work to ``t0 + duration``; they print one JSON document on stdout at 
   control ``cc`` (``TCP_CONGESTION`` on the socket, before connect) and writes as fast as the
   socket takes data. After the warm-up it samples ``TCP_INFO`` every 100 ms (smoothed RTT)
   and reads the retransmission counters at the warm-up and at the end. Output:
-  ``{"flows": {id: {"rtt_ms_mean", "rtt_ms_min", "retransmits", "timeouts", "connected"}}}``
-  (``rtt_ms_min``: the kernel's minimum RTT of the connection, ``tcpi_min_rtt``) (``timeouts``
-  null on kernels whose ``tcp_info`` has no ``tcpi_total_rto``, before Linux 6.7).
+  ``{"flows": {id: {"rtt_ms_mean", "rtt_ms_min", "ecn_negotiated", "retransmits", "timeouts",
+  "connected"}}}``. ``rtt_ms_min`` is the kernel's minimum RTT (``tcpi_min_rtt``);
+  ``ecn_negotiated`` is ``TCPI_OPT_ECN`` (false after a retransmitted SYN fell back to
+  Not-ECT); ``timeouts`` is null on kernels whose ``tcp_info`` lacks ``tcpi_total_rto``
+  (before Linux 6.7).
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ import time
 #: ``struct tcp_info`` offsets (linux/tcp.h): tcpi_rtt (µs), tcpi_total_retrans,
 #: tcpi_min_rtt (µs), tcpi_total_rto (u16, Linux >= 6.7).
 _RTT, _TOTAL_RETRANS, _MIN_RTT, _TOTAL_RTO = 68, 100, 148, 240
+#: ``tcpi_options`` (byte 5) and its ``TCPI_OPT_ECN`` bit: the connection negotiated ECN.
+_OPTIONS, _OPT_ECN = 5, 0x08
 _INFO_LEN = 248
 _CHUNK = 1 << 18
 
@@ -184,7 +188,9 @@ def send(plan: dict) -> dict:
     out = {}
     for fid, x in st.items():
         info = _info(x["s"]) if x["s"] is not None else None
-        retr = rto = min_rtt = None
+        retr = rto = min_rtt = ecn = None
+        if info is not None:
+            ecn = bool(info[_OPTIONS] & _OPT_ECN)
         if info is not None and len(info) >= _MIN_RTT + 4:
             min_rtt = struct.unpack_from("I", info, _MIN_RTT)[0] / 1e3
         if info is not None and x["r0"] is not None:
@@ -194,6 +200,7 @@ def send(plan: dict) -> dict:
         out[str(fid)] = {
             "rtt_ms_mean": sum(x["rtt"]) / len(x["rtt"]) if x["rtt"] else None,
             "rtt_ms_min": min_rtt,
+            "ecn_negotiated": ecn,
             "retransmits": retr,
             "timeouts": rto,
             "connected": x["connected"],
