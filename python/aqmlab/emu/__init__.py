@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import signal
 import subprocess
 import sys
 import threading
@@ -33,12 +32,13 @@ import time
 
 from aqmlab.emu.netns import EmulationError, Testbed, check_environment, group_addr
 from aqmlab.emu.plan import PORT, plan_flows
+from aqmlab.output import signals_raise
 from aqmlab.results import SimResult, jain_index
 
 __all__ = ["emulate", "EmulationError", "check_environment", "check_scenario"]
 
-#: Time between set-up and the run's origin, s: the receiver and sender start inside it.
-_LEAD_S = 1.0
+#: Time between the traffic programs reporting ready and the run's origin, s.
+_LEAD_S = 0.2
 
 
 def _mtu(normalized: dict) -> int:
@@ -61,10 +61,6 @@ def check_scenario(scenario, kernel_cc: str | None = None, group_cc: dict | None
     if n["dumbbell"].get("loss", 0.0):
         raise ValueError(f"dumbbell.loss = {n['dumbbell']['loss']}: not emulated")
     return flows, _mtu(n)
-
-
-def _on_sigterm(signum, frame):
-    raise KeyboardInterrupt
 
 
 def emulate(
@@ -97,16 +93,19 @@ def emulate(
     KeyboardInterrupt
         SIGINT or SIGTERM during the run; everything was removed.
     """
-    from aqmlab import _core
-
     flows, mtu = check_scenario(scenario, kernel_cc, group_cc)
     check_environment()
+    with signals_raise():
+        return _run(scenario, flows, mtu)
+
+
+def _run(scenario, flows, mtu) -> SimResult:
+    """:func:`emulate` once the input is checked (SIGTERM raises KeyboardInterrupt here)."""
+    from aqmlab import _core
+
     n = scenario.normalized
     groups = len(n["flows"])
     ecn_groups = [any(f.ecn for f in flows if f.group == g) for g in range(groups)]
-    old_term = None
-    if threading.current_thread() is threading.main_thread():
-        old_term = signal.signal(signal.SIGTERM, _on_sigterm)
     procs: list[subprocess.Popen] = []
     fw = thread = None
     wall0 = time.monotonic()
@@ -121,20 +120,10 @@ def emulate(
                 raise EmulationError(str(e)) from None
             tb.configure()
             sysctls = tb.sysctls()
-            t0 = time.monotonic_ns() + int(_LEAD_S * 1e9)
             duration, warmup = float(n["duration"]), float(n["warmup"])
             py = [sys.executable, "-m", "aqmlab.emu.traffic"]
             starts = {f.id: f.start_s for f in flows}
-            recv = subprocess.Popen(
-                tb.exec_argv("rcv", [*py, "recv", "--port", str(PORT), "--t0", str(t0),
-                                     "--warmup", str(warmup), "--duration", str(duration),
-                                     "--starts", json.dumps(starts)]),
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                start_new_session=True,
-            )  # fmt: skip
-            procs.append(recv)
             plan = {
-                "t0": t0,
                 "warmup": warmup,
                 "duration": duration,
                 "flows": [
@@ -142,12 +131,31 @@ def emulate(
                     for f in flows
                 ],
             }
-            send = subprocess.Popen(
-                tb.exec_argv("snd", [*py, "send", "--plan", json.dumps(plan)]),
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                start_new_session=True,
-            )  # fmt: skip
-            procs.append(send)
+            argv = {
+                "recv": ["recv", "--port", str(PORT), "--warmup", str(warmup),
+                         "--duration", str(duration), "--starts", json.dumps(starts)],
+                "send": ["send", "--plan", json.dumps(plan)],
+            }  # fmt: skip
+            for role, ns in (("recv", "rcv"), ("send", "snd")):
+                procs.append(
+                    subprocess.Popen(
+                        tb.exec_argv(ns, [*py, *argv[role]]),
+                        stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE,
+                        text=True,
+                        start_new_session=True,
+                    )
+                )
+            recv, send = procs
+            # Both programs are up (imports done, receiver listening) before the origin is set.
+            for name, p in (("receiver", recv), ("sender", send)):
+                if p.stdout.readline().strip() != "ready":
+                    raise EmulationError(f"{name} did not start: {_tail(p)}")
+            t0 = time.monotonic_ns() + int(_LEAD_S * 1e9)
+            for p in procs:
+                p.stdin.write(f"{t0}\n")
+                p.stdin.flush()
             errors: list[BaseException] = []
 
             def forward():
@@ -158,8 +166,6 @@ def emulate(
 
             thread = threading.Thread(target=forward, name="aqmlab-forwarder", daemon=True)
             thread.start()
-            if recv.stdout.readline().strip() != "ready":
-                raise EmulationError(f"receiver did not start: {_tail(recv)}")
             while thread.is_alive():
                 # sleep, not join(timeout): a signal interrupting join leaves the thread
                 # marked stopped while it still runs (CPython 3.11)
@@ -186,12 +192,10 @@ def emulate(
             if p.poll() is None:
                 p.kill()
             p.wait()
-            for s in (p.stdout, p.stderr):
+            for s in (p.stdin, p.stdout, p.stderr):
                 if s:
                     s.close()
         fw = None  # closes the TUN devices
-        if old_term is not None:
-            signal.signal(signal.SIGTERM, old_term)
     return _result(scenario, flows, report, ts, outs, sysctls, time.monotonic() - wall0)
 
 
@@ -231,6 +235,7 @@ def _result(scenario, flows, report, ts, outs, sysctls, wall) -> SimResult:
                 "bytes_delivered": r.get("bytes", 0),
                 "ecn": f.ecn,
                 "ecn_negotiated": s.get("ecn_negotiated"),
+                "connected": s.get("connected"),
             }
         )
     summary = {

@@ -1,13 +1,13 @@
 """The traffic programs of an emulation: a bulk sender and a counting receiver of real kernel
 TCP connections, each run inside its namespace (``python -m aqmlab.emu.traffic send|recv``).
 
-Both take the run's origin ``t0`` as a ``CLOCK_MONOTONIC`` instant in ns (the forwarder's
-clock) and work to ``t0 + duration``; they print one JSON document on stdout at the end.
+Both print ``ready`` once set up (the receiver listening), then read the run's origin ``t0``
+from stdin, a ``CLOCK_MONOTONIC`` instant in ns (the forwarder's clock), and work to
+``t0 + duration``; they print one JSON document on stdout at the end.
 
-* ``recv --port P --t0 T0 --warmup W --duration D``: accepts connections on port ``P`` (every
+* ``recv --port P --warmup W --duration D --starts JSON``: accepts connections on port ``P`` (every
   address of the namespace); each connection starts with its 4-byte flow id; counts payload
-  bytes per flow, and the bytes read before ``t0 + max(start, warmup)``. Prints ``ready`` once
-  listening. Output: ``{"flows": {id: {"bytes": total, "bytes_before_window": n}}}``.
+  bytes per flow, and the bytes read before ``t0 + max(start, warmup)``. Output: ``{"flows": {id: {"bytes": total, "bytes_before_window": n}}}``.
 * ``send --plan JSON``: opens each flow at ``t0 + start_s`` to ``dst:port`` with the congestion
   control ``cc`` (``TCP_CONGESTION`` on the socket, before connect) and writes as fast as the
   socket takes data. After the warm-up it samples ``TCP_INFO`` every 100 ms (smoothed RTT)
@@ -48,9 +48,14 @@ def _sleep_until(t_ns: int) -> None:
         time.sleep(d)
 
 
-def receive(port: int, t0: int, warmup: float, duration: float, starts: dict[int, float]) -> dict:
+def _origin() -> int:
+    """Say ``ready`` and read the run's origin (ns) from stdin."""
+    print("ready", flush=True)
+    return int(sys.stdin.readline())
+
+
+def receive(port: int, warmup: float, duration: float, starts: dict[int, float]) -> dict:
     """Count bytes per flow until ``t0 + duration`` (see the module doc)."""
-    end = t0 + int(duration * 1e9)
     srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     srv.bind(("0.0.0.0", port))
@@ -58,7 +63,8 @@ def receive(port: int, t0: int, warmup: float, duration: float, starts: dict[int
     srv.setblocking(False)
     sel = selectors.DefaultSelector()
     sel.register(srv, selectors.EVENT_READ, None)
-    print("ready", flush=True)
+    t0 = _origin()
+    end = t0 + int(duration * 1e9)
     total: dict[int, int] = {}
     before: dict[int, int] = {}
     # per flow: the instant its window opens
@@ -130,8 +136,9 @@ def _info(s: socket.socket) -> bytes | None:
 
 def send(plan: dict) -> dict:
     """Run the bulk flows of ``plan`` (see the module doc)."""
-    t0, warm = plan["t0"], plan["t0"] + int(plan["warmup"] * 1e9)
-    end = plan["t0"] + int(plan["duration"] * 1e9)
+    t0 = _origin()
+    warm = t0 + int(plan["warmup"] * 1e9)
+    end = t0 + int(plan["duration"] * 1e9)
     flows = sorted(plan["flows"], key=lambda f: f["start_s"])
     sel = selectors.DefaultSelector()
     data = memoryview(bytes(_CHUNK))
@@ -216,7 +223,6 @@ def main(argv: list[str] | None = None) -> None:
     sub = p.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("recv")
     r.add_argument("--port", type=int, required=True)
-    r.add_argument("--t0", type=int, required=True)
     r.add_argument("--warmup", type=float, required=True)
     r.add_argument("--duration", type=float, required=True)
     r.add_argument("--starts", required=True, help="JSON {flow id: start_s}")
@@ -225,7 +231,7 @@ def main(argv: list[str] | None = None) -> None:
     a = p.parse_args(argv)
     if a.cmd == "recv":
         starts = {int(k): float(v) for k, v in json.loads(a.starts).items()}
-        res = receive(a.port, a.t0, a.warmup, a.duration, starts)
+        res = receive(a.port, a.warmup, a.duration, starts)
     else:
         res = send(json.loads(a.plan))
     sys.stdout.write(json.dumps(res) + "\n")
