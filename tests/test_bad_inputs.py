@@ -99,6 +99,57 @@ DUMBBELL_ROWS = [
     ),
 ]
 
+# aqmlab emulate: every row fails before anything is created (no root needed to see it).
+EMU = ["emulate", "--duration", "2s", "--flows", "2", "--out", "{tmp}/res"]
+EMU_TOML = 'duration = "2s"\n[dumbbell]\nrate = "10Mbps"\n[[flows]]\ncount = 2\n'
+EMULATE_ROWS = [
+    (["--cc", "vegas"], ["--cc", "'vegas'", "the kernel offers"]),
+    (["--rate", "10"], ["--rate", "10", "give a unit"]),
+    (["--rtt", "-5ms"], ["--rtt", "-5ms"]),
+    (["--flows", "0"], ["--flows", "0"]),
+    (["--aqm", "foo"], ["--aqm", "foo", "unknown AQM"]),
+    (["--aqm", "codel", "--aqm-param", "tagret=5ms"], ["tagret", "unknown parameter"]),
+    (["--pkt-size", "100"], ["--pkt-size", "100", "MTU"]),
+    (["--warmup", "5s"], ["warmup", "5s"]),
+    (["--set", "flows.0.count=3"], ["--set", "flows.0.count=3", "scenario file"]),
+]
+EMULATE_FILE_ROWS = [
+    (EMU_TOML, ["--rate", "5Mbps"], ["--rate", "not with a scenario file"]),
+    (EMU_TOML, ["--set", "flows.0.count=0"], ["flows[0].count", "0"]),
+    (EMU_TOML, ["--cc", "vegas"], ["--cc", "'vegas'", "the kernel offers"]),
+    (EMU_TOML + 'cc = "vegas"\n', [], ["flows[0].cc", "'vegas'", "the kernel offers"]),
+    (
+        EMU_TOML.replace("count = 2", 'kind = "udp_cbr"\nrate = "1Mbps"'),
+        [],
+        ["flows[0].kind", "udp_cbr", "long-lived TCP"],
+    ),
+    (EMU_TOML + "size = 100000\n", [], ["flows[0].size", "100000", "long-lived"]),
+    (EMU_TOML.replace('rate = "10Mbps"', 'rate = "10Mbps"\nloss = 0.01'), [], ["loss", "0.01"]),
+    (
+        'duration = "2s"\n[parking_lot]\nhops = 2\nrate = "10Mbps"\n[[flows]]\ncount = 1\n',
+        [],
+        ["topology", "dumbbell"],
+    ),
+]
+
+
+@pytest.mark.parametrize("args, needles", EMULATE_ROWS, ids=[" ".join(a) for a, _ in EMULATE_ROWS])
+def test_emulate_bad_option(tmp_path, args, needles):
+    assert_bad_input([*EMU, *args], needles, tmp_path)
+
+
+@pytest.mark.parametrize(
+    "toml, args, needles", EMULATE_FILE_ROWS, ids=[n[0] for _, _, n in EMULATE_FILE_ROWS]
+)
+def test_emulate_bad_scenario(tmp_path, toml, args, needles):
+    (tmp_path / "s.toml").write_text(toml)
+    assert_bad_input(["emulate", "{tmp}/s.toml", "--out", "{tmp}/res", *args], needles, tmp_path)
+
+
+def test_emulate_needs_out(tmp_path):
+    assert_bad_input(["emulate", "--duration", "2s"], ["--out", "missing"], tmp_path)
+
+
 OUT_ROWS = [
     (["--out", "."], ["'.'", "current folder"]),
     (["--out", ".."], ["'..'", "parent of the current folder"]),
@@ -119,10 +170,10 @@ def test_dumbbell_bad_option(tmp_path, args, needles):
 
 
 @pytest.mark.parametrize("args, needles", OUT_ROWS, ids=[" ".join(a) for a, _ in OUT_ROWS])
-@pytest.mark.parametrize("command", ["dumbbell", "run", "demo"])
+@pytest.mark.parametrize("command", ["dumbbell", "run", "demo", "emulate"])
 def test_refused_output_paths(tmp_path, command, args, needles):
-    if command == "dumbbell":
-        base = ["dumbbell", "--duration", "2s", "--flows", "2"]
+    if command in ("dumbbell", "emulate"):
+        base = [command, "--duration", "2s", "--flows", "2"]
     elif command == "run":
         (tmp_path / "s.toml").write_text(GOOD)
         base = ["run", "{tmp}/s.toml"]

@@ -194,7 +194,7 @@ def check_output_file(
 
 
 @contextlib.contextmanager
-def _signals_raise() -> Iterator[None]:
+def signals_raise() -> Iterator[None]:
     """Turn SIGTERM (and SIGINT, as Python already does) into an exception while writing."""
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -274,7 +274,7 @@ def output_dir(
         raise OutputError(f"output folder '{os.fspath(path)}': {e.strerror}") from None
     old: Path | None = None
     try:
-        with _signals_raise():
+        with signals_raise():
             os.chmod(tmp, 0o777 & ~_umask())
             yield tmp
             _write_manifest(tmp, command)
@@ -330,7 +330,7 @@ def output_file(
     target = check_output_file(path, force, suffixes, what)
     tmp = temp_file_beside(target)
     try:
-        with _signals_raise():
+        with signals_raise():
             yield tmp
             os.replace(tmp, target)
     except BaseException:

@@ -41,7 +41,7 @@ import copy
 import json
 import math
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -180,8 +180,15 @@ def parse_scenario(data: Mapping[str, Any]) -> Scenario:
     return Scenario(data)
 
 
-def load_scenario(path: str | Path, overrides: list[str] | None = None) -> Scenario:
+def load_scenario(
+    path: str | Path,
+    overrides: list[str] | None = None,
+    prepare: Callable[[dict], None] | None = None,
+) -> Scenario:
     """Read and validate a TOML scenario, applying ``key=value`` overrides first.
+
+    ``prepare``, if given, may edit the document (a dict, overrides applied) before it is
+    validated (the emulator takes out kernel-only congestion controls this way).
 
     Raises
     ------
@@ -201,6 +208,8 @@ def load_scenario(path: str | Path, overrides: list[str] | None = None) -> Scena
     if overrides:
         apply_overrides(data, overrides)
     _resolve_files(data, p.parent)
+    if prepare is not None:
+        prepare(data)
     return Scenario(data)
 
 

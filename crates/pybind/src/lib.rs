@@ -10,6 +10,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyAny;
 
+mod emu;
 mod queue;
 mod simulation;
 
@@ -109,5 +110,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
     queue::register(m)?;
     simulation::register(m)?;
+    emu::register(m)?;
     Ok(())
 }

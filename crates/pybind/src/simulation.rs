@@ -17,7 +17,7 @@ fn sim_err(e: SimError) -> PyErr {
 /// A validated scenario. `Scenario(json)`: the scenario document (TOML's data model) as JSON.
 #[pyclass(module = "aqmlab._core", name = "Scenario", frozen)]
 pub struct PyScenario {
-    sc: Scenario,
+    pub(crate) sc: Scenario,
 }
 
 #[pymethods]

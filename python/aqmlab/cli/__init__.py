@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from aqmlab.cli import design as _design
+from aqmlab.cli import emulate as _emulate
 from aqmlab.cli import fluid as _fluid
 from aqmlab.cli import paqman as _paqman
 from aqmlab.cli import report as _report
@@ -58,6 +59,7 @@ def _root(
 _sim.register(app)
 _sweep.register(app)
 _rfc7928.register(app)
+_emulate.register(app)
 _repro.register(app)
 _report.register(app)
 app.add_typer(

@@ -307,6 +307,129 @@ def _class_error(msg: str, specs: list[str]) -> str | None:
     return None
 
 
+def build_dumbbell(
+    *,
+    flows: int,
+    rate: str,
+    rtt: str,
+    buffer: int,
+    aqm: str,
+    class_: list[str] | None,
+    class_flows: list[str] | None,
+    aqm_param: list[str] | None,
+    cc: str,
+    ecn: bool,
+    delack: bool,
+    sack: bool,
+    init_cwnd: int,
+    min_rto: str,
+    rwnd: int | None,
+    loss: float,
+    pkt_size: int,
+    duration: str,
+    warmup: str | None,
+    seed: int,
+    sample_interval: str,
+):
+    """The dumbbell command's options as a validated scenario: ``(Scenario, classes, counts)``
+    (``classes``/``counts``: the ``--class`` list and flows per class, or None). Bad options end
+    the command with one line naming the option (see :func:`fail`). ``aqmlab emulate`` builds
+    its scenario here too."""
+    from aqmlab.aqm import aqm_config, describe_aqm
+    from aqmlab.scenario import Scenario
+    from aqmlab.units import parse_time
+
+    for opt, text, kind in (
+        ("--rate", rate, "rate"),
+        ("--rtt", rtt, "time"),
+        ("--duration", duration, "time"),
+        ("--sample-interval", sample_interval, "time"),
+        ("--min-rto", min_rto, "time"),
+    ):
+        _quantity(opt, text, kind)
+    if warmup is None:
+        warmup = f"{parse_time(duration) / 6!r}s"
+    else:
+        _quantity("--warmup", warmup, "time")
+    params: dict[str, object] = {}
+    for item in aqm_param or []:
+        if "=" not in item:
+            _fail(f"--aqm-param = {item!r}: expected key=value")
+        k, v = item.split("=", 1)
+        params[k.strip()] = v.strip()
+    try:
+        describe_aqm(aqm)
+    except ValueError as e:
+        _fail(f"--aqm = {aqm!r}: {e}")
+    specs = list(class_ or [])
+    classes, counts = _parse_classes(aqm, specs, list(class_flows or []), flows)
+    class_aqm = {c["name"]: c.get("aqm", {}).get("type", "droptail") for c in classes or []}
+    if classes:
+        for k, v in params.items():
+            # With --class, the paths name its classes: check the unit rule on the class's
+            # AQM (the scenario checks the path itself).
+            m = re.match(r"^classes\.([^.]+)\.aqm\.(.+)$", k)
+            if not (m and m.group(1) in class_aqm):
+                continue
+            try:
+                aqm_config(class_aqm[m.group(1)], {m.group(2): v}, require_unit=True)
+            except ValueError as e:
+                reason = re.sub(r"^aqm parameter '[^']*' = [^:]*: ", "", str(e))
+                _fail(f"--aqm-param {k}={v}: {reason}")
+    else:
+        try:
+            aqm_config(aqm, params, require_unit=True)
+        except ValueError as e:
+            # Name the --aqm-param the core's message is about (else the --aqm).
+            m = re.match(r"^aqm parameter '([^']*)' = [^:]*: (.*)$", str(e))
+            named = m.group(1) if m else ""
+            key = next((k for k in params if named == k or named.startswith(k + ".")), None)
+            if m and key:
+                _fail(f"--aqm-param {key}={params[key]}: {m.group(2)}")
+            _fail(f"--aqm = {aqm!r}: {e}")
+    group: dict[str, object] = {
+        "kind": "tcp",
+        "count": flows,
+        "cc": cc,
+        # DCTCP and Prague need ECN (the scenario refuses ecn = false with them).
+        "ecn": ecn or cc.strip().lower() in ("dctcp", "prague"),
+        "delack": delack,
+        "sack": sack,
+        "init_cwnd": init_cwnd,
+        "min_rto": min_rto,
+    }
+    if rwnd is not None:
+        group["rwnd"] = rwnd
+    data = {
+        "name": f"dumbbell-{aqm}",
+        "seed": seed,
+        "duration": duration,
+        "warmup": warmup,
+        "sample_interval": sample_interval,
+        "dumbbell": {
+            "rate": rate,
+            "rtt": rtt,
+            "buffer": buffer,
+            "pkt_size": pkt_size,
+            "loss": loss,
+        },
+        "aqm": {"type": aqm, **params},
+        "flows": [group],
+    }
+    if classes:
+        data["aqm"]["classes"] = classes
+        data["flows"] = [
+            {**group, "name": name, "count": n, "class": name}
+            for name, n in counts.items()
+            if n > 0
+        ]
+    try:
+        sc = Scenario(data)
+    except ValueError as e:
+        _fail(_class_error(str(e), specs) or _as_option(str(e)))
+    return sc, classes, counts
+
+
 def register(app: typer.Typer) -> None:
     """Attach the simulator commands to the top-level app."""
 
@@ -423,98 +546,13 @@ def register(app: typer.Typer) -> None:
         force: Force = False,
     ) -> None:
         """A quick dumbbell experiment without a scenario file (drr/wfq classes: --class)."""
-        from aqmlab.aqm import aqm_config, describe_aqm
-        from aqmlab.scenario import Scenario
-        from aqmlab.units import parse_time
-
-        for opt, text, kind in (
-            ("--rate", rate, "rate"),
-            ("--rtt", rtt, "time"),
-            ("--duration", duration, "time"),
-            ("--sample-interval", sample_interval, "time"),
-            ("--min-rto", min_rto, "time"),
-        ):
-            _quantity(opt, text, kind)
-        if warmup is None:
-            warmup = f"{parse_time(duration) / 6!r}s"
-        else:
-            _quantity("--warmup", warmup, "time")
-        params: dict[str, object] = {}
-        for item in aqm_param or []:
-            if "=" not in item:
-                _fail(f"--aqm-param = {item!r}: expected key=value")
-            k, v = item.split("=", 1)
-            params[k.strip()] = v.strip()
-        try:
-            describe_aqm(aqm)
-        except ValueError as e:
-            _fail(f"--aqm = {aqm!r}: {e}")
-        specs = list(class_ or [])
-        classes, counts = _parse_classes(aqm, specs, list(class_flows or []), flows)
-        class_aqm = {c["name"]: c.get("aqm", {}).get("type", "droptail") for c in classes or []}
-        if classes:
-            for k, v in params.items():
-                # With --class, the paths name its classes: check the unit rule on the class's
-                # AQM (the scenario checks the path itself).
-                m = re.match(r"^classes\.([^.]+)\.aqm\.(.+)$", k)
-                if not (m and m.group(1) in class_aqm):
-                    continue
-                try:
-                    aqm_config(class_aqm[m.group(1)], {m.group(2): v}, require_unit=True)
-                except ValueError as e:
-                    reason = re.sub(r"^aqm parameter '[^']*' = [^:]*: ", "", str(e))
-                    _fail(f"--aqm-param {k}={v}: {reason}")
-        else:
-            try:
-                aqm_config(aqm, params, require_unit=True)
-            except ValueError as e:
-                # Name the --aqm-param the core's message is about (else the --aqm).
-                m = re.match(r"^aqm parameter '([^']*)' = [^:]*: (.*)$", str(e))
-                named = m.group(1) if m else ""
-                key = next((k for k in params if named == k or named.startswith(k + ".")), None)
-                if m and key:
-                    _fail(f"--aqm-param {key}={params[key]}: {m.group(2)}")
-                _fail(f"--aqm = {aqm!r}: {e}")
-        group: dict[str, object] = {
-            "kind": "tcp",
-            "count": flows,
-            "cc": cc,
-            # DCTCP and Prague need ECN (the scenario refuses ecn = false with them).
-            "ecn": ecn or cc.strip().lower() in ("dctcp", "prague"),
-            "delack": delack,
-            "sack": sack,
-            "init_cwnd": init_cwnd,
-            "min_rto": min_rto,
-        }
-        if rwnd is not None:
-            group["rwnd"] = rwnd
-        data = {
-            "name": f"dumbbell-{aqm}",
-            "seed": seed,
-            "duration": duration,
-            "warmup": warmup,
-            "sample_interval": sample_interval,
-            "dumbbell": {
-                "rate": rate,
-                "rtt": rtt,
-                "buffer": buffer,
-                "pkt_size": pkt_size,
-                "loss": loss,
-            },
-            "aqm": {"type": aqm, **params},
-            "flows": [group],
-        }
-        if classes:
-            data["aqm"]["classes"] = classes
-            data["flows"] = [
-                {**group, "name": name, "count": n, "class": name}
-                for name, n in counts.items()
-                if n > 0
-            ]
-        try:
-            sc = Scenario(data)
-        except ValueError as e:
-            _fail(_class_error(str(e), specs) or _as_option(str(e)))
+        sc, classes, counts = build_dumbbell(
+            flows=flows, rate=rate, rtt=rtt, buffer=buffer, aqm=aqm, class_=class_,
+            class_flows=class_flows, aqm_param=aqm_param, cc=cc, ecn=ecn, delack=delack,
+            sack=sack, init_cwnd=init_cwnd, min_rto=min_rto, rwnd=rwnd, loss=loss,
+            pkt_size=pkt_size, duration=duration, warmup=warmup, seed=seed,
+            sample_interval=sample_interval,
+        )  # fmt: skip
         sc = _with_trace(sc, trace)
         sim = _prepare(sc, out, force)
 

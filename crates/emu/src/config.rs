@@ -1,0 +1,90 @@
+//! What the emulator takes from a simulator scenario: the dumbbell's bottleneck (rate,
+//! two-way propagation delay, buffer, queue discipline) and the statistics settings, read
+//! from the very [`netsim::SimConfig`] the scenario schema (`netsim::scenario`) produces, so
+//! `--aqm`, `--aqm-param` and TOML mean exactly what they mean to the simulator.
+
+use aqm::{BitsPerSec, QdiscConfig, QueueLimit};
+use netsim::config::{FlowGroup, TopologyConfig};
+use netsim::SimConfig;
+
+/// The emulated dumbbell.
+#[derive(Clone, Debug)]
+pub struct EmuConfig {
+    /// Scenario name (copied into the results).
+    pub scenario: String,
+    /// Seed of the qdisc's random stream.
+    pub seed: u64,
+    /// Bottleneck rate.
+    pub rate: BitsPerSec,
+    /// One-way propagation delay of the data direction, ns (half the two-way `rtt`).
+    pub fwd_delay_ns: u64,
+    /// One-way propagation delay of the ACK direction, ns (the other half).
+    pub rev_delay_ns: u64,
+    /// Bottleneck buffer.
+    pub limit: QueueLimit,
+    /// The bottleneck's queue discipline.
+    pub qdisc: QdiscConfig,
+    /// Run length, ns.
+    pub duration_ns: u64,
+    /// Warm-up excluded from statistics, ns.
+    pub warmup_ns: u64,
+    /// Time-series sample interval, ns.
+    pub sample_interval_ns: u64,
+    /// Per flow group, the class index of a class-based qdisc its packets go to (0 without
+    /// classes or without a `class`).
+    pub group_class: Vec<u8>,
+}
+
+fn ns(s: f64) -> u64 {
+    (s * 1e9).round() as u64
+}
+
+impl EmuConfig {
+    /// The emulated link of a dumbbell scenario; `Err(key, reason)` for what the emulator
+    /// cannot run (other topologies; a group's class unknown to the qdisc).
+    pub fn from_sim(cfg: &SimConfig) -> Result<EmuConfig, (String, String)> {
+        let TopologyConfig::Dumbbell(d) = &cfg.topology else {
+            return Err((
+                "topology".into(),
+                "the emulator runs dumbbell scenarios ([dumbbell]) only".into(),
+            ));
+        };
+        let limit = match (d.buffer_pkts, d.buffer_bytes) {
+            (Some(p), _) => QueueLimit::Packets(p),
+            (None, Some(b)) => QueueLimit::Bytes(b),
+            (None, None) => return Err(("dumbbell.buffer".into(), "required".into())),
+        };
+        let rtt = ns(d.rtt);
+        let names = d.aqm.class_names();
+        let mut group_class = Vec::with_capacity(cfg.flows.len());
+        for (i, g) in cfg.flows.iter().enumerate() {
+            let class = match g {
+                FlowGroup::Tcp(t) => t.class.as_deref(),
+                _ => None,
+            };
+            let idx = match class {
+                None => 0,
+                Some(c) => names.iter().position(|n| *n == c).ok_or_else(|| {
+                    (
+                        format!("flows[{i}].class"),
+                        format!("no class {c:?} in the AQM (classes: {})", names.join(", ")),
+                    )
+                })?,
+            };
+            group_class.push(idx as u8);
+        }
+        Ok(EmuConfig {
+            scenario: cfg.scenario.clone(),
+            seed: cfg.seed,
+            rate: BitsPerSec(d.bottleneck_rate.round() as u64),
+            fwd_delay_ns: rtt / 2,
+            rev_delay_ns: rtt - rtt / 2,
+            limit,
+            qdisc: d.aqm.clone(),
+            duration_ns: ns(cfg.duration),
+            warmup_ns: ns(cfg.warmup),
+            sample_interval_ns: ns(cfg.sample_interval).max(1),
+            group_class,
+        })
+    }
+}

@@ -1,0 +1,538 @@
+//! The emulated links, as pure logic with time passed in (ns since the run's origin): the
+//! forwarder feeds them packets and the clock and writes out what they release. Tested
+//! without any device.
+//!
+//! * [`Bottleneck`]: an `aqm` [`Qdisc`] (built from the same [`QdiscConfig`] the simulator
+//!   uses) drained at `rate` (serialisation: a packet of `b` bytes occupies the link for
+//!   `8 b / rate`, rounded up to the ns), then a propagation delay. The link is driven in
+//!   virtual time: a transmission starts when the previous one ends (its scheduled end, not
+//!   the moment the forwarder noticed), so the long-run rate is exact whatever the wake-up
+//!   jitter; only the release instants (the writes) carry the forwarder's timing error.
+//! * [`DelayLine`]: the ACK direction, a constant delay with an unlimited FIFO and no rate.
+//!
+//! Statistics follow the simulator's results contract (`netsim::results`) and exclude the
+//! warm-up: sojourn times of dequeued packets, the time-average queue, counters, utilization
+//! (transmission time inside the window, pro rata), one time-series row per sample interval.
+
+use std::collections::VecDeque;
+
+use aqm::{BitsPerSec, Enqueue, Instant, LinkInfo, Qdisc, QdiscConfig, QueueLimit, QueueStats};
+use netsim::monitor::LogHistogram;
+use netsim::results::{ActiveFlows, DelayStats, LinkSummary, TimeSeries};
+
+use crate::packet::IpPacket;
+
+/// What statistics cover: the warm-up they exclude and the time-series sample interval.
+#[derive(Clone, Copy, Debug)]
+pub struct StatsWindow {
+    /// Warm-up excluded from the summary, ns.
+    pub warmup_ns: u64,
+    /// Time-series sample interval, ns (> 0).
+    pub interval_ns: u64,
+}
+
+/// Arrivals and drops at the bottleneck by ECN capability, inside the statistics window
+/// (real senders decide per packet: Linux sends retransmissions Not-ECT, RFC 3168 §6.1.5).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct EcnCounts {
+    /// Not-ECT packets offered to the queue.
+    pub not_ect_arrivals: u64,
+    /// ECN-capable packets (ECT(0), ECT(1), CE) offered to the queue.
+    pub ect_arrivals: u64,
+    /// Not-ECT packets dropped (limit, AQM at enqueue or dequeue, victims).
+    pub not_ect_drops: u64,
+    /// ECN-capable packets dropped.
+    pub ect_drops: u64,
+}
+
+impl EcnCounts {
+    fn drop(&mut self, p: &IpPacket) {
+        if p.ecn.is_capable() {
+            self.ect_drops += 1;
+        } else {
+            self.not_ect_drops += 1;
+        }
+    }
+}
+
+/// A packet waiting in a propagation delay: `(release time ns, packet)`.
+pub type Delayed = (u64, IpPacket);
+
+/// The forward bottleneck: qdisc, transmitter, propagation delay, monitor.
+pub struct Bottleneck {
+    qdisc: Qdisc<IpPacket>,
+    rate: BitsPerSec,
+    delay_ns: u64,
+    /// The packet being transmitted and the end of its transmission (ns).
+    tx: Option<(u64, IpPacket)>,
+    /// Start of the current transmission (ns).
+    tx_start: u64,
+    pipe: VecDeque<Delayed>,
+    mon: Monitor,
+    /// ECN counts of the statistics window.
+    ecn: EcnCounts,
+}
+
+/// Monitor state of the bottleneck (see the module doc).
+struct Monitor {
+    name: String,
+    warmup_ns: u64,
+    interval_ns: u64,
+    next_sample: u64,
+    in_window: bool,
+    /// Counters at the end of the warm-up.
+    base: QueueStats,
+    base_flow_area: u128,
+    delay: LogHistogram,
+    interval_delay_sum: u64,
+    interval_delay_count: u64,
+    /// (arrivals, drops, marks, tx bytes) at the start of the sample interval.
+    last: [u64; 4],
+    tx_bytes: u64,
+    tx_packets: u64,
+    base_tx_packets: u64,
+    /// Transmission time inside the window, ns.
+    busy_ns: u64,
+    /// Integral of the queue length (packets, bytes) over the window, packet-ns and byte-ns.
+    area_pkts: f64,
+    area_bytes: f64,
+    last_change: u64,
+    ts: TimeSeries,
+}
+
+impl Bottleneck {
+    /// A bottleneck running `cfg` with hard limit `limit` at `rate`, then `delay_ns` of
+    /// propagation; statistics exclude `[0, stats.warmup_ns)`; one time-series row every
+    /// `stats.interval_ns` under the name `name`.
+    pub fn new(
+        cfg: &QdiscConfig,
+        limit: QueueLimit,
+        rate: BitsPerSec,
+        delay_ns: u64,
+        seed: u64,
+        stats: StatsWindow,
+        name: &str,
+    ) -> Result<Self, aqm::ConfigError> {
+        let StatsWindow {
+            warmup_ns,
+            interval_ns,
+        } = stats;
+        let qdisc = Qdisc::new(cfg, limit, LinkInfo::new(rate), seed)?;
+        Ok(Bottleneck {
+            qdisc,
+            rate,
+            delay_ns,
+            tx: None,
+            tx_start: 0,
+            pipe: VecDeque::new(),
+            ecn: EcnCounts::default(),
+            mon: Monitor {
+                name: name.to_string(),
+                warmup_ns,
+                interval_ns: interval_ns.max(1),
+                next_sample: interval_ns.max(1),
+                in_window: warmup_ns == 0,
+                base: QueueStats::default(),
+                base_flow_area: 0,
+                delay: LogHistogram::new(),
+                interval_delay_sum: 0,
+                interval_delay_count: 0,
+                last: [0; 4],
+                tx_bytes: 0,
+                tx_packets: 0,
+                base_tx_packets: 0,
+                busy_ns: 0,
+                area_pkts: 0.0,
+                area_bytes: 0.0,
+                last_change: 0,
+                ts: TimeSeries::default(),
+            },
+        })
+    }
+
+    /// The qdisc (read-only: counters, lengths).
+    pub fn qdisc(&self) -> &Qdisc<IpPacket> {
+        &self.qdisc
+    }
+
+    /// Brings the link up to time `now`: transmissions that ended, the qdisc's periodic laws,
+    /// the warm-up boundary and sample instants, each at its own time, in time order.
+    pub fn advance(&mut self, now: u64) {
+        loop {
+            let tx_end = self.tx.as_ref().map(|(e, _)| *e);
+            let timer = self.qdisc.poll_at().map(|t| t.0);
+            let warm = (!self.mon.in_window).then_some(self.mon.warmup_ns);
+            let sample = self.mon.next_sample;
+            let t = [tx_end, timer, warm, Some(sample)]
+                .into_iter()
+                .flatten()
+                .min()
+                .expect("a sample is always pending");
+            if t > now {
+                return;
+            }
+            if Some(t) == warm {
+                self.account(t);
+                self.start_window(t);
+            } else if Some(t) == tx_end {
+                self.finish_tx(t);
+                self.start_tx(t);
+            } else if Some(t) == timer {
+                self.qdisc.on_timer(Instant(t));
+            } else {
+                self.account(t);
+                self.sample(t);
+            }
+        }
+    }
+
+    /// Offers a packet that arrived at `now` (call [`Bottleneck::advance`]`(now)` first).
+    pub fn arrive(&mut self, now: u64, pkt: IpPacket) {
+        self.account(now);
+        let count = self.mon.in_window;
+        if count {
+            if pkt.ecn.is_capable() {
+                self.ecn.ect_arrivals += 1;
+            } else {
+                self.ecn.not_ect_arrivals += 1;
+            }
+        }
+        // Victims and refused arrivals are freed; the qdisc's counters keep the tally.
+        let ecn = &mut self.ecn;
+        let r = self.qdisc.enqueue(Instant(now), pkt, &mut |p, _r| {
+            if count {
+                ecn.drop(&p)
+            }
+        });
+        if let (Enqueue::Dropped(p, _), true) = (r, count) {
+            self.ecn.drop(&p);
+        }
+        if self.tx.is_none() {
+            self.start_tx(now);
+        }
+    }
+
+    /// The next packet whose propagation ended by `now`, with its scheduled release time.
+    pub fn pop_due(&mut self, now: u64) -> Option<Delayed> {
+        if self.pipe.front().is_some_and(|(t, _)| *t <= now) {
+            self.pipe.pop_front()
+        } else {
+            None
+        }
+    }
+
+    /// The earliest time something happens without a new arrival (a release, the end of a
+    /// transmission, a periodic law, a sample).
+    pub fn next_deadline(&self) -> u64 {
+        [
+            self.pipe.front().map(|(t, _)| *t),
+            self.tx.as_ref().map(|(e, _)| *e),
+            self.qdisc.poll_at().map(|t| t.0),
+            (!self.mon.in_window).then_some(self.mon.warmup_ns),
+            Some(self.mon.next_sample),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+        .expect("a sample is always pending")
+    }
+
+    fn start_tx(&mut self, now: u64) {
+        debug_assert!(self.tx.is_none());
+        self.account(now);
+        let (ecn, count) = (&mut self.ecn, self.mon.in_window);
+        let Some(pkt) = self.qdisc.dequeue(Instant(now), &mut |p, _r| {
+            if count {
+                ecn.drop(&p)
+            }
+        }) else {
+            return;
+        };
+        let sojourn = now.saturating_sub(pkt.enq.0);
+        self.mon.interval_delay_sum += sojourn;
+        self.mon.interval_delay_count += 1;
+        if self.mon.in_window {
+            self.mon.delay.record(sojourn);
+        }
+        let end = now + self.rate.tx_time(pkt.data.len() as u64).0;
+        self.tx_start = now;
+        self.tx = Some((end, pkt));
+    }
+
+    fn finish_tx(&mut self, t: u64) {
+        let (end, pkt) = self.tx.take().expect("a transmission is in progress");
+        debug_assert_eq!(end, t);
+        if self.mon.in_window {
+            self.mon.busy_ns += end - self.tx_start.max(self.mon.warmup_ns);
+        }
+        self.mon.tx_bytes += pkt.data.len() as u64;
+        self.mon.tx_packets += 1;
+        self.pipe.push_back((end + self.delay_ns, pkt));
+    }
+
+    /// Adds the queue-length integral up to `t` (window only).
+    fn account(&mut self, t: u64) {
+        let m = &mut self.mon;
+        if m.in_window && t > m.last_change {
+            let dt = (t - m.last_change) as f64;
+            m.area_pkts += self.qdisc.len_pkts() as f64 * dt;
+            m.area_bytes += self.qdisc.len_bytes() as f64 * dt;
+        }
+        m.last_change = m.last_change.max(t);
+    }
+
+    fn start_window(&mut self, t: u64) {
+        let m = &mut self.mon;
+        m.in_window = true;
+        m.base = self.qdisc.stats();
+        m.base_tx_packets = m.tx_packets;
+        m.base_flow_area = self.qdisc.flow_count(Instant(t)).map_or(0, |f| f.area);
+        m.delay.clear();
+        m.last_change = t;
+        // A transmission straddling the warm-up counts from the warm-up on (finish_tx).
+    }
+
+    fn sample(&mut self, t: u64) {
+        let st = self.qdisc.stats();
+        let m = &mut self.mon;
+        let now = [st.received, st.dropped(), st.marked, m.tx_bytes];
+        let dt = (t - (m.next_sample - m.interval_ns)) as f64 / 1e9;
+        let ts = &mut m.ts;
+        ts.time_s.push(t as f64 / 1e9);
+        ts.link.push(m.name.clone());
+        ts.queue_pkts.push(self.qdisc.len_pkts() as u64);
+        ts.queue_bytes.push(self.qdisc.len_bytes());
+        ts.queue_delay_ms_mean.push(if m.interval_delay_count == 0 {
+            f64::NAN
+        } else {
+            m.interval_delay_sum as f64 / m.interval_delay_count as f64 / 1e6
+        });
+        ts.arrivals.push(now[0] - m.last[0]);
+        ts.drops.push(now[1] - m.last[1]);
+        ts.marks.push(now[2] - m.last[2]);
+        ts.tx_bytes.push(now[3] - m.last[3]);
+        ts.throughput_bps
+            .push((now[3] - m.last[3]) as f64 * 8.0 / dt.max(1e-12));
+        ts.active_flows
+            .push(self.qdisc.active_flows().unwrap_or(0) as u64);
+        m.last = now;
+        m.interval_delay_sum = 0;
+        m.interval_delay_count = 0;
+        m.next_sample += m.interval_ns;
+    }
+
+    /// The summary over `[warmup, end]` (`end` > warm-up), results-contract shaped.
+    pub fn summary(&mut self, end: u64, aqm_name: &str) -> LinkSummary {
+        self.account(end);
+        let m = &self.mon;
+        let st = self.qdisc.stats();
+        let b = m.base;
+        let window = end.saturating_sub(m.warmup_ns).max(1) as f64;
+        let mut busy = m.busy_ns;
+        if let Some((e, _)) = &self.tx {
+            busy += e.min(&end).saturating_sub(self.tx_start.max(m.warmup_ns));
+        }
+        let d = &m.delay;
+        let ms = |ns: f64| ns / 1e6;
+        LinkSummary {
+            aqm: aqm_name.to_string(),
+            utilization: (busy as f64 / window).min(1.0),
+            mean_queue_pkts: m.area_pkts / window,
+            mean_queue_bytes: m.area_bytes / window,
+            queue_delay_ms: DelayStats {
+                mean: ms(d.mean()),
+                p50: ms(d.quantile(0.5)),
+                p95: ms(d.quantile(0.95)),
+                p99: ms(d.quantile(0.99)),
+            },
+            drops: st.dropped() - b.dropped(),
+            marks: st.marked - b.marked,
+            enqueued: st.enqueued - b.enqueued,
+            aqm_activations: st.activations - b.activations,
+            arrivals: st.received - b.received,
+            lost: 0,
+            tx_packets: m.tx_packets - m.base_tx_packets,
+            rate_bps: self.rate.0 as f64,
+            classes: Default::default(),
+            active_flows: self.qdisc.flow_count(Instant(end)).map(|f| ActiveFlows {
+                mean: f.area.saturating_sub(m.base_flow_area) as f64 / window,
+                max: f.peak,
+            }),
+        }
+    }
+
+    /// Arrivals and drops by ECN capability inside the statistics window.
+    pub fn ecn_counts(&self) -> EcnCounts {
+        self.ecn
+    }
+
+    /// The time series so far (one row per completed sample interval).
+    pub fn timeseries(&self) -> &TimeSeries {
+        &self.mon.ts
+    }
+
+    /// Packets transmitted so far (whole run).
+    pub fn tx_packets(&self) -> u64 {
+        self.mon.tx_packets
+    }
+}
+
+/// The reverse (ACK) direction: a constant delay, an unlimited FIFO, no rate limit.
+#[derive(Default)]
+pub struct DelayLine {
+    delay_ns: u64,
+    pipe: VecDeque<Delayed>,
+}
+
+impl DelayLine {
+    /// A delay of `delay_ns`.
+    pub fn new(delay_ns: u64) -> Self {
+        DelayLine {
+            delay_ns,
+            pipe: VecDeque::new(),
+        }
+    }
+    /// A packet that arrived at `now` leaves at `now + delay`.
+    pub fn push(&mut self, now: u64, pkt: IpPacket) {
+        self.pipe.push_back((now + self.delay_ns, pkt));
+    }
+    /// The next packet due by `now`, with its scheduled release time.
+    pub fn pop_due(&mut self, now: u64) -> Option<Delayed> {
+        if self.pipe.front().is_some_and(|(t, _)| *t <= now) {
+            self.pipe.pop_front()
+        } else {
+            None
+        }
+    }
+    /// The next release time, if any packet waits.
+    pub fn next_deadline(&self) -> Option<u64> {
+        self.pipe.front().map(|(t, _)| *t)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use aqm::AqmConfig;
+
+    fn ect_packet(len: usize, sport: u16) -> IpPacket {
+        let mut p = vec![0u8; len];
+        p[0] = 0x45;
+        p[1] = 0b10;
+        p[2..4].copy_from_slice(&(len as u16).to_be_bytes());
+        p[8] = 64;
+        p[9] = 6;
+        p[12..16].copy_from_slice(&[10, 200, 0, 1]);
+        p[16..20].copy_from_slice(&[10, 200, 1, 1]);
+        p[20..22].copy_from_slice(&sport.to_be_bytes());
+        let c = crate::ipv4::header_checksum(&p).unwrap();
+        p[10..12].copy_from_slice(&c.to_be_bytes());
+        IpPacket::new(p, 0)
+    }
+
+    fn fifo(limit: u32, rate_mbps: u64, delay_ns: u64) -> Bottleneck {
+        Bottleneck::new(
+            &QdiscConfig::default_for("droptail").unwrap(),
+            QueueLimit::Packets(limit),
+            BitsPerSec::from_mbps(rate_mbps),
+            delay_ns,
+            1,
+            StatsWindow {
+                warmup_ns: 0,
+                interval_ns: 10_000_000,
+            },
+            "bottleneck",
+        )
+        .unwrap()
+    }
+
+    /// A burst of 10 packets of 1500 B at 10 Mb/s leaves back to back: packet k is released
+    /// at (k+1) x 1.2 ms + delay, exactly, however late the driver looks.
+    #[test]
+    fn serialisation_and_delay_are_exact_in_virtual_time() {
+        let mut l = fifo(100, 10, 5_000_000);
+        for i in 0..10 {
+            l.arrive(0, ect_packet(1500, i));
+        }
+        // the driver wakes up only once, long after everything was due
+        l.advance(1_000_000_000);
+        let out: Vec<u64> = std::iter::from_fn(|| l.pop_due(1_000_000_000))
+            .map(|(t, _)| t)
+            .collect();
+        let want: Vec<u64> = (1..=10).map(|k| k * 1_200_000 + 5_000_000).collect();
+        assert_eq!(out, want);
+        let s = l.summary(1_000_000_000, "droptail");
+        assert_eq!(s.tx_packets, 10);
+        // 12 ms busy in 1 s
+        assert!((s.utilization - 0.012).abs() < 1e-12, "{}", s.utilization);
+        // sojourns 0, 1.2, ..., 10.8 ms: mean 5.4 ms
+        assert!((s.queue_delay_ms.mean - 5.4).abs() < 1e-9);
+    }
+
+    /// Drop-tail at its limit: 5 packets fit the queue beside the one in transmission.
+    #[test]
+    fn droptail_limit_drops_the_excess() {
+        let mut l = fifo(5, 10, 0);
+        for i in 0..10 {
+            l.arrive(0, ect_packet(1000, i));
+        }
+        let s = l.summary(1, "droptail");
+        assert_eq!(s.arrivals, 10);
+        assert_eq!(s.drops, 4);
+        assert_eq!(s.enqueued, 6);
+        let e = l.ecn_counts();
+        assert_eq!(
+            (e.ect_arrivals, e.ect_drops, e.not_ect_arrivals),
+            (10, 4, 0)
+        );
+    }
+
+    /// CoDel with ECN marks (not drops) a standing queue of ECT packets, and the marked
+    /// packets leave with CE and a valid header checksum.
+    #[test]
+    fn codel_marks_real_headers() {
+        let cfg = AqmConfig::from_name("codel", &[("ecn".to_string(), 1.0)]).unwrap();
+        let mut l = Bottleneck::new(
+            &QdiscConfig::Fifo(cfg),
+            QueueLimit::Packets(1000),
+            BitsPerSec::from_mbps(1),
+            0,
+            1,
+            StatsWindow {
+                warmup_ns: 0,
+                interval_ns: 10_000_000,
+            },
+            "bottleneck",
+        )
+        .unwrap();
+        // 1 Mb/s drains 83 packets/s of 1500 B; offer 300 at once: sojourns reach seconds.
+        for i in 0..300 {
+            l.arrive(0, ect_packet(1500, i));
+        }
+        let end = 4_000_000_000;
+        l.advance(end);
+        let mut ce = 0;
+        while let Some((_, p)) = l.pop_due(end) {
+            if p.data[1] & 3 == 3 {
+                ce += 1;
+                let stored = u16::from_be_bytes([p.data[10], p.data[11]]);
+                assert_eq!(Some(stored), crate::ipv4::header_checksum(&p.data));
+            }
+        }
+        let s = l.summary(end, "codel");
+        assert!(ce > 0 && s.marks == ce, "marks {} ce {ce}", s.marks);
+        assert_eq!(s.drops, 0);
+    }
+
+    #[test]
+    fn delay_line_is_a_constant_delay() {
+        let mut d = DelayLine::new(7);
+        d.push(1, ect_packet(40, 1));
+        d.push(3, ect_packet(40, 2));
+        assert_eq!(d.next_deadline(), Some(8));
+        assert!(d.pop_due(7).is_none());
+        assert_eq!(d.pop_due(10).map(|x| x.0), Some(8));
+        assert_eq!(d.pop_due(10).map(|x| x.0), Some(10));
+        assert!(d.pop_due(100).is_none());
+    }
+}

@@ -1,0 +1,101 @@
+//! `aqmlab._core.Forwarder`: the live-emulation forwarder of the `emu` crate, built from a
+//! validated `Scenario`. `run` releases the GIL (it blocks for the whole run); `stop` may be
+//! called from another thread. Device errors are `OSError`s; scenarios the emulator cannot
+//! run are `ScenarioError`s naming the key.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use emu::{EmuConfig, Forwarder, Tun};
+use pyo3::exceptions::PyOSError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::simulation::PyScenario;
+use crate::{ArgumentError, ScenarioError};
+
+/// `Forwarder(scenario, snd_tun, rcv_tun, group_addrs)`: creates the two TUN devices (in the
+/// caller's namespace) for the scenario's dumbbell; flow group `g` sends to
+/// `group_addrs[g]` (dotted IPv4).
+#[pyclass(module = "aqmlab._core", name = "Forwarder", frozen)]
+pub struct PyForwarder {
+    inner: Mutex<Forwarder>,
+    stop: Arc<AtomicBool>,
+}
+
+fn addr(s: &str) -> PyResult<[u8; 4]> {
+    s.parse::<std::net::Ipv4Addr>()
+        .map(|a| a.octets())
+        .map_err(|_| ArgumentError::new_err(format!("group_addrs = {s:?}: not an IPv4 address")))
+}
+
+#[pymethods]
+impl PyForwarder {
+    #[new]
+    fn new(
+        scenario: &PyScenario,
+        snd_tun: &str,
+        rcv_tun: &str,
+        group_addrs: Vec<String>,
+    ) -> PyResult<Self> {
+        let cfg = EmuConfig::from_sim(&scenario.sc.config)
+            .map_err(|(k, r)| ScenarioError::new_err(format!("{k}: {r}")))?;
+        let addrs = group_addrs
+            .iter()
+            .map(|s| addr(s))
+            .collect::<PyResult<Vec<_>>>()?;
+        let open = |n: &str| {
+            Tun::create(n).map_err(|e| PyOSError::new_err(format!("TUN device {n}: {e}")))
+        };
+        let (snd, rcv) = (open(snd_tun)?, open(rcv_tun)?);
+        let f = Forwarder::new(cfg, snd, rcv, addrs)
+            .map_err(|e| ScenarioError::new_err(format!("aqm: {e}")))?;
+        Ok(PyForwarder {
+            stop: f.stop_handle(),
+            inner: Mutex::new(f),
+        })
+    }
+
+    /// Forwards from `t0_ns` (a `time.monotonic_ns()` instant) for the scenario's duration or
+    /// until `stop()`; releases the GIL.
+    fn run(&self, py: Python<'_>, t0_ns: u64) -> PyResult<()> {
+        py.allow_threads(|| {
+            let mut f = self.inner.lock().expect("forwarder lock");
+            f.run(t0_ns)
+        })
+        .map_err(|e| PyOSError::new_err(format!("forwarder: {e}")))
+    }
+
+    /// Ends `run` within 10 ms (thread-safe).
+    fn stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+
+    /// `{"seconds", "bottleneck": link summary, "packets_forwarded", "timing"}` as JSON.
+    fn report_json(&self) -> String {
+        let mut f = self.inner.lock().expect("forwarder lock");
+        serde_json::to_string(&f.report()).expect("report serialises")
+    }
+
+    /// The bottleneck's time series as `{column: list}`.
+    fn timeseries<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let mut f = self.inner.lock().expect("forwarder lock");
+        let t = f.report().timeseries;
+        let d = PyDict::new(py);
+        d.set_item("time_s", &t.time_s)?;
+        d.set_item("link", &t.link)?;
+        d.set_item("queue_pkts", &t.queue_pkts)?;
+        d.set_item("queue_bytes", &t.queue_bytes)?;
+        d.set_item("queue_delay_ms_mean", &t.queue_delay_ms_mean)?;
+        d.set_item("arrivals", &t.arrivals)?;
+        d.set_item("drops", &t.drops)?;
+        d.set_item("marks", &t.marks)?;
+        d.set_item("throughput_bps", &t.throughput_bps)?;
+        d.set_item("active_flows", &t.active_flows)?;
+        Ok(d)
+    }
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyForwarder>()
+}

@@ -1,0 +1,182 @@
+"""``aqmlab emulate``: a dumbbell (options or a scenario file) run on real Linux TCP through
+the userspace bottleneck of :mod:`aqmlab.emu` (see ``docs/emulate.md``).
+
+The whole input (scenario or options, the kernel's congestion controls, the output folder) is
+checked before anything is created; bad input is one line naming the key and the value with
+exit status 2. A machine that cannot emulate (not root, no ``/dev/net/tun``) is one line with
+exit status 1. Results are written through :mod:`aqmlab.output` like the simulator's; Ctrl-C
+or SIGTERM removes the namespaces, devices and processes and writes nothing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from aqmlab.cli._common import fail as _fail
+from aqmlab.cli.sim import Force, NoPlots, _as_option, _summary_table, _write, build_dumbbell
+
+# Options that describe the dumbbell; with a scenario file they are refused (use --set).
+_DUMBBELL_DEFAULTS = {
+    "flows": 10,
+    "rate": "10Mbps",
+    "rtt": "40ms",
+    "buffer": 100,
+    "aqm": "droptail",
+    "pkt_size": 1500,
+    "duration": "30s",
+    "sample_interval": "10ms",
+}
+
+
+def register(app: typer.Typer) -> None:
+    """Attach ``emulate`` to the top-level app."""
+
+    @app.command("emulate")
+    def emulate_cmd(
+        scenario: Annotated[
+            Path | None,
+            typer.Argument(help="Scenario TOML file (a dumbbell); else the options below."),
+        ] = None,
+        out: Annotated[
+            Path | None, typer.Option("--out", help="Output folder (an aqmlab result).")
+        ] = None,
+        flows: Annotated[int | None, typer.Option(help="Long-lived TCP flows [10].")] = None,
+        rate: Annotated[str | None, typer.Option(help="Bottleneck rate [10Mbps].")] = None,
+        rtt: Annotated[str | None, typer.Option(help="Two-way propagation delay [40ms].")] = None,
+        buffer: Annotated[
+            int | None, typer.Option(help="Bottleneck buffer, packets [100].")
+        ] = None,
+        aqm: Annotated[
+            str | None, typer.Option(help="AQM or qdisc (`aqmlab aqms`) [droptail].")
+        ] = None,
+        aqm_param: Annotated[
+            list[str] | None,
+            typer.Option("--aqm-param", help="AQM parameter key=value, times with a unit."),
+        ] = None,
+        class_: Annotated[
+            list[str] | None, typer.Option("--class", help="drr/wfq class NAME:WEIGHT[:AQM].")
+        ] = None,
+        class_flows: Annotated[
+            list[str] | None, typer.Option("--class-flows", help="NAME=COUNT flows of a class.")
+        ] = None,
+        cc: Annotated[
+            str | None,
+            typer.Option(
+                help="Kernel congestion control of every flow (net.ipv4."
+                "tcp_available_congestion_control; newreno = reno) [cubic]; with a scenario, "
+                "overrides its groups'."
+            ),
+        ] = None,
+        ecn: Annotated[
+            bool,
+            typer.Option("--ecn", help="ECN-capable flows, a marking AQM.", show_default=False),
+        ] = False,
+        pkt_size: Annotated[
+            int | None, typer.Option(help="IP size of data packets = the MTU, bytes [1500].")
+        ] = None,
+        duration: Annotated[str | None, typer.Option(help="Run time (wall clock) [30s].")] = None,
+        warmup: Annotated[
+            str | None, typer.Option(help="Warm-up excluded from statistics [duration / 6].")
+        ] = None,
+        seed: Annotated[
+            int | None, typer.Option(help="Seed (start times, AQM randomness).")
+        ] = None,
+        sample_interval: Annotated[
+            str | None, typer.Option(help="Time-series sampling period [10ms].")
+        ] = None,
+        set_: Annotated[
+            list[str] | None,
+            typer.Option("--set", help="Override a scenario key: key=value (with SCENARIO)."),
+        ] = None,
+        no_plots: NoPlots = False,
+        quiet: Annotated[
+            bool, typer.Option("--quiet", help="Print nothing on success.", show_default=False)
+        ] = False,
+        force: Force = False,
+    ) -> None:
+        """Run a dumbbell on real Linux TCP through the aqm qdiscs (needs root)."""
+        from aqmlab.emu import EmulationError, check_environment, check_scenario, emulate
+        from aqmlab.emu.plan import available_cc, kernel_cc_name, take_kernel_cc
+        from aqmlab.output import check_output_dir
+
+        if out is None:
+            _fail("--out: missing; give the output folder, e.g. --out results/emu")
+        if cc is not None and kernel_cc_name(cc) not in available_cc():
+            _fail(
+                f"--cc = {cc!r}: the kernel offers {', '.join(available_cc()) or 'none'} "
+                "(net.ipv4.tcp_available_congestion_control)"
+            )
+        given = {
+            "flows": flows,
+            "rate": rate,
+            "rtt": rtt,
+            "buffer": buffer,
+            "aqm": aqm,
+            "pkt_size": pkt_size,
+            "duration": duration,
+            "sample_interval": sample_interval,
+            "warmup": warmup,
+        }
+        group_cc: dict[int, str] = {}
+        if scenario is not None:
+            from aqmlab.scenario import load_scenario
+
+            extra = [k for k, v in given.items() if v is not None]
+            extra += ["aqm_param"] * bool(aqm_param) + ["class"] * bool(class_)
+            extra += ["class_flows"] * bool(class_flows) + ["ecn"] * ecn
+            if extra:
+                opt = "--" + extra[0].replace("_", "-")
+                _fail(f"{opt}: not with a scenario file ({scenario}); use --set KEY=VALUE")
+            try:
+                sc = load_scenario(
+                    scenario,
+                    overrides=list(set_ or []),
+                    prepare=lambda d: group_cc.update(take_kernel_cc(d)),
+                )
+                if seed is not None:
+                    sc = sc.replace(seed=seed)
+            except ValueError as e:
+                _fail(str(e))
+        else:
+            if set_:
+                _fail(f"--set = {set_[0]!r}: only with a scenario file")
+            opts = {k: (_DUMBBELL_DEFAULTS[k] if v is None else v) for k, v in given.items()
+                    if k != "warmup"}  # fmt: skip
+            sim_cc = kernel_cc_name(cc or "cubic")
+            sc, _, _ = build_dumbbell(
+                **opts, warmup=warmup, aqm_param=aqm_param, class_=class_,
+                class_flows=class_flows, ecn=ecn, seed=1 if seed is None else seed,
+                # the simulator's name where it has the algorithm (the scenario schema checks
+                # it); the kernel's algorithm is chosen by kernel_cc below
+                cc=sim_cc if sim_cc in ("reno", "cubic") else "cubic",
+                delack=False, sack=False, init_cwnd=10, min_rto="200ms", rwnd=None, loss=0.0,
+            )  # fmt: skip
+            cc = cc or "cubic"
+        try:
+            check_scenario(sc, cc, group_cc)
+        except ValueError as e:
+            # name the option the scenario key came from (dumbbell.pkt_size -> --pkt-size)
+            _fail(str(e) if scenario is not None else _as_option(str(e)))
+        try:
+            check_output_dir(out, force)
+        except ValueError as e:
+            _fail(str(e))
+        try:
+            check_environment()
+            res = emulate(sc, kernel_cc=cc, group_cc=group_cc)
+        except EmulationError as e:
+            _fail(str(e), 1)
+        _write(res, out, force, not no_plots, "emulate")
+        if not quiet:
+            from rich.console import Console
+
+            link = res.summary["links"]["bottleneck"]
+            Console().print(_summary_table({link["aqm"]: res.summary}, f"{sc.name} (emulated)"))
+            t = res.summary["emulation"]["timing"]["forward"]
+            typer.echo(
+                f"forwarder release error: mean {t['mean_us']:.0f} us, p99 {t['p99_us']:.0f} us"
+            )
+            typer.echo(f"results written to {out}")

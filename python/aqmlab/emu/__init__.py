@@ -1,0 +1,264 @@
+"""Live emulation: the scenario's dumbbell as a userspace bottleneck carrying real Linux TCP.
+
+:func:`emulate` runs a dumbbell scenario (:class:`aqmlab.scenario.Scenario`) with real kernel
+TCP connections between two network namespaces, forwarded by the Rust ``emu`` crate through
+the ``aqm`` crate's queue discipline (the same code and config as the simulator's), and
+returns a :class:`aqmlab.results.SimResult` with the simulator's results contract. Needs root
+and ``/dev/net/tun`` (:class:`EmulationError` otherwise). See ``docs/emulate.md``.
+
+Modules: :mod:`~aqmlab.emu.netns` (namespaces, devices, cleanup), :mod:`~aqmlab.emu.plan`
+(flows from the scenario), :mod:`~aqmlab.emu.traffic` (sender and receiver programs).
+
+Examples
+--------
+>>> from aqmlab.scenario import Scenario
+>>> from aqmlab.emu import emulate                                      # doctest: +SKIP
+>>> sc = Scenario({"duration": "10s", "warmup": "2s",
+...                "dumbbell": {"rate": "10Mbps", "rtt": "40ms", "buffer": 100},
+...                "aqm": {"type": "codel"}, "flows": [{"count": 4, "cc": "cubic"}]})
+>>> res = emulate(sc)                                                   # doctest: +SKIP
+>>> res.summary["links"]["bottleneck"]["utilization"]                   # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import threading
+import time
+
+from aqmlab.emu.netns import EmulationError, Testbed, check_environment, group_addr
+from aqmlab.emu.plan import PORT, plan_flows
+from aqmlab.output import signals_raise
+from aqmlab.results import SimResult, jain_index
+
+__all__ = ["emulate", "EmulationError", "check_environment", "check_scenario"]
+
+#: Time between the traffic programs reporting ready and the run's origin, s.
+_LEAD_S = 0.2
+
+
+def _mtu(normalized: dict) -> int:
+    sizes = {g.get("packet_size", normalized["dumbbell"]["pkt_size"]) for g in normalized["flows"]}
+    if len(sizes) != 1:
+        raise ValueError(
+            f"flows.packet_size = {sorted(sizes)}: the emulator needs one packet size (the MTU)"
+        )
+    mtu = sizes.pop()
+    if not 576 <= mtu <= 9000:
+        raise ValueError(f"dumbbell.pkt_size = {mtu}: the emulator takes an MTU in [576, 9000]")
+    return int(mtu)
+
+
+def check_scenario(scenario, kernel_cc: str | None = None, group_cc: dict | None = None):
+    """The flow plan and MTU of ``scenario``, or ``ValueError`` naming the key (no side
+    effects; does not need root). ``kernel_cc``, ``group_cc``: see :func:`emulate`."""
+    n = scenario.normalized
+    flows = plan_flows(n, kernel_cc, group_cc)
+    if n["dumbbell"].get("loss", 0.0):
+        raise ValueError(f"dumbbell.loss = {n['dumbbell']['loss']}: not emulated")
+    return flows, _mtu(n)
+
+
+def emulate(
+    scenario, kernel_cc: str | None = None, group_cc: dict[int, str] | None = None
+) -> SimResult:
+    """Emulate ``scenario`` (a dumbbell of long-lived TCP groups) in real time.
+
+    Parameters
+    ----------
+    scenario : aqmlab.scenario.Scenario
+        Validated scenario; its duration is wall-clock time.
+    kernel_cc : str, optional
+        A kernel congestion control for every group (e.g. ``"bbr"``), else each group's ``cc``.
+    group_cc : dict, optional
+        ``{group index: kernel algorithm}`` for groups whose algorithm the scenario schema does
+        not know (:func:`aqmlab.emu.plan.take_kernel_cc`).
+
+    Returns
+    -------
+    SimResult
+        ``summary.json`` content as the simulator's (``links.bottleneck``, ``flows[]``,
+        ``fairness``) plus ``emulation`` (timing errors of the forwarder, kernel, sysctls).
+
+    Raises
+    ------
+    ValueError
+        A scenario the emulator cannot run (the message names the key).
+    EmulationError
+        Not root, no ``/dev/net/tun``, or a set-up command failed.
+    KeyboardInterrupt
+        SIGINT or SIGTERM during the run; everything was removed.
+    """
+    flows, mtu = check_scenario(scenario, kernel_cc, group_cc)
+    check_environment()
+    with signals_raise():
+        return _run(scenario, flows, mtu)
+
+
+def _run(scenario, flows, mtu) -> SimResult:
+    """:func:`emulate` once the input is checked (SIGTERM raises KeyboardInterrupt here)."""
+    from aqmlab import _core
+
+    n = scenario.normalized
+    groups = len(n["flows"])
+    ecn_groups = [any(f.ecn for f in flows if f.group == g) for g in range(groups)]
+    procs: list[subprocess.Popen] = []
+    fw = thread = None
+    wall0 = time.monotonic()
+    try:
+        with Testbed(mtu, ecn_groups) as tb:
+            tb.create_namespaces()
+            try:
+                fw = _core.Forwarder(
+                    scenario._core, tb.snd_tun, tb.rcv_tun, [group_addr(g) for g in range(groups)]
+                )
+            except OSError as e:
+                raise EmulationError(str(e)) from None
+            tb.configure()
+            sysctls = tb.sysctls()
+            duration, warmup = float(n["duration"]), float(n["warmup"])
+            py = [sys.executable, "-m", "aqmlab.emu.traffic"]
+            starts = {f.id: f.start_s for f in flows}
+            plan = {
+                "warmup": warmup,
+                "duration": duration,
+                "flows": [
+                    {"id": f.id, "dst": f.dst, "port": PORT, "cc": f.cc, "start_s": f.start_s}
+                    for f in flows
+                ],
+            }
+            argv = {
+                "recv": ["recv", "--port", str(PORT), "--warmup", str(warmup),
+                         "--duration", str(duration), "--starts", json.dumps(starts)],
+                "send": ["send", "--plan", json.dumps(plan)],
+            }  # fmt: skip
+            for role, ns in (("recv", "rcv"), ("send", "snd")):
+                procs.append(
+                    subprocess.Popen(
+                        tb.exec_argv(ns, [*py, *argv[role]]),
+                        stdin=subprocess.PIPE,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE,
+                        text=True,
+                        start_new_session=True,
+                    )
+                )
+            recv, send = procs
+            # Both programs are up (imports done, receiver listening) before the origin is set.
+            for name, p in (("receiver", recv), ("sender", send)):
+                if p.stdout.readline().strip() != "ready":
+                    raise EmulationError(f"{name} did not start: {_tail(p)}")
+            t0 = time.monotonic_ns() + int(_LEAD_S * 1e9)
+            for p in procs:
+                p.stdin.write(f"{t0}\n")
+                p.stdin.flush()
+            errors: list[BaseException] = []
+
+            def forward():
+                try:
+                    fw.run(t0)
+                except BaseException as e:  # reported by the main thread
+                    errors.append(e)
+
+            thread = threading.Thread(target=forward, name="aqmlab-forwarder", daemon=True)
+            thread.start()
+            while thread.is_alive():
+                # sleep, not join(timeout): a signal interrupting join leaves the thread
+                # marked stopped while it still runs (CPython 3.11)
+                time.sleep(0.05)
+            if errors:
+                raise EmulationError(str(errors[0]))
+            outs = {}
+            for name, p in (("receiver", recv), ("sender", send)):
+                try:
+                    out, err = p.communicate(timeout=10)
+                except subprocess.TimeoutExpired:
+                    raise EmulationError(f"{name} did not finish") from None
+                if p.returncode != 0:
+                    raise EmulationError(f"{name} failed: {' '.join(err.split())[-300:]}")
+                outs[name] = json.loads(out.strip().splitlines()[-1])
+            report = json.loads(fw.report_json())
+            ts = dict(fw.timeseries())
+    finally:
+        if fw is not None:
+            fw.stop()
+        if thread is not None:
+            thread.join(5)
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+            for s in (p.stdin, p.stdout, p.stderr):
+                if s:
+                    s.close()
+        fw = None  # closes the TUN devices
+    return _result(scenario, flows, report, ts, outs, sysctls, time.monotonic() - wall0)
+
+
+def _tail(p: subprocess.Popen) -> str:
+    try:
+        _, err = p.communicate(timeout=2)
+    except subprocess.TimeoutExpired:
+        return "no output"
+    return " ".join((err or "").split())[-300:] or f"exit status {p.returncode}"
+
+
+def _result(scenario, flows, report, ts, outs, sysctls, wall) -> SimResult:
+    n = scenario.normalized
+    end = report["seconds"]
+    warm = float(n["warmup"])
+    rows = []
+    for f in flows:
+        r = outs["receiver"]["flows"].get(str(f.id), {})
+        s = outs["sender"]["flows"].get(str(f.id), {})
+        t_open = max(f.start_s, warm)
+        window = end - t_open
+        got = r.get("bytes", 0) - r.get("bytes_before_window", 0)
+        rows.append(
+            {
+                "id": f.id,
+                "group": f.group,
+                "kind": "tcp",
+                "cc": f.cc,
+                "start_s": f.start_s,
+                "goodput_bps": 8.0 * got / window if window > 0 else 0.0,
+                "rtt_ms_mean": s.get("rtt_ms_mean"),
+                "rtt_ms_min": s.get("rtt_ms_min"),
+                "retransmits": s.get("retransmits"),
+                "timeouts": s.get("timeouts"),
+                "fct_s": None,
+                "size_bytes": None,
+                "bytes_delivered": r.get("bytes", 0),
+                "ecn": f.ecn,
+                "ecn_negotiated": s.get("ecn_negotiated"),
+                "connected": s.get("connected"),
+            }
+        )
+    summary = {
+        "scenario": n["name"],
+        "seed": n["seed"],
+        "sim_seconds": end,
+        "warmup_s": warm,
+        "wall_seconds": wall,
+        "events": report["timing"]["wakeups"],
+        "packets_forwarded": report["packets_forwarded"],
+        "links": {"bottleneck": report["bottleneck"]},
+        "flows": rows,
+        "fairness": {
+            "jain": jain_index(r["goodput_bps"] for r in rows),
+            "flows": len(rows),
+        },
+        "emulation": {
+            "timing": report["timing"],
+            "ecn": report["ecn"],
+            "kernel": platform.release(),
+            "sysctls": sysctls,
+            "pid": os.getpid(),
+        },
+    }
+    cols = {"timeseries": ts, "flows": {k: [r[k] for r in rows] for k in rows[0]}}
+    return SimResult(summary=summary, columns=cols)

@@ -1,0 +1,121 @@
+"""The traffic plan of an emulation, from a validated scenario: which flows run, when, with
+which kernel congestion control and ECN, and to which receiver address.
+
+The emulator runs dumbbell scenarios whose flow groups are long-lived TCP (``kind = "tcp"``
+without ``size`` or ``stop``). Start times follow the simulator's rule (``start`` plus a
+uniform jitter, 1 s by default when ``start`` is absent), drawn from the scenario's seed.
+The simulator's congestion-control names map to the kernel's (``newreno`` and ``reno`` are
+Linux ``reno``, which is NewReno loss recovery with SACK; ``cubic`` is ``cubic``). A kernel
+algorithm the simulator lacks (``bbr``) is named in a scenario file as any other
+(``cc = "bbr"``): :func:`take_kernel_cc` takes such names out of the document before the
+simulator's schema validates it and hands them to :func:`plan_flows`.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+from aqmlab.emu.netns import group_addr
+
+__all__ = ["FlowPlan", "available_cc", "plan_flows", "kernel_cc_name", "take_kernel_cc", "PORT"]
+
+#: The receivers' TCP port.
+PORT = 5201
+#: Most flow groups (one receiver address each).
+MAX_GROUPS = 250
+_SIM_TO_KERNEL = {"newreno": "reno", "reno": "reno", "cubic": "cubic", "dctcp": "dctcp"}
+#: Congestion controls the simulator's schema knows.
+_SIM_CC = ("newreno", "reno", "cubic", "dctcp", "prague")
+
+
+def take_kernel_cc(data: dict) -> dict[int, str]:
+    """Replace, in a scenario document, each flow group's ``cc`` the simulator does not know by
+    ``"cubic"`` (a placeholder the schema accepts) and return ``{group index: name}``."""
+    out: dict[int, str] = {}
+    groups = data.get("flows")
+    for i, g in enumerate(groups if isinstance(groups, list) else []):
+        cc = g.get("cc") if isinstance(g, dict) else None
+        if isinstance(cc, str) and cc.strip().lower() not in _SIM_CC:
+            out[i] = cc.strip()
+            g["cc"] = "cubic"
+    return out
+
+
+def available_cc() -> list[str]:
+    """The congestion controls the kernel offers (``net.ipv4.tcp_available_congestion_control``)."""
+    p = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
+    try:
+        return p.read_text().split()
+    except OSError:
+        return []
+
+
+def kernel_cc_name(name: str) -> str:
+    """The kernel's name for a congestion control given by the user (simulator or kernel name)."""
+    n = name.strip().lower()
+    return _SIM_TO_KERNEL.get(n, n)
+
+
+@dataclass(frozen=True)
+class FlowPlan:
+    """One flow: id (results order), group, start (s after the origin), kernel cc, ECN,
+    receiver address."""
+
+    id: int
+    group: int
+    start_s: float
+    cc: str
+    ecn: bool
+    dst: str
+
+
+def plan_flows(
+    normalized: dict, kernel_cc: str | None = None, group_cc: dict[int, str] | None = None
+) -> list[FlowPlan]:
+    """The flows of a normalised scenario (``Scenario.normalized``); ``ValueError`` naming the
+    key for what the emulator cannot run. ``group_cc`` gives some groups' algorithms (from
+    :func:`take_kernel_cc`); ``kernel_cc`` replaces every group's."""
+    if "dumbbell" not in normalized:
+        raise ValueError("topology: the emulator runs dumbbell scenarios ([dumbbell]) only")
+    groups = normalized["flows"]
+    if len(groups) > MAX_GROUPS:
+        raise ValueError(f"flows: {len(groups)} groups; the emulator takes at most {MAX_GROUPS}")
+    avail = available_cc()
+    rng = random.Random(normalized.get("seed", 1))
+    out: list[FlowPlan] = []
+    for g, grp in enumerate(groups):
+        kind = grp.get("kind", "tcp")
+        if kind != "tcp":
+            raise ValueError(
+                f"flows[{g}].kind = {kind!r}: the emulator runs long-lived TCP flows only"
+            )
+        for key in ("size", "stop"):
+            if grp.get(key) is not None:
+                raise ValueError(
+                    f"flows[{g}].{key} = {grp[key]!r}: the emulator runs long-lived flows only"
+                )
+        given = kernel_cc or (group_cc or {}).get(g) or grp.get("cc", "newreno")
+        cc = kernel_cc_name(given)
+        if cc not in avail:
+            raise ValueError(
+                f"flows[{g}].cc = {given!r}: the kernel offers {', '.join(avail) or 'none'}"
+                " (net.ipv4.tcp_available_congestion_control)"
+            )
+        start = grp.get("start")
+        jitter = grp.get("start_jitter")
+        if jitter is None:
+            jitter = 1.0 if start is None else 0.0
+        for _ in range(int(grp.get("count", 1))):
+            out.append(
+                FlowPlan(
+                    id=len(out),
+                    group=g,
+                    start_s=float(start or 0.0) + rng.uniform(0.0, float(jitter)),
+                    cc=cc,
+                    ecn=bool(grp.get("ecn", False)),
+                    dst=group_addr(g),
+                )
+            )
+    return out

@@ -1,0 +1,161 @@
+"""The simulator against real Linux TCP: the same dumbbells simulated (aqmlab's TCP) and
+emulated (kernel TCP through the emulator's bottleneck running the same aqm code).
+
+Each row: utilization and mean queueing delay of the bottleneck in both, with the checks of
+the issue (utilization within 5 points, mean queue delay within 30 %). The simulator runs with
+the TCP options closest to Linux's: SACK loss recovery, delayed ACKs (b = 2), initial window
+10, minimum RTO 200 ms, 1500-byte packets. The kernel settings pinned on the emulator's side are
+listed in docs/emulate.md and recorded in every result (``emulation.sysctls``).
+
+Needs root. Usage: ``sudo .venv/bin/python validation/emu/compare.py [--rows 0,3] [--seed N]
+[--out F]``; prints a Markdown table and writes the raw figures as JSON (default
+``validation/emu/compare-seedN.json``). ``--summarise F1 F2 ...`` prints the table of the means
+over several such files (runs with different seeds: start times, AQM randomness).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from aqmlab.emu import emulate
+from aqmlab.scenario import Scenario
+from aqmlab.sim import simulate
+
+#: (aqm, ecn, rate Mb/s, rtt ms, flows, cc, buffer packets)
+ROWS = [
+    ("droptail", False, 10, 40, 10, "cubic", 100),
+    ("droptail", False, 10, 40, 10, "reno", 100),
+    ("codel", False, 10, 40, 10, "cubic", 100),
+    ("codel", True, 10, 40, 10, "cubic", 100),
+    ("pie", False, 20, 60, 10, "cubic", 200),
+    ("pie", True, 20, 60, 10, "reno", 200),
+    ("fq_codel", False, 20, 20, 5, "cubic", 200),
+    ("fq_codel", True, 50, 100, 20, "cubic", 600),
+    ("droptail", False, 50, 100, 50, "reno", 400),
+    ("codel", False, 50, 20, 2, "reno", 200),
+]
+DURATION, WARMUP = 25.0, 7.0
+
+
+def scenario(row, sim: bool, seed: int = 1) -> Scenario:
+    aqm, ecn, rate, rtt, flows, cc, buf = row
+    group = {"count": flows, "cc": cc, "ecn": ecn}
+    if sim:
+        group.update({"sack": True, "delack": True, "init_cwnd": 10, "min_rto": 0.2})
+    return Scenario(
+        {
+            "name": f"{aqm}{'-ecn' if ecn else ''}-{rate}M-{rtt}ms-{flows}x{cc}",
+            "seed": seed,
+            "duration": DURATION,
+            "warmup": WARMUP,
+            "dumbbell": {"rate": rate * 1e6, "rtt": rtt / 1e3, "buffer": buf, "pkt_size": 1500},
+            "aqm": {"type": aqm},
+            "flows": [group],
+        }
+    )
+
+
+def measures(summary: dict) -> dict:
+    link = summary["links"]["bottleneck"]
+    return {
+        "util": link["utilization"],
+        "delay_ms": link["queue_delay_ms"]["mean"],
+        "p99_ms": link["queue_delay_ms"]["p99"],
+        "drops": link["drops"],
+        "marks": link["marks"],
+        "arrivals": link["arrivals"],
+        "jain": summary["fairness"]["jain"],
+        "retransmits": sum(f.get("retransmits") or 0 for f in summary["flows"]),
+    }
+
+
+def _mean(rs: list[dict], side: str, key: str) -> float:
+    return sum(r[side][key] for r in rs) / len(rs)
+
+
+def summarise(files: list[str]) -> None:
+    """The table of means (and ranges) over the runs in ``files``; a later file's run of the
+    same row and seed replaces an earlier one (reruns after a settings change)."""
+    latest: dict[tuple[int, int], dict] = {}
+    for f in files:
+        for r in json.loads(Path(f).read_text()):
+            latest[(r["row"], r["seed"])] = r
+    runs: dict[int, list[dict]] = {}
+    for (row, _), r in sorted(latest.items()):
+        runs.setdefault(row, []).append(r)
+    print(
+        "| # | scenario | runs | util sim / emu [%] | Δ [pt] | mean delay sim / emu [ms]"
+        " (emu range) | Δ [%] | checks |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    for i in sorted(runs):
+        rs = runs[i]
+        su, eu = _mean(rs, "sim", "util"), _mean(rs, "emu", "util")
+        sd, ed = _mean(rs, "sim", "delay_ms"), _mean(rs, "emu", "delay_ms")
+        lo = min(r["emu"]["delay_ms"] for r in rs)
+        hi = max(r["emu"]["delay_ms"] for r in rs)
+        du, dd = 100 * (eu - su), 100 * (ed - sd) / max(sd, 1e-9)
+        print(
+            f"| {i} | {rs[0]['scenario']} | {len(rs)} | {100 * su:.1f} / {100 * eu:.1f} | "
+            f"{du:+.1f} | {sd:.1f} / {ed:.1f} ({lo:.1f}-{hi:.1f}) | {dd:+.0f} | "
+            f"util {'ok' if abs(du) <= 5 else 'GAP'}, delay {'ok' if abs(dd) <= 30 else 'GAP'} |"
+        )
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", default=",".join(str(i) for i in range(len(ROWS))))
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--summarise", nargs="+", default=None)
+    a = ap.parse_args()
+    if a.summarise:
+        summarise(a.summarise)
+        return 0
+    out = a.out or str(Path(__file__).with_name(f"compare-seed{a.seed}.json"))
+    results = []
+    print(
+        "| # | scenario | util sim / emu [%] | Δ [pt] | mean delay sim / emu [ms] | Δ [%] |"
+        " drops+marks per 1000 pkts sim / emu | Jain sim / emu | release error p99 / max [µs] |"
+        " checks |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for i in (int(x) for x in a.rows.split(",")):
+        row = ROWS[i]
+        s = measures(simulate(scenario(row, True, a.seed)).summary)
+        e_sum = emulate(scenario(row, False, a.seed)).summary
+        e = measures(e_sum)
+        du = 100 * (e["util"] - s["util"])
+        dd = 100 * (e["delay_ms"] - s["delay_ms"]) / max(s["delay_ms"], 1e-9)
+        ok_u = abs(du) <= 5
+        ok_d = abs(dd) <= 30
+        sig = lambda m: 1000 * (m["drops"] + m["marks"]) / max(m["arrivals"], 1)  # noqa: E731
+        name = scenario(row, False, a.seed).name
+        late = e_sum["emulation"]["timing"]["forward"]
+        print(
+            f"| {i} | {name} | {100 * s['util']:.1f} / {100 * e['util']:.1f} | {du:+.1f} | "
+            f"{s['delay_ms']:.1f} / {e['delay_ms']:.1f} | {dd:+.0f} | "
+            f"{sig(s):.1f} / {sig(e):.1f} | {s['jain']:.2f} / {e['jain']:.2f} | "
+            f"{late['p99_us']:.0f} / {late['max_us']:.0f} | "
+            f"util {'ok' if ok_u else 'GAP'}, delay {'ok' if ok_d else 'GAP'} |",
+            flush=True,
+        )
+        results.append(
+            {
+                "row": i,
+                "seed": a.seed,
+                "scenario": name,
+                "sim": s,
+                "emu": e,
+                "emu_timing": e_sum["emulation"]["timing"],
+            }
+        )
+    Path(out).write_text(json.dumps(results, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
