@@ -18,7 +18,7 @@ use std::collections::VecDeque;
 
 use aqm::{BitsPerSec, Enqueue, Instant, LinkInfo, Qdisc, QdiscConfig, QueueLimit, QueueStats};
 use netsim::monitor::LogHistogram;
-use netsim::results::{ActiveFlows, DelayStats, LinkSummary, TimeSeries};
+use netsim::results::{ActiveFlows, DelayHistogram, DelayStats, LinkSummary, TimeSeries};
 
 use crate::packet::IpPacket;
 
@@ -345,6 +345,7 @@ impl Bottleneck {
                 p95: ms(d.quantile(0.95)),
                 p99: ms(d.quantile(0.99)),
             },
+            queue_delay_hist: DelayHistogram::from_log(d),
             drops: st.dropped() - b.dropped(),
             marks: st.marked - b.marked,
             enqueued: st.enqueued - b.enqueued,

@@ -42,6 +42,19 @@ pub struct DelayHistogram {
     pub counts: Vec<u64>,
 }
 
+impl DelayHistogram {
+    /// The non-empty bins of a monitor's delay histogram (ns) in the summary's form (ms).
+    pub fn from_log(h: &crate::monitor::LogHistogram) -> Self {
+        let mut out = DelayHistogram::default();
+        for (lo, hi, c) in h.nonempty_bins() {
+            out.lo_ms.push(lo as f64 / 1e6);
+            out.hi_ms.push(hi as f64 / 1e6);
+            out.counts.push(c);
+        }
+        out
+    }
+}
+
 /// Per-link summary (post-warm-up).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LinkSummary {

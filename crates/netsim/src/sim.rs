@@ -1313,7 +1313,8 @@ impl Simulation {
                         p95: q(0.95),
                         p99: q(0.99),
                     },
-                    queue_delay_hist: hist.map_or_else(DelayHistogram::default, delay_histogram),
+                    queue_delay_hist: hist
+                        .map_or_else(DelayHistogram::default, DelayHistogram::from_log),
                     drops,
                     marks: c.marks - snap.marks,
                     enqueued: arrivals - (c.drops_enqueue - snap.drops_enqueue),
@@ -1490,17 +1491,6 @@ fn resolve_classes(
         }
     }
     Ok(out)
-}
-
-/// The non-empty bins of a delay histogram (ns) as the summary's histogram (ms).
-fn delay_histogram(h: &crate::monitor::LogHistogram) -> DelayHistogram {
-    let mut out = DelayHistogram::default();
-    for (lo, hi, c) in h.nonempty_bins() {
-        out.lo_ms.push(lo as f64 / 1e6);
-        out.hi_ms.push(hi as f64 / 1e6);
-        out.counts.push(c);
-    }
-    out
 }
 
 /// Appends the time-series row of monitored link `m` for the interval of
