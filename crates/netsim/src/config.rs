@@ -218,6 +218,21 @@ pub struct DumbbellConfig {
     /// Bernoulli loss on R1->R2, in [0, 1).
     #[serde(default)]
     pub loss: f64,
+    /// Changes of the bottleneck rate during the run, in increasing time order (varying
+    /// capacity); the link starts at `bottleneck_rate`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rate_changes: Vec<RateChange>,
+}
+
+/// A change of a link's rate at a given time: the packet in transmission keeps its end
+/// time, later packets are serialised at the new rate.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateChange {
+    /// Time of the change, seconds (in (0, duration); strictly increasing in a list).
+    pub at: f64,
+    /// New rate, bits/s (>= 1).
+    pub rate: f64,
 }
 
 /// Parking-lot builder: routers R0 .. R{hops}, bottleneck i = `R{i}->R{i+1}`.
@@ -701,6 +716,23 @@ impl SimConfig {
             ));
         }
         positive("sample_interval", self.sample_interval)?;
+        if let TopologyConfig::Dumbbell(d) = &self.topology {
+            let mut last = 0.0;
+            for (i, c) in d.rate_changes.iter().enumerate() {
+                let k = |f: &str| format!("topology.rate_changes[{i}].{f}");
+                if !(c.at > last && c.at < self.duration) {
+                    return Err(ConfigError::invalid(
+                        k("at"),
+                        c.at,
+                        "must be after the previous change (or 0) and before duration",
+                    ));
+                }
+                if !(1.0..=1e15).contains(&c.rate) {
+                    return Err(ConfigError::invalid(k("rate"), c.rate, "must be in [1, 1e15]"));
+                }
+                last = c.at;
+            }
+        }
         if let Some(c) = self.cwnd_interval {
             positive("cwnd_interval", c)?;
         }

@@ -57,6 +57,8 @@ pub enum Event {
     CwndSample,
     /// End of the warm-up period: statistics counters are snapshotted.
     Warmup,
+    /// Scheduled rate change `.0` (an index into the simulation's list) takes effect.
+    RateChange(u32),
 }
 
 /// A pending event with its key `(time, seq)` (unique: `seq` strictly increases).

@@ -116,6 +116,13 @@ pub struct Link {
     /// Per-packet event rows of a traced link (`None`: not traced, the default; see
     /// [`crate::trace`]).
     pub trace: Option<Box<TraceBuf>>,
+    /// Offered capacity `∫ rate dt` from 0 to `rate_since`, in bit x 1e9 units (bit/s x
+    /// ns) like [`Link::tx_work_at`]; 0 while the rate never changed.
+    cap_base: u128,
+    /// Time of the last [`Link::set_rate`] (0: never).
+    rate_since: Ns,
+    /// Rate (bit/s) of the packet started last if it started before `rate_since`.
+    prev_rate: u64,
 }
 
 impl Link {
@@ -153,6 +160,38 @@ impl Link {
             mon: None,
             warm: false,
             trace: None,
+            cap_base: 0,
+            rate_since: 0,
+            prev_rate: rate_bps,
+        }
+    }
+
+    /// Changes the rate to `rate_bps` (> 0) at `now` (varying capacity). The packet in
+    /// transmission keeps its end time (its `TxDone` is scheduled); the packets started
+    /// from now on are serialised at the new rate.
+    pub fn set_rate(&mut self, now: Ns, rate_bps: u64) {
+        debug_assert!(rate_bps > 0 && now >= self.rate_since);
+        self.cap_base = self.capacity_at(now);
+        self.prev_rate = self.pkt_rate();
+        self.rate_since = now;
+        self.rate_bps = rate_bps;
+    }
+
+    /// Offered capacity `∫ rate dt` over `[0, t]` (`t >= ` the last rate change), in bit x
+    /// 1e9 units (bit/s x ns). For a rate that never changed it is `rate_bps * t`, so
+    /// `(tx_work_at(b) - tx_work_at(a)) / (capacity_at(b) - capacity_at(a))` is the
+    /// utilization over `[a, b]`, the same number as with a fixed rate.
+    pub fn capacity_at(&self, t: Ns) -> u128 {
+        self.cap_base + self.rate_bps as u128 * t.saturating_sub(self.rate_since) as u128
+    }
+
+    /// Rate (bit/s) the last started packet was serialised at.
+    #[inline]
+    fn pkt_rate(&self) -> u64 {
+        if self.tx_start < self.rate_since {
+            self.prev_rate
+        } else {
+            self.rate_bps
         }
     }
 
@@ -197,8 +236,11 @@ impl Link {
     /// `tx_work_at(b) - tx_work_at(a) <= rate_bps * (b - a)` for `a <= b`,
     /// so `(W(b) - W(a)) / (rate (b - a))` is a utilization in [0, 1]. Once
     /// the link is idle, `W = tx_bytes * 8e9`.
+    /// (After a rate change the packet in transmission is credited at the rate it started
+    /// with; the window-exact bound then holds against [`Link::capacity_at`] to within the
+    /// carry of one packet.)
     pub fn tx_work_at(&self, t: Ns) -> u128 {
-        let r = self.rate_bps as u128;
+        let r = self.pkt_rate() as u128;
         let done = self.ctr.tx_bytes as u128 * 8 * NS_PER_SEC as u128;
         // Carry left by the last completed packet: the part of its virtual
         // interval that lies after its real completion (< 1 ns).

@@ -30,7 +30,7 @@ use aqm::{AqmConfig, ClassConfig, ClassList, QdiscConfig, RawParam};
 use serde_json::{Map, Value};
 
 use crate::config::{
-    DumbbellConfig, ExplicitTopology, FlowGroup, LinkConfig, ParkingLotConfig, RouteConfig,
+    DumbbellConfig, ExplicitTopology, FlowGroup, LinkConfig, ParkingLotConfig, RateChange, RouteConfig,
     ShortTcpGroup, SimConfig, TcpGroup, TopologyConfig, UdpGroup, DEFAULT_MIN_RTO_S,
 };
 use crate::tcp::{CcKind, DEFAULT_INIT_CWND};
@@ -836,7 +836,7 @@ impl Scenario {
 
         let mut link_aliases = Vec::new();
         let topo = if let Some(v) = t.raw("dumbbell") {
-            let (cfg, pkt, norm) = dumbbell(v, aqm.cfg.clone())?;
+            let (cfg, pkt, norm) = dumbbell(v, aqm.cfg.clone(), duration)?;
             t.put("dumbbell", norm);
             link_aliases.push(("R1->R2".to_string(), "bottleneck".to_string()));
             Topo::Dumbbell(cfg, pkt)
@@ -1218,10 +1218,48 @@ fn builder_keys(t: &mut Table<'_>) -> Result<Builder> {
     })
 }
 
-fn dumbbell(v: &Value, aqm: QdiscConfig) -> Result<(DumbbellConfig, u32, Value)> {
+/// `[dumbbell] rate_changes = [{at = "20s", rate = "5Mbps"}, ...]`: times strictly
+/// increasing in (0, duration), rates as `rate`.
+fn rate_changes(t: &mut Table<'_>, duration: f64) -> Result<Vec<RateChange>> {
+    let list = t.array("rate_changes")?;
+    let mut out = Vec::with_capacity(list.len());
+    let mut norm = Vec::with_capacity(list.len());
+    for (i, v) in list.iter().enumerate() {
+        let mut c = Table::new(format!("{}[{i}]", t.key("rate_changes")), v)?;
+        let at = c.time("at", true)?;
+        let at = c.required("at", at, "the time of the change, e.g. \"20s\"")?;
+        if at >= duration {
+            return Err(err(
+                &c.key("at"),
+                v.get("at"),
+                format!("must be before the end, duration = {duration} s"),
+            ));
+        }
+        if let Some(prev) = out.last().map(|p: &RateChange| p.at) {
+            if at <= prev {
+                return Err(err(
+                    &c.key("at"),
+                    v.get("at"),
+                    format!("must be after the previous change at {prev} s"),
+                ));
+            }
+        }
+        let rate = c.rate("rate")?;
+        let rate = c.required("rate", rate, "the new rate, e.g. \"5Mbps\"")?;
+        out.push(RateChange { at, rate });
+        norm.push(Value::Object(c.finish()?));
+    }
+    if t.has("rate_changes") {
+        t.put("rate_changes", Value::Array(norm));
+    }
+    Ok(out)
+}
+
+fn dumbbell(v: &Value, aqm: QdiscConfig, duration: f64) -> Result<(DumbbellConfig, u32, Value)> {
     let mut t = Table::new("dumbbell", v)?;
     let rtt = t.time_or("rtt", true, 0.1)?;
     let b = builder_keys(&mut t)?;
+    let rate_changes = rate_changes(&mut t, duration)?;
     let cfg = DumbbellConfig {
         bottleneck_rate: b.rate,
         rtt,
@@ -1231,6 +1269,7 @@ fn dumbbell(v: &Value, aqm: QdiscConfig) -> Result<(DumbbellConfig, u32, Value)>
         access_rate: b.access_rate,
         side_buffer_pkts: b.side_buffer_pkts,
         loss: b.loss,
+        rate_changes,
     };
     Ok((cfg, b.pkt_size, Value::Object(t.finish()?)))
 }
@@ -1477,12 +1516,13 @@ fn flow_group(
     t.put("packet_size", packet_size);
 
     let tcp_opts = |t: &mut Table<'_>| -> Result<(CcKind, bool, bool, bool, u32, f64)> {
-        let ccs = ["newreno", "reno", "cubic", "dctcp", "prague"];
+        let ccs = ["newreno", "reno", "cubic", "dctcp", "prague", "ledbat"];
         let cc = match t.choice("cc", &ccs, "newreno")? {
             "reno" => CcKind::Reno,
             "cubic" => CcKind::Cubic,
             "dctcp" => CcKind::Dctcp,
             "prague" => CcKind::Prague,
+            "ledbat" => CcKind::Ledbat,
             _ => CcKind::Newreno,
         };
         // DCTCP and Prague need ECN (Linux TCP_CONG_NEEDS_ECN): on unless refused.

@@ -219,6 +219,8 @@ pub struct Simulation {
     classed: bool,
     /// Per link, the class counters at the end of the warm-up.
     class_snap: Vec<Vec<QueueStats>>,
+    /// Scheduled rate changes: (link id, new rate in bit/s), by [`Event::RateChange`] index.
+    rate_changes: Vec<(u32, u64)>,
     /// Link ids named by `SimConfig::trace` (traced once [`Simulation::start_trace`] ran).
     trace_links: Vec<u32>,
     /// True once [`Simulation::start_trace`] gave the traced links their buffers.
@@ -235,6 +237,8 @@ struct LinkSnap {
     flow_area: u128,
     /// [`Link::tx_work_at`] at the warm-up instant.
     work: u128,
+    /// [`Link::capacity_at`] at the warm-up instant.
+    cap: u128,
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -436,6 +440,17 @@ impl Simulation {
         if warmup > 0 {
             ev.schedule(warmup, Event::Warmup);
         }
+        let mut rate_changes = Vec::new();
+        if let crate::config::TopologyConfig::Dumbbell(d) = &cfg.topology {
+            for c in &d.rate_changes {
+                let l = link_index["R1->R2"];
+                ev.schedule(
+                    secs_to_ns(c.at),
+                    Event::RateChange(rate_changes.len() as u32),
+                );
+                rate_changes.push((l, c.rate.round() as u64));
+            }
+        }
         let nl = links.len();
         let mut sim = Simulation {
             now: 0,
@@ -468,6 +483,7 @@ impl Simulation {
             delivered: 0,
             warm: false,
             link_snap: Vec::new(),
+            rate_changes,
             trace_links: built.trace,
             tracing: false,
             cfg,
@@ -702,6 +718,10 @@ impl Simulation {
                     .schedule(now + self.cwnd_interval, Event::CwndSample);
             }
             Event::Warmup => self.end_warmup(),
+            Event::RateChange(i) => {
+                let (l, rate) = self.rate_changes[i as usize];
+                self.links[l as usize].set_rate(now, rate);
+            }
         }
     }
 
@@ -910,6 +930,7 @@ impl Simulation {
                 flow_area: self.flow_base[i].0
                     + l.queue.flow_count(Instant(now)).map_or(0, |f| f.area),
                 work: l.tx_work_at(now),
+                cap: l.capacity_at(now),
             })
             .collect();
         self.class_snap = self
@@ -1243,6 +1264,7 @@ impl Simulation {
                 area: area0,
                 flow_area: flow_area0,
                 work: work0,
+                cap: cap0,
             } = self.link_snap.get(m as usize).copied().unwrap_or_default();
             let c = l.ctr;
             let area = l.area_at(now);
@@ -1298,10 +1320,13 @@ impl Simulation {
                 LinkSummary {
                     aqm: l.queue.aqm_name().to_string(),
                     // Window-exact: the integer numerator is at most the
-                    // denominator, so the quotient is in [0, 1].
+                    // denominator (the offered capacity, ∫ rate dt over the window:
+                    // rate x measured for a fixed rate), so the quotient is in [0, 1]
+                    // (clamped for the carry of a packet straddling a rate change).
                     utilization: if measured > 0 {
-                        (l.tx_work_at(now) - work0) as f64
-                            / (l.rate_bps as u128 * measured as u128) as f64
+                        ((l.tx_work_at(now) - work0) as f64
+                            / (l.capacity_at(now) - cap0) as f64)
+                            .min(1.0)
                     } else {
                         0.0
                     },

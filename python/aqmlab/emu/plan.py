@@ -27,7 +27,7 @@ PORT = 5201
 MAX_GROUPS = 250
 _SIM_TO_KERNEL = {"newreno": "reno", "reno": "reno", "cubic": "cubic", "dctcp": "dctcp"}
 #: Congestion controls the simulator's schema knows.
-_SIM_CC = ("newreno", "reno", "cubic", "dctcp", "prague")
+_SIM_CC = ("newreno", "reno", "cubic", "dctcp", "prague", "ledbat")
 
 
 def take_kernel_cc(data: dict) -> dict[int, str]:

@@ -43,7 +43,10 @@ impl RecoveryKind {
         match (sack, cc) {
             (true, _) => RecoveryKind::Sack,
             (false, CcKind::Reno) => RecoveryKind::Reno,
-            (false, CcKind::Newreno | CcKind::Cubic | CcKind::Dctcp | CcKind::Prague) => {
+            (
+                false,
+                CcKind::Newreno | CcKind::Cubic | CcKind::Dctcp | CcKind::Prague | CcKind::Ledbat,
+            ) => {
                 RecoveryKind::NewReno
             }
         }

@@ -36,13 +36,15 @@
 //! them. (An exact CE echo, RFC 8257 §3.2, is a receiver mode; Prague's
 //! ECT(1) is a packet codepoint.)
 //!
-//! [`dctcp`] (RFC 8257) and [`prague`] (TCP Prague) are built this way.
+//! [`dctcp`] (RFC 8257), [`prague`] (TCP Prague) and [`ledbat`] (RFC 6817, whose
+//! delay filters read [`AckEvent::rtt`]) are built this way.
 //! Prague departs from the invariants above on purpose: its window also
 //! grows during the CWR period (Linux `tcp_prague` runs its `cong_control`
 //! on every ACK), and its reductions set `ssthresh` to the reduced window.
 
 pub mod cubic;
 pub mod dctcp;
+pub mod ledbat;
 pub mod newreno;
 pub mod prague;
 pub mod reno;
@@ -52,6 +54,7 @@ use serde::{Deserialize, Serialize};
 use crate::engine::Ns;
 pub use cubic::Cubic;
 pub use dctcp::Dctcp;
+pub use ledbat::Ledbat;
 pub use newreno::NewReno;
 pub use prague::Prague;
 pub use reno::Reno;
@@ -75,6 +78,8 @@ pub enum CcKind {
     Dctcp,
     /// TCP Prague (L4S) with NewReno loss recovery; ECT(1).
     Prague,
+    /// LEDBAT (RFC 6817), less than best effort, with NewReno loss recovery.
+    Ledbat,
 }
 
 impl CcKind {
@@ -86,6 +91,7 @@ impl CcKind {
             CcKind::Cubic => "cubic",
             CcKind::Dctcp => "dctcp",
             CcKind::Prague => "prague",
+            CcKind::Ledbat => "ledbat",
         }
     }
 
@@ -226,6 +232,8 @@ pub enum AnyController {
     Dctcp(Dctcp),
     /// TCP Prague, NewReno recovery.
     Prague(Prague),
+    /// LEDBAT, NewReno recovery.
+    Ledbat(Ledbat),
 }
 
 macro_rules! dispatch {
@@ -236,6 +244,7 @@ macro_rules! dispatch {
             AnyController::Cubic($c) => $e,
             AnyController::Dctcp($c) => $e,
             AnyController::Prague($c) => $e,
+            AnyController::Ledbat($c) => $e,
         }
     };
 }
@@ -256,6 +265,7 @@ impl AnyController {
             CcKind::Cubic => AnyController::Cubic(Cubic::with_window(cwnd, ssthresh)),
             CcKind::Dctcp => AnyController::Dctcp(Dctcp::with_window(cwnd, ssthresh)),
             CcKind::Prague => AnyController::Prague(Prague::with_window(cwnd, ssthresh)),
+            CcKind::Ledbat => AnyController::Ledbat(Ledbat::with_window(cwnd, ssthresh)),
         }
     }
 
@@ -267,6 +277,7 @@ impl AnyController {
             AnyController::Cubic(_) => CcKind::Cubic,
             AnyController::Dctcp(_) => CcKind::Dctcp,
             AnyController::Prague(_) => CcKind::Prague,
+            AnyController::Ledbat(_) => CcKind::Ledbat,
         }
     }
 }
