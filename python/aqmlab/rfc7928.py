@@ -9,7 +9,8 @@ section, the mean of each metric over the seeds with its 95 % Student-t confiden
 (:func:`aqmlab.stats.across_seeds`). ``docs/rfc7928.md`` says what each section follows and
 measures.
 
-Derived metric: ``loss_pct`` = 100 x bottleneck drops / arrivals of each run.
+Derived metrics: ``loss_pct`` = 100 x bottleneck drops / arrivals of each run;
+``lbe_share_pct`` = 100 x ``lbe.share`` (the LEDBAT flows' part of the goodput).
 """
 
 from __future__ import annotations
@@ -102,11 +103,15 @@ def _check_aqms(aqms: Sequence[str], text: str) -> list[str]:
 
 
 def with_derived(df):
-    """The results table with ``loss_pct`` (100 x bottleneck drops / arrivals)."""
+    """The results table with ``loss_pct`` (100 x bottleneck drops / arrivals) and, for runs
+    with less-than-best-effort flows, ``lbe_share_pct`` (100 x their part of the goodput,
+    ``lbe.share``)."""
     df = df.copy()
     drops, arr = f"{LINK}.drops", f"{LINK}.arrivals"
     if drops in df.columns and arr in df.columns:
         df["loss_pct"] = 100.0 * df[drops] / df[arr].where(df[arr] > 0)
+    if "lbe.share" in df.columns:
+        df["lbe_share_pct"] = 100.0 * df["lbe.share"]
     return df
 
 
@@ -235,7 +240,8 @@ def summary_markdown(result: SuiteResult, quick: bool = False) -> str:
         "",
         "Mean over the seeds ± half width of the 95 % Student-t confidence interval; `n` runs "
         "per row (failed runs left out). Metrics are those of the bottleneck link "
-        "(`loss_pct` = 100 x drops / arrivals). See docs/rfc7928.md.",
+        "(`loss_pct` = 100 x drops / arrivals; `lbe_share_pct` = 100 x the LEDBAT flows' "
+        "part of the goodput). See docs/rfc7928.md.",
     ]
     for s in result.sections:
         st = result.stats.get(s.name)

@@ -306,6 +306,14 @@ class Simulation:
                 f["goodput_bps"] for f in summary["flows"] if f["kind"] == "tcp"
             )
         summary["conservation"] = self.conservation()
+        lbe = [f["goodput_bps"] for f in summary["flows"] if f.get("cc") == "ledbat"]
+        if lbe:  # less-than-best-effort (LEDBAT) flows: their part of all flows' goodput
+            total = sum(f["goodput_bps"] for f in summary["flows"])
+            summary["lbe"] = {
+                "flows": len(lbe),
+                "goodput_bps": sum(lbe),
+                "share": sum(lbe) / total if total > 0 else None,
+            }
         cols = self._sim.columns()
         ts = cols["timeseries"]
         ts["link"] = [self._aliases.get(n, n) for n in ts["link"]]

@@ -504,7 +504,9 @@ def register(app: typer.Typer) -> None:
         ] = None,
         cc: Annotated[
             str,
-            typer.Option(help="newreno | reno | cubic | dctcp | prague (the last two imply --ecn)"),
+            typer.Option(
+                help="newreno | reno | cubic | dctcp | prague (these two imply --ecn) | ledbat"
+            ),
         ] = "newreno",
         ecn: Annotated[
             bool,
