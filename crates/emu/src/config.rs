@@ -49,6 +49,12 @@ impl EmuConfig {
                 "the emulator runs dumbbell scenarios ([dumbbell]) only".into(),
             ));
         };
+        if !d.rate_changes.is_empty() {
+            return Err((
+                "dumbbell.rate_changes".into(),
+                "the emulator runs a fixed rate (varying capacity is simulator-only)".into(),
+            ));
+        }
         let limit = match (d.buffer_pkts, d.buffer_bytes) {
             (Some(p), _) => QueueLimit::Packets(p),
             (None, Some(b)) => QueueLimit::Bytes(b),

@@ -728,7 +728,11 @@ impl SimConfig {
                     ));
                 }
                 if !(1.0..=1e15).contains(&c.rate) {
-                    return Err(ConfigError::invalid(k("rate"), c.rate, "must be in [1, 1e15]"));
+                    return Err(ConfigError::invalid(
+                        k("rate"),
+                        c.rate,
+                        "must be in [1, 1e15]",
+                    ));
                 }
                 last = c.at;
             }

@@ -30,8 +30,8 @@ use aqm::{AqmConfig, ClassConfig, ClassList, QdiscConfig, RawParam};
 use serde_json::{Map, Value};
 
 use crate::config::{
-    DumbbellConfig, ExplicitTopology, FlowGroup, LinkConfig, ParkingLotConfig, RateChange, RouteConfig,
-    ShortTcpGroup, SimConfig, TcpGroup, TopologyConfig, UdpGroup, DEFAULT_MIN_RTO_S,
+    DumbbellConfig, ExplicitTopology, FlowGroup, LinkConfig, ParkingLotConfig, RateChange,
+    RouteConfig, ShortTcpGroup, SimConfig, TcpGroup, TopologyConfig, UdpGroup, DEFAULT_MIN_RTO_S,
 };
 use crate::tcp::{CcKind, DEFAULT_INIT_CWND};
 

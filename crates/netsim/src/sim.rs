@@ -1324,8 +1324,7 @@ impl Simulation {
                     // rate x measured for a fixed rate), so the quotient is in [0, 1]
                     // (clamped for the carry of a packet straddling a rate change).
                     utilization: if measured > 0 {
-                        ((l.tx_work_at(now) - work0) as f64
-                            / (l.capacity_at(now) - cap0) as f64)
+                        ((l.tx_work_at(now) - work0) as f64 / (l.capacity_at(now) - cap0) as f64)
                             .min(1.0)
                     } else {
                         0.0

@@ -105,7 +105,10 @@ fn rate_changes_follow_the_capacity() {
     let a = sim(&json("")).results();
     let b = sim(&json(r#", "rate_changes": []"#)).results();
     // (Debug text: the time series hold NaN, which is not equal to itself.)
-    assert_eq!(format!("{:?}", a.summary.links), format!("{:?}", b.summary.links));
+    assert_eq!(
+        format!("{:?}", a.summary.links),
+        format!("{:?}", b.summary.links)
+    );
     assert_eq!(format!("{:?}", a.timeseries), format!("{:?}", b.timeseries));
 }
 
@@ -120,15 +123,30 @@ fn rate_changes_are_validated() {
         Scenario::from_json(&j).unwrap_err().to_string()
     };
     let e = bad(r#"[{"at": "40s", "rate": "5Mbps"}]"#);
-    assert!(e.starts_with("dumbbell.rate_changes[0].at = \"40s\": must be before the end"), "{e}");
+    assert!(
+        e.starts_with("dumbbell.rate_changes[0].at = \"40s\": must be before the end"),
+        "{e}"
+    );
     let e = bad(r#"[{"at": "20s", "rate": "5Mbps"}, {"at": "10s", "rate": "1Mbps"}]"#);
-    assert!(e.starts_with("dumbbell.rate_changes[1].at = \"10s\": must be after"), "{e}");
+    assert!(
+        e.starts_with("dumbbell.rate_changes[1].at = \"10s\": must be after"),
+        "{e}"
+    );
     let e = bad(r#"[{"at": "20s", "rate": 0}]"#);
-    assert!(e.starts_with("dumbbell.rate_changes[0].rate = 0: must be a rate"), "{e}");
+    assert!(
+        e.starts_with("dumbbell.rate_changes[0].rate = 0: must be a rate"),
+        "{e}"
+    );
     let e = bad(r#"[{"at": "20s"}]"#);
-    assert!(e.starts_with("dumbbell.rate_changes[0].rate: required"), "{e}");
+    assert!(
+        e.starts_with("dumbbell.rate_changes[0].rate: required"),
+        "{e}"
+    );
     let e = bad(r#"[{"at": "20s", "rate": "5Mbps", "rtt": 1}]"#);
-    assert!(e.contains("dumbbell.rate_changes[0].rtt = 1: unknown key"), "{e}");
+    assert!(
+        e.contains("dumbbell.rate_changes[0].rtt = 1: unknown key"),
+        "{e}"
+    );
     let e = bad(r#"{"at": "20s"}"#);
     assert!(e.starts_with("dumbbell.rate_changes = "), "{e}");
 }

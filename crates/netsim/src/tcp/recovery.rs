@@ -46,9 +46,7 @@ impl RecoveryKind {
             (
                 false,
                 CcKind::Newreno | CcKind::Cubic | CcKind::Dctcp | CcKind::Prague | CcKind::Ledbat,
-            ) => {
-                RecoveryKind::NewReno
-            }
+            ) => RecoveryKind::NewReno,
         }
     }
 }

@@ -106,7 +106,12 @@ impl Ledbat {
 
     /// `FILTER(current_delays) - MIN(base_delays)` (ns); 0 before the first sample.
     pub fn queuing_delay(&self) -> Ns {
-        let cur = self.current_delays.iter().copied().min().unwrap_or(NO_SAMPLE);
+        let cur = self
+            .current_delays
+            .iter()
+            .copied()
+            .min()
+            .unwrap_or(NO_SAMPLE);
         if cur == NO_SAMPLE {
             return 0;
         }
@@ -139,7 +144,9 @@ impl Controller for Ledbat {
         let (mut cwnd, ssthresh) = (self.window(), self.ssthresh());
         cwnd += GAIN * off_target * ack.acked as f64 / cwnd;
         // flightsize: outstanding before this ACK (snd_max - the previous snd_una).
-        let flightsize = ack.snd_max.saturating_sub(ack.ack.saturating_sub(ack.acked));
+        let flightsize = ack
+            .snd_max
+            .saturating_sub(ack.ack.saturating_sub(ack.acked));
         cwnd = cwnd.min(flightsize as f64 + ALLOWED_INCREASE);
         cwnd = cwnd.max(MIN_CWND);
         self.reno = Reno::with_window(cwnd, ssthresh);
@@ -210,7 +217,13 @@ mod tests {
         // 250 ms: current = 130, queuing 80 -> the 4th filter slot; now four samples of
         // 250 ms: queuing_delay = 200 ms, off_target = -1: cwnd -= 2 / cwnd (acked = 2).
         for _ in 0..4 {
-            c.on_ack(3 * MS, &AckEvent { rtt: Some(250 * MS), ..ack(5, 20, 0, 0) });
+            c.on_ack(
+                3 * MS,
+                &AckEvent {
+                    rtt: Some(250 * MS),
+                    ..ack(5, 20, 0, 0)
+                },
+            );
         }
         assert_eq!(c.queuing_delay(), 200 * MS);
         assert_eq!(c.window(), w); // no new data: no window change
