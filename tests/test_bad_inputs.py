@@ -267,19 +267,28 @@ def _scenario_rows():
             "rate change after the end",
             ["run", "{tmp}/s.toml"],
             ['dumbbell.rate_changes[0].at = "5s"', "before the end"],
-            GOOD.replace('rate = "10Mbps"\n', 'rate = "10Mbps"\nrate_changes = [{at = "5s", rate = "5Mbps"}]\n'),
+            GOOD.replace(
+                'rate = "10Mbps"\n',
+                'rate = "10Mbps"\nrate_changes = [{at = "5s", rate = "5Mbps"}]\n',
+            ),
         ),
         (
             "rate changes out of order",
             ["run", "{tmp}/s.toml"],
             ['dumbbell.rate_changes[1].at = "0.5s"', "after the previous change"],
-            GOOD.replace('rate = "10Mbps"\n', 'rate = "10Mbps"\nrate_changes = [{at = "1s", rate = "5Mbps"}, {at = "0.5s", rate = "1Mbps"}]\n'),
+            GOOD.replace(
+                'rate = "10Mbps"\n',
+                'rate = "10Mbps"\nrate_changes = [{at = "1s", rate = "5Mbps"}, {at = "0.5s", rate = "1Mbps"}]\n',
+            ),
         ),
         (
             "rate change to zero",
             ["run", "{tmp}/s.toml"],
             ['dumbbell.rate_changes[0].rate = "0Mbps"', "must be a rate"],
-            GOOD.replace('rate = "10Mbps"\n', 'rate = "10Mbps"\nrate_changes = [{at = "1s", rate = "0Mbps"}]\n'),
+            GOOD.replace(
+                'rate = "10Mbps"\n',
+                'rate = "10Mbps"\nrate_changes = [{at = "1s", rate = "0Mbps"}]\n',
+            ),
         ),
         (
             "rate change without rate",
