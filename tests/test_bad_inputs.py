@@ -42,6 +42,7 @@ DUMBBELL_ROWS = [
     (["--warmup", "70s", "--duration", "60s"], ["warmup", "70s"]),
     (["--sample-interval", "1ns"], ["--sample-interval", "1ns", "GiB"]),
     (["--flows", "0"], ["--flows", "0"]),
+    (["--access", "nope"], ["--access", "nope", "must be one of link, none"]),
     (["--flows", "abc"], ["--flows", "abc"]),
     (["--flows", "10000000"], ["--flows", "10000000", "GiB"]),
     (["--buffer", "0"], ["--buffer", "0"]),
@@ -205,6 +206,27 @@ def _scenario_rows():
             ["run", "{tmp}/s.toml"],
             ['dumbbell.rate = "10Mbpz"', "unknown rate unit"],
             GOOD.replace("10Mbps", "10Mbpz"),
+        ),
+        (
+            "access typo",
+            ["run", "{tmp}/s.toml"],
+            ['dumbbell.access = "nnone"', "must be one of link, none"],
+            GOOD.replace('rate = "10Mbps"', 'rate = "10Mbps"\naccess = "nnone"'),
+        ),
+        (
+            "access none with access_rate",
+            ["run", "{tmp}/s.toml"],
+            ['dumbbell.access_rate = "1Gbps"', 'access = "none"'],
+            GOOD.replace(
+                'rate = "10Mbps"', 'rate = "10Mbps"\naccess = "none"\naccess_rate = "1Gbps"'
+            ),
+        ),
+        (
+            "access none with extra_delay",
+            ["run", "{tmp}/s.toml"],
+            ["flows[0].extra_delay", "10ms", 'access = "none"'],
+            GOOD.replace('rate = "10Mbps"', 'rate = "10Mbps"\naccess = "none"')
+            + 'extra_delay = "10ms"\n',
         ),
         (
             "huge rate",

@@ -365,6 +365,13 @@ def register(app: typer.Typer) -> None:
             str, typer.Option(help="Two-way propagation delay of every flow (100ms).")
         ] = "100ms",
         buffer: Annotated[int, typer.Option(help="Bottleneck buffer [packets].")] = 100,
+        access: Annotated[
+            str,
+            typer.Option(
+                help="link: a host pair per flow on access links; none: senders at R1, "
+                "receivers at R2 (htsim's dumbbell)."
+            ),
+        ] = "link",
         aqm: Annotated[str, typer.Option(help="AQM name (see `aqmlab aqms`).")] = "droptail",
         class_: Annotated[
             list[str] | None, typer.Option("--class", help=_CLASS_HELP, show_default=False)
@@ -500,6 +507,8 @@ def register(app: typer.Typer) -> None:
                 "buffer": buffer,
                 "pkt_size": pkt_size,
                 "loss": loss,
+                # Only when not the default, so that the scenario written is as before.
+                **({"access": access} if access != "link" else {}),
             },
             "aqm": {"type": aqm, **params},
             "flows": [group],
