@@ -144,6 +144,8 @@ def parse_aqmlab(report) -> dict[str, dict]:
     for i, e in enumerate(entries):
         rate = _rate_bps(_first(e, "rate_bps", "rate", "bottleneck_bps"))
         name = str(_first(e, "name", "scenario", default=""))
+        if name.startswith("htsim_"):  # bench_htsim.py's scenarios
+            continue
         if "fq_codel" in name:
             key = "C"
         elif rate is not None:
@@ -184,7 +186,7 @@ def run_aqmlab(repeat: int = 1) -> tuple[dict[str, dict] | None, str]:
     """Best (highest packets per wall-second) of `repeat` runs of the example, per scenario."""
     best: dict[str, dict] | None = None
     for _ in range(max(1, repeat)):
-        res, why = run_aqmlab_once()
+        res, why = run_aqmlab_once(["dumbbell_"])
         if res is None:
             return None, why
         if best is None:

@@ -42,6 +42,7 @@ DUMBBELL_ROWS = [
     (["--warmup", "70s", "--duration", "60s"], ["warmup", "70s"]),
     (["--sample-interval", "1ns"], ["--sample-interval", "1ns", "GiB"]),
     (["--flows", "0"], ["--flows", "0"]),
+    (["--access", "nope"], ["--access", "nope", "must be one of link, none"]),
     (["--flows", "abc"], ["--flows", "abc"]),
     (["--flows", "10000000"], ["--flows", "10000000", "GiB"]),
     (["--buffer", "0"], ["--buffer", "0"]),
@@ -125,6 +126,18 @@ EMULATE_FILE_ROWS = [
     ),
     (EMU_TOML + "size = 100000\n", [], ["flows[0].size", "100000", "long-lived"]),
     (EMU_TOML.replace('rate = "10Mbps"', 'rate = "10Mbps"\nloss = 0.01'), [], ["loss", "0.01"]),
+    (
+        EMU_TOML.replace('rate = "10Mbps"', 'rate = "10Mbps"\naccess = "none"'),
+        [],
+        ["dumbbell.access", '"none"', "simulator-only"],
+    ),
+    (
+        EMU_TOML.replace(
+            'rate = "10Mbps"', 'rate = "10Mbps"\nrate_changes = [{at = "1s", rate = "5Mbps"}]'
+        ),
+        [],
+        ["dumbbell.rate_changes", "simulator-only"],
+    ),
     (
         'duration = "2s"\n[parking_lot]\nhops = 2\nrate = "10Mbps"\n[[flows]]\ncount = 1\n',
         [],
@@ -256,6 +269,27 @@ def _scenario_rows():
             ["run", "{tmp}/s.toml"],
             ['dumbbell.rate = "10Mbpz"', "unknown rate unit"],
             GOOD.replace("10Mbps", "10Mbpz"),
+        ),
+        (
+            "access typo",
+            ["run", "{tmp}/s.toml"],
+            ['dumbbell.access = "nnone"', "must be one of link, none"],
+            GOOD.replace('rate = "10Mbps"', 'rate = "10Mbps"\naccess = "nnone"'),
+        ),
+        (
+            "access none with access_rate",
+            ["run", "{tmp}/s.toml"],
+            ['dumbbell.access_rate = "1Gbps"', 'access = "none"'],
+            GOOD.replace(
+                'rate = "10Mbps"', 'rate = "10Mbps"\naccess = "none"\naccess_rate = "1Gbps"'
+            ),
+        ),
+        (
+            "access none with extra_delay",
+            ["run", "{tmp}/s.toml"],
+            ["flows[0].extra_delay", "10ms", 'access = "none"'],
+            GOOD.replace('rate = "10Mbps"', 'rate = "10Mbps"\naccess = "none"')
+            + 'extra_delay = "10ms"\n',
         ),
         (
             "huge rate",

@@ -200,3 +200,21 @@ def test_ecn_flows_get_a_marking_aqm_by_default():
 def test_set_accepts_dotted_indices(tmp_path):
     sc = load_scenario(ROOT / "scenarios" / "demo.toml", overrides=["flows.0.count=5"])
     assert sc.normalized["flows"][0]["count"] == 5
+
+
+def test_dumbbell_access_none_runs_with_base_rtt_rtt(tmp_path):
+    """``--access none``: no access links; one segment in flight never queues, so the RTT is
+    ``rtt`` plus the bottleneck serialization of the data packet and its ACK (1000 B + 40 B at
+    10 Mb/s = 0.832 ms), exactly."""
+    out = tmp_path / "r"
+    cli(
+        "dumbbell", "--access", "none", "--flows", "1", "--rwnd", "1", "--rtt", "50ms",
+        "--duration", "2s", "--warmup", "0s", "--out", str(out), "--quiet", "--no-plots",
+    )  # fmt: skip
+    s = json.loads((out / "summary.json").read_text())
+    assert s["flows"][0]["rtt_ms_mean"] == pytest.approx(50.832, abs=1e-6)
+    sc = small(flows=[{"count": 4}], duration="3s", warmup="1s")
+    sc["dumbbell"]["access"] = "none"
+    sim = Simulation(sc)
+    sim.run()
+    assert sim.result().summary["links"]["bottleneck"]["utilization"] > 0.5

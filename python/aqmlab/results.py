@@ -149,31 +149,49 @@ class SimResult:
         matplotlib.use("Agg", force=False)
         import matplotlib.pyplot as plt
 
-        ts = self.timeseries()
         if ax is None:
             fig, axes = plt.subplots(2, 1, figsize=(8, 5.5), sharex=True)
         else:
             axes = ax
             fig = axes[0].figure
-        if len(ts):
-            names = [link] if link else list(dict.fromkeys(ts["link"]))
+        self._draw(fig, axes, link)
+        return fig
+
+    def _draw(self, fig, axes, link: str | None) -> None:
+        """Draw :meth:`plot`'s two panels on ``axes`` from the columns (numpy only, no pandas:
+        the command line writes this figure with every run)."""
+        import numpy as np
+
+        ts = self.columns.get("timeseries") or {}
+        links = list(ts.get("link", []))
+        if links:
+            t = np.asarray(ts["time_s"], dtype=float)
+            lk = np.asarray(links, dtype=object)
+            queue = np.asarray(ts["queue_pkts"], dtype=float)
+            tput = np.asarray(ts["throughput_bps"], dtype=float)
+            names = [link] if link else list(dict.fromkeys(links))
             for name in names:
-                part = ts[ts["link"] == name]
-                axes[0].plot(part["time_s"], part["queue_pkts"], lw=0.8, label=name)
+                m = lk == name
+                tt = t[m]
+                axes[0].plot(tt, queue[m], lw=0.8, label=name)
                 # a 10 ms sample holds a handful of packets: average over 100 ms for the plot
-                dt = float(part["time_s"].diff().median()) if len(part) > 1 else 0.1
+                dt = float(np.median(np.diff(tt))) if len(tt) > 1 else 0.1
                 k = max(1, round(0.1 / dt)) if dt > 0 else 1
-                thr = part["throughput_bps"].rolling(k, min_periods=1).mean()
-                axes[1].plot(part["time_s"], thr / 1e6, lw=0.8, label=name)
+                axes[1].plot(tt, _rolling_mean(tput[m], k) / 1e6, lw=0.8, label=name)
             # Classes of a class-based qdisc (drr, wfq, ...): their queues, thinner.
-            cts = self.class_timeseries()
-            if len(cts):
-                for (name, cls), part in cts[cts["link"].isin(names)].groupby(
-                    ["link", "class"], sort=False
-                ):
-                    axes[0].plot(
-                        part["time_s"], part["queue_pkts"], lw=0.5, ls="--", label=f"{name} {cls}"
-                    )
+            cts = self.columns.get("class_timeseries") or {}
+            if len(cts.get("link", [])):
+                cl = np.asarray(cts["link"], dtype=object)
+                cc = np.asarray(cts["class"], dtype=object)
+                ct = np.asarray(cts["time_s"], dtype=float)
+                cq = np.asarray(cts["queue_pkts"], dtype=float)
+                keep = set(names)
+                pairs = dict.fromkeys(
+                    (a, b) for a, b in zip(cts["link"], cts["class"], strict=True) if a in keep
+                )
+                for name, cls in pairs:
+                    m = (cl == name) & (cc == cls)
+                    axes[0].plot(ct[m], cq[m], lw=0.5, ls="--", label=f"{name} {cls}")
         axes[0].set_ylabel("queue [packets]")
         axes[1].set_ylabel("throughput [Mb/s], 100 ms mean")
         axes[1].set_xlabel("time [s]")
@@ -184,12 +202,10 @@ class SimResult:
                 a.axvline(warm, color="grey", ls=":", lw=0.8)
         axes[0].set_title(f"{self.summary.get('scenario', '')} (seed {self.summary.get('seed')})")
         fig.tight_layout()
-        return fig
 
     # -- persistence ----------------------------------------------------------------------------
     def write_into(self, directory: str | os.PathLike[str], plots: bool = True) -> None:
         """Write the results contract files into an existing directory (not atomic by itself)."""
-        import matplotlib.pyplot as plt
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -203,9 +219,12 @@ class SimResult:
         for name, data in self.extra.items():
             (d / name).write_text(json.dumps(data, indent=1, default=float) + "\n")
         if plots:
-            fig = self.plot()
+            # A bare Figure (no pyplot state) drawn from the columns without pandas.
+            from matplotlib.figure import Figure
+
+            fig = Figure(figsize=(8, 5.5))
+            self._draw(fig, fig.subplots(2, 1, sharex=True), None)
             fig.savefig(d / "queue.png", dpi=110)
-            plt.close(fig)
 
     def save(
         self, directory: str | os.PathLike[str], plots: bool = True, force: bool = False
@@ -241,3 +260,14 @@ class SimResult:
             if (d / name).exists():
                 extra[name] = json.loads((d / name).read_text())
         return cls(summary=summary, columns=columns, extra=extra)
+
+
+def _rolling_mean(x, k: int):
+    """Mean of the last ``k`` values at each position (fewer at the start), like pandas'
+    ``rolling(k, min_periods=1).mean()``."""
+    import numpy as np
+
+    c = np.concatenate(([0.0], np.cumsum(x)))
+    i = np.arange(1, len(x) + 1)
+    lo = np.maximum(0, i - k)
+    return (c[i] - c[lo]) / (i - lo)

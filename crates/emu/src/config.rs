@@ -55,6 +55,14 @@ impl EmuConfig {
                 "the emulator runs a fixed rate (varying capacity is simulator-only)".into(),
             ));
         }
+        if d.access != netsim::config::Access::Link {
+            return Err((
+                "dumbbell.access".into(),
+                "the emulator's hosts sit in namespaces behind the forwarder (access = \"none\" \
+                 is simulator-only)"
+                    .into(),
+            ));
+        }
         let limit = match (d.buffer_pkts, d.buffer_bytes) {
             (Some(p), _) => QueueLimit::Packets(p),
             (None, Some(b)) => QueueLimit::Bytes(b),

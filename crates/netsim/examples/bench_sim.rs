@@ -10,6 +10,9 @@
 //! 3. `dumbbell_1G_1000cubic_5s_fq_codel`: scenario 2 with FQ-CoDel (its Linux
 //!    defaults; limit = the buffer) instead of CoDel (issue 9 §5: at least half
 //!    of scenario 2's packets per wall-second).
+//! 4. `htsim_1G_100newreno_10s`, 5. `htsim_10G_1000newreno_5s`: htsim's dumbbell
+//!    (`access = "none"`, rtt 20 ms, 1500-byte packets, drop-tail with 1000 and 10 000
+//!    packets; `benches/bench_htsim.py` runs the same in htsim).
 //!
 //! `--only NAME[,NAME...]` runs only the named scenarios; a NAME that is no scenario's exact
 //! name selects those whose names contain it (the benchmark script uses it to measure one
@@ -17,7 +20,7 @@
 //! time over the run (`/proc/thread-self/schedstat`), which a busy machine
 //! inflates less than the wall time.
 //!
-//! For each: simulated seconds, wall seconds, packets sent over the
+//! For each: events per bottleneck packet, nanoseconds per event, simulated seconds, wall seconds, packets sent over the
 //! bottleneck per wall-second, packet transmissions over all hops per
 //! wall-second, events per wall-second, peak RSS (`VmHWM` from
 //! `/proc/self/status`, process-wide, so it is monotone across scenarios) and
@@ -85,7 +88,35 @@ fn scenarios() -> Vec<Bench> {
                 5.0,
             ),
         },
+        // htsim's dumbbell (benches/bench_htsim.py runs the same in htsim): no access links,
+        // 1500-byte packets, rtt 20 ms, drop-tail.
+        Bench {
+            name: "htsim_1G_100newreno_10s",
+            params: json!({"rate": "1Gbps", "flows": 100, "cc": "newreno", "aqm": "droptail",
+                           "rtt": "20ms", "buffer": 1000, "duration": "10s", "access": "none",
+                           "pkt_size": 1500}),
+            cfg: bare(1e9, 1000, 100, 10.0),
+        },
+        Bench {
+            name: "htsim_10G_1000newreno_5s",
+            params: json!({"rate": "10Gbps", "flows": 1000, "cc": "newreno", "aqm": "droptail",
+                           "rtt": "20ms", "buffer": 10000, "duration": "5s", "access": "none",
+                           "pkt_size": 1500}),
+            cfg: bare(10e9, 10_000, 1000, 5.0),
+        },
     ]
+}
+
+/// htsim's dumbbell in aqmlab: `access = "none"`, rtt 20 ms, 1500-byte NewReno, drop-tail.
+fn bare(rate: f64, buffer: u32, n: u32, dur: f64) -> SimConfig {
+    serde_json::from_value::<SimConfig>(json!({
+        "scenario": "bench", "seed": 1, "duration": dur, "warmup": 0.0,
+        "sample_interval": 0.01,
+        "topology": {"type": "dumbbell", "bottleneck_rate": rate, "rtt": 0.02,
+                     "buffer_pkts": buffer, "aqm": {"type": "droptail"}, "access": "none"},
+        "flows": [{"kind": "tcp", "count": n, "cc": "newreno", "packet_size": 1500}]
+    }))
+    .expect("bench config")
 }
 
 /// CPU time of this thread in ns (first field of `/proc/thread-self/schedstat`).
@@ -150,6 +181,8 @@ fn main() {
             "bottleneck_pkts_per_wall_s": bott as f64 / wall,
             "hop_pkts_per_wall_s": s.packets_forwarded as f64 / wall,
             "events_per_wall_s": s.events as f64 / wall,
+            "events_per_bottleneck_pkt": s.events as f64 / bott.max(1) as f64,
+            "ns_per_event": wall * 1e9 / s.events.max(1) as f64,
             "utilization": s.links["R1->R2"].utilization,
             "peak_rss_bytes": peak_rss_bytes(),
             "queue_memory_bytes": st.queue_memory_bytes,

@@ -197,7 +197,8 @@ pub struct DumbbellConfig {
     /// Bottleneck rate C, bits/s (> 0).
     pub bottleneck_rate: f64,
     /// Two-way propagation delay of every flow (without extra delay),
-    /// seconds (> 0): access links rtt/8 each, bottleneck rtt/4.
+    /// seconds (> 0): access links rtt/8 each, bottleneck rtt/4 (with
+    /// `access = none`: no access links, bottleneck rtt/2).
     pub rtt: f64,
     /// Queue discipline on R1->R2 (default drop-tail).
     #[serde(default = "droptail")]
@@ -222,6 +223,33 @@ pub struct DumbbellConfig {
     /// capacity); the link starts at `bottleneck_rate`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rate_changes: Vec<RateChange>,
+    /// How hosts attach to the routers (default [`Access::Link`]; not serialized then, so
+    /// the serialized configuration of a dumbbell with access links is unchanged).
+    #[serde(default, skip_serializing_if = "Access::is_link")]
+    pub access: Access,
+}
+
+/// How a dumbbell's senders and receivers attach to its routers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Access {
+    /// One sender host `S{h}` and one receiver host `D{h}` per flow, each on its own duplex
+    /// access link (delay `rtt/8` each way, rate `access_rate`, drop-tail `side_buffer_pkts`);
+    /// the bottleneck's delay is `rtt/4` each way.
+    #[default]
+    Link,
+    /// No hosts and no access links (htsim's dumbbell): every sender sits at `R1` and sends
+    /// straight into the bottleneck queue `R1->R2`, every receiver sits at `R2` and sends its
+    /// ACKs straight into `R2->R1` (zero delay, infinite rate). The bottleneck's propagation
+    /// delay is `rtt/2` each way, so the two-way propagation delay is still `rtt`.
+    None,
+}
+
+impl Access {
+    /// True for [`Access::Link`] (the default).
+    pub fn is_link(&self) -> bool {
+        matches!(self, Access::Link)
+    }
 }
 
 /// A change of a link's rate at a given time: the packet in transmission keeps its end

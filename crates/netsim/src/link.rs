@@ -410,21 +410,25 @@ impl Link {
         self.start_next(now, id, ev);
     }
 
-    /// Moves every packet whose propagation has completed by `now` into
-    /// `out` and re-arms the pipe event for the next one.
+    /// Counts the packets whose propagation has completed by `now` (a prefix of the pipe),
+    /// counts them as delivered and re-arms the pipe event for the first packet after them;
+    /// the caller then takes exactly that many with [`Link::pipe_pop`], in order. Delivering
+    /// them cannot add to this pipe (packets enter a pipe only at this link's `TxDone`), so
+    /// they are handed on straight from the ring, without a copy into a scratch buffer.
     #[inline]
-    pub fn pipe_arrivals(&mut self, now: Ns, id: u32, ev: &mut EventQueue, out: &mut Vec<Packet>) {
-        while let Some(&(at, p)) = self.pipe.front() {
-            if at > now {
-                break;
-            }
-            self.pipe.pop_front();
-            out.push(p);
-        }
-        self.ctr.delivered += out.len() as u64;
-        if let Some(&(at, _)) = self.pipe.front() {
+    pub fn pipe_due(&mut self, now: Ns, id: u32, ev: &mut EventQueue) -> usize {
+        let n = self.pipe.iter().take_while(|(at, _)| *at <= now).count();
+        self.ctr.delivered += n as u64;
+        if let Some(&(at, _)) = self.pipe.get(n) {
             ev.schedule(at, Event::PipeArrive(id));
         }
+        n
+    }
+
+    /// The oldest packet in the pipe (one of those counted by [`Link::pipe_due`]).
+    #[inline]
+    pub fn pipe_pop(&mut self) -> Packet {
+        self.pipe.pop_front().expect("pipe_due counted it").1
     }
 
     /// Runs the AQM's periodic law if due.

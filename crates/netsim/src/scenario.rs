@@ -30,7 +30,7 @@ use aqm::{AqmConfig, ClassConfig, ClassList, QdiscConfig, RawParam};
 use serde_json::{Map, Value};
 
 use crate::config::{
-    DumbbellConfig, ExplicitTopology, FlowGroup, LinkConfig, ParkingLotConfig, RateChange,
+    Access, DumbbellConfig, ExplicitTopology, FlowGroup, LinkConfig, ParkingLotConfig, RateChange,
     RouteConfig, ShortTcpGroup, SimConfig, TcpGroup, TopologyConfig, UdpGroup, DEFAULT_MIN_RTO_S,
 };
 use crate::tcp::{CcKind, DEFAULT_INIT_CWND};
@@ -1258,8 +1258,23 @@ fn rate_changes(t: &mut Table<'_>, duration: f64) -> Result<Vec<RateChange>> {
 fn dumbbell(v: &Value, aqm: QdiscConfig, duration: f64) -> Result<(DumbbellConfig, u32, Value)> {
     let mut t = Table::new("dumbbell", v)?;
     let rtt = t.time_or("rtt", true, 0.1)?;
+    // Written into the normalized scenario only when given (the default leaves it as before).
+    let access = match t.raw("access") {
+        None => Access::Link,
+        Some(_) => match t.choice("access", &["link", "none"], "link")? {
+            "none" => Access::None,
+            _ => Access::Link,
+        },
+    };
     let b = builder_keys(&mut t)?;
     let rate_changes = rate_changes(&mut t, duration)?;
+    if access == Access::None && b.access_rate.is_some() {
+        return Err(err(
+            &t.key("access_rate"),
+            t.raw("access_rate"),
+            "no access links with access = \"none\" (remove access_rate)",
+        ));
+    }
     let cfg = DumbbellConfig {
         bottleneck_rate: b.rate,
         rtt,
@@ -1270,6 +1285,7 @@ fn dumbbell(v: &Value, aqm: QdiscConfig, duration: f64) -> Result<(DumbbellConfi
         side_buffer_pkts: b.side_buffer_pkts,
         loss: b.loss,
         rate_changes,
+        access,
     };
     Ok((cfg, b.pkt_size, Value::Object(t.finish()?)))
 }
@@ -1740,6 +1756,15 @@ fn attachment(t: &mut Table<'_>, v: &Value, topo: &Topo) -> Result<Attach> {
             Ok((src, dst, None, extra))
         }
         Topo::Dumbbell(..) | Topo::ParkingLot(..) => {
+            if let (Topo::Dumbbell(d, _), Some(ed)) = (topo, ed_v) {
+                if d.access == Access::None {
+                    return Err(err(
+                        &t.key("extra_delay"),
+                        Some(ed),
+                        "needs access links (not with dumbbell.access = \"none\")",
+                    ));
+                }
+            }
             for k in ["src", "dst"] {
                 if t.has(k) {
                     return Err(err(

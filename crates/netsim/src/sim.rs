@@ -207,7 +207,6 @@ pub struct Simulation {
     cts: ClassSeries,
     cts_ids: Vec<(u32, u8)>,
     cwnd: CwndTrace,
-    pipe_buf: Vec<Packet>,
     out_buf: Vec<Packet>,
     sent: u64,
     delivered: u64,
@@ -477,7 +476,6 @@ impl Simulation {
             cts: ClassSeries::default(),
             cts_ids: Vec::new(),
             cwnd: CwndTrace::default(),
-            pipe_buf: Vec::new(),
             out_buf: Vec::new(),
             sent: 0,
             delivered: 0,
@@ -633,14 +631,13 @@ impl Simulation {
                 self.arm_aqm(l, now);
             }
             Event::PipeArrive(l) => {
-                let mut buf = std::mem::take(&mut self.pipe_buf);
                 let link = &mut self.links[l as usize];
-                link.pipe_arrivals(now, l, &mut self.ev, &mut buf);
+                let n = link.pipe_due(now, l, &mut self.ev);
                 let to = link.to;
-                for p in buf.drain(..) {
+                for _ in 0..n {
+                    let p = self.links[l as usize].pipe_pop();
                     self.deliver(to, p);
                 }
-                self.pipe_buf = buf;
             }
             Event::AqmTimer(l) => {
                 let link = &mut self.links[l as usize];

@@ -13,14 +13,16 @@
 //! loss; reverse bottlenecks are drop-tail with the side buffer. Dumbbell
 //! delays: each access link `rtt/8`, the bottleneck `rtt/4` (two-way
 //! propagation delay `rtt`); a flow's `extra_delay` is added to its sender's
-//! access link in both directions.
+//! access link in both directions. With `access = none` the dumbbell has
+//! no hosts and no access links: every flow runs from `R1` to `R2`, the
+//! bottleneck delay is `rtt/2` each way.
 
 use std::collections::HashMap;
 
 use aqm::{QdiscConfig, QueueLimit};
 
 use crate::config::{
-    check, droptail, ConfigError, DumbbellConfig, FlowGroup, ParkingLotConfig, SimConfig,
+    check, droptail, Access, ConfigError, DumbbellConfig, FlowGroup, ParkingLotConfig, SimConfig,
     TopologyConfig, DEFAULT_LINK_BUFFER,
 };
 use crate::engine::{secs_to_ns, Ns};
@@ -382,6 +384,16 @@ fn build_dumbbell(
     let limit = limit_of("topology.buffer", d.buffer_pkts, d.buffer_bytes, None)?;
     let side = limit_of("topology.side_buffer", Some(d.side_buffer_pkts), None, None)?;
     let rtt = secs_to_ns(d.rtt);
+    if d.access == Access::None {
+        if d.access_rate.is_some() {
+            return Err(ConfigError::invalid(
+                "topology.access_rate",
+                access_rate,
+                "no access links with access = \"none\"",
+            ));
+        }
+        return build_bare_dumbbell(net, d, rtt, limit, side, flows);
+    }
     build_chain(
         net,
         Chain {
@@ -398,6 +410,72 @@ fn build_dumbbell(
         },
         flows,
     )
+}
+
+/// The dumbbell without access links ([`Access::None`]): routers `R1`, `R2` only, the
+/// bottleneck pair with `rtt/2` each way; every flow's endpoints are `(R1, R2)` (flows are
+/// told apart by their flow id, not by their node).
+fn build_bare_dumbbell(
+    net: &mut Net,
+    d: &DumbbellConfig,
+    rtt: Ns,
+    limit: QueueLimit,
+    side: QueueLimit,
+    flows: &[FlowGroup],
+) -> Result<Endpointss, ConfigError> {
+    let r1 = net.node("topology.routers[0]", "R1")?;
+    let r2 = net.node("topology.routers[1]", "R2")?;
+    let key = "topology.bottleneck[0]".to_string();
+    let fwd = net.link(LinkSpec {
+        name: "R1->R2".into(),
+        key: key.clone(),
+        from: r1,
+        to: r2,
+        rate_bps: d.bottleneck_rate.round() as u64,
+        delay: rtt / 2,
+        loss: d.loss,
+        aqm: d.aqm.clone(),
+        limit,
+    })?;
+    net.link(LinkSpec {
+        name: "R2->R1".into(),
+        key,
+        from: r2,
+        to: r1,
+        rate_bps: d.bottleneck_rate.round() as u64,
+        delay: rtt / 2,
+        loss: 0.0,
+        aqm: droptail(),
+        limit: side,
+    })?;
+    let mut eps = Vec::new();
+    for (gi, g) in flows.iter().enumerate() {
+        let at = g.endpoints();
+        let key = |f: &str| format!("flows[{gi}].{f}");
+        if at.src.is_some() || at.dst.is_some() {
+            return Err(ConfigError::invalid(
+                key(if at.src.is_some() { "src" } else { "dst" }),
+                at.src.or(at.dst).unwrap_or_default(),
+                "only for explicit topologies",
+            ));
+        }
+        if let Some(p) = at.path {
+            return Err(ConfigError::invalid(
+                key("path"),
+                format!("{p:?}"),
+                "only for parking_lot topologies",
+            ));
+        }
+        if !at.extra_delay.is_empty() {
+            return Err(ConfigError::invalid(
+                key("extra_delay"),
+                format!("{:?}", at.extra_delay),
+                "needs access links (not with access = \"none\")",
+            ));
+        }
+        eps.push(vec![(r1, r2); g.static_count() as usize]);
+    }
+    Ok((eps, vec![fwd]))
 }
 
 fn build_parking_lot(

@@ -191,3 +191,44 @@ fn parking_lot_long_flows_get_less() {
     // two-way propagation delay 2 * (3 * 10 + 2 * 5) ms = 80 ms.
     assert!(s.flows[0].rtt_ms_mean.unwrap() > 80.0);
 }
+
+/// `access = "none"` (htsim's dumbbell): senders at R1, receivers at R2, no access links.
+/// Reference: with one segment in flight (rwnd = 1) nothing ever queues, so every RTT
+/// sample is the two-way propagation delay `rtt` (the bottleneck's `rtt/2` each way) plus
+/// the serialization of the data packet and of its ACK at the bottleneck rate, exactly:
+/// 50 ms + 1000 B x 8 / 10 Mb/s + 40 B x 8 / 10 Mb/s = 50.832 ms. With access links the
+/// same flow also serializes both packets on two access links at 100 Mb/s (+0.1664 ms).
+#[test]
+fn no_access_links_base_rtt_is_rtt() {
+    let cfg = |access: &str| {
+        let mut v = serde_json::to_value(dumbbell(
+            1,
+            2.0,
+            0.0,
+            10e6,
+            0.05,
+            100,
+            json!({"type": "droptail"}),
+            json!([{"kind": "tcp", "count": 1, "rwnd": 1, "packet_size": 1000}]),
+        ))
+        .unwrap();
+        v["topology"]["access"] = json!(access);
+        serde_json::from_value::<SimConfig>(v).unwrap()
+    };
+    let srtt = |access: &str| {
+        let sim = run(cfg(access));
+        sim.flow_status(0).unwrap().srtt_s.unwrap()
+    };
+    let none = srtt("none");
+    assert!((none - 0.050832).abs() < 1e-9, "{none}");
+    let link = srtt("link");
+    assert!((link - (0.050832 + 0.0001664)).abs() < 1e-9, "{link}");
+    // Many flows share R1 and R2 and still run as separate connections.
+    let mut v = serde_json::to_value(cfg("none")).unwrap();
+    v["flows"] =
+        json!([{"kind": "tcp", "count": 20}, {"kind": "udp_cbr", "count": 2, "rate": 1e5}]);
+    let sim = run(serde_json::from_value(v).unwrap());
+    let s = sim.summary();
+    assert!(bottleneck(&s).utilization > 0.9);
+    assert!(s.flows.iter().all(|f| f.goodput_bps > 0.0));
+}

@@ -34,7 +34,6 @@ import math
 from pathlib import Path
 from typing import Annotated
 
-import numpy as np
 import typer
 
 from aqmlab.cli._common import BadOption as _Bad
@@ -97,6 +96,8 @@ UNITS = {
 
 
 def _plain(v):
+    import numpy as np
+
     if isinstance(v, dict):
         return {k: _plain(x) for k, x in v.items()}
     if isinstance(v, list | tuple | np.ndarray):
@@ -140,6 +141,8 @@ def _save(result, path: Path | None, force: bool, **kw) -> None:
     matplotlib.use("Agg")
 
     ax = result.plot(**kw)
+    import numpy as np
+
     fig = (ax[0] if isinstance(ax, np.ndarray | list | tuple) else ax).figure
     fig.tight_layout()
     _save_figure("--plot", fig, path, force)
@@ -314,6 +317,8 @@ def edc_cmd(
         _num("--ki", ki, nonneg=True)
         _check_figure("--plot", plot, force)
         d = edc_design(flows, c, q_ref, tp, n_event, kp, ki)
+        import numpy as np
+
         reg = edc_stable_region(flows, c, q_ref, tp, n_event, kp=np.logspace(-5, 2, 281), ki=[ki])
         _save(d, plot, force)
         return d, float(reg.kp_max()[0])

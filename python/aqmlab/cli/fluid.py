@@ -30,7 +30,6 @@ import json
 from pathlib import Path
 from typing import Annotated
 
-import numpy as np
 import typer
 
 from aqmlab.cli._common import BadOption as _Bad
@@ -85,7 +84,7 @@ def _unit(name: str) -> str:
 def _pos(name: str, value, allow_zero=False, allow_inf=False):
     if value is None:
         return value
-    if allow_inf and value == np.inf:
+    if allow_inf and value == float("inf"):
         return value
     return _num(name, value, positive=not allow_zero, nonneg=allow_zero)
 
@@ -142,6 +141,8 @@ def _law(
 
 
 def _jsonable(v):
+    import numpy as np
+
     a = np.asarray(v)
     return a.tolist()
 
@@ -187,12 +188,16 @@ def _emit(result, params: dict, as_json: bool, out, force: bool, extra: dict | N
         return
     typer.echo(f"model: {result.model}   t_end = {summary['t_end']:g} {summary['t_unit']}")
     if summary["equilibrium"] is not None:
+        import numpy as np
+
         typer.echo("equilibrium:")
         for k, v in summary["equilibrium"].items():
             typer.echo(f"  {_unit(k):>22} = {np.round(v, 6).tolist()}")
     typer.echo("final state:")
     for k, v in final.items():
         typer.echo(f"  {_unit(k):>22} = {v:.6g}")
+    import numpy as np
+
     for k, v in (extra or {}).items():
         typer.echo(f"{_unit(k)}: {np.round(v, 6).tolist()}")
     if out is not None:
@@ -338,6 +343,8 @@ def _window_cmd(
             # PD-LQ adds the operating-point probability at the target queue (docs/fluid.md)
             probe = {"misra": Misra, "ktl": KTL}.get(kind)
             tmp = probe(flows, c, r, SFC()) if probe else None
+            import numpy as np
+
             off = float(tmp.p_required(np.asarray(qref))) if tmp else 0.0
         lw = _law(
             law,

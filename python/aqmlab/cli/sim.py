@@ -330,6 +330,7 @@ def build_dumbbell(
     warmup: str | None,
     seed: int,
     sample_interval: str,
+    access: str = "link",
 ):
     """The dumbbell command's options as a validated scenario: ``(Scenario, classes, counts)``
     (``classes``/``counts``: the ``--class`` list and flows per class, or None). Bad options end
@@ -412,6 +413,8 @@ def build_dumbbell(
             "buffer": buffer,
             "pkt_size": pkt_size,
             "loss": loss,
+            # Only when not the default, so that the scenario written is as before.
+            **({"access": access} if access != "link" else {}),
         },
         "aqm": {"type": aqm, **params},
         "flows": [group],
@@ -488,6 +491,13 @@ def register(app: typer.Typer) -> None:
             str, typer.Option(help="Two-way propagation delay of every flow (100ms).")
         ] = "100ms",
         buffer: Annotated[int, typer.Option(help="Bottleneck buffer [packets].")] = 100,
+        access: Annotated[
+            str,
+            typer.Option(
+                help="link: a host pair per flow on access links; none: senders at R1, "
+                "receivers at R2 (htsim's dumbbell)."
+            ),
+        ] = "link",
         aqm: Annotated[str, typer.Option(help="AQM name (see `aqmlab aqms`).")] = "droptail",
         class_: Annotated[
             list[str] | None, typer.Option("--class", help=_CLASS_HELP, show_default=False)
@@ -553,7 +563,7 @@ def register(app: typer.Typer) -> None:
             class_flows=class_flows, aqm_param=aqm_param, cc=cc, ecn=ecn, delack=delack,
             sack=sack, init_cwnd=init_cwnd, min_rto=min_rto, rwnd=rwnd, loss=loss,
             pkt_size=pkt_size, duration=duration, warmup=warmup, seed=seed,
-            sample_interval=sample_interval,
+            sample_interval=sample_interval, access=access,
         )  # fmt: skip
         sc = _with_trace(sc, trace)
         sim = _prepare(sc, out, force)

@@ -58,8 +58,19 @@ def check_scenario(scenario, kernel_cc: str | None = None, group_cc: dict | None
     effects; does not need root). ``kernel_cc``, ``group_cc``: see :func:`emulate`."""
     n = scenario.normalized
     flows = plan_flows(n, kernel_cc, group_cc)
-    if n["dumbbell"].get("loss", 0.0):
-        raise ValueError(f"dumbbell.loss = {n['dumbbell']['loss']}: not emulated")
+    d = n["dumbbell"]
+    if d.get("loss", 0.0):
+        raise ValueError(f"dumbbell.loss = {d['loss']}: not emulated")
+    if d.get("rate_changes"):
+        raise ValueError(
+            f"dumbbell.rate_changes = {d['rate_changes']}: not emulated (the emulator runs a "
+            "fixed rate; varying capacity is simulator-only)"
+        )
+    if d.get("access", "link") != "link":
+        raise ValueError(
+            f'dumbbell.access = "{d["access"]}": not emulated (the emulator\'s hosts sit in '
+            "namespaces behind the forwarder; access = \"none\" is simulator-only)"
+        )
     return flows, _mtu(n)
 
 

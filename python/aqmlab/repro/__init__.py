@@ -7,8 +7,10 @@ written are described in :mod:`aqmlab.repro._common` and ``docs/repro.md``.
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
-from aqmlab.repro._common import Repro, to_toml, write_repro
+if TYPE_CHECKING:
+    from aqmlab.repro._common import Repro, to_toml, write_repro
 
 __all__ = ["PAPERS", "Repro", "run", "to_toml", "write_repro"]
 
@@ -29,3 +31,13 @@ def run(name: str, quick: bool = False) -> Repro:
     if name not in PAPERS:
         raise ValueError(f"NAME = {name!r}: unknown reproduction (known: {', '.join(PAPERS)})")
     return importlib.import_module(PAPERS[name][0]).run(quick=quick)
+
+
+def __getattr__(name: str):
+    # Repro, to_toml and write_repro load numpy: import them on first use, so that the command
+    # line (which reads only PAPERS at start-up) does not pay for it.
+    if name in ("Repro", "to_toml", "write_repro"):
+        from aqmlab.repro import _common
+
+        return getattr(_common, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
