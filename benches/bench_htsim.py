@@ -71,7 +71,10 @@ def build_aqmlab() -> Path | None:
 def build_htsim(htsim_dir: Path, out: Path) -> Path | None:
     lib = htsim_dir / "libhtsim.a"
     if not lib.exists():
-        print(f"{lib} does not exist: run `make -C sim libhtsim.a` in the csg-htsim checkout")
+        print(
+            f"{lib} does not exist: HTSIM_DIR must be the sim/ folder of a csg-htsim "
+            "checkout, built with `make -C sim libhtsim.a`"
+        )
         return None
     cxx = os.environ.get("CXX", "g++")
     exe = out / "htsim_dumbbell"
