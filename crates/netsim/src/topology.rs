@@ -313,9 +313,9 @@ pub fn build(cfg: &SimConfig) -> Result<Built, ConfigError> {
         }
     }
 
-    let monitor = match &cfg.monitor {
-        None => default_monitor,
-        Some(names) => names
+    // Link names of `monitor` / `trace` to link ids (an unknown name names its entry).
+    let ids = |field: &str, names: &[String]| -> Result<Vec<u32>, ConfigError> {
+        names
             .iter()
             .enumerate()
             .map(|(i, n)| {
@@ -323,27 +323,18 @@ pub fn build(cfg: &SimConfig) -> Result<Built, ConfigError> {
                     .get(n)
                     .copied()
                     .ok_or_else(|| ConfigError::UnknownLink {
-                        key: format!("monitor[{i}]"),
+                        key: format!("{field}[{i}]"),
                         name: n.clone(),
                     })
             })
-            .collect::<Result<Vec<_>, _>>()?,
+            .collect()
+    };
+    let monitor = match &cfg.monitor {
+        None => default_monitor,
+        Some(names) => ids("monitor", names)?,
     };
     debug_assert!(monitor.iter().all(|&l| l != NO_ROUTE));
-    let trace = cfg
-        .trace
-        .iter()
-        .enumerate()
-        .map(|(i, n)| {
-            net.link_index
-                .get(n)
-                .copied()
-                .ok_or_else(|| ConfigError::UnknownLink {
-                    key: format!("trace[{i}]"),
-                    name: n.clone(),
-                })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
+    let trace = ids("trace", &cfg.trace)?;
     Ok(Built {
         nodes: net.nodes,
         links: net.links,
