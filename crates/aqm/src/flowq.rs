@@ -588,6 +588,38 @@ impl<P: Packet> FlowQueues<P> {
         }
     }
 
+    /// The deficit round robin turn of RFC 8290 §4.2 (Linux `fq_codel_dequeue`): the front
+    /// bucket of new_flows, else of old_flows, with credit left (`deficit > 0`); a front
+    /// bucket without credit gets `quantum` bytes more and moves to the tail of old_flows.
+    /// `None` when both lists are empty.
+    #[inline]
+    pub fn next_with_credit(&mut self, quantum: i64) -> Option<(List, usize)> {
+        loop {
+            let (list, b) = match self.front(List::New) {
+                Some(b) => (List::New, b),
+                None => (List::Old, self.front(List::Old)?),
+            };
+            let d = self.deficit(b);
+            if d > 0 {
+                return Some((list, b));
+            }
+            self.set_deficit(b, d + quantum);
+            self.move_front_to_old(list);
+        }
+    }
+
+    /// The front bucket of `list` was found empty: from new_flows it passes through
+    /// old_flows when that list is non-empty (against starvation, RFC 8290 §4.2), else it
+    /// leaves the lists.
+    #[inline]
+    pub fn retire_empty_front(&mut self, list: List) {
+        if list == List::New && !self.list_is_empty(List::Old) {
+            self.move_front_to_old(List::New);
+        } else {
+            self.pop_front(list);
+        }
+    }
+
     /// The first bucket of list `l`.
     #[inline]
     pub fn front(&self, l: List) -> Option<usize> {

@@ -248,16 +248,8 @@ impl<P: Packet> FqCodel<P> {
     #[inline(never)]
     pub fn dequeue(&mut self, now: Instant, on_drop: &mut impl FnMut(P, DropReason)) -> Option<P> {
         loop {
-            let (list, b) = match self.fq.front(List::New) {
-                Some(b) => (List::New, b),
-                None => (List::Old, self.fq.front(List::Old)?),
-            };
+            let (list, b) = self.fq.next_with_credit(self.quantum)?;
             let d = self.fq.deficit(b);
-            if d <= 0 {
-                self.fq.set_deficit(b, d + self.quantum);
-                self.fq.move_front_to_old(list);
-                continue;
-            }
             let mut q = FlowQueue {
                 fq: &mut self.fq,
                 b,
@@ -274,14 +266,7 @@ impl<P: Packet> FqCodel<P> {
             );
             self.stats.activations = self.activations;
             match got {
-                None => {
-                    // Force a pass through old_flows to prevent starvation.
-                    if list == List::New && !self.fq.list_is_empty(List::Old) {
-                        self.fq.move_front_to_old(List::New);
-                    } else {
-                        self.fq.pop_front(list);
-                    }
-                }
+                None => self.fq.retire_empty_front(list),
                 Some(p) => {
                     let size = p.size_bytes();
                     self.fq.set_deficit(b, d - size as i64);
@@ -348,7 +333,7 @@ fn params(cfg: &FqCodelConfig) -> CodelParams {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{ms, TestPacket};
+    use crate::testutil::{distinct_bucket_flows, ms, no_drop, TestPacket};
     use crate::time::BitsPerSec;
 
     fn link(mtu: u32) -> LinkInfo {
@@ -360,19 +345,6 @@ mod tests {
 
     fn fq(cfg: FqCodelConfig, limit: u32) -> FqCodel<TestPacket> {
         FqCodel::new(&cfg, QueueLimit::Packets(limit), link(1500), 7).unwrap()
-    }
-
-    /// Flow ids whose buckets differ, in order of their bucket (for readable fixtures).
-    fn flows_in_distinct_buckets(q: &FqCodel<TestPacket>, n: usize) -> Vec<u64> {
-        let mut seen = std::collections::HashSet::new();
-        (0u64..)
-            .filter(|&f| seen.insert(q.queues().bucket_of(f)))
-            .take(n)
-            .collect()
-    }
-
-    fn no_drop() -> impl FnMut(TestPacket, DropReason) {
-        |_p, _r| panic!("no drop expected")
     }
 
     /// RFC 8290 §4.2 / Linux fq_codel_dequeue by hand, quantum 1500 B, flows A and B with
@@ -393,7 +365,7 @@ mod tests {
             },
             100,
         );
-        let f = flows_in_distinct_buckets(&q, 2);
+        let f = distinct_bucket_flows(q.queues(), 2);
         let (a, b) = (q.queues().bucket_of(f[0]), q.queues().bucket_of(f[1]));
         let t0 = Instant::ZERO;
         for i in 0..3 {
@@ -436,7 +408,7 @@ mod tests {
     #[test]
     fn emptied_new_flow_passes_through_old_flows() {
         let mut q = fq(FqCodelConfig::default(), 100);
-        let f = flows_in_distinct_buckets(&q, 2);
+        let f = distinct_bucket_flows(q.queues(), 2);
         let (a, b) = (q.queues().bucket_of(f[0]), q.queues().bucket_of(f[1]));
         let t0 = Instant::ZERO;
         // A becomes old: 3 packets of 1000 B with quantum 1500.
@@ -474,7 +446,7 @@ mod tests {
                 },
                 10,
             );
-            let f = flows_in_distinct_buckets(&q, 2);
+            let f = distinct_bucket_flows(q.queues(), 2);
             let a = q.queues().bucket_of(f[0]);
             let t0 = Instant::ZERO;
             for i in 0..8 {
@@ -502,7 +474,7 @@ mod tests {
     #[test]
     fn batch_reaching_the_arrival_drops_it() {
         let mut q = fq(FqCodelConfig::default(), 2);
-        let f = flows_in_distinct_buckets(&q, 3);
+        let f = distinct_bucket_flows(q.queues(), 3);
         let t0 = Instant::ZERO;
         q.enqueue(t0, TestPacket::new(0, 100).flow(f[0]), &mut no_drop());
         q.enqueue(t0, TestPacket::new(1, 100).flow(f[1]), &mut no_drop());

@@ -231,23 +231,10 @@ impl<P: Packet> FqPie<P> {
     #[inline(never)]
     pub fn dequeue(&mut self, now: Instant, _on_drop: &mut impl FnMut(P, DropReason)) -> Option<P> {
         loop {
-            let (list, b) = match self.fq.front(List::New) {
-                Some(b) => (List::New, b),
-                None => (List::Old, self.fq.front(List::Old)?),
-            };
+            let (list, b) = self.fq.next_with_credit(self.quantum)?;
             let d = self.fq.deficit(b);
-            if d <= 0 {
-                self.fq.set_deficit(b, d + self.quantum);
-                self.fq.move_front_to_old(list);
-                continue;
-            }
             let Some(p) = self.fq.pop_head(now, b) else {
-                // Force a pass through old_flows to prevent starvation.
-                if list == List::New && !self.fq.list_is_empty(List::Old) {
-                    self.fq.move_front_to_old(List::New);
-                } else {
-                    self.fq.pop_front(list);
-                }
+                self.fq.retire_empty_front(list);
                 continue;
             };
             let size = p.size_bytes();
@@ -325,16 +312,12 @@ impl<P: Packet> FqPie<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{ms, TestPacket};
+    use crate::testutil::{ms, no_drop, TestPacket};
     use crate::time::BitsPerSec;
 
     fn fqp(cfg: FqPieConfig, limit: u32) -> FqPie<TestPacket> {
         let link = LinkInfo::new(BitsPerSec::from_mbps(10));
         FqPie::new(&cfg, QueueLimit::Packets(limit), link, 9).unwrap()
-    }
-
-    fn none() -> impl FnMut(TestPacket, DropReason) {
-        |_p, _r| panic!("no drop expected")
     }
 
     /// Per-flow laws: a flow with a standing 30 ms queue builds up probability, a flow whose
@@ -351,15 +334,15 @@ mod tests {
             q.enqueue(
                 Instant::ZERO,
                 TestPacket::new(i, 1000).flow(fa),
-                &mut none(),
+                &mut no_drop(),
             );
         }
         // Flow A's first two packets leave after 30 ms in the queue (its quantum is then
         // spent), B's packet after 0.
-        q.dequeue(ms(30), &mut none());
-        q.dequeue(ms(30), &mut none());
-        q.enqueue(ms(30), TestPacket::new(500, 100).flow(fb), &mut none());
-        let p = q.dequeue(ms(30), &mut none()).unwrap();
+        q.dequeue(ms(30), &mut no_drop());
+        q.dequeue(ms(30), &mut no_drop());
+        q.enqueue(ms(30), TestPacket::new(500, 100).flow(fb), &mut no_drop());
+        let p = q.dequeue(ms(30), &mut no_drop()).unwrap();
         assert_eq!(
             p.id, 500,
             "B is a new flow: served before A, which moved to old_flows"
@@ -378,9 +361,17 @@ mod tests {
     fn limit_drops_arrival_and_ecn_marks() {
         let mut q = fqp(FqPieConfig::default(), 3);
         for i in 0..3 {
-            q.enqueue(Instant::ZERO, TestPacket::new(i, 100).flow(1), &mut none());
+            q.enqueue(
+                Instant::ZERO,
+                TestPacket::new(i, 100).flow(1),
+                &mut no_drop(),
+            );
         }
-        match q.enqueue(Instant::ZERO, TestPacket::new(3, 100).flow(2), &mut none()) {
+        match q.enqueue(
+            Instant::ZERO,
+            TestPacket::new(3, 100).flow(2),
+            &mut no_drop(),
+        ) {
             Enqueue::Dropped(p, DropReason::ForcedLimit) => assert_eq!(p.id, 3),
             other => panic!("{other:?}"),
         }
@@ -401,7 +392,7 @@ mod tests {
             let now = ms(k * 10);
             q.on_timer(now);
             for _ in 0..12 {
-                match q.enqueue(now, TestPacket::new(id, 1000).flow(1).ect(), &mut none()) {
+                match q.enqueue(now, TestPacket::new(id, 1000).flow(1).ect(), &mut no_drop()) {
                     Enqueue::Marked => marked += 1,
                     Enqueue::Dropped(..) => dropped += 1,
                     Enqueue::Queued => {}
@@ -409,7 +400,7 @@ mod tests {
                 id += 1;
             }
             for _ in 0..10 {
-                q.dequeue(now, &mut none());
+                q.dequeue(now, &mut no_drop());
             }
         }
         assert!(marked > 0, "marked {marked}");

@@ -331,7 +331,7 @@ impl<P: Packet> Sfq<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{ms, TestPacket};
+    use crate::testutil::{distinct_bucket_flows, ms, no_drop, TestPacket};
     use crate::time::BitsPerSec;
 
     fn sfq(cfg: SfqConfig, limit: u32) -> Sfq<TestPacket> {
@@ -340,18 +340,6 @@ mod tests {
             mtu: 1500,
         };
         Sfq::new(&cfg, QueueLimit::Packets(limit), link, 3).unwrap()
-    }
-
-    fn flows(q: &Sfq<TestPacket>, n: usize) -> Vec<u64> {
-        let mut seen = std::collections::HashSet::new();
-        (0u64..)
-            .filter(|&f| seen.insert(q.queues().bucket_of(f)))
-            .take(n)
-            .collect()
-    }
-
-    fn none() -> impl FnMut(TestPacket, DropReason) {
-        |_p, _r| panic!("no drop expected")
     }
 
     /// Linux sfq_dequeue by hand, quantum 1500 B. Flow A: 1000, 1000, 1000 B; flow B: 600 B
@@ -368,23 +356,23 @@ mod tests {
             },
             100,
         );
-        let f = flows(&q, 2);
+        let f = distinct_bucket_flows(q.queues(), 2);
         for i in 0..3 {
             q.enqueue(
                 Instant::ZERO,
                 TestPacket::new(i, 1000).flow(f[0]),
-                &mut none(),
+                &mut no_drop(),
             );
         }
         for i in 10..14 {
             q.enqueue(
                 Instant::ZERO,
                 TestPacket::new(i, 600).flow(f[1]),
-                &mut none(),
+                &mut no_drop(),
             );
         }
         let mut order = Vec::new();
-        while let Some(p) = q.dequeue(ms(1), &mut none()) {
+        while let Some(p) = q.dequeue(ms(1), &mut no_drop()) {
             order.push(p.id);
         }
         assert_eq!(order, vec![0, 1, 10, 11, 12, 2, 13]);
@@ -405,13 +393,13 @@ mod tests {
                 },
                 6,
             );
-            let f = flows(&q, 3);
+            let f = distinct_bucket_flows(q.queues(), 3);
             let t = Instant::ZERO;
             for i in 0..3 {
-                q.enqueue(t, TestPacket::new(i, 100).flow(f[0]), &mut none());
+                q.enqueue(t, TestPacket::new(i, 100).flow(f[0]), &mut no_drop());
             }
             for i in 10..13 {
-                q.enqueue(t, TestPacket::new(i, 100).flow(f[1]), &mut none());
+                q.enqueue(t, TestPacket::new(i, 100).flow(f[1]), &mut no_drop());
             }
             let mut v = Vec::new();
             let r = q.enqueue(t, TestPacket::new(20, 100).flow(f[2]), &mut |p, _| {
@@ -447,18 +435,18 @@ mod tests {
             },
             100,
         );
-        let f = flows(&q, 3);
+        let f = distinct_bucket_flows(q.queues(), 3);
         let t = Instant::ZERO;
-        q.enqueue(t, TestPacket::new(0, 100).flow(f[0]), &mut none());
-        q.enqueue(t, TestPacket::new(1, 100).flow(f[0]), &mut none());
+        q.enqueue(t, TestPacket::new(0, 100).flow(f[0]), &mut no_drop());
+        q.enqueue(t, TestPacket::new(1, 100).flow(f[0]), &mut no_drop());
         assert!(matches!(
-            q.enqueue(t, TestPacket::new(2, 100).flow(f[0]), &mut none()),
+            q.enqueue(t, TestPacket::new(2, 100).flow(f[0]), &mut no_drop()),
             Enqueue::Dropped(..)
         ));
-        q.enqueue(t, TestPacket::new(3, 100).flow(f[1]), &mut none());
+        q.enqueue(t, TestPacket::new(3, 100).flow(f[1]), &mut no_drop());
         // A third flow: no free slot.
         assert!(matches!(
-            q.enqueue(t, TestPacket::new(4, 100).flow(f[2]), &mut none()),
+            q.enqueue(t, TestPacket::new(4, 100).flow(f[2]), &mut no_drop()),
             Enqueue::Dropped(..)
         ));
         // limit = min(100, depth x flows) = 4.
@@ -489,15 +477,15 @@ mod tests {
                     }
                 }
                 for f in 0..8u64 {
-                    q.enqueue(now, TestPacket::new(id, 500).flow(f), &mut none());
+                    q.enqueue(now, TestPacket::new(id, 500).flow(f), &mut no_drop());
                     id += 1;
                 }
                 for _ in 0..6 {
-                    out.push(q.dequeue(now, &mut none()).unwrap());
+                    out.push(q.dequeue(now, &mut no_drop()).unwrap());
                 }
                 buckets.push(q.queues().bucket_of(0));
             }
-            while let Some(p) = q.dequeue(ms(600), &mut none()) {
+            while let Some(p) = q.dequeue(ms(600), &mut no_drop()) {
                 out.push(p);
             }
             (buckets, out, q.perturbations())

@@ -309,24 +309,12 @@ fn params(cfg: &SfqCodelConfig) -> CodelParams {
 mod tests {
     use super::*;
     use crate::codel::Codel;
-    use crate::testutil::{ms, TestPacket};
+    use crate::testutil::{distinct_bucket_flows, ms, no_drop, TestPacket};
     use crate::time::BitsPerSec;
 
     fn q(cfg: SfqCodelConfig, limit: u32) -> SfqCodel<TestPacket> {
         let link = LinkInfo::new(BitsPerSec::from_mbps(10));
         SfqCodel::new(&cfg, QueueLimit::Packets(limit), link, 5).unwrap()
-    }
-
-    fn flows(q: &SfqCodel<TestPacket>, n: usize) -> Vec<u64> {
-        let mut seen = std::collections::HashSet::new();
-        (0u64..)
-            .filter(|&f| seen.insert(q.queues().bucket_of(f)))
-            .take(n)
-            .collect()
-    }
-
-    fn none() -> impl FnMut(TestPacket, DropReason) {
-        |_p, _r| panic!("no drop expected")
     }
 
     /// Packet-by-packet round robin with new-bin priority, by hand (sojourns below target).
@@ -337,18 +325,18 @@ mod tests {
     #[test]
     fn packet_round_robin_with_new_bins_first() {
         let mut s = q(SfqCodelConfig::default(), 100);
-        let f = flows(&s, 3);
+        let f = distinct_bucket_flows(s.queues(), 3);
         let t = Instant::ZERO;
         for (i, fl) in [(0, 0), (1, 0), (2, 0), (10, 1), (11, 1)] {
-            s.enqueue(t, TestPacket::new(i, 1000).flow(f[fl]), &mut none());
+            s.enqueue(t, TestPacket::new(i, 1000).flow(f[fl]), &mut no_drop());
         }
         let mut order = vec![];
-        order.push(s.dequeue(ms(1), &mut none()).unwrap().id);
-        order.push(s.dequeue(ms(1), &mut none()).unwrap().id);
+        order.push(s.dequeue(ms(1), &mut no_drop()).unwrap().id);
+        order.push(s.dequeue(ms(1), &mut no_drop()).unwrap().id);
         for i in [20, 21] {
-            s.enqueue(ms(1), TestPacket::new(i, 1000).flow(f[2]), &mut none());
+            s.enqueue(ms(1), TestPacket::new(i, 1000).flow(f[2]), &mut no_drop());
         }
-        while let Some(p) = s.dequeue(ms(2), &mut none()) {
+        while let Some(p) = s.dequeue(ms(2), &mut no_drop()) {
             order.push(p.id);
         }
         assert_eq!(order, vec![0, 10, 20, 1, 11, 21, 2]);
@@ -366,21 +354,21 @@ mod tests {
             },
             100,
         );
-        let f = flows(&s, 2);
+        let f = distinct_bucket_flows(s.queues(), 2);
         for i in 0..4 {
             s.enqueue(
                 Instant::ZERO,
                 TestPacket::new(i, 1000).flow(f[0]),
-                &mut none(),
+                &mut no_drop(),
             );
             s.enqueue(
                 Instant::ZERO,
                 TestPacket::new(10 + i, 1000).flow(f[1]),
-                &mut none(),
+                &mut no_drop(),
             );
         }
         let order: Vec<u64> = (0..8)
-            .map(|_| s.dequeue(ms(1), &mut none()).unwrap().id)
+            .map(|_| s.dequeue(ms(1), &mut no_drop()).unwrap().id)
             .collect();
         assert_eq!(order, vec![0, 1, 10, 11, 2, 12, 3, 13]);
     }
@@ -391,10 +379,10 @@ mod tests {
     #[test]
     fn full_buffer_drops_tail_of_fullest_bin() {
         let mut s = q(SfqCodelConfig::default(), 5);
-        let f = flows(&s, 3);
+        let f = distinct_bucket_flows(s.queues(), 3);
         let t = Instant::ZERO;
         for (i, fl) in [(0, 0), (1, 0), (2, 0), (10, 1), (11, 1)] {
-            s.enqueue(t, TestPacket::new(i, 100).flow(f[fl]), &mut none());
+            s.enqueue(t, TestPacket::new(i, 100).flow(f[fl]), &mut no_drop());
         }
         let mut v = vec![];
         let r = s.enqueue(t, TestPacket::new(20, 100).flow(f[2]), &mut |p, _| {
@@ -419,7 +407,11 @@ mod tests {
     fn ns2_codel_rules_per_bin() {
         let mut s = q(SfqCodelConfig::default(), 100_000);
         for i in 0..3000 {
-            s.enqueue(Instant::ZERO, TestPacket::new(i, 1000).flow(7), &mut none());
+            s.enqueue(
+                Instant::ZERO,
+                TestPacket::new(i, 1000).flow(7),
+                &mut no_drop(),
+            );
         }
         let b = s.queues().bucket_of(7);
         let mut drops = Vec::new();
@@ -451,7 +443,7 @@ mod tests {
             s.enqueue(
                 ms(710),
                 TestPacket::new(10_000 + i, 1000).flow(7),
-                &mut none(),
+                &mut no_drop(),
             );
         }
         let mut entry = None;
@@ -485,7 +477,11 @@ mod tests {
             // Keep exactly two 200-byte packets queued, both very old: after each dequeue one
             // 200-byte packet (<= maxpacket 256) is left, so CoDel never drops.
             while s.len_pkts() < 2 {
-                s.enqueue(Instant::ZERO, TestPacket::new(id, 200).flow(1), &mut none());
+                s.enqueue(
+                    Instant::ZERO,
+                    TestPacket::new(id, 200).flow(1),
+                    &mut no_drop(),
+                );
                 id += 1;
             }
             s.dequeue(ms(1000 + k), &mut |_, _| drops += 1);
@@ -496,7 +492,11 @@ mod tests {
         let mut s = q(SfqCodelConfig::default(), 100);
         for k in 0..2000u64 {
             while s.len_pkts() < 3 {
-                s.enqueue(Instant::ZERO, TestPacket::new(id, 300).flow(1), &mut none());
+                s.enqueue(
+                    Instant::ZERO,
+                    TestPacket::new(id, 300).flow(1),
+                    &mut no_drop(),
+                );
                 id += 1;
             }
             s.dequeue(ms(1000 + k), &mut |_, _| drops += 1);

@@ -826,17 +826,13 @@ fn params(cfg: &SqmConfig) -> CodelParams {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testutil::{ms, TestPacket};
+    use crate::testutil::{ms, no_drop, TestPacket};
     use crate::time::BitsPerSec;
 
     fn sqm(cfg: SqmConfig, limit: u32) -> Sqm<TestPacket> {
         // 12 Mb/s: C = 1000 packets/s of 1500 B.
         let link = LinkInfo::new(BitsPerSec::from_mbps(12));
         Sqm::new(&cfg, QueueLimit::Packets(limit), link, 3).unwrap()
-    }
-
-    fn none() -> impl FnMut(TestPacket, DropReason) {
-        |_p, _r| panic!("no drop expected")
     }
 
     /// SQM eq. 4 by hand: β = 10, σ = 20: q = 5 -> 0; q = 10 -> 0; q = 15 -> 0.25;
@@ -957,7 +953,11 @@ mod tests {
                 ..Default::default()
             };
             let mut q = sqm(cfg, 1000);
-            q.enqueue(ms(0), TestPacket::new(0, 1500).flow(5).ect(), &mut none());
+            q.enqueue(
+                ms(0),
+                TestPacket::new(0, 1500).flow(5).ect(),
+                &mut no_drop(),
+            );
             assert_eq!(q.slot_of(5), Some(0));
             q.set_param("flows.5.beta", 2.0).unwrap();
             q.set_param("queues.0.sigma", 4.0).unwrap();
@@ -965,7 +965,11 @@ mod tests {
             assert_eq!(q.param("flows.5.sigma"), Some(4.0));
             // Fill to 6 packets (q <= β + σ... arrivals at q = 1, 2 are safe).
             for i in 1..3 {
-                q.enqueue(ms(0), TestPacket::new(i, 1500).flow(5).ect(), &mut none());
+                q.enqueue(
+                    ms(0),
+                    TestPacket::new(i, 1500).flow(5).ect(),
+                    &mut no_drop(),
+                );
             }
             let mut drops = 0;
             let n = 2000;
@@ -977,7 +981,11 @@ mod tests {
                 while q.len_pkts() > 4 {
                     q.dequeue(ms(0), &mut |_, _| {});
                 }
-                let r = q.enqueue(ms(0), TestPacket::new(i, 1500).flow(5).ect(), &mut none());
+                let r = q.enqueue(
+                    ms(0),
+                    TestPacket::new(i, 1500).flow(5).ect(),
+                    &mut no_drop(),
+                );
                 match r {
                     Enqueue::Dropped(..) => drops += 1,
                     Enqueue::Marked => drops += 1,
@@ -992,7 +1000,7 @@ mod tests {
             while q.len_pkts() < 6 {
                 q.enqueue(ms(0), TestPacket::new(9, 1500).flow(5), &mut |_, _| {});
             }
-            let r = q.enqueue(ms(0), TestPacket::new(1, 1500).flow(5), &mut none());
+            let r = q.enqueue(ms(0), TestPacket::new(1, 1500).flow(5), &mut no_drop());
             assert!(matches!(r, Enqueue::Dropped(_, DropReason::Early)));
             // Automatic β: 5 ms x 1000 packets/s x share (slot weight 1 of 1 + reserved).
             q.set_param("queues.0.beta", -1.0).unwrap();
@@ -1020,18 +1028,18 @@ mod tests {
             ..Default::default()
         };
         let mut q = sqm(cfg, 10_000);
-        q.enqueue(ms(0), TestPacket::new(0, 1500).flow(1), &mut none());
-        q.enqueue(ms(0), TestPacket::new(0, 1500).flow(2), &mut none());
+        q.enqueue(ms(0), TestPacket::new(0, 1500).flow(1), &mut no_drop());
+        q.enqueue(ms(0), TestPacket::new(0, 1500).flow(2), &mut no_drop());
         q.set_param("flows.2.weight", 3.0).unwrap();
         q.set_param("queues.0.beta", 1e9).unwrap();
         q.set_param("queues.1.beta", 1e9).unwrap();
         for i in 0..500 {
-            q.enqueue(ms(0), TestPacket::new(i, 1500).flow(1), &mut none());
-            q.enqueue(ms(0), TestPacket::new(i, 1500).flow(2), &mut none());
+            q.enqueue(ms(0), TestPacket::new(i, 1500).flow(1), &mut no_drop());
+            q.enqueue(ms(0), TestPacket::new(i, 1500).flow(2), &mut no_drop());
         }
         let mut sent = [0; 2];
         for _ in 0..400 {
-            let p = q.dequeue(ms(0), &mut none()).unwrap();
+            let p = q.dequeue(ms(0), &mut no_drop()).unwrap();
             sent[(p.flow - 1) as usize] += 1;
         }
         // Slot 1's first deficit was given at weight 1 (before the new weight): one packet

@@ -1,7 +1,9 @@
-//! Test helpers: a minimal packet type.
+//! Test helpers: a minimal packet type, drop callbacks, flow ids for the hashed qdiscs.
 
 use crate::algorithm::{Arrival, Env, QueueView};
+use crate::flowq::FlowQueues;
 use crate::packet::Packet;
+use crate::queue::DropReason;
 use crate::queue::{LinkInfo, QueueLimit};
 use crate::time::{BitsPerSec, Duration, Instant};
 
@@ -118,4 +120,19 @@ impl Packet for TestPacket {
     fn set_enqueued_at(&mut self, t: Instant) {
         self.enqueued_at = t;
     }
+}
+
+/// A drop callback for steps that must not drop.
+pub fn no_drop() -> impl FnMut(TestPacket, DropReason) {
+    |_p, _r| panic!("no drop expected")
+}
+
+/// The first `n` flow ids (from 0) whose buckets in `q` all differ, in id order (readable
+/// fixtures for the hashed qdiscs).
+pub fn distinct_bucket_flows<P: Packet>(q: &FlowQueues<P>, n: usize) -> Vec<u64> {
+    let mut seen = std::collections::HashSet::new();
+    (0u64..)
+        .filter(|&f| seen.insert(q.bucket_of(f)))
+        .take(n)
+        .collect()
 }
