@@ -206,8 +206,9 @@ class SimResult:
     # -- persistence ----------------------------------------------------------------------------
     def write_into(self, directory: str | os.PathLike[str], plots: bool = True) -> None:
         """Write the results contract files into an existing directory (not atomic by itself)."""
-        import pyarrow as pa
         import pyarrow.parquet as pq
+
+        from aqmlab.arrow import table
 
         d = Path(directory)
         (d / "summary.json").write_text(json.dumps(self.summary, indent=2, sort_keys=False) + "\n")
@@ -215,7 +216,7 @@ class SimResult:
             cols = self.columns.get(key)
             if cols is None or (key in _OPTIONAL and not any(len(v) for v in cols.values())):
                 continue
-            pq.write_table(pa.table(cols), d / f"{key}.parquet")
+            pq.write_table(table(cols), d / f"{key}.parquet")
         for name, data in self.extra.items():
             (d / name).write_text(json.dumps(data, indent=1, default=float) + "\n")
         if plots:

@@ -51,11 +51,12 @@ def execute(
         res = simulate(resolve(base, overrides, seed))
         summary = res.summary
         if timeseries:
-            import pyarrow as pa
             import pyarrow.parquet as pq
 
+            from aqmlab.arrow import table
+
             buf = io.BytesIO()
-            pq.write_table(pa.table(res.columns["timeseries"]), buf)
+            pq.write_table(table(res.columns["timeseries"]), buf)
             ts_bytes = buf.getvalue()
     except (KeyboardInterrupt, SystemExit):
         raise
