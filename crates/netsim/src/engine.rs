@@ -301,4 +301,38 @@ mod tests {
         assert_eq!(secs_to_ns(-1.0), 0);
         assert!((ns_to_secs(1_500_000_000) - 1.5).abs() < 1e-12);
     }
+
+    /// Against a reference (a sorted map on `(time, seq)`): random interleavings of
+    /// schedules and pops on both heaps, with many equal times, pop the same sequence.
+    #[test]
+    fn pops_in_key_order_under_random_interleaving() {
+        use std::collections::BTreeMap;
+        let mut rng = crate::rng::Rng::derive(7, crate::rng::Stream::Flow, 0);
+        let mut q = EventQueue::new();
+        let mut reference = BTreeMap::new();
+        let (mut seq, mut now) = (0u64, 0u64);
+        for _ in 0..20_000 {
+            if rng.uniform() < 0.55 {
+                let t = now + (rng.uniform() * 50.0) as u64;
+                let ev = if rng.uniform() < 0.5 {
+                    Event::TxDone(seq as u32)
+                } else {
+                    Event::Rto(seq as u32)
+                };
+                q.schedule(t, ev);
+                reference.insert((t, seq), ev);
+                seq += 1;
+            } else if let Some(((t, _), ev)) = reference.pop_first() {
+                assert_eq!(q.pop(), Some((t, ev)));
+                now = t;
+            } else {
+                assert_eq!(q.pop(), None);
+            }
+            assert_eq!(q.len(), reference.len());
+        }
+        while let Some(((t, _), ev)) = reference.pop_first() {
+            assert_eq!(q.pop(), Some((t, ev)));
+        }
+        assert!(q.is_empty());
+    }
 }
