@@ -7,10 +7,12 @@
 //!    drop-tail with a buffer of one BDP (125 packets).
 //! 2. `dumbbell_1G_1000cubic_5s`: 1 Gb/s, 1000 CUBIC flows, 5 s, CoDel with a
 //!    buffer of one BDP (12 500 packets).
-//! 3. `dumbbell_1G_1000cubic_5s_fq_codel`: scenario 2 with FQ-CoDel (its Linux
+//! 3. `dumbbell_32M_100newreno_40s_codel`: 32 Mb/s, 100 NewReno flows, 40 s, CoDel with a
+//!    buffer of one BDP (400 packets) (issue 14's first scenario).
+//! 4. `dumbbell_1G_1000cubic_5s_fq_codel`: scenario 2 with FQ-CoDel (its Linux
 //!    defaults; limit = the buffer) instead of CoDel (issue 9 §5: at least half
 //!    of scenario 2's packets per wall-second).
-//! 4. `htsim_1G_100newreno_10s`, 5. `htsim_10G_1000newreno_5s`: htsim's dumbbell
+//! 5. `htsim_1G_100newreno_10s`, 6. `htsim_10G_1000newreno_5s`: htsim's dumbbell
 //!    (`access = "none"`, rtt 20 ms, 1500-byte packets, drop-tail with 1000 and 10 000
 //!    packets; `benches/bench_htsim.py` runs the same in htsim).
 //!
@@ -73,6 +75,12 @@ fn scenarios() -> Vec<Bench> {
             params: json!({"rate": "1Gbps", "flows": 1000, "cc": "cubic", "aqm": "codel",
                            "rtt": "100ms", "buffer": 12500, "duration": "5s"}),
             cfg: mk(1, 1e9, 12_500, json!({"type": "codel"}), 1000, "cubic", 5.0),
+        },
+        Bench {
+            name: "dumbbell_32M_100newreno_40s_codel",
+            params: json!({"rate": "32Mbps", "flows": 100, "cc": "newreno", "aqm": "codel",
+                           "rtt": "100ms", "buffer": 400, "duration": "40s"}),
+            cfg: mk(1, 32e6, 400, json!({"type": "codel"}), 100, "newreno", 40.0),
         },
         Bench {
             name: "dumbbell_1G_1000cubic_5s_fq_codel",
