@@ -620,7 +620,7 @@ def test_a_signal_leaves_nothing_behind(tmp_path, sig, phase):
     before = snapshot(cwd)
     env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
     if phase == "simulating":
-        cmd = [*AQMLAB, "dumbbell", "--duration", "600s", "--flows", "50", "--out", "deep/res"]
+        cmd = [*AQMLAB, "dumbbell", "--duration", "6000s", "--flows", "100", "--out", "deep/res"]
     else:
         cmd = [sys.executable, "-c", WRITER, "deep/res"]
     p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -635,6 +635,9 @@ def test_a_signal_leaves_nothing_behind(tmp_path, sig, phase):
     assert p.returncode != 0
     if phase == "simulating":
         assert "Traceback" not in err, err
+        if sig == signal.SIGINT:  # Ctrl-C: status 130 and one line saying so
+            assert p.returncode == 130
+            assert err.strip().splitlines() == ["error: interrupted"], err
     assert snapshot(cwd) == before, "a partial folder or temporary was left behind"
 
 

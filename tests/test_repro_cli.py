@@ -12,7 +12,10 @@ from badinput import assert_bad_input
 
 BAD = [
     (["repro", "nope", "--out", "{tmp}/r"], ["NAME = 'nope'", "unknown reproduction", "ktl"]),
-    (["repro", "sqm", "--out", "{tmp}/r"], ["'sqm'", "known: ktl, edc, sfc, paqman, sqm-fluid, sqm-s1, sqm-s2"]),
+    (
+        ["repro", "sqm", "--out", "{tmp}/r"],
+        ["'sqm'", "known: ktl, edc, sfc, paqman, sqm-fluid, sqm-s1, sqm-s2"],
+    ),
     (["repro", "ktl", "--quick", "--out", "."], ["'.'", "current folder"]),
     (["repro", "ktl", "--quick", "--out", ""], ["output folder '"]),
     (["repro", "ktl", "--quick", "--out", "notes.txt"], ["'notes.txt'", "is a file"]),

@@ -12,6 +12,7 @@ from typing import Annotated
 
 import typer
 
+from aqmlab.cli import _common
 from aqmlab.cli import design as _design
 from aqmlab.cli import emulate as _emulate
 from aqmlab.cli import fluid as _fluid
@@ -105,7 +106,10 @@ def main(argv: list[str] | None = None) -> None:
     usage_error, click_error, no_args, exit_, abort = _click_exceptions()
     command = typer.main.get_command(app)
     try:
+        # typer turns Ctrl-C inside a command into Exit(130), returned here as the status
         code = command.main(args=argv, prog_name="aqmlab", standalone_mode=False)
+        if code == 130 and not _common.reported:
+            typer.echo("error: interrupted", err=True)
     except exit_ as e:
         code = e.exit_code
     except usage_error as e:

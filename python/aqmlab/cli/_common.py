@@ -18,9 +18,15 @@ class BadOption(Exception):
     """An option's value is not acceptable; the message names the option and the value."""
 
 
+#: True once :func:`fail` has printed its line, so that the entry point does not add its own.
+reported = False
+
+
 def fail(msg: str, code: int = 2) -> None:
-    """Print ``error: MSG`` on stderr and exit with ``code`` (2: bad input)."""
+    """Print ``error: MSG`` on stderr and exit with ``code`` (2: bad input, 130: interrupted)."""
+    global reported
     typer.echo(f"error: {msg}", err=True)
+    reported = True
     raise typer.Exit(code)
 
 

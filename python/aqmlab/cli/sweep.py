@@ -128,10 +128,9 @@ def register(app: typer.Typer) -> None:
                 df = sw.execute(prep, progress=bar)
         except KeyboardInterrupt:
             kept = len(sw.SweepStore(out, True).done() & {r.key for r in prep.runs})
-            typer.echo(
-                f"error: interrupted; {kept} of {len(prep.runs)} runs kept in {out} "
+            _fail(
+                f"interrupted; {kept} of {len(prep.runs)} runs kept in {out} "
                 "(run the same command again to finish)",
-                err=True,
+                130,
             )
-            raise typer.Exit(130) from None
         typer.echo(f"{counts_line(df)}; results written to {out / 'results.parquet'}")
