@@ -81,10 +81,10 @@ def test_trace_rows_match_the_link_counters(request, which):
     # the packet in transmission has been dequeued but not yet counted as transmitted
     assert n["dequeue"] - st["tx_pkts"] in (0, 1)
     assert n["enqueue"] == n["dequeue"] + n["drop_victim"] + n["drop_dequeue"] + st["queue_pkts"]
-    # link_status's "drops" counts drops at enqueue and dequeue; the qdisc's own total
-    # includes the victims too
-    assert n["drop_arrival"] + n["drop_dequeue"] == st["drops"]
-    assert n["drop_arrival"] + n["drop_victim"] + n["drop_dequeue"] == st["aqm_dropped"]
+    # link_status's "drops" counts every drop (enqueue, victims, dequeue), as the qdisc's own
+    assert n["drop_arrival"] + n["drop_victim"] + n["drop_dequeue"] == st["drops"]
+    assert n["drop_victim"] == st["drops_victim"]
+    assert st["drops"] == st["aqm_dropped"]
     assert n["mark"] == st["marks"]
     assert set(t["link"].astype(str)) == {"bottleneck"}
     assert t["time_ns"].is_monotonic_increasing

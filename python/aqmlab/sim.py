@@ -254,7 +254,10 @@ class Simulation:
         return [self._aliases.get(n, n) for n in self._sim.link_names()]
 
     def link_status(self, link: str) -> dict[str, Any]:
-        """Queue (packets/bytes), AQM probability and counters of a link."""
+        """Queue (packets/bytes), AQM probability and counters of a link.
+
+        ``drops`` counts every packet the queue dropped (at enqueue, at dequeue and a
+        scheduler's victims, as ``summary.json``'s ``drops``); ``drops_victim`` the victims."""
         st = self._sim.link_status(self._link(link))
         st["name"] = link
         return st

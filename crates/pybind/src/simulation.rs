@@ -179,7 +179,9 @@ impl PySimulation {
         d.set_item("aqm_marked", s.aqm_stats.marked)?;
         let c = s.counters;
         d.set_item("arrivals", c.arrivals)?;
-        d.set_item("drops", c.drops_enqueue + c.drops_dequeue)?;
+        // every drop the queue caused, scheduler victims included (as the summary's `drops`)
+        d.set_item("drops", c.queue_drops())?;
+        d.set_item("drops_victim", c.drops_victim)?;
         d.set_item("marks", c.marks)?;
         d.set_item("tx_pkts", c.tx_pkts)?;
         d.set_item("tx_bytes", c.tx_bytes)?;
