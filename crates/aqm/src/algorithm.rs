@@ -170,3 +170,48 @@ impl Periodic {
         }
     }
 }
+
+/// The [`Algorithm`] methods of a periodic law on the queue length (packets) whose signal is
+/// one probability applied to arrivals: PI, PIP and FLC. Inside `impl Algorithm for T`, after
+/// `type Config` and `fn build`. `T` has fields `cfg: Config` (with `ecn: bool` and
+/// `period() -> Duration`), `p: f64`, `timer: Periodic` and `activations: u64`, and a method
+/// `update(&mut self, q_pkts: f64)` that runs the law once (and counts the activation).
+macro_rules! periodic_queue_law {
+    ($config:ty) => {
+        fn cfg(&self) -> &$config {
+            &self.cfg
+        }
+        fn reconfigure(&mut self, cfg: $config) {
+            self.timer.set_period(cfg.period());
+            self.cfg = cfg;
+        }
+        fn ecn(&self) -> bool {
+            self.cfg.ecn
+        }
+        #[inline]
+        fn enqueue(
+            &mut self,
+            _now: $crate::time::Instant,
+            _pkt: &$crate::algorithm::Arrival,
+            _q: &$crate::algorithm::QueueView,
+            rng: &mut $crate::rng::Rng,
+        ) -> $crate::algorithm::Verdict {
+            $crate::algorithm::Verdict::early_with_probability(self.p, rng)
+        }
+        fn poll_at(&self) -> Option<$crate::time::Instant> {
+            Some(self.timer.next())
+        }
+        fn on_timer(&mut self, now: $crate::time::Instant, q: &$crate::algorithm::QueueView) {
+            if self.timer.fire(now) {
+                self.update(q.len_pkts as f64);
+            }
+        }
+        fn activations(&self) -> u64 {
+            self.activations
+        }
+        fn probability(&self) -> f64 {
+            self.p
+        }
+    };
+}
+pub(crate) use periodic_queue_law;

@@ -16,11 +16,10 @@
 //! hold it (then, as for PI, the law only ever lowers `p`; no silent substitute).
 //! Activations: one per timer run of the law.
 
-use crate::algorithm::{Algorithm, Arrival, Env, Periodic, QueueView, Verdict};
+use crate::algorithm::{periodic_queue_law, Algorithm, Env, Periodic};
 use crate::error::{ensure, ConfigError};
 use crate::params::aqm_config;
-use crate::rng::Rng;
-use crate::time::{Duration, Instant, NANOS_PER_SEC};
+use crate::time::{Duration, NANOS_PER_SEC};
 
 aqm_config! {
     /// FLC configuration (EDC §4.2 values; reconstructed law, docs/aqm/flc.md).
@@ -135,34 +134,7 @@ impl Algorithm for Flc {
             activations: 0,
         }
     }
-    fn cfg(&self) -> &FlcConfig {
-        &self.cfg
-    }
-    fn reconfigure(&mut self, cfg: FlcConfig) {
-        self.timer.set_period(cfg.period());
-        self.cfg = cfg;
-    }
-    fn ecn(&self) -> bool {
-        self.cfg.ecn
-    }
-    #[inline]
-    fn enqueue(&mut self, _now: Instant, _pkt: &Arrival, _q: &QueueView, rng: &mut Rng) -> Verdict {
-        Verdict::early_with_probability(self.p, rng)
-    }
-    fn poll_at(&self) -> Option<Instant> {
-        Some(self.timer.next())
-    }
-    fn on_timer(&mut self, now: Instant, q: &QueueView) {
-        if self.timer.fire(now) {
-            self.update(q.len_pkts as f64);
-        }
-    }
-    fn activations(&self) -> u64 {
-        self.activations
-    }
-    fn probability(&self) -> f64 {
-        self.p
-    }
+    periodic_queue_law!(FlcConfig);
 }
 
 #[cfg(test)]
@@ -170,6 +142,7 @@ mod tests {
     use super::*;
     use crate::params::Params;
     use crate::testutil::{env, view};
+    use crate::time::Instant;
     use crate::QueueLimit;
 
     fn flc(cfg: FlcConfig) -> Flc {

@@ -7,11 +7,10 @@
 //!
 //! Activations: one per sampling-period run of the law.
 
-use crate::algorithm::{Algorithm, Arrival, Env, Periodic, QueueView, Verdict};
+use crate::algorithm::{periodic_queue_law, Algorithm, Env, Periodic};
 use crate::error::{ensure, ConfigError};
 use crate::params::aqm_config;
-use crate::rng::Rng;
-use crate::time::{Duration, Instant, NANOS_PER_SEC};
+use crate::time::{Duration, NANOS_PER_SEC};
 
 aqm_config! {
     /// PI configuration (ns-2 `pi.cc` defaults).
@@ -83,40 +82,14 @@ impl Algorithm for Pi {
             activations: 0,
         }
     }
-    fn cfg(&self) -> &PiConfig {
-        &self.cfg
-    }
-    fn reconfigure(&mut self, cfg: PiConfig) {
-        self.timer.set_period(cfg.period());
-        self.cfg = cfg;
-    }
-    fn ecn(&self) -> bool {
-        self.cfg.ecn
-    }
-    #[inline]
-    fn enqueue(&mut self, _now: Instant, _pkt: &Arrival, _q: &QueueView, rng: &mut Rng) -> Verdict {
-        Verdict::early_with_probability(self.p, rng)
-    }
-    fn poll_at(&self) -> Option<Instant> {
-        Some(self.timer.next())
-    }
-    fn on_timer(&mut self, now: Instant, q: &QueueView) {
-        if self.timer.fire(now) {
-            self.update(q.len_pkts as f64);
-        }
-    }
-    fn activations(&self) -> u64 {
-        self.activations
-    }
-    fn probability(&self) -> f64 {
-        self.p
-    }
+    periodic_queue_law!(PiConfig);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::testutil::{env, view};
+    use crate::time::Instant;
     use crate::QueueLimit;
 
     fn pi(cfg: PiConfig) -> Pi {
