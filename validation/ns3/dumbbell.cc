@@ -204,6 +204,7 @@ struct Options
     bool tcpStats = false;      // --tcp-stats: count retransmitted segments (a per-segment trace)
     std::string clockGranularity = "200ms"; // ns-3's G in RTO = SRTT + max(G, 4 RTTVAR)
     bool sack = false; // --sack: SACK on (ns-3's RFC 6675 scoreboard), for experiments
+    std::string qdiscTrace; // --qdisc-trace PATH: per-packet events of the bottleneck queue disc
 };
 
 static void
@@ -217,6 +218,8 @@ Usage(int code)
            "                    [--routing hash|static]  (static: ns-3's linear-scan routing)\n"
            "                    [--tcp-stats]  (also count retransmitted segments per flow)\n"
            "                    [--sack]  (SACK on; off by default, as in aqmlab)\n"
+           "                    [--qdisc-trace PATH]  (CSV of the bottleneck queue disc's packet\n"
+           "                                      events, warm-up included: time_ns,kind,flow,size,sojourn_ns)\n"
            "                    [--clock-granularity 200ms]  (G in RTO = SRTT + max(G, 4 RTTVAR);\n"
            "                                      200ms = aqmlab's/Linux's rule, 1ms = ns-3's default)\n"
            "aqm-param keys: red: min_th max_th (packets) w_q max_p gentle\n"
@@ -307,6 +310,8 @@ ParseArgs(int argc, char** argv)
                 o.clockGranularity = next();
             else if (key == "--sack")
                 flag(o.sack);
+            else if (key == "--qdisc-trace")
+                o.qdiscTrace = next();
             else if (key == "--routing")
             {
                 std::string r = next();
@@ -366,6 +371,11 @@ struct Meter
     Time warmup;
     Ptr<QueueDisc> qdisc;
     std::vector<double> sojournMs; // per dequeued packet after warm-up
+    // The same, without the packets dropped after their dequeue (CoDel's drops, FqCoDel's
+    // overflow batch): ns-3 fires a queue disc's Dequeue and SojournTime traces for every packet
+    // leaving an internal queue or child queue disc, so sojournMs includes those drops.
+    std::vector<double> sentSojournMs;
+    const QueueDiscItem* lastDequeued = nullptr;
     double qPktsSum = 0;
     double qBytesSum = 0;
     uint64_t qSamples = 0;
@@ -376,6 +386,19 @@ struct Meter
     // (back-offs included) and retransmitted data segments (--tcp-stats only).
     std::vector<uint64_t> recoveries, lossEpisodes, timeouts, retransmits;
     std::vector<uint32_t> highestTxEnd;
+    // Drops at the bottleneck queue disc after warm-up, by ns-3's reason string (child queue
+    // discs' reasons carry ns-3's "(Dropped by child queue disc) " prefix): packets, and events
+    // (a run of drops with the same reason at the same simulated instant counts once, e.g. one
+    // FqCoDel overflow batch or one CoDel drop loop).
+    std::map<std::string, uint64_t> dropPkts, dropEvents;
+    std::string lastDropReason;
+    Time lastDropTime = Time(-1);
+    // FqCoDel only: backlogged flow queues (holding >= 1 packet), sampled with the queue.
+    double activeFlowsSum = 0;
+    uint32_t activeFlowsMax = 0;
+    // --qdisc-trace: the open file and the flow index of each sender address.
+    std::FILE* trace = nullptr;
+    std::unordered_map<uint32_t, uint32_t> flowOfSource;
 };
 
 
@@ -386,6 +409,92 @@ OnSojourn(Time t)
 {
     if (Simulator::Now() >= g_meter.warmup)
         g_meter.sojournMs.push_back(t.GetSeconds() * 1e3);
+}
+
+// One line of --qdisc-trace (the whole run, warm-up included): kind is enqueue, dequeue, drop_arrival (dropped
+// before enqueue) or drop_dequeue (dropped after enqueue: CoDel, or FqCoDel's overflow batch);
+// flow is the sender's index (-1 if unknown), size the IP bytes, sojourn_ns the time since
+// enqueue (empty for enqueue and drop_arrival).
+static void
+TraceItem(const char* kind, Ptr<const QueueDiscItem> item, bool sojourn)
+{
+    const Time now = Simulator::Now();
+    if (!g_meter.trace)
+        return;
+    long flow = -1;
+    if (auto ip = DynamicCast<const Ipv4QueueDiscItem>(item))
+    {
+        auto it = g_meter.flowOfSource.find(ip->GetHeader().GetSource().Get());
+        if (it != g_meter.flowOfSource.end())
+            flow = it->second;
+    }
+    if (sojourn)
+        std::fprintf(g_meter.trace, "%lld,%s,%ld,%u,%lld\n", (long long)now.GetNanoSeconds(), kind,
+                     flow, item->GetSize(), (long long)(now - item->GetTimeStamp()).GetNanoSeconds());
+    else
+        std::fprintf(g_meter.trace, "%lld,%s,%ld,%u,\n", (long long)now.GetNanoSeconds(), kind, flow,
+                     item->GetSize());
+}
+
+static void
+TraceEnqueue(Ptr<const QueueDiscItem> item)
+{
+    TraceItem("enqueue", item, false);
+}
+
+static void
+TraceDequeue(Ptr<const QueueDiscItem> item)
+{
+    TraceItem("dequeue", item, true);
+}
+
+static void
+TraceDropBeforeEnqueue(Ptr<const QueueDiscItem> item, const char*)
+{
+    TraceItem("drop_arrival", item, false);
+}
+
+static void
+TraceDropAfterDequeue(Ptr<const QueueDiscItem> item, const char*)
+{
+    TraceItem("drop_dequeue", item, true);
+}
+
+// The Dequeue trace of the bottleneck queue disc; a DropAfterDequeue of the same item, which
+// follows at once, takes the sample back (OnQdiscDrop).
+static void
+OnSentSojourn(Ptr<const QueueDiscItem> item)
+{
+    g_meter.lastDequeued = nullptr;
+    if (Simulator::Now() < g_meter.warmup)
+        return;
+    g_meter.sentSojournMs.push_back((Simulator::Now() - item->GetTimeStamp()).GetSeconds() * 1e3);
+    g_meter.lastDequeued = PeekPointer(item);
+}
+
+static void
+OnQdiscDrop(Ptr<const QueueDiscItem>, const char* reason)
+{
+    const Time now = Simulator::Now();
+    if (now < g_meter.warmup)
+        return;
+    const std::string r(reason);
+    g_meter.dropPkts[r]++;
+    if (now != g_meter.lastDropTime || r != g_meter.lastDropReason)
+        g_meter.dropEvents[r]++;
+    g_meter.lastDropTime = now;
+    g_meter.lastDropReason = r;
+}
+
+static void
+OnQdiscDropAfterDequeue(Ptr<const QueueDiscItem> item, const char* reason)
+{
+    if (PeekPointer(item) == g_meter.lastDequeued)
+    {
+        g_meter.sentSojournMs.pop_back();
+        g_meter.lastDequeued = nullptr;
+    }
+    OnQdiscDrop(item, reason);
 }
 
 static void
@@ -448,6 +557,14 @@ SampleQueue(Time interval, Time end)
     g_meter.qPktsSum += g_meter.qdisc->GetNPackets();
     g_meter.qBytesSum += g_meter.qdisc->GetNBytes();
     g_meter.qSamples++;
+    if (DynamicCast<FqCoDelQueueDisc>(g_meter.qdisc))
+    {
+        uint32_t active = 0;
+        for (std::size_t i = 0; i < g_meter.qdisc->GetNQueueDiscClasses(); ++i)
+            active += g_meter.qdisc->GetQueueDiscClass(i)->GetQueueDisc()->GetNPackets() > 0;
+        g_meter.activeFlowsSum += active;
+        g_meter.activeFlowsMax = std::max(g_meter.activeFlowsMax, active);
+    }
     if (Simulator::Now() + interval < end)
         Simulator::Schedule(interval, &SampleQueue, interval, end);
 }
@@ -788,6 +905,7 @@ main(int argc, char** argv)
         hostRoute(r2, ld.b, ld.ifA, ld.b);
         hostRoute(r2, ls.a, bn.ifB, bn.a);
         dstAddr[i] = ld.b;
+        g_meter.flowOfSource[ls.a.Get()] = i;
     }
 
     // ---- AQM on R1 -> R2 ----
@@ -803,6 +921,26 @@ main(int argc, char** argv)
     }
     g_meter.warmup = warmup;
     g_meter.qdisc->TraceConnectWithoutContext("SojournTime", MakeCallback(&OnSojourn));
+    g_meter.qdisc->TraceConnectWithoutContext("DropBeforeEnqueue", MakeCallback(&OnQdiscDrop));
+    g_meter.qdisc->TraceConnectWithoutContext("DropAfterDequeue",
+                                              MakeCallback(&OnQdiscDropAfterDequeue));
+    g_meter.qdisc->TraceConnectWithoutContext("Dequeue", MakeCallback(&OnSentSojourn));
+    if (!o.qdiscTrace.empty())
+    {
+        g_meter.trace = std::fopen(o.qdiscTrace.c_str(), "w");
+        if (!g_meter.trace)
+        {
+            std::cerr << "--qdisc-trace: cannot write " << o.qdiscTrace << "\n";
+            return 2;
+        }
+        std::fputs("time_ns,kind,flow,size,sojourn_ns\n", g_meter.trace);
+        g_meter.qdisc->TraceConnectWithoutContext("Enqueue", MakeCallback(&TraceEnqueue));
+        g_meter.qdisc->TraceConnectWithoutContext("Dequeue", MakeCallback(&TraceDequeue));
+        g_meter.qdisc->TraceConnectWithoutContext("DropBeforeEnqueue",
+                                                  MakeCallback(&TraceDropBeforeEnqueue));
+        g_meter.qdisc->TraceConnectWithoutContext("DropAfterDequeue",
+                                                  MakeCallback(&TraceDropAfterDequeue));
+    }
 
     // ---- applications ----
     const uint16_t port = 5000;
@@ -874,6 +1012,14 @@ main(int argc, char** argv)
     const double p50 = Percentile(soj, 0.50);
     const double p95 = Percentile(soj, 0.95);
     const double p99 = Percentile(soj, 0.99);
+    std::vector<double>& sent = g_meter.sentSojournMs;
+    double sentMean = 0;
+    for (double v : sent)
+        sentMean += v;
+    sentMean = sent.empty() ? 0.0 : sentMean / sent.size();
+    const double sentP50 = Percentile(sent, 0.50);
+    const double sentP95 = Percentile(sent, 0.95);
+    const double sentP99 = Percentile(sent, 0.99);
     const double meanQ = g_meter.qSamples ? g_meter.qPktsSum / g_meter.qSamples : 0.0;
     const double meanQB = g_meter.qSamples ? g_meter.qBytesSum / g_meter.qSamples : 0.0;
 
@@ -881,6 +1027,8 @@ main(int argc, char** argv)
     const double runWall = std::chrono::duration<double>(runEnd - runStart).count();
     const double totalWall = std::chrono::duration<double>(runEnd - wallStart).count();
     Simulator::Destroy();
+    if (g_meter.trace)
+        std::fclose(g_meter.trace);
 
     char buf[256];
     auto num = [&](double v) {
@@ -898,9 +1046,26 @@ main(int argc, char** argv)
        << ", \"utilization\": " << num(utilization) << ", \"mean_queue_pkts\": " << num(meanQ)
        << ", \"mean_queue_bytes\": " << num(meanQB) << ", \"queue_delay_ms\": {\"mean\": "
        << num(sojMean) << ", \"p50\": " << num(p50) << ", \"p95\": " << num(p95)
-       << ", \"p99\": " << num(p99) << "}, \"arrivals\": " << arrivals << ", \"drops\": " << drops
+       << ", \"p99\": " << num(p99) << "}, \"queue_delay_sent_ms\": {\"mean\": " << num(sentMean)
+       << ", \"p50\": " << num(sentP50) << ", \"p95\": " << num(sentP95)
+       << ", \"p99\": " << num(sentP99) << "}, \"arrivals\": " << arrivals << ", \"drops\": " << drops
        << ", \"marks\": " << marks << ", \"enqueued\": " << enqueued
-       << ", \"packets_sent\": " << sentPkts << "}}, \"flows\": [";
+       << ", \"packets_sent\": " << sentPkts << ", \"drop_reasons\": {";
+    {
+        bool first = true;
+        for (const auto& [reason, n] : g_meter.dropPkts)
+        {
+            js << (first ? "" : ", ") << "\"" << reason << "\": {\"packets\": " << n
+               << ", \"events\": " << g_meter.dropEvents[reason] << "}";
+            first = false;
+        }
+    }
+    js << "}";
+    if (o.aqm == "fq_codel")
+        js << ", \"active_flows\": {\"mean\": "
+           << num(g_meter.qSamples ? g_meter.activeFlowsSum / g_meter.qSamples : 0.0)
+           << ", \"max\": " << g_meter.activeFlowsMax << "}";
+    js << "}}, \"flows\": [";
     for (uint32_t i = 0; i < o.flows; ++i)
     {
         js << (i ? ", " : "") << "{\"id\": " << i << ", \"kind\": \"tcp\", \"cc\": \"" << o.cc
