@@ -1,10 +1,13 @@
 //! Deterministic event engine: binary min-heaps of events keyed by
-//! `(time, insertion sequence)`.
+//! `(time, scheduling time, insertion sequence)`.
 //!
-//! Invariant: events scheduled for the same instant are delivered in the
-//! order they were scheduled (the sequence number is strictly increasing), so
-//! a run never depends on the heap's internal layout. Time is integer
-//! nanoseconds ([`Ns`]); the public API converts to and from [`aqm::Instant`].
+//! Invariant: events due at the same instant are delivered in the order they
+//! were scheduled (the scheduling time never decreases and the sequence number
+//! strictly increases), so a run never depends on the heap's internal layout.
+//! [`EventQueue::schedule_as_of`] lets a caller that skips an event place the
+//! events it would have scheduled where that event would have placed them (the
+//! links' idle fast path, `link.rs`). Time is integer nanoseconds ([`Ns`]); the
+//! public API converts to and from [`aqm::Instant`].
 
 /// Simulation time or duration in integer nanoseconds.
 pub type Ns = u64;
@@ -61,15 +64,17 @@ pub enum Event {
     RateChange(u32),
 }
 
-/// A pending event with its key `(time, seq)` (unique: `seq` strictly increases).
+/// A pending event with its key `(time, sched, seq)` (unique: `seq` strictly increases).
 #[derive(Clone, Copy, Debug)]
 struct Entry {
     time: Ns,
+    /// Time the event was scheduled at (see [`EventQueue::schedule_as_of`]).
+    sched: Ns,
     seq: u64,
     event: Event,
 }
 
-/// Pending events, earliest first; ties break by insertion order.
+/// Pending events, earliest first; ties break by scheduling time, then insertion order.
 ///
 /// Two binary min-heaps on `(time, seq)` with one sequence counter: `link` holds the links'
 /// [`Event::TxDone`] and [`Event::PipeArrive`] (a handful per busy link, due within a
@@ -88,12 +93,16 @@ pub struct EventQueue {
     link: Vec<Entry>,
     timer: Vec<Entry>,
     next_seq: u64,
+    /// Latest time popped so far: the scheduling time of new events. It never decreases,
+    /// so for events added with [`EventQueue::schedule`] the key `(time, sched, seq)` orders
+    /// exactly as `(time, seq)`, insertion order.
+    now: Ns,
 }
 
 /// `a` pops before `b`.
 #[inline(always)]
 fn before(a: &Entry, b: &Entry) -> bool {
-    (a.time, a.seq) < (b.time, b.seq)
+    (a.time, a.sched, a.seq) < (b.time, b.sched, b.seq)
 }
 
 /// Adds `e` to the binary min-heap `h`.
@@ -153,9 +162,21 @@ impl EventQueue {
     /// Schedules `event` at absolute time `time`.
     #[inline(always)]
     pub fn schedule(&mut self, time: Ns, event: Event) {
+        self.schedule_as_of(time, event, self.now);
+    }
+
+    /// Schedules `event` at `time` as if it had been scheduled at `sched` (>= the current
+    /// time): among events due at the same time it goes after those scheduled before `sched`.
+    #[inline(always)]
+    pub fn schedule_as_of(&mut self, time: Ns, event: Event, sched: Ns) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        let e = Entry { time, seq, event };
+        let e = Entry {
+            time,
+            sched,
+            seq,
+            event,
+        };
         match event {
             Event::TxDone(_) | Event::PipeArrive(_) => heap_push(&mut self.link, e),
             _ => heap_push(&mut self.timer, e),
@@ -190,6 +211,8 @@ impl EventQueue {
         } else {
             heap_pop(&mut self.timer)
         };
+        // never backwards, so that `sched` never decreases along `seq` for `schedule`
+        self.now = self.now.max(e.time);
         Some((e.time, e.event))
     }
 

@@ -921,7 +921,7 @@ impl Simulation {
             .iter()
             .enumerate()
             .map(|(i, l)| LinkSnap {
-                ctr: l.ctr,
+                ctr: l.counters_at(now),
                 activations: self.activations_base[i] + l.queue.stats().activations,
                 area: l.area_at(now),
                 flow_area: self.flow_base[i].0
@@ -998,7 +998,7 @@ impl Simulation {
             queue_bytes: l.queue.len_bytes(),
             probability: l.queue.probability(),
             aqm_stats: l.queue.stats(),
-            counters: l.ctr,
+            counters: l.counters_at(self.now),
             queue_memory_bytes: l.queue.memory_bytes(),
             queue_pool_slots: l.queue.pool_slots(),
             rate_bps: l.rate_bps,
@@ -1263,7 +1263,7 @@ impl Simulation {
                 work: work0,
                 cap: cap0,
             } = self.link_snap.get(m as usize).copied().unwrap_or_default();
-            let c = l.ctr;
+            let c = l.counters_at(now);
             let area = l.area_at(now);
             let hist = l.mon.as_deref().map(|m| &m.delay);
             let q = |p: f64| hist.map_or(0.0, |h| h.quantile(p) / 1e6);
@@ -1393,7 +1393,7 @@ impl Simulation {
             sim_seconds: ns_to_secs(now),
             warmup_s: ns_to_secs(self.warmup),
             events: self.events,
-            packets_forwarded: self.links.iter().map(|l| l.ctr.tx_pkts).sum(),
+            packets_forwarded: self.links.iter().map(|l| l.counters_at(now).tx_pkts).sum(),
             links,
             flows,
             fairness: Fairness {
@@ -1450,7 +1450,9 @@ impl Simulation {
 
     /// Packets transmitted over link `name` so far.
     pub fn link_tx_packets(&self, name: &str) -> Result<u64, SimError> {
-        Ok(self.links[self.link_id(name)? as usize].ctr.tx_pkts)
+        Ok(self.links[self.link_id(name)? as usize]
+            .counters_at(self.now)
+            .tx_pkts)
     }
 }
 
