@@ -154,6 +154,57 @@ def test_scenario_file_per_group_cc_and_ecn(tmp_path):
     assert all(f["goodput_bps"] > 0.5e6 for f in s["flows"])
 
 
+CLASSES = """name = "classes"
+duration = "5s"
+warmup = "1.5s"
+[dumbbell]
+rate = "4Mbps"
+rtt = "20ms"
+buffer = 100
+pkt_size = 1500
+[aqm]
+type = "drr"
+classes = [{name = "a", weight = 1}, {name = "b", weight = 2}]
+[[flows]]
+count = 2
+cc = "cubic"
+class = "a"
+start = 0
+[[flows]]
+count = 2
+cc = "cubic"
+class = "b"
+start = 0
+"""
+
+
+def test_drr_classes_reported_per_class(tmp_path):
+    """DRR with classes a:1 and b:2, two CUBIC flows in each (``class = "NAME"``): the
+    summary has the simulator's per-class keys, the classes add up to the link's counters,
+    and b sends twice a's bytes. Tolerance 15 %: DRR splits 2:1 exactly while both classes
+    are backlogged (a 100-packet buffer against a 7-packet BDP), so only moments when a
+    class's queue drains after losses can move the ratio."""
+    before = _state()
+    (tmp_path / "s.toml").write_text(CLASSES)
+    out = tmp_path / "res"
+    p = _emulate([str(tmp_path / "s.toml"), "--out", str(out), "--quiet", "--no-plots"], timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert _state() == before
+    link = json.loads((out / "summary.json").read_text())["links"]["bottleneck"]
+    cls = link["classes"]
+    assert sorted(cls) == ["a", "b"]
+    keys = {"queue_delay_ms", "enqueued", "drops", "marks", "tx_bytes", "tx_packets"}
+    for c in cls.values():
+        assert keys <= set(c) and set(c["queue_delay_ms"]) == {"mean", "p50", "p95", "p99"}
+        assert c["queue_delay_ms"]["mean"] > 0 and c["marks"] == 0
+    for k in ("enqueued", "drops"):
+        assert cls["a"][k] + cls["b"][k] == link[k], (k, cls, link)
+    # the link counts a transmission when it ends, a class when it starts: one apart at most
+    assert abs(cls["a"]["tx_packets"] + cls["b"]["tx_packets"] - link["tx_packets"]) <= 1
+    ratio = cls["b"]["tx_bytes"] / cls["a"]["tx_bytes"]
+    assert 1.7 < ratio < 2.3, ratio
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_signal_removes_everything(tmp_path, sig):
     before = _state()
