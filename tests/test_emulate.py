@@ -97,7 +97,7 @@ def test_droptail_overflows_without_ecn_and_removes_stale_sets(tmp_path):
         p = _emulate(
             ["--flows", "3", "--rate", "5Mbps", "--rtt", "20ms", "--buffer", "10", "--cc",
              "newreno", "--duration", "4s", "--warmup", "1s", "--out", str(out), "--quiet",
-             "--no-plots"],
+             "--no-plots", "--sysctl", "net.ipv4.tcp_recovery=0"],
             timeout=60,
         )  # fmt: skip
         assert p.returncode == 0, p.stderr
@@ -114,6 +114,28 @@ def test_droptail_overflows_without_ecn_and_removes_stale_sets(tmp_path):
     assert all(f["cc"] == "reno" and not f["ecn_negotiated"] for f in s["flows"])
     assert s["emulation"]["ecn"]["ect_arrivals"] == 0
     assert sum(f["retransmits"] for f in s["flows"]) > 0
+    # --sysctl: set in the senders' namespace only, and recorded
+    sysctls = s["emulation"]["sysctls"]
+    assert sysctls["snd"]["net.ipv4.tcp_recovery"] == "0"
+    assert sysctls["rcv"]["net.ipv4.tcp_recovery"] != "0"
+
+
+def test_sysctl_the_kernel_refuses_is_bad_input(tmp_path):
+    """A value the kernel rejects is known only once the namespace exists: one line naming
+    the key and value, exit status 2, nothing left behind and nothing written."""
+    before = _state()
+    out = tmp_path / "res"
+    p = _emulate(
+        ["--flows", "1", "--duration", "2s", "--out", str(out), "--sysctl",
+         "net.ipv4.tcp_recovery=abc"],
+        timeout=30,
+    )  # fmt: skip
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.strip().splitlines()[-1].startswith(
+        "error: --sysctl net.ipv4.tcp_recovery = 'abc': the kernel refused it"
+    ), p.stderr
+    assert _state() == before
+    assert not out.exists()
 
 
 MIXED = """name = "mixed"

@@ -563,9 +563,16 @@ mod tests {
             interval_ns: 10_000_000,
         };
         let rate = BitsPerSec::from_mbps(10);
-        let mut l =
-            Bottleneck::new(&cfg, QueueLimit::Packets(1000), rate, 0, 1, stats, "bottleneck")
-                .unwrap();
+        let mut l = Bottleneck::new(
+            &cfg,
+            QueueLimit::Packets(1000),
+            rate,
+            0,
+            1,
+            stats,
+            "bottleneck",
+        )
+        .unwrap();
         for i in 0..600u16 {
             let mut p = ect_packet(1500, i);
             p.class = (i % 2) as u8;
@@ -585,7 +592,10 @@ mod tests {
         let counts: Vec<u64> = l.mon.class_delay.iter().map(LogHistogram::count).collect();
         assert_eq!(counts, [a.tx_packets, b.tx_packets]);
         for c in [a, b] {
-            assert!(c.queue_delay_ms.p50 > 100.0 && c.queue_delay_ms.p99 <= 400.0, "{c:?}");
+            assert!(
+                c.queue_delay_ms.p50 > 100.0 && c.queue_delay_ms.p99 <= 400.0,
+                "{c:?}"
+            );
         }
     }
 

@@ -20,8 +20,8 @@ use crate::monitor::{class_base, class_summaries};
 use crate::node::Node;
 use crate::packet::{Packet, F_ACK};
 use crate::results::{
-    jain, ActiveFlows, ClassSeries, ClassSummary, CwndTrace, DelayHistogram, DelayStats, Fairness,
-    FlowSummary, LinkSummary, SimResults, Summary, TimeSeries,
+    jain, ActiveFlows, ClassSeries, CwndTrace, DelayHistogram, DelayStats, Fairness, FlowSummary,
+    LinkSummary, SimResults, Summary, TimeSeries,
 };
 use crate::rng::{derive_seed, Rng, Stream};
 use crate::routing::{Routes, NO_ROUTE};
@@ -247,6 +247,7 @@ fn tcp_params(
     ecn: bool,
     delayed_ack: bool,
     sack: bool,
+    prr: bool,
     packet_size: u32,
     init_cwnd: u32,
     min_rto: f64,
@@ -261,6 +262,7 @@ fn tcp_params(
         min_rto: secs_to_ns(min_rto),
         rwnd,
         sack,
+        prr,
     }
 }
 
@@ -323,6 +325,7 @@ impl Simulation {
                         t.ecn,
                         t.delayed_ack,
                         t.sack,
+                        t.prr,
                         t.packet_size,
                         t.init_cwnd,
                         t.min_rto,
@@ -392,6 +395,7 @@ impl Simulation {
                         s.ecn,
                         s.delayed_ack,
                         s.sack,
+                        s.prr,
                         s.packet_size,
                         s.init_cwnd,
                         s.min_rto,
