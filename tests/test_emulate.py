@@ -44,6 +44,18 @@ def _emulate(args, **kw):
     )
 
 
+def _emulate_file(tmp_path, toml: str) -> dict:
+    """Emulate the scenario file ``toml``; check it succeeded and left nothing behind; return
+    its summary."""
+    before = _state()
+    (tmp_path / "s.toml").write_text(toml)
+    out = tmp_path / "res"
+    p = _emulate([str(tmp_path / "s.toml"), "--out", str(out), "--quiet", "--no-plots"], timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert _state() == before
+    return json.loads((out / "summary.json").read_text())
+
+
 def test_codel_ecn_marks_real_packets_and_cleans_up(tmp_path):
     """CoDel with ECN on real CUBIC flows: the link is used, CE marks replace drops, the
     goodputs add up to what the link carried, the RTT is the configured one plus queueing."""
@@ -162,13 +174,7 @@ def test_scenario_file_per_group_cc_and_ecn(tmp_path):
     """A TOML dumbbell: one BBR group (a kernel-only algorithm) without ECN, one CUBIC group
     with ECN, under FQ-CoDel: each flow runs its group's algorithm, only the ECN group's
     packets are marked (marks appear, and FQ-CoDel reports its flow queues)."""
-    before = _state()
-    (tmp_path / "s.toml").write_text(MIXED)
-    out = tmp_path / "res"
-    p = _emulate([str(tmp_path / "s.toml"), "--out", str(out), "--quiet", "--no-plots"], timeout=60)
-    assert p.returncode == 0, p.stderr
-    assert _state() == before
-    s = json.loads((out / "summary.json").read_text())
+    s = _emulate_file(tmp_path, MIXED)
     assert [(f["cc"], f["ecn"]) for f in s["flows"]] == [("bbr", False), ("cubic", True)]
     link = s["links"]["bottleneck"]
     assert link["aqm"] == "fq_codel" and link["active_flows"]["max"] >= 1
@@ -206,13 +212,7 @@ def test_drr_classes_reported_per_class(tmp_path):
     and b sends twice a's bytes. Tolerance 15 %: DRR splits 2:1 exactly while both classes
     are backlogged (a 100-packet buffer against a 7-packet BDP), so only moments when a
     class's queue drains after losses can move the ratio."""
-    before = _state()
-    (tmp_path / "s.toml").write_text(CLASSES)
-    out = tmp_path / "res"
-    p = _emulate([str(tmp_path / "s.toml"), "--out", str(out), "--quiet", "--no-plots"], timeout=60)
-    assert p.returncode == 0, p.stderr
-    assert _state() == before
-    link = json.loads((out / "summary.json").read_text())["links"]["bottleneck"]
+    link = _emulate_file(tmp_path, CLASSES)["links"]["bottleneck"]
     cls = link["classes"]
     assert sorted(cls) == ["a", "b"]
     keys = {"queue_delay_ms", "enqueued", "drops", "marks", "tx_bytes", "tx_packets"}
