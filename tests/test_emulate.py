@@ -84,6 +84,7 @@ def test_codel_ecn_marks_real_packets_and_cleans_up(tmp_path):
         assert 30.0 <= f["rtt_ms_mean"] < 30.0 + link["queue_delay_ms"]["p99"] + 10.0, f
     t = s["emulation"]["timing"]
     assert t["forward"]["packets"] > 1000 and t["write_failures"] == 0
+    assert s["emulation"]["traffic_realtime"] is True  # root: SCHED_FIFO granted
     assert s["emulation"]["ecn"]["not_ect_drops"] + s["emulation"]["ecn"]["ect_drops"] == 0
     assert {"snd", "rcv"} <= set(s["emulation"]["sysctls"])
     assert s["emulation"]["sysctls"]["snd"]["net.ipv4.tcp_ecn"] == "2"

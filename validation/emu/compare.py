@@ -170,6 +170,7 @@ def main() -> int:
                 "sim": s,
                 "emu": e,
                 "emu_timing": e_sum["emulation"]["timing"],
+                "emu_traffic_realtime": e_sum["emulation"].get("traffic_realtime"),
                 "emu_sysctls": sysctls,
                 "sim_prr": a.prr,
             }

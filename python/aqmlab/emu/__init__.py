@@ -280,6 +280,7 @@ def _result(scenario, flows, report, ts, outs, sysctls, wall) -> SimResult:
         },
         "emulation": {
             "timing": report["timing"],
+            "traffic_realtime": all(outs[k].get("realtime") for k in ("sender", "receiver")),
             "ecn": report["ecn"],
             "kernel": platform.release(),
             "sysctls": sysctls,
