@@ -143,7 +143,8 @@ impl Prr {
     /// RFC 6937 §3, "on every ACK during recovery", with the slow-start
     /// reduction bound (PRR-SSRB): adds `delivered_data` to `prr_delivered`
     /// and returns `sndcnt`, the segments the sender may send now, given
-    /// `pipe` (RFC 6675) after the ACK and `ssthresh`:
+    /// `pipe` after the ACK (the RFC's is RFC 6675's; the sender passes its
+    /// FACK estimate) and `ssthresh`:
     ///
     /// * `pipe > ssthresh` (proportional part):
     ///   `sndcnt = CEIL(prr_delivered * ssthresh / RecoverFS) - prr_out`;
@@ -403,33 +404,22 @@ impl Recovery {
     /// [`Recovery::prr_on_ack`] is spent instead, one segment per call.
     #[inline]
     pub fn sack_next(&mut self, wnd: u32, snd_max: u32, can_send_new: bool) -> Option<SackNext> {
-        if let (true, Some(p)) = (self.prr_on, self.prr.as_mut()) {
-            if self.prr_budget == 0 {
-                return None;
-            }
-            let next = match self.sb.next_lost().filter(|&h| h < snd_max) {
-                Some(h) => {
-                    self.sb.mark_retx(h);
-                    Some(SackNext::Retransmit(h))
-                }
-                None => can_send_new.then_some(SackNext::NewData),
-            };
-            if next.is_some() {
-                self.prr_budget -= 1;
-                p.on_sent(1);
-            }
-            return next;
-        }
-        if self.sb.pipe(snd_max) >= wnd {
+        let prr = self.prr_on && self.prr.is_some();
+        if prr && self.prr_budget == 0 || !prr && self.sb.pipe(snd_max) >= wnd {
             return None;
         }
-        if let Some(h) = self.sb.next_lost() {
-            if h < snd_max {
+        let next = match self.sb.next_lost().filter(|&h| h < snd_max) {
+            Some(h) => {
                 self.sb.mark_retx(h);
-                return Some(SackNext::Retransmit(h));
+                Some(SackNext::Retransmit(h))
             }
+            None => can_send_new.then_some(SackNext::NewData),
+        };
+        if let (true, true, Some(p)) = (prr, next.is_some(), self.prr.as_mut()) {
+            self.prr_budget -= 1;
+            p.on_sent(1);
         }
-        can_send_new.then_some(SackNext::NewData)
+        next
     }
 }
 
@@ -532,13 +522,13 @@ mod tests {
     }
 
     /// The scoreboard-driven PRR recovery: 20 segments out, segment 0 lost,
-    /// `ssthresh = 10`. The ACK entering recovery SACKs 1..4 (`DeliveredData
-    /// = 4`, pipe 15): `CEIL(4 * 10 / 20) = 2` segments, the retransmission
-    /// and one new one (pipe 17). Each later ACK SACKs one more segment: one
-    /// new segment on every other ACK until the 13th finds the pipe (`snd_max
-    /// - fack + retransmissions`, 17 + sent - k) at `ssthresh`; then the bound
-    /// sends `ssthresh - pipe` (0, 1, 1). `prr_out = 10` after the 15 ACKs,
-    /// as in the example above.
+    /// `ssthresh = 10`. The ACK entering recovery SACKs 1..4
+    /// (`DeliveredData = 4`, pipe 15): `CEIL(4 * 10 / 20) = 2` segments, the
+    /// retransmission and one new one (pipe 17). Each later ACK SACKs one
+    /// more segment: one new segment on every other ACK until the 13th finds
+    /// the pipe (`snd_max - fack + retransmissions`, 17 + sent - k) at
+    /// `ssthresh`; then the bound sends `ssthresh - pipe` (0, 1, 1).
+    /// `prr_out = 10` after the 15 ACKs, as in the example above.
     #[test]
     fn prr_paces_sack_recovery() {
         let mut r = Recovery::new(RecoveryKind::Sack).with_prr(true);
