@@ -113,6 +113,9 @@ EMULATE_ROWS = [
     (["--pkt-size", "100"], ["--pkt-size", "100", "MTU"]),
     (["--warmup", "5s"], ["warmup", "5s"]),
     (["--set", "flows.0.count=3"], ["--set", "flows.0.count=3", "scenario file"]),
+    (["--sysctl", "net.ipv4.nope=1"], ["--sysctl", "net.ipv4.nope", "no such setting"]),
+    (["--sysctl", "kernel.panic=1"], ["--sysctl", "kernel.panic", "net.ipv4"]),
+    (["--sysctl", "tcp_recovery"], ["--sysctl", "'tcp_recovery'", "KEY=VALUE"]),
 ]
 EMULATE_FILE_ROWS = [
     (EMU_TOML, ["--rate", "5Mbps"], ["--rate", "not with a scenario file"]),

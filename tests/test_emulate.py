@@ -44,6 +44,18 @@ def _emulate(args, **kw):
     )
 
 
+def _emulate_file(tmp_path, toml: str) -> dict:
+    """Emulate the scenario file ``toml``; check it succeeded and left nothing behind; return
+    its summary."""
+    before = _state()
+    (tmp_path / "s.toml").write_text(toml)
+    out = tmp_path / "res"
+    p = _emulate([str(tmp_path / "s.toml"), "--out", str(out), "--quiet", "--no-plots"], timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert _state() == before
+    return json.loads((out / "summary.json").read_text())
+
+
 def test_codel_ecn_marks_real_packets_and_cleans_up(tmp_path):
     """CoDel with ECN on real CUBIC flows: the link is used, CE marks replace drops, the
     goodputs add up to what the link carried, the RTT is the configured one plus queueing."""
@@ -72,6 +84,7 @@ def test_codel_ecn_marks_real_packets_and_cleans_up(tmp_path):
         assert 30.0 <= f["rtt_ms_mean"] < 30.0 + link["queue_delay_ms"]["p99"] + 10.0, f
     t = s["emulation"]["timing"]
     assert t["forward"]["packets"] > 1000 and t["write_failures"] == 0
+    assert s["emulation"]["traffic_realtime"] is True  # root: SCHED_FIFO granted
     assert s["emulation"]["ecn"]["not_ect_drops"] + s["emulation"]["ecn"]["ect_drops"] == 0
     assert {"snd", "rcv"} <= set(s["emulation"]["sysctls"])
     assert s["emulation"]["sysctls"]["snd"]["net.ipv4.tcp_ecn"] == "2"
@@ -97,7 +110,7 @@ def test_droptail_overflows_without_ecn_and_removes_stale_sets(tmp_path):
         p = _emulate(
             ["--flows", "3", "--rate", "5Mbps", "--rtt", "20ms", "--buffer", "10", "--cc",
              "newreno", "--duration", "4s", "--warmup", "1s", "--out", str(out), "--quiet",
-             "--no-plots"],
+             "--no-plots", "--sysctl", "net.ipv4.tcp_recovery=0"],
             timeout=60,
         )  # fmt: skip
         assert p.returncode == 0, p.stderr
@@ -114,6 +127,28 @@ def test_droptail_overflows_without_ecn_and_removes_stale_sets(tmp_path):
     assert all(f["cc"] == "reno" and not f["ecn_negotiated"] for f in s["flows"])
     assert s["emulation"]["ecn"]["ect_arrivals"] == 0
     assert sum(f["retransmits"] for f in s["flows"]) > 0
+    # --sysctl: set in the senders' namespace only, and recorded
+    sysctls = s["emulation"]["sysctls"]
+    assert sysctls["snd"]["net.ipv4.tcp_recovery"] == "0"
+    assert sysctls["rcv"]["net.ipv4.tcp_recovery"] != "0"
+
+
+def test_sysctl_the_kernel_refuses_is_bad_input(tmp_path):
+    """A value the kernel rejects is known only once the namespace exists: one line naming
+    the key and value, exit status 2, nothing left behind and nothing written."""
+    before = _state()
+    out = tmp_path / "res"
+    p = _emulate(
+        ["--flows", "1", "--duration", "2s", "--out", str(out), "--sysctl",
+         "net.ipv4.tcp_recovery=abc"],
+        timeout=30,
+    )  # fmt: skip
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.strip().splitlines()[-1].startswith(
+        "error: --sysctl net.ipv4.tcp_recovery = 'abc': the kernel refused it"
+    ), p.stderr
+    assert _state() == before
+    assert not out.exists()
 
 
 MIXED = """name = "mixed"
@@ -140,18 +175,57 @@ def test_scenario_file_per_group_cc_and_ecn(tmp_path):
     """A TOML dumbbell: one BBR group (a kernel-only algorithm) without ECN, one CUBIC group
     with ECN, under FQ-CoDel: each flow runs its group's algorithm, only the ECN group's
     packets are marked (marks appear, and FQ-CoDel reports its flow queues)."""
-    before = _state()
-    (tmp_path / "s.toml").write_text(MIXED)
-    out = tmp_path / "res"
-    p = _emulate([str(tmp_path / "s.toml"), "--out", str(out), "--quiet", "--no-plots"], timeout=60)
-    assert p.returncode == 0, p.stderr
-    assert _state() == before
-    s = json.loads((out / "summary.json").read_text())
+    s = _emulate_file(tmp_path, MIXED)
     assert [(f["cc"], f["ecn"]) for f in s["flows"]] == [("bbr", False), ("cubic", True)]
     link = s["links"]["bottleneck"]
     assert link["aqm"] == "fq_codel" and link["active_flows"]["max"] >= 1
     assert link["marks"] > 0
     assert all(f["goodput_bps"] > 0.5e6 for f in s["flows"])
+
+
+CLASSES = """name = "classes"
+duration = "5s"
+warmup = "1.5s"
+[dumbbell]
+rate = "4Mbps"
+rtt = "20ms"
+buffer = 100
+pkt_size = 1500
+[aqm]
+type = "drr"
+classes = [{name = "a", weight = 1}, {name = "b", weight = 2}]
+[[flows]]
+count = 2
+cc = "cubic"
+class = "a"
+start = 0
+[[flows]]
+count = 2
+cc = "cubic"
+class = "b"
+start = 0
+"""
+
+
+def test_drr_classes_reported_per_class(tmp_path):
+    """DRR with classes a:1 and b:2, two CUBIC flows in each (``class = "NAME"``): the
+    summary has the simulator's per-class keys, the classes add up to the link's counters,
+    and b sends twice a's bytes. Tolerance 15 %: DRR splits 2:1 exactly while both classes
+    are backlogged (a 100-packet buffer against a 7-packet BDP), so only moments when a
+    class's queue drains after losses can move the ratio."""
+    link = _emulate_file(tmp_path, CLASSES)["links"]["bottleneck"]
+    cls = link["classes"]
+    assert sorted(cls) == ["a", "b"]
+    keys = {"queue_delay_ms", "enqueued", "drops", "marks", "tx_bytes", "tx_packets"}
+    for c in cls.values():
+        assert keys <= set(c) and set(c["queue_delay_ms"]) == {"mean", "p50", "p95", "p99"}
+        assert c["queue_delay_ms"]["mean"] > 0 and c["marks"] == 0
+    for k in ("enqueued", "drops"):
+        assert cls["a"][k] + cls["b"][k] == link[k], (k, cls, link)
+    # the link counts a transmission when it ends, a class when it starts: one apart at most
+    assert abs(cls["a"]["tx_packets"] + cls["b"]["tx_packets"] - link["tx_packets"]) <= 1
+    ratio = cls["b"]["tx_bytes"] / cls["a"]["tx_bytes"]
+    assert 1.7 < ratio < 2.3, ratio
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])

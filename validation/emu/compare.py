@@ -11,6 +11,10 @@ Needs root. Usage: ``sudo .venv/bin/python validation/emu/compare.py [--rows 0,3
 [--out F]``; prints a Markdown table and writes the raw figures as JSON (default
 ``validation/emu/compare-seedN.json``). ``--summarise F1 F2 ...`` prints the table of the means
 over several such files (runs with different seeds: start times, AQM randomness).
+``--sysctl KEY=VALUE`` (repeatable) sets a kernel setting in the emulator's senders' namespace
+(e.g. ``net.ipv4.tcp_recovery=0``: RACK off), and ``--prr`` gives the simulated flows RFC 6937's
+proportional rate reduction; both are recorded in the JSON (``emu_sysctls``, ``sim_prr``). Such
+runs answer a question about one row; keep them out of ``--summarise``.
 """
 
 from __future__ import annotations
@@ -36,15 +40,27 @@ ROWS = [
     ("fq_codel", True, 50, 100, 20, "cubic", 600),
     ("droptail", False, 50, 100, 50, "reno", 400),
     ("codel", False, 50, 20, 2, "reno", 200),
+    # The grid's corners (rows 10-16): every AQM with CUBIC and Reno, with and without ECN
+    # (ECN only where the AQM marks), and 2 / 50 flows, 10 / 50 Mb/s, 20 / 100 ms each under
+    # several AQMs.
+    ("codel", True, 10, 100, 2, "reno", 200),
+    ("pie", True, 50, 100, 50, "cubic", 600),
+    ("fq_codel", False, 10, 20, 2, "reno", 100),
+    ("fq_codel", True, 50, 20, 50, "reno", 400),
+    ("pie", False, 10, 20, 2, "reno", 100),
+    ("codel", False, 50, 100, 50, "cubic", 600),
+    ("droptail", False, 10, 20, 2, "cubic", 50),
 ]
 DURATION, WARMUP = 25.0, 7.0
 
 
-def scenario(row, sim: bool, seed: int = 1) -> Scenario:
+def scenario(row, sim: bool, seed: int = 1, prr: bool = False) -> Scenario:
     aqm, ecn, rate, rtt, flows, cc, buf = row
     group = {"count": flows, "cc": cc, "ecn": ecn}
     if sim:
         group.update({"sack": True, "delack": True, "init_cwnd": 10, "min_rto": 0.2})
+        if prr:
+            group["prr"] = True
     return Scenario(
         {
             "name": f"{aqm}{'-ecn' if ecn else ''}-{rate}M-{rtt}ms-{flows}x{cc}",
@@ -111,7 +127,10 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default=None)
     ap.add_argument("--summarise", nargs="+", default=None)
+    ap.add_argument("--sysctl", action="append", default=[])
+    ap.add_argument("--prr", action="store_true")
     a = ap.parse_args()
+    sysctls = dict(kv.split("=", 1) for kv in a.sysctl)
     if a.summarise:
         summarise(a.summarise)
         return 0
@@ -125,8 +144,8 @@ def main() -> int:
     print("|---|---|---|---|---|---|---|---|---|---|")
     for i in (int(x) for x in a.rows.split(",")):
         row = ROWS[i]
-        s = measures(simulate(scenario(row, True, a.seed)).summary)
-        e_sum = emulate(scenario(row, False, a.seed)).summary
+        s = measures(simulate(scenario(row, True, a.seed, a.prr)).summary)
+        e_sum = emulate(scenario(row, False, a.seed), sysctls=sysctls).summary
         e = measures(e_sum)
         du = 100 * (e["util"] - s["util"])
         dd = 100 * (e["delay_ms"] - s["delay_ms"]) / max(s["delay_ms"], 1e-9)
@@ -151,6 +170,9 @@ def main() -> int:
                 "sim": s,
                 "emu": e,
                 "emu_timing": e_sum["emulation"]["timing"],
+                "emu_traffic_realtime": e_sum["emulation"].get("traffic_realtime"),
+                "emu_sysctls": sysctls,
+                "sim_prr": a.prr,
             }
         )
     Path(out).write_text(json.dumps(results, indent=1) + "\n")

@@ -348,6 +348,10 @@ pub struct TcpGroup {
     /// (RFC 6675, FACK loss inference) instead of NewReno's.
     #[serde(default)]
     pub sack: bool,
+    /// Proportional rate reduction (RFC 6937, PRR-SSRB) in SACK recovery
+    /// (needs `sack`); off by default.
+    #[serde(default)]
+    pub prr: bool,
     /// IP packet size of full segments, bytes (> 40).
     #[serde(default = "default_packet_size")]
     pub packet_size: u32,
@@ -475,6 +479,9 @@ pub struct ShortTcpGroup {
     /// SACK (see [`TcpGroup::sack`]).
     #[serde(default)]
     pub sack: bool,
+    /// PRR (see [`TcpGroup::prr`]).
+    #[serde(default)]
+    pub prr: bool,
     /// IP packet size, bytes.
     #[serde(default = "default_packet_size")]
     pub packet_size: u32,

@@ -1,7 +1,12 @@
 //! Bounded-memory statistics: a log-linear histogram for queue delays and the
 //! per-link monitor state sampled every `sample_interval`.
 
+use std::collections::BTreeMap;
+
+use aqm::{Qdisc, QueueStats};
+
 use crate::engine::Ns;
+use crate::results::{ClassSummary, DelayStats};
 
 /// Sub-bucket bits of [`LogHistogram`]: each power-of-two range is split into
 /// `2^SUB_BITS = 32` equal bins.
@@ -185,6 +190,50 @@ impl LinkMonitor {
         self.class_last.resize(n, [0; 3]);
         self.class_last.truncate(n);
     }
+}
+
+/// Counters of every class of `q` now (none for a FIFO): the base a statistics window's
+/// per-class differences start from ([`class_summaries`]).
+pub fn class_base<P: aqm::Packet>(q: &Qdisc<P>) -> Vec<QueueStats> {
+    (0..q.num_classes())
+        .map(|c| q.class_stats(c).unwrap_or_default())
+        .collect()
+}
+
+/// Per-class summaries of the class-based qdisc `q` (drr/wfq classes by name, DualPI2's
+/// `l`/`c`; empty for a FIFO) over a statistics window: counters since `base` (from
+/// [`class_base`] at the window's start; a missing entry counts from zero) and sojourn
+/// times (ns, recorded after the warm-up) from `hists[class]` (a missing one reads 0 ms).
+/// Used by the simulator and the emulator alike.
+pub fn class_summaries<P: aqm::Packet>(
+    q: &Qdisc<P>,
+    base: &[QueueStats],
+    hists: &[LogHistogram],
+) -> BTreeMap<String, ClassSummary> {
+    let mut classes = BTreeMap::new();
+    for ci in 0..q.num_classes() {
+        let cs = q.class_stats(ci).unwrap_or_default();
+        let c0 = base.get(ci).copied().unwrap_or_default();
+        let h = hists.get(ci);
+        let quant = |p: f64| h.map_or(0.0, |h| h.quantile(p) / 1e6);
+        classes.insert(
+            q.class_name(ci).unwrap_or_default().to_string(),
+            ClassSummary {
+                queue_delay_ms: DelayStats {
+                    mean: h.map_or(0.0, |h| h.mean() / 1e6),
+                    p50: quant(0.5),
+                    p95: quant(0.95),
+                    p99: quant(0.99),
+                },
+                enqueued: cs.enqueued.saturating_sub(c0.enqueued),
+                drops: cs.dropped().saturating_sub(c0.dropped()),
+                marks: cs.marked.saturating_sub(c0.marked),
+                tx_bytes: cs.dequeued_bytes.saturating_sub(c0.dequeued_bytes),
+                tx_packets: cs.dequeued.saturating_sub(c0.dequeued),
+            },
+        );
+    }
+    classes
 }
 
 #[cfg(test)]

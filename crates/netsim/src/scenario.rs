@@ -1451,6 +1451,7 @@ const FLOW_KEYS: &[&str] = &[
     "ecn",
     "delack",
     "sack",
+    "prr",
     "init_cwnd",
     "min_rto",
     "start_jitter",
@@ -1531,7 +1532,8 @@ fn flow_group(
     let packet_size = pkt_size(&mut t, "packet_size")?.unwrap_or(default_pkt);
     t.put("packet_size", packet_size);
 
-    let tcp_opts = |t: &mut Table<'_>| -> Result<(CcKind, bool, bool, bool, u32, f64)> {
+    type TcpOpts = (CcKind, bool, bool, bool, bool, u32, f64);
+    let tcp_opts = |t: &mut Table<'_>| -> Result<TcpOpts> {
         let ccs = ["newreno", "reno", "cubic", "dctcp", "prague", "ledbat"];
         let cc = match t.choice("cc", &ccs, "newreno")? {
             "reno" => CcKind::Reno,
@@ -1555,16 +1557,25 @@ fn flow_group(
         }
         let delack = t.boolean("delack", false)?;
         let sack = t.boolean("sack", false)?;
+        // Written to the normalized scenario only when given (older scenarios unchanged).
+        let prr = t.raw("prr").is_some() && t.boolean("prr", false)?;
+        if prr && !sack {
+            return Err(err(
+                &t.key("prr"),
+                v.get("prr"),
+                "needs sack = true (PRR paces the SACK recovery)",
+            ));
+        }
         let init_cwnd = t.int_or("init_cwnd", 1, 10_000, DEFAULT_INIT_CWND as u64)? as u32;
         let min_rto = t.time_or("min_rto", true, DEFAULT_MIN_RTO_S)?;
-        Ok((cc, ecn, delack, sack, init_cwnd, min_rto))
+        Ok((cc, ecn, delack, sack, prr, init_cwnd, min_rto))
     };
 
     let mut trace = false;
     let group = match kind {
         "tcp" => {
             let count = t.int_or("count", 1, u32::MAX as u64, 1)? as u32;
-            let (cc, ecn, delayed_ack, sack, init_cwnd, min_rto) = tcp_opts(&mut t)?;
+            let (cc, ecn, delayed_ack, sack, prr, init_cwnd, min_rto) = tcp_opts(&mut t)?;
             let start_jitter = t.time("start_jitter", false)?;
             let size = t.quantity("size", Kind::Size)?;
             if let Some(s) = size {
@@ -1581,6 +1592,7 @@ fn flow_group(
                 ecn,
                 delayed_ack,
                 sack,
+                prr,
                 packet_size,
                 bytes: size.map(|s| s.round() as u64),
                 start,
@@ -1597,7 +1609,7 @@ fn flow_group(
             })
         }
         "tcp_short" => {
-            let (cc, ecn, delayed_ack, sack, init_cwnd, min_rto) = tcp_opts(&mut t)?;
+            let (cc, ecn, delayed_ack, sack, prr, init_cwnd, min_rto) = tcp_opts(&mut t)?;
             let ar = t.number(
                 "arrival_rate",
                 f64::NAN,
@@ -1631,6 +1643,7 @@ fn flow_group(
                 ecn,
                 delayed_ack,
                 sack,
+                prr,
                 packet_size,
                 start,
                 stop,
@@ -1852,6 +1865,8 @@ mod tests {
         );
         assert_eq!(sc.normalized["dumbbell"]["rate"], 10e6);
         assert_eq!(sc.normalized["flows"][0]["cc"], "newreno");
+        // prr is written only when given, so older scenarios normalise as before.
+        assert!(sc.normalized["flows"][0].get("prr").is_none());
         c.validate().unwrap();
     }
 
@@ -1907,6 +1922,14 @@ mod tests {
                 "flows[0].count = 10000000: 10000000 flows in all would need about",
             ),
             (r#"{"flows": [{}]}"#, "scenario: give exactly one topology"),
+            (
+                r#"{"dumbbell": {"rate": 1e7}, "flows": [{"prr": true}]}"#,
+                "flows[0].prr = true: needs sack = true",
+            ),
+            (
+                r#"{"dumbbell": {"rate": 1e7}, "flows": [{"sack": true, "prr": 1}]}"#,
+                "flows[0].prr = 1: must be true or false",
+            ),
         ];
         for (doc, want) in cases {
             let got = parse(doc).unwrap_err();

@@ -16,11 +16,12 @@ use aqm::{Instant, LinkInfo, QdiscConfig, QueueStats};
 use crate::config::{ConfigError, FlowGroup, SimConfig, DEFAULT_START_JITTER};
 use crate::engine::{ns_to_secs, secs_to_ns, Event, EventQueue, Ns};
 use crate::link::{Link, LinkCounters};
+use crate::monitor::{class_base, class_summaries};
 use crate::node::Node;
 use crate::packet::{Packet, F_ACK};
 use crate::results::{
-    jain, ActiveFlows, ClassSeries, ClassSummary, CwndTrace, DelayHistogram, DelayStats, Fairness,
-    FlowSummary, LinkSummary, SimResults, Summary, TimeSeries,
+    jain, ActiveFlows, ClassSeries, CwndTrace, DelayHistogram, DelayStats, Fairness, FlowSummary,
+    LinkSummary, SimResults, Summary, TimeSeries,
 };
 use crate::rng::{derive_seed, Rng, Stream};
 use crate::routing::{Routes, NO_ROUTE};
@@ -246,6 +247,7 @@ fn tcp_params(
     ecn: bool,
     delayed_ack: bool,
     sack: bool,
+    prr: bool,
     packet_size: u32,
     init_cwnd: u32,
     min_rto: f64,
@@ -260,6 +262,7 @@ fn tcp_params(
         min_rto: secs_to_ns(min_rto),
         rwnd,
         sack,
+        prr,
     }
 }
 
@@ -322,6 +325,7 @@ impl Simulation {
                         t.ecn,
                         t.delayed_ack,
                         t.sack,
+                        t.prr,
                         t.packet_size,
                         t.init_cwnd,
                         t.min_rto,
@@ -391,6 +395,7 @@ impl Simulation {
                         s.ecn,
                         s.delayed_ack,
                         s.sack,
+                        s.prr,
                         s.packet_size,
                         s.init_cwnd,
                         s.min_rto,
@@ -930,15 +935,7 @@ impl Simulation {
                 cap: l.capacity_at(now),
             })
             .collect();
-        self.class_snap = self
-            .links
-            .iter()
-            .map(|l| {
-                (0..l.queue.num_classes())
-                    .map(|c| l.queue.class_stats(c).unwrap_or_default())
-                    .collect()
-            })
-            .collect();
+        self.class_snap = self.links.iter().map(|l| class_base(&l.queue)).collect();
         for b in &mut self.flow_base {
             b.1 = 0;
         }
@@ -1277,32 +1274,11 @@ impl Simulation {
             let drops = c.queue_drops() - snap.queue_drops();
             let arrivals = c.arrivals - snap.arrivals;
             let acts = self.activations_base[m as usize] + l.queue.stats().activations;
-            let mut classes = BTreeMap::new();
-            for ci in 0..l.queue.num_classes() {
-                let cs = l.queue.class_stats(ci).unwrap_or_default();
-                let c0 = self.class_snap[m as usize]
-                    .get(ci)
-                    .copied()
-                    .unwrap_or_default();
-                let h = l.mon.as_deref().and_then(|m| m.classes.get(ci));
-                let q = |p: f64| h.map_or(0.0, |h| h.quantile(p) / 1e6);
-                classes.insert(
-                    l.queue.class_name(ci).unwrap_or_default().to_string(),
-                    ClassSummary {
-                        queue_delay_ms: DelayStats {
-                            mean: h.map_or(0.0, |h| h.mean() / 1e6),
-                            p50: q(0.5),
-                            p95: q(0.95),
-                            p99: q(0.99),
-                        },
-                        enqueued: cs.enqueued.saturating_sub(c0.enqueued),
-                        drops: cs.dropped().saturating_sub(c0.dropped()),
-                        marks: cs.marked.saturating_sub(c0.marked),
-                        tx_bytes: cs.dequeued_bytes.saturating_sub(c0.dequeued_bytes),
-                        tx_packets: cs.dequeued.saturating_sub(c0.dequeued),
-                    },
-                );
-            }
+            let classes = class_summaries(
+                &l.queue,
+                &self.class_snap[m as usize],
+                l.mon.as_deref().map_or(&[][..], |m| &m.classes[..]),
+            );
             let (fbase, fpeak) = self.flow_base[m as usize];
             let active_flows = l.queue.flow_count(Instant(now)).map(|f| ActiveFlows {
                 mean: if measured > 0 {

@@ -91,6 +91,14 @@ def register(app: typer.Typer) -> None:
             list[str] | None,
             typer.Option("--set", help="Override a scenario key: key=value (with SCENARIO)."),
         ] = None,
+        sysctl: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--sysctl",
+                help="Kernel setting of the senders' namespace KEY=VALUE (net.ipv4.*, "
+                "net.core.*), after the pinned ones, e.g. net.ipv4.tcp_recovery=0.",
+            ),
+        ] = None,
         no_plots: NoPlots = False,
         quiet: Annotated[
             bool, typer.Option("--quiet", help="Print nothing on success.", show_default=False)
@@ -99,6 +107,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run a dumbbell on real Linux TCP through the aqm qdiscs (needs root)."""
         from aqmlab.emu import EmulationError, check_environment, check_scenario, emulate
+        from aqmlab.emu.netns import check_sysctls
         from aqmlab.emu.plan import available_cc, kernel_cc_name, take_kernel_cc
         from aqmlab.output import check_output_dir
 
@@ -109,6 +118,16 @@ def register(app: typer.Typer) -> None:
                 f"--cc = {cc!r}: the kernel offers {', '.join(available_cc()) or 'none'} "
                 "(net.ipv4.tcp_available_congestion_control)"
             )
+        settings: dict[str, str] = {}
+        for item in sysctl or []:
+            k, eq, v = item.partition("=")
+            if not eq or not k.strip():
+                _fail(f"--sysctl = {item!r}: give KEY=VALUE, e.g. net.ipv4.tcp_recovery=0")
+            settings[k.strip()] = v.strip()
+        try:
+            check_sysctls(settings)
+        except ValueError as e:
+            _fail(f"--{e}")
         given = {
             "flows": flows,
             "rate": rate,
@@ -166,9 +185,11 @@ def register(app: typer.Typer) -> None:
             _fail(str(e))
         try:
             check_environment()
-            res = emulate(sc, kernel_cc=cc, group_cc=group_cc)
+            res = emulate(sc, kernel_cc=cc, group_cc=group_cc, sysctls=settings)
         except EmulationError as e:
             _fail(str(e), 1)
+        except ValueError as e:  # a sysctl the kernel refused (everything was removed)
+            _fail(f"--{e}")
         _write(res, out, force, not no_plots, "emulate")
         if not quiet:
             from rich.console import Console

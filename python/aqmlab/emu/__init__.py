@@ -30,7 +30,13 @@ import sys
 import threading
 import time
 
-from aqmlab.emu.netns import EmulationError, Testbed, check_environment, group_addr
+from aqmlab.emu.netns import (
+    EmulationError,
+    Testbed,
+    check_environment,
+    check_sysctls,
+    group_addr,
+)
 from aqmlab.emu.plan import PORT, plan_flows
 from aqmlab.output import signals_raise
 from aqmlab.results import SimResult, jain_index
@@ -75,7 +81,10 @@ def check_scenario(scenario, kernel_cc: str | None = None, group_cc: dict | None
 
 
 def emulate(
-    scenario, kernel_cc: str | None = None, group_cc: dict[int, str] | None = None
+    scenario,
+    kernel_cc: str | None = None,
+    group_cc: dict[int, str] | None = None,
+    sysctls: dict[str, str] | None = None,
 ) -> SimResult:
     """Emulate ``scenario`` (a dumbbell of long-lived TCP groups) in real time.
 
@@ -88,6 +97,10 @@ def emulate(
     group_cc : dict, optional
         ``{group index: kernel algorithm}`` for groups whose algorithm the scenario schema does
         not know (:func:`aqmlab.emu.plan.take_kernel_cc`).
+    sysctls : dict, optional
+        Further kernel settings of the senders' namespace, ``{key: value}`` (``net.ipv4.*``,
+        ``net.core.*``), applied after the pinned ones and recorded in
+        ``emulation.sysctls.snd``; e.g. ``{"net.ipv4.tcp_recovery": "0"}`` turns RACK off.
 
     Returns
     -------
@@ -98,19 +111,21 @@ def emulate(
     Raises
     ------
     ValueError
-        A scenario the emulator cannot run (the message names the key).
+        A scenario the emulator cannot run, or a sysctl that is not allowed or that the
+        kernel refused (the message names the key; nothing is left behind).
     EmulationError
         Not root, no ``/dev/net/tun``, or a set-up command failed.
     KeyboardInterrupt
         SIGINT or SIGTERM during the run; everything was removed.
     """
     flows, mtu = check_scenario(scenario, kernel_cc, group_cc)
+    extra = check_sysctls(sysctls or {})
     check_environment()
     with signals_raise():
-        return _run(scenario, flows, mtu)
+        return _run(scenario, flows, mtu, extra)
 
 
-def _run(scenario, flows, mtu) -> SimResult:
+def _run(scenario, flows, mtu, sysctls_snd: dict[str, str]) -> SimResult:
     """:func:`emulate` once the input is checked (SIGTERM raises KeyboardInterrupt here)."""
     from aqmlab import _core
 
@@ -121,7 +136,7 @@ def _run(scenario, flows, mtu) -> SimResult:
     fw = thread = None
     wall0 = time.monotonic()
     try:
-        with Testbed(mtu, ecn_groups) as tb:
+        with Testbed(mtu, ecn_groups, sysctls_snd) as tb:
             tb.create_namespaces()
             try:
                 fw = _core.Forwarder(
@@ -265,6 +280,7 @@ def _result(scenario, flows, report, ts, outs, sysctls, wall) -> SimResult:
         },
         "emulation": {
             "timing": report["timing"],
+            "traffic_realtime": all(outs[k].get("realtime") for k in ("sender", "receiver")),
             "ecn": report["ecn"],
             "kernel": platform.release(),
             "sysctls": sysctls,

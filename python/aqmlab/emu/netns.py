@@ -19,6 +19,9 @@ asks for ECN: the default falls back to Not-ECT, RFC 3168 §6.1.1.1, which turne
 groups that started into a full buffer into Not-ECT ones), ``net.ipv4.tcp_no_metrics_save = 1`` (no cached ssthresh between
 flows or runs), IPv6 off on the devices (no router solicitations through the bottleneck).
 Everything else is the kernel's default, recorded in the results (``emulation.sysctls``).
+Further settings of the senders' namespace (e.g. ``net.ipv4.tcp_recovery = 0``, RACK off) are
+given with ``Testbed(..., snd_sysctls=...)`` (``aqmlab emulate --sysctl KEY=VALUE``), checked
+by :func:`check_sysctls`, applied after the pinned ones and recorded with them.
 """
 
 from __future__ import annotations
@@ -30,7 +33,14 @@ import signal
 import subprocess
 from pathlib import Path
 
-__all__ = ["EmulationError", "Testbed", "check_environment", "remove_stale", "ns_names"]
+__all__ = [
+    "EmulationError",
+    "Testbed",
+    "check_environment",
+    "check_sysctls",
+    "remove_stale",
+    "ns_names",
+]
 
 NETNS_DIR = Path("/run/netns")
 _NS_RE = re.compile(r"^aqmlab-(\d+)-(snd|rcv)$")
@@ -69,6 +79,28 @@ def check_environment() -> None:
     for tool, package in (("ip", "iproute2"), ("sysctl", "procps")):
         if shutil.which(tool) is None:
             raise EmulationError(f"emulate needs the '{tool}' command ({package}); not on PATH")
+
+
+_SYSCTL_KEY = re.compile(r"^net\.(ipv4|core)\.[a-z0-9_]+$")
+_SYSCTL_VALUE = re.compile(r"^[0-9A-Za-z_. -]+$")
+
+
+def check_sysctls(settings: dict[str, str]) -> dict[str, str]:
+    """``settings`` (``{key: value}`` for the senders' namespace) if every key is a
+    ``net.ipv4.*`` or ``net.core.*`` setting this kernel has (``/proc/sys``) and every value
+    is plain (digits, letters, ``_ . -`` and spaces); else ``ValueError`` naming the first bad
+    key and value. Whether the kernel accepts a value is known only when it is set
+    (:meth:`Testbed.configure`)."""
+    for k, v in settings.items():
+        if not _SYSCTL_KEY.match(k):
+            raise ValueError(
+                f"sysctl {k} = {v!r}: only net.ipv4.* and net.core.* settings can be set"
+            )
+        if not Path("/proc/sys", *k.split(".")).is_file():
+            raise ValueError(f"sysctl {k} = {v!r}: this kernel has no such setting")
+        if not _SYSCTL_VALUE.match(str(v)):
+            raise ValueError(f"sysctl {k} = {v!r}: not a plain value")
+    return {k: str(v) for k, v in settings.items()}
 
 
 def _run(args: list[str], stdin: str | None = None) -> str:
@@ -129,6 +161,9 @@ class Testbed:
         MTU of both devices, bytes (the IP size of full data packets).
     ecn_groups : list of bool
         Per flow group, whether its connections negotiate ECN.
+    snd_sysctls : dict, optional
+        Further ``{key: value}`` settings of the senders' namespace, applied after
+        :attr:`SYSCTLS` (checked with :func:`check_sysctls`).
     """
 
     #: Sysctls set in each namespace (``{namespace role: {key: value}}``).
@@ -153,12 +188,15 @@ class Testbed:
         "net.ipv4.tcp_slow_start_after_idle",
     )
 
-    def __init__(self, mtu: int, ecn_groups: list[bool]):
+    def __init__(
+        self, mtu: int, ecn_groups: list[bool], snd_sysctls: dict[str, str] | None = None
+    ):
         self.pid = os.getpid()
         self.snd, self.rcv = ns_names(self.pid)
         self.snd_tun, self.rcv_tun = tun_names(self.pid)
         self.mtu = mtu
         self.ecn_groups = list(ecn_groups)
+        self.snd_sysctls = dict(snd_sysctls or {})
         self._created: list[str] = []
 
     def __enter__(self) -> Testbed:
@@ -214,12 +252,18 @@ class Testbed:
                 ]
             )
             _run(["ip", "-n", ns, "-batch", "-"], stdin="\n".join(cmds) + "\n")
+        for k, v in self.snd_sysctls.items():
+            try:
+                _run(["ip", "netns", "exec", self.snd, "sysctl", "-q", "-w", f"{k}={v}"])
+            except EmulationError as e:
+                raise ValueError(f"sysctl {k} = {v!r}: the kernel refused it ({e})") from None
 
     def sysctls(self) -> dict[str, dict[str, str]]:
         """The pinned and recorded kernel settings of both namespaces, as read back."""
         out = {}
         for role, ns in (("snd", self.snd), ("rcv", self.rcv)):
-            keys = [*self.SYSCTLS[role], *self.RECORDED]
+            extra = self.snd_sysctls if role == "snd" else {}
+            keys = list(dict.fromkeys([*self.SYSCTLS[role], *extra, *self.RECORDED]))
             text = _run(["ip", "netns", "exec", ns, "sysctl", *keys])
             out[role] = {
                 k.strip(): " ".join(v.split())

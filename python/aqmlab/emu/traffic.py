@@ -17,12 +17,19 @@ from stdin, a ``CLOCK_MONOTONIC`` instant in ns (the forwarder's clock), and wor
   ``ecn_negotiated`` is ``TCPI_OPT_ECN`` (false after a retransmitted SYN fell back to
   Not-ECT); ``timeouts`` is null on kernels whose ``tcp_info`` lacks ``tcpi_total_rto``
   (before Linux 6.7).
+
+Both run under ``SCHED_FIFO`` at :data:`FIFO_PRIORITY`, below the forwarder's 10 (the kernel's
+real-time throttling keeps 5 % of each second for other tasks; both sleep in ``select``
+between socket events). At normal priority, other load on a small machine delayed them enough
+to change the queue the kernel's flows built (``validation/emu/RESULTS.md``, row 9). Each
+output carries ``"realtime"``: whether the priority was granted.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import selectors
 import socket
 import struct
@@ -36,6 +43,17 @@ _RTT, _TOTAL_RETRANS, _MIN_RTT, _TOTAL_RTO = 68, 100, 148, 240
 _OPTIONS, _OPT_ECN = 5, 0x08
 _INFO_LEN = 248
 _CHUNK = 1 << 18
+#: ``SCHED_FIFO`` priority of the traffic programs (the forwarder thread has 10).
+FIFO_PRIORITY = 5
+
+
+def _realtime() -> bool:
+    """Run this process under ``SCHED_FIFO`` at :data:`FIFO_PRIORITY`; False if refused."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(FIFO_PRIORITY))
+    except (OSError, AttributeError):
+        return False
+    return True
 
 
 def _now() -> int:
@@ -229,11 +247,13 @@ def main(argv: list[str] | None = None) -> None:
     s = sub.add_parser("send")
     s.add_argument("--plan", required=True, help="JSON plan")
     a = p.parse_args(argv)
+    realtime = _realtime()
     if a.cmd == "recv":
         starts = {int(k): float(v) for k, v in json.loads(a.starts).items()}
         res = receive(a.port, a.warmup, a.duration, starts)
     else:
         res = send(json.loads(a.plan))
+    res["realtime"] = realtime
     sys.stdout.write(json.dumps(res) + "\n")
     sys.stdout.flush()
 

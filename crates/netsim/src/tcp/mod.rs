@@ -78,4 +78,8 @@ pub struct TcpParams {
     /// Selective acknowledgements (RFC 2018) with FACK/RFC 6675 loss
     /// recovery instead of NewReno's (see [`sack`]).
     pub sack: bool,
+    /// Proportional rate reduction (RFC 6937, PRR-SSRB) paces the SACK
+    /// recovery's transmissions instead of halving the window at once (see
+    /// [`recovery::Prr`]); only with `sack`.
+    pub prr: bool,
 }

@@ -13,6 +13,14 @@
 //!   scoreboard of [`super::sack`]; no inflation, transmissions while
 //!   `pipe < cwnd`.
 //!
+//! With `prr` (SACK only), proportional rate reduction (RFC 6937, PRR-SSRB,
+//! [`Prr`]) replaces the pipe rule's window during SACK recovery: the window
+//! law still sets `ssthresh` (and `cwnd = ssthresh`) at once, but the sender
+//! transmits, on each ACK, `sndcnt` segments computed from what that ACK
+//! delivered, so the flight falls to `ssthresh` gradually over the recovery
+//! round instead of the sender going silent until the pipe drops below the
+//! halved window. Linux does this (`tcp_cwnd_reduction`, net/ipv4/tcp_input.c).
+//!
 //! Units: segments. The recovery owns the inflation (ns-2's `dupwnd_`; the
 //! sending window in recovery is `cwnd + inflation`), never `cwnd` itself:
 //! window reductions and the deflation at the end of recovery go through
@@ -108,6 +116,59 @@ pub enum SackNext {
     NewData,
 }
 
+/// Proportional rate reduction state of one recovery (RFC 6937 §3, in
+/// segments): `RecoverFS` (the flight when recovery began, at least 1),
+/// `prr_delivered` (segments delivered to the receiver since) and `prr_out`
+/// (segments sent since, retransmissions included).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Prr {
+    /// `RecoverFS = snd.nxt - snd.una` at the start of recovery (>= 1).
+    pub recover_fs: u32,
+    /// `prr_delivered`.
+    pub delivered: u32,
+    /// `prr_out`.
+    pub out: u32,
+}
+
+impl Prr {
+    /// The state at the start of a recovery with `recover_fs` segments in flight.
+    pub fn new(recover_fs: u32) -> Self {
+        Prr {
+            recover_fs: recover_fs.max(1),
+            delivered: 0,
+            out: 0,
+        }
+    }
+
+    /// RFC 6937 §3, "on every ACK during recovery", with the slow-start
+    /// reduction bound (PRR-SSRB): adds `delivered_data` to `prr_delivered`
+    /// and returns `sndcnt`, the segments the sender may send now, given
+    /// `pipe` after the ACK (the RFC's is RFC 6675's; the sender passes its
+    /// FACK estimate) and `ssthresh`:
+    ///
+    /// * `pipe > ssthresh` (proportional part):
+    ///   `sndcnt = CEIL(prr_delivered * ssthresh / RecoverFS) - prr_out`;
+    /// * else (bound): `sndcnt = MIN(ssthresh - pipe,
+    ///   MAX(prr_delivered - prr_out, DeliveredData) + 1)`
+    ///
+    /// (negative values are 0).
+    pub fn sndcnt(&mut self, delivered_data: u32, pipe: u32, ssthresh: u32) -> u32 {
+        self.delivered += delivered_data;
+        if pipe > ssthresh {
+            let due = (self.delivered as u64 * ssthresh as u64).div_ceil(self.recover_fs as u64);
+            due.saturating_sub(self.out as u64) as u32
+        } else {
+            let limit = self.delivered.saturating_sub(self.out).max(delivered_data) + 1;
+            (ssthresh - pipe).min(limit)
+        }
+    }
+
+    /// `prr_out += n` (segments sent, on any transmission or retransmission).
+    pub fn on_sent(&mut self, n: u32) {
+        self.out += n;
+    }
+}
+
 /// Loss-recovery state of one sender.
 #[derive(Clone, Debug)]
 pub struct Recovery {
@@ -128,6 +189,14 @@ pub struct Recovery {
     inflation: f64,
     /// SACK scoreboard (used only with [`RecoveryKind::Sack`]).
     sb: Scoreboard,
+    /// PRR paces SACK recoveries (see the module doc).
+    prr_on: bool,
+    /// The running recovery's PRR state (`prr_on`, SACK recovery only).
+    prr: Option<Prr>,
+    /// Segments the last ACK delivered (scoreboard's `delivered` difference).
+    delivered_data: u32,
+    /// PRR's `sndcnt` of the last ACK, not yet sent.
+    prr_budget: u32,
 }
 
 impl Recovery {
@@ -141,7 +210,24 @@ impl Recovery {
             recover: 0,
             inflation: 0.0,
             sb: Scoreboard::default(),
+            prr_on: false,
+            prr: None,
+            delivered_data: 0,
+            prr_budget: 0,
         }
+    }
+
+    /// The same recovery with PRR pacing SACK recoveries (RFC 6937; no
+    /// effect on Reno and NewReno recovery).
+    pub fn with_prr(mut self, on: bool) -> Self {
+        self.prr_on = on && self.kind == RecoveryKind::Sack;
+        self
+    }
+
+    /// The running recovery's PRR state (None outside a PRR recovery).
+    #[inline]
+    pub fn prr(&self) -> Option<&Prr> {
+        self.prr.as_ref().filter(|_| self.in_recovery)
     }
 
     /// The flavour.
@@ -174,10 +260,29 @@ impl Recovery {
     /// blocks, bounded by `snd_max`.
     #[inline]
     pub fn on_sack_blocks(&mut self, ack: u32, blocks: &[u16; 6], snd_una: u32, snd_max: u32) {
+        let before = self.sb.delivered;
         if ack > snd_una {
             self.sb.advance(ack);
         }
         self.sb.apply(ack, blocks, snd_max);
+        self.delivered_data = (self.sb.delivered - before) as u32;
+    }
+
+    /// PRR on an ACK in SACK recovery, after the ACK was processed (and
+    /// recovery possibly entered on it): RFC 6937's `sndcnt` for this ACK's
+    /// delivered segments becomes the budget of [`Recovery::sack_next`]. As
+    /// in Linux (`tcp_cwnd_reduction`), an ACK that delivers nothing sends
+    /// nothing, and the first ACK of a recovery may always send one segment
+    /// (the fast retransmit).
+    pub fn prr_on_ack(&mut self, ssthresh: u32, snd_max: u32) {
+        let pipe = self.sb.pipe(snd_max);
+        let dd = self.delivered_data;
+        self.prr_budget = match self.prr.as_mut() {
+            Some(p) if dd > 0 && self.in_recovery => {
+                p.sndcnt(dd, pipe, ssthresh).max(u32::from(p.out == 0))
+            }
+            _ => 0,
+        };
     }
 
     /// A new cumulative ACK `ack` acknowledging `acked` segments; `cwnd` is
@@ -259,6 +364,11 @@ impl Recovery {
         if self.kind == RecoveryKind::Sack {
             self.sb.new_episode();
             self.inflation = 0.0;
+            if self.prr_on {
+                let recover_fs = snd_max.saturating_sub(self.sb.base());
+                self.prr = Some(Prr::new(recover_fs));
+                self.prr_budget = 0;
+            }
             false
         } else {
             self.inflation = DUPTHRESH as f64;
@@ -289,18 +399,27 @@ impl Recovery {
     /// SACK-based recovery transmissions (RFC 6675 §5 with FACK's pipe):
     /// while `pipe < wnd`, the lowest lost segment (NextSeg rule 1), else new
     /// data if `can_send_new` (rule 2); `None` when nothing may be sent.
+    ///
+    /// In a PRR recovery `wnd` is ignored: the budget of
+    /// [`Recovery::prr_on_ack`] is spent instead, one segment per call.
     #[inline]
     pub fn sack_next(&mut self, wnd: u32, snd_max: u32, can_send_new: bool) -> Option<SackNext> {
-        if self.sb.pipe(snd_max) >= wnd {
+        let prr = self.prr_on && self.prr.is_some();
+        if prr && self.prr_budget == 0 || !prr && self.sb.pipe(snd_max) >= wnd {
             return None;
         }
-        if let Some(h) = self.sb.next_lost() {
-            if h < snd_max {
+        let next = match self.sb.next_lost().filter(|&h| h < snd_max) {
+            Some(h) => {
                 self.sb.mark_retx(h);
-                return Some(SackNext::Retransmit(h));
+                Some(SackNext::Retransmit(h))
             }
+            None => can_send_new.then_some(SackNext::NewData),
+        };
+        if let (true, true, Some(p)) = (prr, next.is_some(), self.prr.as_mut()) {
+            self.prr_budget -= 1;
+            p.on_sent(1);
         }
-        can_send_new.then_some(SackNext::NewData)
+        next
     }
 }
 
@@ -347,6 +466,101 @@ mod tests {
         for _ in 0..3 {
             assert!(!r.on_dup_ack(15));
         }
+    }
+
+    /// RFC 6937's equations on its one-loss case (§5's example: Reno, 20
+    /// segments in flight, one lost, `ssthresh = 10`, `RecoverFS = 20`; the
+    /// pipe is 19 at the start). Each ACK delivers one segment. While
+    /// `pipe > ssthresh` the proportional part sends
+    /// `CEIL(prr_delivered * 10 / 20) - prr_out`: one segment per two
+    /// delivered, the first being the retransmission. At the 17th ACK the
+    /// pipe is down to `ssthresh` and the bound takes over (`ssthresh - pipe`:
+    /// 0, then one per ACK). The flight reaches `ssthresh` exactly at the end
+    /// of the round, with 10 segments sent, where RFC 6675 would send nothing
+    /// for 9 ACKs and then one per ACK. Sequence derived by hand from §3.
+    #[test]
+    fn prr_one_loss_halves_smoothly() {
+        let (ssthresh, mut pipe) = (10u32, 19u32);
+        let mut p = Prr::new(20);
+        let mut sent = Vec::new();
+        for _ in 1..=19u32 {
+            // The ACK took one segment out of the network; what we send adds to it.
+            let n = p.sndcnt(1, pipe - 1, ssthresh);
+            pipe = pipe - 1 + n;
+            p.on_sent(n);
+            sent.push(n);
+        }
+        let want = [1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 0, 1, 1];
+        assert_eq!(sent, want);
+        assert_eq!((pipe, p.out, p.delivered), (ssthresh, 10, 19));
+    }
+
+    /// PRR-SSRB below `ssthresh` (RFC 6937 §3, the bound): after a burst of
+    /// losses the pipe is 4 with `ssthresh = 10` and nothing owed (`prr_out =
+    /// prr_delivered`); each ACK delivering one segment may send
+    /// `MIN(ssthresh - pipe, MAX(prr_delivered - prr_out, 1) + 1) = 2`, i.e.
+    /// the flight grows by one per ACK (slow start) up to `ssthresh`, never
+    /// beyond.
+    #[test]
+    fn prr_ssrb_slow_starts_to_ssthresh() {
+        let mut p = Prr::new(20);
+        p.delivered = 8;
+        p.out = 8;
+        let mut pipe = 4u32;
+        let mut sent = Vec::new();
+        for _ in 0..8 {
+            let n = p.sndcnt(1, pipe - 1, 10);
+            pipe = pipe - 1 + n;
+            p.on_sent(n);
+            sent.push(n);
+        }
+        assert_eq!(sent, [2, 2, 2, 2, 2, 2, 1, 1]);
+        assert_eq!(pipe, 10);
+        // Conservative when owed nothing and the ACK delivered a lot: MAX(.., DeliveredData) + 1.
+        let mut q = Prr::new(20);
+        assert_eq!(q.sndcnt(5, 2, 10), 6);
+    }
+
+    /// The scoreboard-driven PRR recovery: 20 segments out, segment 0 lost,
+    /// `ssthresh = 10`. The ACK entering recovery SACKs 1..4
+    /// (`DeliveredData = 4`, pipe 15): `CEIL(4 * 10 / 20) = 2` segments, the
+    /// retransmission and one new one (pipe 17). Each later ACK SACKs one
+    /// more segment: one new segment on every other ACK until the 13th finds
+    /// the pipe (`snd_max - fack + retransmissions`, 17 + sent - k) at
+    /// `ssthresh`; then the bound sends `ssthresh - pipe` (0, 1, 1).
+    /// `prr_out = 10` after the 15 ACKs, as in the example above.
+    #[test]
+    fn prr_paces_sack_recovery() {
+        let mut r = Recovery::new(RecoveryKind::Sack).with_prr(true);
+        let sack = |r: &mut Recovery, upto: u16| {
+            r.on_sack_blocks(0, &[1, upto, 0, 0, 0, 0], 0, 20);
+        };
+        sack(&mut r, 5);
+        assert!(
+            r.on_dup_ack(0),
+            "FACK: 0 is lost with 4 segments SACKed above it"
+        );
+        assert!(!r.enter(20));
+        r.prr_on_ack(10, 20);
+        assert_eq!(r.prr().map(|p| p.recover_fs), Some(20));
+        assert_eq!(r.sack_next(0, 20, true), Some(SackNext::Retransmit(0)));
+        assert_eq!(r.sack_next(0, 20, true), Some(SackNext::NewData));
+        assert_eq!(r.sack_next(0, 21, true), None);
+        let mut snd_max = 21;
+        let mut new = Vec::new();
+        for upto in 6..=20u16 {
+            sack(&mut r, upto);
+            r.on_dup_ack(0);
+            r.prr_on_ack(10, snd_max);
+            let mut n = 0;
+            while let Some(SackNext::NewData) = r.sack_next(0, snd_max, true) {
+                snd_max += 1;
+                n += 1;
+            }
+            new.push(n);
+        }
+        assert_eq!(r.prr().map(|p| (p.delivered, p.out)), Some((19, 10)));
+        assert_eq!(new, [1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 0, 1, 1]);
     }
 
     #[test]

@@ -106,6 +106,10 @@ pub struct Scoreboard {
     /// Retransmissions sent in this recovery and not yet acknowledged.
     pub retx_out: u32,
     next_hole: u32,
+    /// Segments known delivered so far: each counted once, when first SACKed or, if never
+    /// SACKed, when cumulatively acknowledged. The difference over one ACK is RFC 6937's
+    /// `DeliveredData` (in segments).
+    pub delivered: u64,
 }
 
 impl Scoreboard {
@@ -124,6 +128,12 @@ impl Scoreboard {
         &mut self.state[i]
     }
 
+    /// The lowest segment not cumulatively acknowledged (`snd_una`).
+    #[inline]
+    pub fn base(&self) -> u32 {
+        self.base
+    }
+
     /// True if `seq` has been SACKed.
     #[inline]
     pub fn is_sacked(&self, seq: u32) -> bool {
@@ -133,10 +143,12 @@ impl Scoreboard {
     /// The cumulative ACK moved to `ack`.
     pub fn advance(&mut self, ack: u32) {
         while self.base < ack {
-            if let Some(st) = self.state.pop_front() {
-                if st & RETX != 0 && st & SACKED == 0 {
-                    self.retx_out -= 1;
-                }
+            let st = self.state.pop_front().unwrap_or(0);
+            if st & RETX != 0 && st & SACKED == 0 {
+                self.retx_out -= 1;
+            }
+            if st & SACKED == 0 {
+                self.delivered += 1;
             }
             self.base += 1;
         }
@@ -179,6 +191,7 @@ impl Scoreboard {
         if was_retx {
             self.retx_out -= 1;
         }
+        self.delivered += 1;
         true
     }
 

@@ -116,7 +116,7 @@ impl TcpSender {
             p,
             cc: AnyController::new(p.cc, p.init_cwnd),
             rtt: RttEstimator::new(p.min_rto),
-            rec: Recovery::new(RecoveryKind::new(p.cc, p.sack)),
+            rec: Recovery::new(RecoveryKind::new(p.cc, p.sack)).with_prr(p.prr),
             total_segs,
             last_payload,
             app_limit: total_segs.unwrap_or(u32::MAX),
@@ -431,6 +431,11 @@ impl TcpSender {
         } else if ack == self.snd_una && self.snd_max > self.snd_una && self.rec.on_dup_ack(ack) {
             self.fast_retransmit(now, out);
         }
+        // RFC 6937: this ACK's share of the recovery's transmissions.
+        if self.p.prr && self.rec.in_sack_recovery() {
+            let ssthresh = self.cc.ssthresh().floor() as u32;
+            self.rec.prr_on_ack(ssthresh, self.snd_max);
+        }
         AckEvent {
             ack: self.snd_una,
             snd_max: self.snd_max,
@@ -517,6 +522,7 @@ mod tests {
             min_rto: DEFAULT_MIN_RTO,
             rwnd: None,
             sack: false,
+            prr: false,
         }
     }
 
