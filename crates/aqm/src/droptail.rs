@@ -132,6 +132,53 @@ mod tests {
         assert_eq!(q.len_bytes(), 2500);
     }
 
+    /// `pass_through` on an empty drop-tail queue records what `enqueue` then `dequeue` record
+    /// (the reference: the same arrivals the long way) and stamps the enqueue time; it refuses
+    /// (hands the packet back, nothing recorded) a non-empty queue, a packet that does not fit,
+    /// and any other AQM.
+    #[test]
+    fn pass_through_is_enqueue_then_dequeue() {
+        let mut never = |_p: TestPacket, _r: DropReason| panic!("no drop expected");
+        let (mut fast, mut slow) = (q(QueueLimit::Packets(2)), q(QueueLimit::Packets(2)));
+        for i in 0..4u64 {
+            let t = Instant(100 * i);
+            let p = fast
+                .pass_through(t, TestPacket::new(i, 500 + i as u32))
+                .expect("empty drop-tail queue");
+            assert_eq!(p.enqueued_at, t);
+            assert_eq!(
+                slow.enqueue(t, TestPacket::new(i, 500 + i as u32)),
+                Enqueue::Queued
+            );
+            assert_eq!(slow.dequeue(t, &mut never).unwrap(), p);
+            assert_eq!(fast.stats(), slow.stats());
+        }
+        // not empty: refused, nothing recorded
+        fast.enqueue(Instant(500), TestPacket::new(9, 100));
+        let before = *fast.stats();
+        let back = fast.pass_through(Instant(501), TestPacket::new(10, 100));
+        assert_eq!(back, Err(TestPacket::new(10, 100)));
+        assert_eq!(*fast.stats(), before);
+        // no room (byte limit below the packet): refused
+        let mut tiny = q(QueueLimit::Bytes(400));
+        assert!(tiny
+            .pass_through(Instant(0), TestPacket::new(0, 500))
+            .is_err());
+        assert_eq!(tiny.stats().received, 0);
+        // another AQM: refused
+        let mut codel = QueueDisc::<TestPacket>::new(
+            &AqmConfig::Codel(Default::default()),
+            QueueLimit::Packets(10),
+            LinkInfo::new(BitsPerSec::from_mbps(10)),
+            1,
+        )
+        .unwrap();
+        assert!(codel
+            .pass_through(Instant(0), TestPacket::new(0, 500))
+            .is_err());
+        assert_eq!(codel.stats().received, 0);
+    }
+
     #[test]
     fn zero_limit_is_rejected() {
         let r = QueueDisc::<TestPacket>::new(

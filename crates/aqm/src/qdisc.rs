@@ -656,6 +656,15 @@ impl<P: Packet> Qdisc<P> {
         }
     }
 
+    /// [`QueueDisc::pass_through`] for a drop-tail FIFO; `Err(pkt)` for every other qdisc.
+    #[inline(always)]
+    pub fn pass_through(&mut self, now: Instant, pkt: P) -> Result<P, P> {
+        match self {
+            Qdisc::Fifo(q) => q.pass_through(now, pkt),
+            _ => Err(pkt),
+        }
+    }
+
     /// Takes the next packet for the link; dequeue-side drops go to `on_drop`.
     #[inline(always)]
     pub fn dequeue(&mut self, now: Instant, on_drop: &mut impl FnMut(P, DropReason)) -> Option<P> {

@@ -330,6 +330,28 @@ impl<P: Packet> QueueDisc<P> {
         }
     }
 
+    /// An arrival that leaves at once: if this is a drop-tail FIFO (no enqueue decision, no
+    /// dequeue law) with an empty backlog and room for `pkt`, records exactly what
+    /// [`QueueDisc::enqueue`] then [`QueueDisc::dequeue`] would (received, enqueued and
+    /// dequeued counts and bytes; drop-tail's hooks do nothing) and hands the packet back
+    /// stamped with its enqueue time, without storing it. Otherwise gives `pkt` back
+    /// untouched as `Err`, for the caller to enqueue. For a driver whose link is idle.
+    #[inline(always)]
+    pub fn pass_through(&mut self, now: Instant, mut pkt: P) -> Result<P, P> {
+        let size = pkt.size_bytes();
+        if !matches!(self.aqm, AnyAqm::DropTail(_)) || !self.backlog.is_empty() || !self.fits(size)
+        {
+            return Err(pkt);
+        }
+        self.stats.received += 1;
+        self.stats.received_bytes += size as u64;
+        self.stats.enqueued += 1;
+        self.stats.dequeued += 1;
+        self.stats.dequeued_bytes += size as u64;
+        pkt.set_enqueued_at(now);
+        Ok(pkt)
+    }
+
     /// Take the next packet for the link, or `None` if the queue is empty. Dequeue-side AQMs
     /// may drop heads first; each such packet goes to `on_drop` with its reason.
     #[inline(always)]

@@ -358,4 +358,30 @@ mod tests {
         }
         assert!(q.is_empty());
     }
+
+    /// `schedule_as_of`: an event scheduled early but as of a later time takes the place a
+    /// `schedule` at that later time would have given it among simultaneous events: after
+    /// those scheduled before that time, before those scheduled after it.
+    #[test]
+    fn schedule_as_of_places_the_event_at_its_virtual_scheduling_time() {
+        let mut q = EventQueue::new();
+        q.schedule(10, Event::Sample); // the clock: pops at 10
+        q.schedule_as_of(50, Event::PipeArrive(1), 20); // as if scheduled at 20
+        q.schedule(50, Event::Rto(0)); // scheduled at 0: before it
+        assert_eq!(q.pop(), Some((10, Event::Sample)));
+        q.schedule(50, Event::DelAck(2)); // scheduled at 10: before it
+        q.schedule(30, Event::Warmup);
+        assert_eq!(q.pop(), Some((30, Event::Warmup)));
+        q.schedule(50, Event::TxDone(3)); // scheduled at 30: after it
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        assert_eq!(
+            order,
+            vec![
+                (50, Event::Rto(0)),
+                (50, Event::DelAck(2)),
+                (50, Event::PipeArrive(1)),
+                (50, Event::TxDone(3)),
+            ]
+        );
+    }
 }

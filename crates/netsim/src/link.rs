@@ -19,7 +19,10 @@
 //! their order and results are those of the one-event-per-packet discipline
 //! (`tests/tcp_golden.rs` and the summaries of varied scenarios are identical;
 //! only the event count falls, by 35-40 % on a dumbbell, whose access links and
-//! reverse path are mostly idle). [`Link::counters_at`] reports a fast-path
+//! reverse path are mostly idle). On such a link running drop-tail, a packet
+//! that arrives while the link is idle does not even enter the queue:
+//! `Qdisc::pass_through` records what enqueue and dequeue would have recorded
+//! and the packet goes to the wire. [`Link::counters_at`] reports a fast-path
 //! packet as sent only from the end of its serialisation.
 //!
 //! Counter invariants (checked by `Simulation::check_conservation`):
@@ -321,6 +324,16 @@ impl Link {
             pkt.flags &= !F_CE_IN;
         }
         self.account_area(now);
+        if !TRACE && self.mon.is_none() && self.in_tx.is_none() && now >= self.busy_until {
+            // Idle drop-tail link: the packet goes straight to the wire (module docs).
+            match self.queue.pass_through(inst(now), pkt) {
+                Ok(p) => {
+                    self.transmit_fast(now, p, id, ev);
+                    return;
+                }
+                Err(p) => pkt = p,
+            }
+        }
         let mut victims = 0u64;
         let res = if TRACE {
             let trace = &mut self.trace;
@@ -429,11 +442,7 @@ impl Link {
             if !TRACE && self.mon.is_none() && self.queue.len_pkts() == 0 {
                 // Idle-link fast path: nothing waits behind this packet, so its completion
                 // needs no event; it is counted and enters the pipe now (module docs).
-                self.busy_until = now + t;
-                self.fast_size = p.size;
-                let lost = self.ctr.lost;
-                self.complete(now + t, p, id, ev);
-                self.fast_lost = self.ctr.lost != lost;
+                self.finish_fast(now + t, p, id, ev);
             } else {
                 self.in_tx = Some(p);
                 ev.schedule(now + t, Event::TxDone(id));
@@ -450,6 +459,27 @@ impl Link {
             self.complete(now, p, id, ev);
         }
         self.start_next(now, id, ev);
+    }
+
+    /// Starts transmitting `p` (which passed through an empty drop-tail queue) on the fast
+    /// path: what [`Link::start_next_as`] does for a packet with nothing queued behind it.
+    #[inline(always)]
+    fn transmit_fast(&mut self, now: Ns, p: Packet, id: u32, ev: &mut EventQueue) {
+        self.tx_start = now;
+        self.tx_start_carry = self.tx_carry;
+        let t = self.tx_time(p.size);
+        self.finish_fast(now + t, p, id, ev);
+    }
+
+    /// A fast-path packet whose serialisation ends at `done`: the transmitter is busy until
+    /// then, and the packet is counted and put in the pipe now.
+    #[inline(always)]
+    fn finish_fast(&mut self, done: Ns, p: Packet, id: u32, ev: &mut EventQueue) {
+        self.busy_until = done;
+        self.fast_size = p.size;
+        let lost = self.ctr.lost;
+        self.complete(done, p, id, ev);
+        self.fast_lost = self.ctr.lost != lost;
     }
 
     /// The transmission of `p` ends at `done`: count it, apply the random loss and put it
