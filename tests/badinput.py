@@ -10,12 +10,21 @@ from __future__ import annotations
 
 import hashlib
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 AQMLAB = [sys.executable, "-m", "aqmlab"]
+
+
+def default_sigint() -> None:
+    """``preexec_fn`` of a child that a test interrupts with SIGINT: the default action, so
+    that Python installs its KeyboardInterrupt handler even when the test runner was started
+    with SIGINT ignored (a background job of a non-interactive shell inherits SIG_IGN)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
 
 #: Files every scratch folder starts with; a bad input must leave them as they are.
 USER_FILES = {"notes.txt": "my notes\n", "mine/data.csv": "a,b\n1,2\n"}

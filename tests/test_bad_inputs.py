@@ -17,7 +17,15 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from badinput import AQMLAB, ROOT, assert_bad_input, run, scratch, snapshot  # noqa: E402
+from badinput import (  # noqa: E402
+    AQMLAB,
+    ROOT,
+    assert_bad_input,
+    default_sigint,
+    run,
+    scratch,
+    snapshot,
+)
 
 # Every dumbbell row runs with these (short, so a row that wrongly succeeds is quick to see).
 DB = ["dumbbell", "--duration", "2s", "--flows", "2", "--out", "{tmp}/res"]
@@ -627,7 +635,7 @@ def test_a_signal_leaves_nothing_behind(tmp_path, sig, phase):
     else:
         cmd = [sys.executable, "-c", WRITER, "deep/res"]
     p = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         text=True)  # fmt: skip
+                         text=True, preexec_fn=default_sigint)  # fmt: skip
     if phase == "writing":
         assert p.stdout.readline().strip() == "writing"
         assert any(cwd.glob("deep/.res.*")), "the temporary folder exists while writing"

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from badinput import AQMLAB, ROOT  # noqa: E402
+from badinput import AQMLAB, ROOT, default_sigint  # noqa: E402
 
 if os.geteuid() != 0:
     pytest.skip("emulation needs root (network namespaces, TUN devices)", allow_module_level=True)
@@ -144,8 +144,10 @@ def test_sysctl_the_kernel_refuses_is_bad_input(tmp_path):
         timeout=30,
     )  # fmt: skip
     assert p.returncode == 2, p.stderr
-    assert p.stderr.strip().splitlines()[-1].startswith(
-        "error: --sysctl net.ipv4.tcp_recovery = 'abc': the kernel refused it"
+    assert (
+        p.stderr.strip()
+        .splitlines()[-1]
+        .startswith("error: --sysctl net.ipv4.tcp_recovery = 'abc': the kernel refused it")
     ), p.stderr
     assert _state() == before
     assert not out.exists()
@@ -236,6 +238,7 @@ def test_signal_removes_everything(tmp_path, sig):
         [*AQMLAB, "emulate", "--flows", "2", "--rate", "5Mbps", "--duration", "60s",
          "--out", str(out)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV,
+        preexec_fn=default_sigint,
     )  # fmt: skip
     mine = f"aqmlab-{p.pid}-rcv"
     deadline = time.monotonic() + 20

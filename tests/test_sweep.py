@@ -18,7 +18,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 from aqmlab import sweep  # noqa: E402
 from aqmlab.sim import simulate  # noqa: E402
-from badinput import AQMLAB, ROOT  # noqa: E402
+from badinput import AQMLAB, ROOT, default_sigint  # noqa: E402
 
 BASE = {
     "duration": "2s",
@@ -220,7 +220,14 @@ def test_ctrl_c_keeps_finished_runs_and_a_rerun_finishes_the_rest(tmp_path):
     )
     out = tmp_path / "out"
     cmd = [*AQMLAB, "sweep", str(spec), "--out", str(out), "--workers", "1"]
-    p = subprocess.Popen(cmd, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        cmd,
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=default_sigint,
+    )
     deadline = time.monotonic() + 60
     while not list((out / "runs").glob("*.json")) and time.monotonic() < deadline:
         time.sleep(0.05)
