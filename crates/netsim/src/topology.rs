@@ -383,7 +383,23 @@ fn build_dumbbell(
                 "no access links with access = \"none\"",
             ));
         }
-        return build_bare_dumbbell(net, d, rtt, limit, side, flows);
+        // the bottleneck pair alone, `rtt/2` each way (no access links)
+        return build_bare_dumbbell(
+            net,
+            Chain {
+                routers: vec!["R1".into(), "R2".into()],
+                rate: d.bottleneck_rate,
+                hop_delay: rtt / 2,
+                access_delay: 0,
+                access_rate,
+                aqm: &d.aqm,
+                limit,
+                side,
+                loss: d.loss,
+                parking_lot: false,
+            },
+            flows,
+        );
     }
     build_chain(
         net,
@@ -408,48 +424,16 @@ fn build_dumbbell(
 /// told apart by their flow id, not by their node).
 fn build_bare_dumbbell(
     net: &mut Net,
-    d: &DumbbellConfig,
-    rtt: Ns,
-    limit: QueueLimit,
-    side: QueueLimit,
+    c: Chain,
     flows: &[FlowGroup],
 ) -> Result<Endpointss, ConfigError> {
-    let r1 = net.node("topology.routers[0]", "R1")?;
-    let r2 = net.node("topology.routers[1]", "R2")?;
-    let key = "topology.bottleneck[0]".to_string();
-    let fwd = net.link(LinkSpec {
-        name: "R1->R2".into(),
-        key: key.clone(),
-        from: r1,
-        to: r2,
-        rate_bps: d.bottleneck_rate.round() as u64,
-        delay: rtt / 2,
-        loss: d.loss,
-        aqm: d.aqm.clone(),
-        limit,
-    })?;
-    net.link(LinkSpec {
-        name: "R2->R1".into(),
-        key,
-        from: r2,
-        to: r1,
-        rate_bps: d.bottleneck_rate.round() as u64,
-        delay: rtt / 2,
-        loss: 0.0,
-        aqm: droptail(),
-        limit: side,
-    })?;
+    let (routers, monitor) = build_routers(net, &c)?;
+    let (r1, r2) = (routers[0], routers[1]);
     let mut eps = Vec::new();
     for (gi, g) in flows.iter().enumerate() {
         let at = g.endpoints();
         let key = |f: &str| format!("flows[{gi}].{f}");
-        if at.src.is_some() || at.dst.is_some() {
-            return Err(ConfigError::invalid(
-                key(if at.src.is_some() { "src" } else { "dst" }),
-                at.src.or(at.dst).unwrap_or_default(),
-                "only for explicit topologies",
-            ));
-        }
+        reject_endpoints(gi, &at, "only for explicit topologies")?;
         if let Some(p) = at.path {
             return Err(ConfigError::invalid(
                 key("path"),
@@ -466,7 +450,27 @@ fn build_bare_dumbbell(
         }
         eps.push(vec![(r1, r2); g.static_count() as usize]);
     }
-    Ok((eps, vec![fwd]))
+    Ok((eps, monitor))
+}
+
+/// A builder topology's flow group names no `src`/`dst` (those are for explicit topologies);
+/// `why` is the error's reason.
+fn reject_endpoints(
+    gi: usize,
+    at: &crate::config::Endpoints,
+    why: &str,
+) -> Result<(), ConfigError> {
+    if at.src.is_some() || at.dst.is_some() {
+        return Err(ConfigError::invalid(
+            format!(
+                "flows[{gi}].{}",
+                if at.src.is_some() { "src" } else { "dst" }
+            ),
+            at.src.or(at.dst).unwrap_or_default(),
+            why,
+        ));
+    }
+    Ok(())
 }
 
 fn build_parking_lot(
@@ -508,7 +512,9 @@ fn build_parking_lot(
     )
 }
 
-fn build_chain(net: &mut Net, c: Chain, flows: &[FlowGroup]) -> Result<Endpointss, ConfigError> {
+/// The chain's routers and, between consecutive ones, the bottleneck pair (forward with the
+/// AQM, reverse drop-tail); returns the routers' node ids and the forward links (monitored).
+fn build_routers(net: &mut Net, c: &Chain) -> Result<(Vec<u32>, Vec<u32>), ConfigError> {
     let k = c.routers.len() - 1;
     let mut routers = Vec::new();
     for (i, r) in c.routers.iter().enumerate() {
@@ -542,6 +548,13 @@ fn build_chain(net: &mut Net, c: Chain, flows: &[FlowGroup]) -> Result<Endpoints
             limit: c.side,
         })?;
     }
+    Ok((routers, monitor))
+}
+
+fn build_chain(net: &mut Net, c: Chain, flows: &[FlowGroup]) -> Result<Endpointss, ConfigError> {
+    let k = c.routers.len() - 1;
+    let (routers, monitor) = build_routers(net, &c)?;
+    let dt = droptail();
     let access = |net: &mut Net, host: u32, hname: &str, r: usize, delay: Ns, out: bool| {
         let rname = &c.routers[r];
         let (from, to, fname, tname) = if out {
@@ -566,13 +579,11 @@ fn build_chain(net: &mut Net, c: Chain, flows: &[FlowGroup]) -> Result<Endpoints
     for (gi, g) in flows.iter().enumerate() {
         let at = g.endpoints();
         let key = |f: &str| format!("flows[{gi}].{f}");
-        if at.src.is_some() || at.dst.is_some() {
-            return Err(ConfigError::invalid(
-                key(if at.src.is_some() { "src" } else { "dst" }),
-                at.src.or(at.dst).unwrap_or_default(),
-                "only for explicit topologies (builders create one host pair per flow)",
-            ));
-        }
+        reject_endpoints(
+            gi,
+            &at,
+            "only for explicit topologies (builders create one host pair per flow)",
+        )?;
         let [a, b] = match at.path {
             None => [0, k as u32],
             Some(p) if !c.parking_lot => {
