@@ -595,6 +595,23 @@ Percentile(std::vector<double>& v, double q)
     return a + (pos - lo) * (b - a);
 }
 
+/// Mean and percentiles (ms) of a set of per-packet delays.
+struct DelayStats
+{
+    double mean, p50, p95, p99;
+};
+
+/// The mean and the 50th, 95th and 99th percentiles of `v` (reordered by Percentile).
+static DelayStats
+Summarise(std::vector<double>& v)
+{
+    double sum = 0;
+    for (double x : v)
+        sum += x;
+    return {v.empty() ? 0.0 : sum / v.size(), Percentile(v, 0.50), Percentile(v, 0.95),
+            Percentile(v, 0.99)};
+}
+
 // ---------------------------------------------------------------------------------------------
 // AQM configuration.
 // ---------------------------------------------------------------------------------------------
@@ -1004,22 +1021,8 @@ main(int argc, char** argv)
     }
     const double jain = sumSq > 0 ? sum * sum / (o.flows * sumSq) : 0.0;
 
-    std::vector<double>& soj = g_meter.sojournMs;
-    double sojMean = 0;
-    for (double v : soj)
-        sojMean += v;
-    sojMean = soj.empty() ? 0.0 : sojMean / soj.size();
-    const double p50 = Percentile(soj, 0.50);
-    const double p95 = Percentile(soj, 0.95);
-    const double p99 = Percentile(soj, 0.99);
-    std::vector<double>& sent = g_meter.sentSojournMs;
-    double sentMean = 0;
-    for (double v : sent)
-        sentMean += v;
-    sentMean = sent.empty() ? 0.0 : sentMean / sent.size();
-    const double sentP50 = Percentile(sent, 0.50);
-    const double sentP95 = Percentile(sent, 0.95);
-    const double sentP99 = Percentile(sent, 0.99);
+    const DelayStats all = Summarise(g_meter.sojournMs);
+    const DelayStats sentOnly = Summarise(g_meter.sentSojournMs);
     const double meanQ = g_meter.qSamples ? g_meter.qPktsSum / g_meter.qSamples : 0.0;
     const double meanQB = g_meter.qSamples ? g_meter.qBytesSum / g_meter.qSamples : 0.0;
 
@@ -1035,6 +1038,10 @@ main(int argc, char** argv)
         std::snprintf(buf, sizeof buf, "%.9g", std::isfinite(v) ? v : 0.0);
         return std::string(buf);
     };
+    auto delayJson = [&](const DelayStats& d) {
+        return "{\"mean\": " + num(d.mean) + ", \"p50\": " + num(d.p50) + ", \"p95\": " +
+               num(d.p95) + ", \"p99\": " + num(d.p99) + "}";
+    };
     std::ostringstream js;
     js << "{\"scenario\": \"ns3-dumbbell\", \"simulator\": \"ns-3 " << NS3_PKG_VERSION << "\""
        << ", \"clock_granularity_s\": " << Time(o.clockGranularity).GetSeconds()
@@ -1044,11 +1051,9 @@ main(int argc, char** argv)
        << ", \"events\": " << events << ", \"packets_forwarded\": " << end.nTotalSentPackets
        << ", \"links\": {\"bottleneck\": {\"aqm\": \"" << o.aqm << "\""
        << ", \"utilization\": " << num(utilization) << ", \"mean_queue_pkts\": " << num(meanQ)
-       << ", \"mean_queue_bytes\": " << num(meanQB) << ", \"queue_delay_ms\": {\"mean\": "
-       << num(sojMean) << ", \"p50\": " << num(p50) << ", \"p95\": " << num(p95)
-       << ", \"p99\": " << num(p99) << "}, \"queue_delay_sent_ms\": {\"mean\": " << num(sentMean)
-       << ", \"p50\": " << num(sentP50) << ", \"p95\": " << num(sentP95)
-       << ", \"p99\": " << num(sentP99) << "}, \"arrivals\": " << arrivals << ", \"drops\": " << drops
+       << ", \"mean_queue_bytes\": " << num(meanQB) << ", \"queue_delay_ms\": " << delayJson(all)
+       << ", \"queue_delay_sent_ms\": " << delayJson(sentOnly) << ", \"arrivals\": " << arrivals
+       << ", \"drops\": " << drops
        << ", \"marks\": " << marks << ", \"enqueued\": " << enqueued
        << ", \"packets_sent\": " << sentPkts << ", \"drop_reasons\": {";
     {
@@ -1090,7 +1095,7 @@ main(int argc, char** argv)
                     o.aqm.c_str(), o.cc.c_str());
         std::printf("  utilization %.4f  mean queue %.2f pkts  delay mean %.2f p50 %.2f p95 %.2f "
                     "p99 %.2f ms\n",
-                    utilization, meanQ, sojMean, p50, p95, p99);
+                    utilization, meanQ, all.mean, all.p50, all.p95, all.p99);
         std::printf("  arrivals %llu drops %llu marks %llu enqueued %llu  jain %.4f\n",
                     (unsigned long long)arrivals, (unsigned long long)drops,
                     (unsigned long long)marks, (unsigned long long)enqueued, jain);
