@@ -404,7 +404,8 @@ impl Recovery {
     /// [`Recovery::prr_on_ack`] is spent instead, one segment per call.
     #[inline]
     pub fn sack_next(&mut self, wnd: u32, snd_max: u32, can_send_new: bool) -> Option<SackNext> {
-        let prr = self.prr_on && self.prr.is_some();
+        // (`prr` is only ever set with `prr_on`)
+        let prr = self.prr.is_some();
         if prr && self.prr_budget == 0 || !prr && self.sb.pipe(snd_max) >= wnd {
             return None;
         }
@@ -415,7 +416,7 @@ impl Recovery {
             }
             None => can_send_new.then_some(SackNext::NewData),
         };
-        if let (true, true, Some(p)) = (prr, next.is_some(), self.prr.as_mut()) {
+        if let (Some(_), Some(p)) = (next, self.prr.as_mut()) {
             self.prr_budget -= 1;
             p.on_sent(1);
         }
