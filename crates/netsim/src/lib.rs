@@ -55,6 +55,7 @@
 
 pub mod config;
 pub mod engine;
+pub mod fastdiv;
 pub mod link;
 pub mod monitor;
 pub mod node;

@@ -43,6 +43,7 @@
 use std::collections::VecDeque;
 
 use crate::engine::{Event, EventQueue, Ns, NS_PER_SEC};
+use crate::fastdiv::Divisor;
 use crate::monitor::LinkMonitor;
 use crate::packet::{Packet, F_CE, F_CE_IN};
 use crate::queue::{inst, Queue};
@@ -94,8 +95,9 @@ pub struct Link {
     pub from: u32,
     /// Node at the far end.
     pub to: u32,
-    /// Transmission rate in bits per second (> 0).
-    pub rate_bps: u64,
+    /// Transmission rate in bits per second (> 0), with its multiplier for the serialisation
+    /// time's division ([`Link::rate_bps`]; changed only by [`Link::set_rate`]).
+    rate: Divisor,
     /// One-way propagation delay (ns).
     pub delay: Ns,
     /// Bernoulli loss probability applied to every packet after
@@ -168,7 +170,7 @@ impl Link {
             name,
             from,
             to,
-            rate_bps,
+            rate: Divisor::new(rate_bps),
             delay,
             loss,
             loss_rng,
@@ -204,7 +206,7 @@ impl Link {
         self.cap_base = self.capacity_at(now);
         self.prev_rate = self.pkt_rate();
         self.rate_since = now;
-        self.rate_bps = rate_bps;
+        self.rate = Divisor::new(rate_bps);
     }
 
     /// Offered capacity `∫ rate dt` over `[0, t]` (`t >= ` the last rate change), in bit x
@@ -212,7 +214,7 @@ impl Link {
     /// `(tx_work_at(b) - tx_work_at(a)) / (capacity_at(b) - capacity_at(a))` is the
     /// utilization over `[a, b]`, the same number as with a fixed rate.
     pub fn capacity_at(&self, t: Ns) -> u128 {
-        self.cap_base + self.rate_bps as u128 * t.saturating_sub(self.rate_since) as u128
+        self.cap_base + self.rate_bps() as u128 * t.saturating_sub(self.rate_since) as u128
     }
 
     /// Rate (bit/s) the last started packet was serialised at.
@@ -221,8 +223,14 @@ impl Link {
         if self.tx_start < self.rate_since {
             self.prev_rate
         } else {
-            self.rate_bps
+            self.rate_bps()
         }
+    }
+
+    /// Transmission rate in bits per second.
+    #[inline]
+    pub fn rate_bps(&self) -> u64 {
+        self.rate.get()
     }
 
     /// Serialisation time of `bytes` at this link's rate (ns). Each call
@@ -235,9 +243,9 @@ impl Link {
     #[inline]
     fn tx_time(&mut self, bytes: u32) -> Ns {
         let num = bytes as u64 * 8 * NS_PER_SEC + self.tx_carry;
-        let r = self.rate_bps;
-        self.tx_carry = num % r;
-        num / r
+        let (t, carry) = self.rate.div_rem(num);
+        self.tx_carry = carry;
+        t
     }
 
     /// Adds the queue-length integral up to `now`.

@@ -527,11 +527,7 @@ impl Simulation {
     /// `now() == max(now, t)`.
     pub fn run_until(&mut self, t: Instant) {
         let limit = t.0;
-        while let Some(time) = self.ev.peek_time() {
-            if time > limit {
-                break;
-            }
-            let (time, ev) = self.ev.pop().expect("peeked");
+        while let Some((time, ev)) = self.ev.pop_until(limit) {
             self.now = time;
             self.events += 1;
             self.handle(ev);
@@ -568,11 +564,7 @@ impl Simulation {
             return true;
         }
         let limit = t.0;
-        while let Some(time) = self.ev.peek_time() {
-            if time > limit {
-                break;
-            }
-            let (time, ev) = self.ev.pop().expect("peeked");
+        while let Some((time, ev)) = self.ev.pop_until(limit) {
             self.now = time;
             self.events += 1;
             self.handle(ev);
@@ -795,13 +787,18 @@ impl Simulation {
     }
 
     /// Keeps one pending `AqmTimer` event at the AQM's `poll_at` (not
-    /// earlier than `earliest`).
-    #[inline]
+    /// earlier than `earliest`). Only links whose AQM polls have work here: the test is
+    /// inlined into every arrival and departure, the rest is out of line.
+    #[inline(always)]
     fn arm_aqm(&mut self, l: u32, earliest: Ns) {
-        let link = &mut self.links[l as usize];
-        if !link.periodic {
-            return;
+        if self.links[l as usize].periodic {
+            self.arm_aqm_polled(l, earliest);
         }
+    }
+
+    #[inline(never)]
+    fn arm_aqm_polled(&mut self, l: u32, earliest: Ns) {
+        let link = &mut self.links[l as usize];
         if let Some(t) = link.queue.poll_at() {
             let t = t.0.max(earliest);
             if link.aqm_timer_at.is_none_or(|a| t < a) {
@@ -998,7 +995,7 @@ impl Simulation {
             counters: l.counters_at(self.now),
             queue_memory_bytes: l.queue.memory_bytes(),
             queue_pool_slots: l.queue.pool_slots(),
-            rate_bps: l.rate_bps,
+            rate_bps: l.rate_bps(),
         })
     }
 
@@ -1319,7 +1316,7 @@ impl Simulation {
                     arrivals,
                     lost: c.lost - snap.lost,
                     tx_packets: c.tx_pkts - snap.tx_pkts,
-                    rate_bps: l.rate_bps as f64,
+                    rate_bps: l.rate_bps() as f64,
                     classes,
                     active_flows,
                 },
