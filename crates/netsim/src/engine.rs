@@ -77,9 +77,8 @@ struct Entry {
 /// Pending events, earliest first; ties break by scheduling time, then insertion order.
 ///
 /// A [`RadixHeap`] on the event time with one sequence counter. Keys are unique, so the pop
-/// order is fully determined by them: no result depends on the layout. (Before, two binary
-/// heaps, one for link events and one for timers; the radix heap takes a third fewer
-/// instructions per event on the standard dumbbell, docs/design.md.)
+/// order is fully determined by them: no result depends on the layout. (It replaced two
+/// binary heaps, one for link events and one for timers; docs/design.md has the measurements.)
 #[derive(Debug, Default)]
 pub struct EventQueue {
     heap: RadixHeap,
@@ -100,9 +99,9 @@ fn before(a: &Entry, b: &Entry) -> bool {
 /// the shortest path problem", J. ACM 37(2), 1990), which fits a simulation's clock: no event
 /// is scheduled before the last one popped.
 ///
-/// Bucket 0 holds the events due at `last`; bucket `i >= 1` those whose time first differs
-/// from `last` at bit `i - 1` (from the top), so every event in bucket `i` is earlier than
-/// every event in bucket `i + 1`. A push is one `xor` and one leading-zero count. When bucket
+/// Bucket 0 holds the events due at `last`; bucket `i >= 1` those whose highest bit that
+/// differs from `last` is bit `i - 1` (bucket 63 also the few beyond), so every event in
+/// bucket `i` is earlier than every event in bucket `i + 1`. A push is one `xor` and one leading-zero count. When bucket
 /// 0 is empty, [`RadixHeap::settle`] moves the lowest non-empty bucket down: its earliest
 /// time becomes `last` and each of its events lands in a strictly lower bucket. An event
 /// therefore moves at most 63 times, and in practice a few, with no data-dependent branch per

@@ -1,7 +1,7 @@
 //! netsim: a deterministic discrete-event packet simulator for AQM studies.
 //!
-//! * [`engine`]: integer-ns time, events in a binary heap keyed by
-//!   `(time, insertion sequence)`.
+//! * [`engine`]: integer-ns time, events in a radix heap keyed by
+//!   `(time, scheduling time, insertion sequence)`.
 //! * [`link`]: egress queue ([`aqm::QueueDisc`]), transmitter, Bernoulli
 //!   loss, propagation pipe (one pending event per link and per pipe).
 //! * [`routing`]: static shortest paths in an O(1) next-hop table.
