@@ -126,9 +126,10 @@ struct RadixHeap {
 impl Default for RadixHeap {
     fn default() -> Self {
         Self {
-            // Every bucket gets a first allocation now: the high ones are first used when
-            // the clock crosses a power of two (17.2 s, 34.4 s, ...), mid-run.
-            buckets: std::array::from_fn(|_| Vec::with_capacity(16)),
+            // Every bucket gets room for 64 events now (2 KiB): the high ones are first used
+            // when the clock crosses a power of two (17.2 s, 34.4 s, ...), and on a 20-flow
+            // dumbbell no bucket ever holds more, so none allocates mid-run.
+            buckets: std::array::from_fn(|_| Vec::with_capacity(64)),
             occupied: 0,
             last: 0,
             len: 0,
