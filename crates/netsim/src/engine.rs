@@ -128,7 +128,7 @@ impl Default for RadixHeap {
         Self {
             // Every bucket gets room for 64 events now (2 KiB): the high ones are first used
             // when the clock crosses a power of two (17.2 s, 34.4 s, ...), and on a 20-flow
-            // dumbbell no bucket ever holds more, so none allocates mid-run.
+            // dumbbell (tests/alloc.rs) none then grows in the steady state.
             buckets: std::array::from_fn(|_| Vec::with_capacity(64)),
             occupied: 0,
             last: 0,
