@@ -203,29 +203,66 @@ class SimResult:
         axes[0].set_title(f"{self.summary.get('scenario', '')} (seed {self.summary.get('seed')})")
         fig.tight_layout()
 
+    def save_queue_figure(self, path: str | os.PathLike[str]) -> None:
+        """Write the queue figure (:meth:`plot`'s panels, all monitored links) as a PNG to
+        ``path``: a bare Figure without pyplot state, drawn from the columns without pandas."""
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(8, 5.5))
+        self._draw(fig, fig.subplots(2, 1, sharex=True), None)
+        fig.savefig(path, dpi=110, format="png")
+
+    def _figure_part(self) -> SimResult:
+        """What :meth:`_draw` reads, for a process that draws the figure elsewhere."""
+        keep = ("timeseries", "class_timeseries")
+        return SimResult(
+            summary={k: self.summary.get(k) for k in ("scenario", "seed", "warmup_s")},
+            columns={k: v for k, v in self.columns.items() if k in keep},
+        )
+
     # -- persistence ----------------------------------------------------------------------------
-    def write_into(self, directory: str | os.PathLike[str], plots: bool = True) -> None:
-        """Write the results contract files into an existing directory (not atomic by itself)."""
-        import pyarrow.parquet as pq
+    def write_into(
+        self, directory: str | os.PathLike[str], plots: bool = True, worker=None
+    ) -> None:
+        """Write the results contract files into an existing directory (not atomic by itself).
 
-        from aqmlab.arrow import table
-
+        Parameters
+        ----------
+        directory : path-like
+            The folder (a temporary one of :func:`aqmlab.output.output_dir`).
+        plots : bool
+            Write ``queue.png``.
+        worker : aqmlab.figure_worker.FigureWorker, optional
+            A forked process that draws ``queue.png`` while this one writes the Parquet files
+            (waited for before returning; killed if anything fails). Without it, the figure is
+            drawn here.
+        """
         d = Path(directory)
-        (d / "summary.json").write_text(json.dumps(self.summary, indent=2, sort_keys=False) + "\n")
-        for key in _TABLES:
-            cols = self.columns.get(key)
-            if cols is None or (key in _OPTIONAL and not any(len(v) for v in cols.values())):
-                continue
-            pq.write_table(table(cols), d / f"{key}.parquet")
-        for name, data in self.extra.items():
-            (d / name).write_text(json.dumps(data, indent=1, default=float) + "\n")
-        if plots:
-            # A bare Figure (no pyplot state) drawn from the columns without pandas.
-            from matplotlib.figure import Figure
+        if plots and worker is not None:
+            worker.submit(self._figure_part(), d / "queue.png")
+        try:
+            import pyarrow.parquet as pq
 
-            fig = Figure(figsize=(8, 5.5))
-            self._draw(fig, fig.subplots(2, 1, sharex=True), None)
-            fig.savefig(d / "queue.png", dpi=110)
+            from aqmlab.arrow import table
+
+            (d / "summary.json").write_text(
+                json.dumps(self.summary, indent=2, sort_keys=False) + "\n"
+            )
+            for key in _TABLES:
+                cols = self.columns.get(key)
+                if cols is None or (key in _OPTIONAL and not any(len(v) for v in cols.values())):
+                    continue
+                pq.write_table(table(cols), d / f"{key}.parquet")
+            for name, data in self.extra.items():
+                (d / name).write_text(json.dumps(data, indent=1, default=float) + "\n")
+            if plots and worker is not None:
+                worker.wait()
+            elif plots:
+                self.save_queue_figure(d / "queue.png")
+        except BaseException:
+            if worker is not None:
+                worker.close()  # before the caller removes the folder it may be writing into
+            raise
 
     def save(
         self, directory: str | os.PathLike[str], plots: bool = True, force: bool = False
