@@ -133,3 +133,41 @@ def test_ctrl_c_while_the_figure_is_drawn_leaves_nothing(tmp_path):
     assert p.returncode == 130
     assert err.strip().splitlines() == ["error: interrupted"], err
     assert snapshot(tmp_path) == before, "a partial folder or temporary was left behind"
+
+
+@pytest.mark.parametrize(
+    "args, early",
+    [
+        (["dumbbell", "--out", "r"], True),
+        (["run", "s.toml", "--out", "r"], True),
+        (["dumbbell", "--out", "r", "--no-plots"], False),
+        (["dumbbell", "--help"], False),
+        (["aqms"], False),
+        ([], False),
+    ],
+)
+def test_the_console_forks_early_only_for_a_run_with_figures(args, early):
+    from aqmlab.console import _wants_figure
+
+    assert _wants_figure(args) is early
+
+
+def test_an_early_worker_no_command_takes_is_killed(tmp_path, monkeypatch, capsys):
+    from aqmlab import console, figure_worker
+
+    started = []
+
+    class Recorded(FigureWorker):
+        def __init__(self):
+            super().__init__()
+            started.append(self)
+
+    monkeypatch.setattr(figure_worker, "FigureWorker", Recorded)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as e:
+        console.main(["dumbbell", "--flows", "0", "--out", "res"])  # bad input: exit 2
+    assert e.value.code == 2
+    if started:  # none on a single core
+        assert started[0]._pid is None, "killed and reaped"
+    assert figure_worker._early is None
+    assert list(tmp_path.iterdir()) == []

@@ -1,10 +1,12 @@
 """Draw a run's ``queue.png`` in a forked process while the run goes on.
 
-Importing matplotlib and drawing the figure takes longer than the default dumbbell's whole
-simulation (about 0.6 s of CPU on the reference machine). The simulator commands therefore fork a
-:class:`FigureWorker` when they start: it imports matplotlib while the parent checks its input,
-simulates and writes the Parquet files; the parent then hands it the figure's columns, it draws
-the figure, and the parent waits for it before it finishes the result folder.
+Importing matplotlib (with numpy) and drawing the figure take about 0.65 s of CPU on the
+reference machine, far more than the default dumbbell's simulation (0.05 s). The simulator
+commands therefore fork a :class:`FigureWorker` when they start: it imports matplotlib while the
+parent checks its input, simulates and writes the Parquet files; the parent then hands it the
+figure's columns, it draws the figure, and the parent waits for it before it finishes the result
+folder. With a second core free this takes about 0.2 s off ``aqmlab dumbbell``; with none free
+the two processes only compete (about 0.1 s slower), and with a single core there is no worker.
 
 * The figure is written to a temporary name beside its target and renamed onto it
   (:func:`aqmlab.output.write_atomic`), inside the result's temporary folder, so a figure is
@@ -12,11 +14,17 @@ the figure, and the parent waits for it before it finishes the result folder.
 * The worker ignores SIGINT (Ctrl-C reaches the whole process group): the parent decides. On any
   exception or signal in the parent, :meth:`FigureWorker.close` kills and reaps the worker
   before the temporary folder is removed, so nothing is left behind.
-* If the parent dies, the worker reads an end of file and exits without writing anything.
+* If the parent dies, the worker reads an end of file once its imports are done and exits
+  without writing anything.
 * A failure in the worker reaches the parent as :class:`FigureError`, one line.
 
-Where ``os.fork`` does not exist, :func:`start` returns None and the figure is drawn in the
-process itself, as before.
+The console script (:mod:`aqmlab.console`) forks the worker even earlier, before the command
+line's own imports, when its arguments ask for a run with figures (:func:`start_early`); the
+command takes that worker (:func:`take`) and one it does not take is killed at exit
+(:func:`discard`).
+
+Where there is no ``os.fork`` or one core, :func:`start` returns None and the figure is drawn
+in the process itself, as before.
 """
 
 from __future__ import annotations
@@ -28,7 +36,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-__all__ = ["FigureError", "FigureWorker", "start"]
+__all__ = ["FigureError", "FigureWorker", "discard", "start", "start_early", "take"]
 
 _OK = b"0"
 _FAILED = b"1"
@@ -39,10 +47,41 @@ class FigureError(RuntimeError):
 
 
 def start() -> FigureWorker | None:
-    """Fork a worker that imports matplotlib now, or None where there is no ``os.fork``."""
-    if not hasattr(os, "fork"):
+    """Fork a worker that imports matplotlib now; None where there is no ``os.fork`` or only
+    one core to run on (a worker would only compete with its parent), and the figure is then
+    drawn in the process itself."""
+    if hasattr(os, "sched_getaffinity"):
+        cores = len(os.sched_getaffinity(0))
+    else:
+        cores = os.cpu_count() or 1
+    if not hasattr(os, "fork") or cores < 2:
         return None
     return FigureWorker()
+
+
+_early: FigureWorker | None = None
+
+
+def start_early() -> None:
+    """Fork a worker now, for the command that :func:`take` s it later."""
+    global _early
+    if _early is None:
+        _early = start()
+
+
+def take() -> FigureWorker | None:
+    """The worker :func:`start_early` forked, else a new one (or None: see :func:`start`)."""
+    global _early
+    worker, _early = _early, None
+    return worker or start()
+
+
+def discard() -> None:
+    """Kill and reap a worker :func:`start_early` forked that no command took."""
+    global _early
+    if _early is not None:
+        _early.close()
+        _early = None
 
 
 def _read_all(fd: int) -> bytes:
@@ -65,6 +104,8 @@ def _serve(jobs: int, replies: int) -> int:
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)  # the parent owns stdout (its table); warnings still reach stderr
     os.close(devnull)
+    # no linear algebra here; OpenBLAS's threads would make numpy's import ~0.06 s slower
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     import matplotlib.figure  # noqa: F401  (the slow part, done while the parent simulates)
     from matplotlib.backends import backend_agg  # noqa: F401
 

@@ -187,7 +187,7 @@ def _figure_worker(plots: bool):
         return contextlib.nullcontext()
     from aqmlab import figure_worker
 
-    return figure_worker.start() or contextlib.nullcontext()
+    return figure_worker.take() or contextlib.nullcontext()
 
 
 def _write(res, out: Path, force: bool, plots: bool, command: str, worker=None) -> None:
