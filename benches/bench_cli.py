@@ -12,8 +12,8 @@ Three variants, each run ``--repeat`` times (default 5) in fresh processes, medi
 
 Bar: the full command adds < 0.5 s to the simulation. The no-plots figure is printed beside it
 to separate the figure's share (matplotlib's import, drawing and PNG encoding) from the rest.
-The figure is drawn by a second process that the command forks when it starts
-(aqmlab.figure_worker), so the full variant's wall time needs a free core: the cpu column (the
+The figure (the Parquet files with --no-plots) is written by a second process that the command
+forks when it starts (aqmlab.forked), so the wall times need a free core: the cpu column (the
 command's CPU seconds, its worker's included) shows the work, which does not depend on it.
 Exit status 0 = PASS, 1 = FAIL, 2 = cannot run.
 """

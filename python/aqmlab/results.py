@@ -212,12 +212,31 @@ class SimResult:
         self._draw(fig, fig.subplots(2, 1, sharex=True), None)
         fig.savefig(path, dpi=110, format="png")
 
-    def _figure_part(self) -> SimResult:
-        """What :meth:`_draw` reads, for a process that draws the figure elsewhere."""
-        keep = ("timeseries", "class_timeseries")
+    def _save_queue_figure_atomic(self, path: Path) -> None:
+        """:meth:`save_queue_figure` through a temporary name (a worker writes it beside files
+        its parent writes)."""
+        from aqmlab.output import write_atomic
+
+        with write_atomic(path) as tmp:
+            self.save_queue_figure(tmp)
+
+    def _write_tables(self, directory: Path) -> None:
+        """The Parquet files of the results contract (the optional ones only when not empty)."""
+        import pyarrow.parquet as pq
+
+        from aqmlab.arrow import table
+
+        for key in _TABLES:
+            cols = self.columns.get(key)
+            if cols is None or (key in _OPTIONAL and not any(len(v) for v in cols.values())):
+                continue
+            pq.write_table(table(cols), directory / f"{key}.parquet")
+
+    def _part(self, summary_keys: tuple[str, ...], tables: tuple[str, ...]) -> SimResult:
+        """A copy with only these summary keys and tables, to hand to a worker."""
         return SimResult(
-            summary={k: self.summary.get(k) for k in ("scenario", "seed", "warmup_s")},
-            columns={k: v for k, v in self.columns.items() if k in keep},
+            summary={k: self.summary.get(k) for k in summary_keys},
+            columns={k: v for k, v in self.columns.items() if k in tables},
         )
 
     # -- persistence ----------------------------------------------------------------------------
@@ -232,30 +251,27 @@ class SimResult:
             The folder (a temporary one of :func:`aqmlab.output.output_dir`).
         plots : bool
             Write ``queue.png``.
-        worker : aqmlab.figure_worker.FigureWorker, optional
-            A forked process that draws ``queue.png`` while this one writes the Parquet files
-            (waited for before returning; killed if anything fails). Without it, the figure is
-            drawn here.
+        worker : aqmlab.forked.Worker, optional
+            A forked process that draws ``queue.png`` while this one writes the Parquet files,
+            or without plots writes the Parquet files while this one writes the JSON ones
+            (waited for before returning; killed if anything fails). Without it, everything is
+            written here.
         """
         d = Path(directory)
-        if plots and worker is not None:
-            worker.submit(self._figure_part(), d / "queue.png")
+        if worker is not None and plots:
+            part = self._part(("scenario", "seed", "warmup_s"), ("timeseries", "class_timeseries"))
+            worker.submit("queue.png", part._save_queue_figure_atomic, d / "queue.png")
+        elif worker is not None:
+            worker.submit("Parquet files", self._part((), _TABLES)._write_tables, d)
         try:
-            import pyarrow.parquet as pq
-
-            from aqmlab.arrow import table
-
             (d / "summary.json").write_text(
                 json.dumps(self.summary, indent=2, sort_keys=False) + "\n"
             )
-            for key in _TABLES:
-                cols = self.columns.get(key)
-                if cols is None or (key in _OPTIONAL and not any(len(v) for v in cols.values())):
-                    continue
-                pq.write_table(table(cols), d / f"{key}.parquet")
+            if worker is None or plots:
+                self._write_tables(d)
             for name, data in self.extra.items():
                 (d / name).write_text(json.dumps(data, indent=1, default=float) + "\n")
-            if plots and worker is not None:
+            if worker is not None:
                 worker.wait()
             elif plots:
                 self.save_queue_figure(d / "queue.png")

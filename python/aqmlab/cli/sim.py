@@ -186,19 +186,18 @@ def _one_blas_thread() -> None:
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
-def _figure_worker(plots: bool):
-    """A forked process that imports matplotlib while the command simulates and then draws
-    ``queue.png`` (:mod:`aqmlab.figure_worker`), or None without plots. Use it in a ``with``
-    block: it is killed if the command ends early."""
-    if not plots:
-        return contextlib.nullcontext()
-    from aqmlab import figure_worker
+def _worker(plots: bool):
+    """A forked process that imports matplotlib (pyarrow without plots) while the command
+    simulates and then draws ``queue.png`` (writes the Parquet files) (:mod:`aqmlab.forked`).
+    Use it in a ``with`` block: it is killed if the command ends early."""
+    from aqmlab import forked
 
-    return figure_worker.take() or contextlib.nullcontext()
+    return forked.take(forked.FIGURE if plots else forked.PARQUET) or contextlib.nullcontext()
 
 
 def _write(res, out: Path, force: bool, plots: bool, command: str, worker=None) -> None:
     """Write the result into ``out`` (atomically, through :mod:`aqmlab.output`)."""
+    from aqmlab.forked import WorkerError
     from aqmlab.output import output_dir
 
     try:
@@ -206,25 +205,15 @@ def _write(res, out: Path, force: bool, plots: bool, command: str, worker=None) 
             res.write_into(tmp, plots=plots, worker=worker)
     except ValueError as e:
         _fail(str(e))
-    except Exception as e:
-        _figure_failed(e, worker)
-
-
-def _figure_failed(e: Exception, worker) -> None:
-    """End the command with one line (status 1) if ``e`` is the figure worker's failure;
-    re-raise anything else. (The worker's module is imported only when there is a worker.)"""
-    if worker is not None:
-        from aqmlab.figure_worker import FigureError
-
-        if isinstance(e, FigureError):
-            _fail(f"queue.png: {e}", code=1)
-    raise e
+    except WorkerError as e:
+        _fail(str(e), code=1)
 
 
 def _run_traced(sim, out: Path, force: bool, plots: bool, command: str, run, worker=None):
     """Run with a per-packet trace streamed into ``out/trace.parquet``: the result folder is
     opened first (a temporary sibling, renamed into place at the end), so a failure leaves
     nothing behind. ``run()`` runs the simulation and returns its result."""
+    from aqmlab.forked import WorkerError
     from aqmlab.output import output_dir
     from aqmlab.trace import TRACE_FILE
 
@@ -239,8 +228,8 @@ def _run_traced(sim, out: Path, force: bool, plots: bool, command: str, run, wor
             res.write_into(tmp, plots=plots, worker=worker)
     except ValueError as e:
         _fail(str(e))
-    except Exception as e:
-        _figure_failed(e, worker)
+    except WorkerError as e:
+        _fail(str(e), code=1)
     return res
 
 
@@ -499,7 +488,7 @@ def register(app: typer.Typer) -> None:
         from aqmlab.scenario import load_scenario
 
         _one_blas_thread()
-        with _figure_worker(not no_plots) as worker:
+        with _worker(not no_plots) as worker:
             try:
                 sc = load_scenario(scenario, overrides=list(set_ or []))
                 if seed is not None:
@@ -609,7 +598,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """A quick dumbbell experiment without a scenario file (drr/wfq classes: --class)."""
         _one_blas_thread()
-        with _figure_worker(not no_plots) as worker:
+        with _worker(not no_plots) as worker:
             sc, classes, counts = build_dumbbell(
                 flows=flows, rate=rate, rtt=rtt, buffer=buffer, aqm=aqm, class_=class_,
                 class_flows=class_flows, aqm_param=aqm_param, cc=cc, ecn=ecn, delack=delack,
