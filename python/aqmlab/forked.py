@@ -6,9 +6,10 @@
 as soon as they start: it imports those modules while the parent checks its input and simulates;
 the parent then hands it one job (draw ``queue.png``, or without figures write the Parquet
 files), does the rest of the writing itself and waits for the worker before it finishes the
-result folder. With a second core free this takes about 0.2 s off ``aqmlab dumbbell`` and 0.05 s
-off ``aqmlab dumbbell --no-plots``; with no core free the two processes only compete (about
-0.1 s slower), and with a single core there is no worker.
+result folder. With a second core free this takes about 0.22 s off ``aqmlab dumbbell`` and
+0.08 s off ``aqmlab dumbbell --no-plots``; when other programs keep the cores busy the two
+processes only compete (measured: from no gain to 0.13 s slower), and with a single core there
+is no worker.
 
 * The worker writes into the result's temporary folder (:func:`aqmlab.output.output_dir`), and
   a figure under a temporary name that is renamed (:func:`aqmlab.output.write_atomic`), so
