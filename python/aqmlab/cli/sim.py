@@ -61,7 +61,7 @@ def _run_with_progress(sim, label: str):
 
 
 def _import_tables() -> None:
-    """Import what prints the tables now, while a figure worker is still busy, rather than
+    """Import what prints the tables now, while a worker is still busy, rather than
     after waiting for it (about 0.03 s)."""
     import rich.console  # noqa: F401
     import rich.table  # noqa: F401
