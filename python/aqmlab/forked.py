@@ -207,8 +207,7 @@ class Worker:
         if self._sender is not None:
             self._sender.join()
         reply = _read_all(self._replies)
-        _, status = os.waitpid(self._pid, 0)
-        self._pid = None
+        status = self._reap()
         self._close_fds()
         if reply == _OK and status == 0:
             return
@@ -223,11 +222,20 @@ class Worker:
                 os.kill(self._pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-            os.waitpid(self._pid, 0)
-            self._pid = None
+            self._reap()
         if self._sender is not None:
             self._sender.join()  # the write fails at once: the reader is gone
         self._close_fds()
+
+    def _reap(self) -> int:
+        """Wait for the worker to end; its wait status (0 if it was reaped already: a caller
+        that ignores SIGCHLD has its children reaped by the kernel)."""
+        try:
+            _, status = os.waitpid(self._pid, 0)
+        except ChildProcessError:
+            status = 0
+        self._pid = None
+        return status
 
     def _close_fds(self) -> None:
         # after submit, the sender thread owns the job pipe and has closed it (joined above)
