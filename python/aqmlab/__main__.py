@@ -1,3 +1,3 @@
-from aqmlab.cli import main
+from aqmlab.console import main
 
 main()

@@ -203,29 +203,82 @@ class SimResult:
         axes[0].set_title(f"{self.summary.get('scenario', '')} (seed {self.summary.get('seed')})")
         fig.tight_layout()
 
-    # -- persistence ----------------------------------------------------------------------------
-    def write_into(self, directory: str | os.PathLike[str], plots: bool = True) -> None:
-        """Write the results contract files into an existing directory (not atomic by itself)."""
+    def save_queue_figure(self, path: str | os.PathLike[str]) -> None:
+        """Write the queue figure (:meth:`plot`'s panels, all monitored links) as a PNG to
+        ``path``: a bare Figure without pyplot state, drawn from the columns without pandas."""
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(8, 5.5))
+        self._draw(fig, fig.subplots(2, 1, sharex=True), None)
+        fig.savefig(path, dpi=110, format="png")
+
+    def _save_queue_figure_atomic(self, path: Path) -> None:
+        """:meth:`save_queue_figure` through a temporary name (a worker writes it beside files
+        its parent writes)."""
+        from aqmlab.output import write_atomic
+
+        with write_atomic(path) as tmp:
+            self.save_queue_figure(tmp)
+
+    def _write_tables(self, directory: Path) -> None:
+        """The Parquet files of the results contract (the optional ones only when not empty)."""
         import pyarrow.parquet as pq
 
         from aqmlab.arrow import table
 
-        d = Path(directory)
-        (d / "summary.json").write_text(json.dumps(self.summary, indent=2, sort_keys=False) + "\n")
         for key in _TABLES:
             cols = self.columns.get(key)
             if cols is None or (key in _OPTIONAL and not any(len(v) for v in cols.values())):
                 continue
-            pq.write_table(table(cols), d / f"{key}.parquet")
-        for name, data in self.extra.items():
-            (d / name).write_text(json.dumps(data, indent=1, default=float) + "\n")
-        if plots:
-            # A bare Figure (no pyplot state) drawn from the columns without pandas.
-            from matplotlib.figure import Figure
+            pq.write_table(table(cols), directory / f"{key}.parquet")
 
-            fig = Figure(figsize=(8, 5.5))
-            self._draw(fig, fig.subplots(2, 1, sharex=True), None)
-            fig.savefig(d / "queue.png", dpi=110)
+    def _part(self, summary_keys: tuple[str, ...], tables: tuple[str, ...]) -> SimResult:
+        """A copy with only these summary keys and tables, to hand to a worker."""
+        return SimResult(
+            summary={k: self.summary.get(k) for k in summary_keys},
+            columns={k: v for k, v in self.columns.items() if k in tables},
+        )
+
+    # -- persistence ----------------------------------------------------------------------------
+    def write_into(
+        self, directory: str | os.PathLike[str], plots: bool = True, worker=None
+    ) -> None:
+        """Write the results contract files into an existing directory (not atomic by itself).
+
+        Parameters
+        ----------
+        directory : path-like
+            The folder (a temporary one of :func:`aqmlab.output.output_dir`).
+        plots : bool
+            Write ``queue.png``.
+        worker : aqmlab.forked.Worker, optional
+            A forked process that draws ``queue.png`` while this one writes the Parquet files,
+            or without plots writes the Parquet files while this one writes the JSON ones
+            (waited for before returning; killed if anything fails). Without it, everything is
+            written here.
+        """
+        d = Path(directory)
+        if worker is not None and plots:
+            part = self._part(("scenario", "seed", "warmup_s"), ("timeseries", "class_timeseries"))
+            worker.submit("queue.png", part._save_queue_figure_atomic, d / "queue.png")
+        elif worker is not None:
+            worker.submit("Parquet files", self._part((), _TABLES)._write_tables, d)
+        try:
+            (d / "summary.json").write_text(
+                json.dumps(self.summary, indent=2, sort_keys=False) + "\n"
+            )
+            if worker is None or plots:
+                self._write_tables(d)
+            for name, data in self.extra.items():
+                (d / name).write_text(json.dumps(data, indent=1, default=float) + "\n")
+            if worker is not None:
+                worker.wait()
+            elif plots:
+                self.save_queue_figure(d / "queue.png")
+        except BaseException:
+            if worker is not None:
+                worker.close()  # before the caller removes the folder it may be writing into
+            raise
 
     def save(
         self, directory: str | os.PathLike[str], plots: bool = True, force: bool = False
