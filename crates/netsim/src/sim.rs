@@ -809,7 +809,7 @@ impl Simulation {
     }
 
     /// Keeps one pending event per TCP timer at its earliest deadline.
-    #[inline]
+    #[inline(always)]
     fn arm_tcp(&mut self, f: u32) {
         if let Endpoint::Tcp { snd, rcv } = &mut self.flows[f as usize].ep {
             if let Some(d) = snd.rto_deadline {
