@@ -18,7 +18,7 @@ def _preload(args: list[str]) -> tuple[str, ...] | None:
 
     if not args or args[0] not in _RUN_COMMANDS or "--help" in args:
         return None
-    return forked.PARQUET if "--no-plots" in args else forked.FIGURE
+    return forked.preload_for("--no-plots" not in args)
 
 
 def main(argv: list[str] | None = None) -> None:

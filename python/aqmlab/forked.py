@@ -47,6 +47,7 @@ __all__ = [
     "Worker",
     "WorkerError",
     "discard",
+    "preload_for",
     "start",
     "start_early",
     "take",
@@ -55,6 +56,12 @@ __all__ = [
 #: What a worker imports for drawing ``queue.png``, and for writing Parquet files.
 FIGURE = ("matplotlib.figure", "matplotlib.backends.backend_agg")
 PARQUET = ("pyarrow.parquet",)
+
+
+def preload_for(plots: bool) -> tuple[str, ...]:
+    """What a worker imports for a run's writing: :data:`FIGURE` with plots, else
+    :data:`PARQUET` (the worker then writes the Parquet files)."""
+    return FIGURE if plots else PARQUET
 
 _OK = b"0"
 _FAILED = b"1"

@@ -1,9 +1,9 @@
-//! Deterministic event engine: binary min-heaps of events keyed by
+//! Deterministic event engine: a radix heap of events keyed by
 //! `(time, scheduling time, insertion sequence)`.
 //!
 //! Invariant: events due at the same instant are delivered in the order they
 //! were scheduled (the scheduling time never decreases and the sequence number
-//! strictly increases), so a run never depends on the heap's internal layout.
+//! strictly increases), so a run never depends on the queue's internal layout.
 //! [`EventQueue::schedule_as_of`] lets a caller that skips an event place the
 //! events it would have scheduled where that event would have placed them (the
 //! links' idle fast path, `link.rs`). Time is integer nanoseconds ([`Ns`]); the
@@ -326,9 +326,9 @@ mod tests {
         );
     }
 
-    /// Ties across the two heaps (link events and timers) also break by insertion order.
+    /// Ties between link events and timers also break by insertion order.
     #[test]
-    fn ties_across_heaps_break_by_insertion_order() {
+    fn ties_across_event_kinds_break_by_insertion_order() {
         let mut q = EventQueue::new();
         q.schedule(7, Event::Rto(0));
         q.schedule(7, Event::TxDone(1));
@@ -353,7 +353,7 @@ mod tests {
         assert!(q.is_empty());
     }
 
-    /// The heap against a sorted reference: 20 000 random schedules and pops interleaved,
+    /// The queue against a sorted reference: 20 000 random schedules and pops interleaved,
     /// many equal times; every pop is the smallest pending (time, seq).
     #[test]
     fn pops_in_key_order() {
@@ -367,7 +367,7 @@ mod tests {
             x ^= x << 17;
             if !x.is_multiple_of(3) || reference.is_empty() {
                 let t = x % 50;
-                // Both heaps: link events and timers interleave in one key order.
+                // Link events and timers interleave in one key order.
                 let ev = if x % 5 < 2 {
                     Event::Rto(seq as u32)
                 } else {
@@ -398,7 +398,7 @@ mod tests {
     }
 
     /// Against a reference (a sorted map on `(time, seq)`): random interleavings of
-    /// schedules and pops on both heaps, with many equal times, pop the same sequence.
+    /// schedules and pops of link events and timers, with many equal times, pop the same sequence.
     #[test]
     fn pops_in_key_order_under_random_interleaving() {
         use std::collections::BTreeMap;

@@ -336,7 +336,7 @@ impl Link {
             pkt.flags &= !F_CE_IN;
         }
         self.account_area(now);
-        if !TRACE && self.mon.is_none() && self.in_tx.is_none() && now >= self.busy_until {
+        if self.fast::<TRACE>() && self.in_tx.is_none() && now >= self.busy_until {
             // Idle drop-tail link: the packet goes straight to the wire (module docs).
             match self.queue.pass_through(inst(now), pkt) {
                 Ok(p) => {
@@ -381,6 +381,13 @@ impl Link {
                 self.arm_free(id, ev);
             }
         }
+    }
+
+    /// The idle-link fast path (module docs) applies: the link is neither traced nor
+    /// monitored.
+    #[inline(always)]
+    fn fast<const TRACE: bool>(&self) -> bool {
+        !TRACE && self.mon.is_none()
     }
 
     /// While a fast-path packet is on the wire, makes sure a [`Event::TxDone`] at its end
@@ -451,7 +458,7 @@ impl Link {
             self.tx_start = now;
             self.tx_start_carry = self.tx_carry;
             let t = self.tx_time(p.size);
-            if !TRACE && self.mon.is_none() && self.queue.len_pkts() == 0 {
+            if self.fast::<TRACE>() && self.queue.len_pkts() == 0 {
                 // Idle-link fast path: nothing waits behind this packet, so its completion
                 // needs no event; it is counted and enters the pipe now (module docs).
                 self.finish_fast(now + t, p, id, ev);

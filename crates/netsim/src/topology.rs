@@ -375,48 +375,38 @@ fn build_dumbbell(
     let limit = limit_of("topology.buffer", d.buffer_pkts, d.buffer_bytes, None)?;
     let side = limit_of("topology.side_buffer", Some(d.side_buffer_pkts), None, None)?;
     let rtt = secs_to_ns(d.rtt);
-    if d.access == Access::None {
-        if d.access_rate.is_some() {
-            return Err(ConfigError::invalid(
-                "topology.access_rate",
-                access_rate,
-                "no access links with access = \"none\"",
-            ));
-        }
-        // the bottleneck pair alone, `rtt/2` each way (no access links)
-        return build_bare_dumbbell(
-            net,
-            Chain {
-                routers: vec!["R1".into(), "R2".into()],
-                rate: d.bottleneck_rate,
-                hop_delay: rtt / 2,
-                access_delay: 0,
-                access_rate,
-                aqm: &d.aqm,
-                limit,
-                side,
-                loss: d.loss,
-                parking_lot: false,
-            },
-            flows,
-        );
-    }
-    build_chain(
-        net,
-        Chain {
-            routers: vec!["R1".into(), "R2".into()],
-            rate: d.bottleneck_rate,
-            hop_delay: rtt / 4,
-            access_delay: rtt / 8,
+    let bare = d.access == Access::None;
+    if bare && d.access_rate.is_some() {
+        return Err(ConfigError::invalid(
+            "topology.access_rate",
             access_rate,
-            aqm: &d.aqm,
-            limit,
-            side,
-            loss: d.loss,
-            parking_lot: false,
-        },
-        flows,
-    )
+            "no access links with access = \"none\"",
+        ));
+    }
+    // With access links: `rtt/4` each way on the bottleneck and `rtt/8` on every access link.
+    // Without (`access = "none"`): the bottleneck pair alone, `rtt/2` each way.
+    let (hop_delay, access_delay) = if bare {
+        (rtt / 2, 0)
+    } else {
+        (rtt / 4, rtt / 8)
+    };
+    let chain = Chain {
+        routers: vec!["R1".into(), "R2".into()],
+        rate: d.bottleneck_rate,
+        hop_delay,
+        access_delay,
+        access_rate,
+        aqm: &d.aqm,
+        limit,
+        side,
+        loss: d.loss,
+        parking_lot: false,
+    };
+    if bare {
+        build_bare_dumbbell(net, chain, flows)
+    } else {
+        build_chain(net, chain, flows)
+    }
 }
 
 /// The dumbbell without access links ([`Access::None`]): routers `R1`, `R2` only, the

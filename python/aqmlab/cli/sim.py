@@ -192,7 +192,7 @@ def _worker(plots: bool):
     Use it in a ``with`` block: it is killed if the command ends early."""
     from aqmlab import forked
 
-    return forked.take(forked.FIGURE if plots else forked.PARQUET) or contextlib.nullcontext()
+    return forked.take(forked.preload_for(plots)) or contextlib.nullcontext()
 
 
 def _write(res, out: Path, force: bool, plots: bool, command: str, worker=None) -> None:
