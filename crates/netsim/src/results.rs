@@ -241,6 +241,23 @@ pub struct TimeSeries {
     pub active_flows: Vec<u64>,
 }
 
+impl TimeSeries {
+    /// Makes room for `rows` more rows in every column a run fills (all but `link`, which is
+    /// filled from the link ids at the end), so that sampling does not reallocate.
+    pub fn reserve(&mut self, rows: usize) {
+        self.time_s.reserve_exact(rows);
+        self.queue_pkts.reserve_exact(rows);
+        self.queue_bytes.reserve_exact(rows);
+        self.queue_delay_ms_mean.reserve_exact(rows);
+        self.arrivals.reserve_exact(rows);
+        self.drops.reserve_exact(rows);
+        self.marks.reserve_exact(rows);
+        self.throughput_bps.reserve_exact(rows);
+        self.tx_bytes.reserve_exact(rows);
+        self.active_flows.reserve_exact(rows);
+    }
+}
+
 fn all_zero(v: &[u64]) -> bool {
     v.iter().all(|&x| x == 0)
 }
@@ -288,6 +305,17 @@ pub struct CwndTrace {
     pub ssthresh: Vec<f64>,
     /// Smoothed RTT, ms (NaN before the first sample).
     pub srtt_ms: Vec<f64>,
+}
+
+impl CwndTrace {
+    /// Makes room for `rows` more rows in every column.
+    pub fn reserve(&mut self, rows: usize) {
+        self.time_s.reserve_exact(rows);
+        self.flow.reserve_exact(rows);
+        self.cwnd.reserve_exact(rows);
+        self.ssthresh.reserve_exact(rows);
+        self.srtt_ms.reserve_exact(rows);
+    }
 }
 
 /// Everything a run produces.

@@ -179,6 +179,9 @@ enum GroupRt {
     Short(ShortFlowGen),
 }
 
+/// Most rows [`Simulation::new`] reserves per time series (about 20 MB for the monitor's).
+const RESERVED_ROWS: usize = 1 << 18;
+
 /// A running simulation.
 pub struct Simulation {
     cfg: SimConfig,
@@ -491,10 +494,28 @@ impl Simulation {
             tracing: false,
             cfg,
         };
+        sim.reserve_samples();
         if warmup == 0 {
             sim.end_warmup();
         }
         Ok(sim)
+    }
+
+    /// Makes room in the time series for every sample of the configured run (at most
+    /// [`RESERVED_ROWS`] rows each; a longer series grows as it goes), so that sampling does
+    /// not reallocate and the columns end no larger than they need to be.
+    fn reserve_samples(&mut self) {
+        let end = secs_to_ns(self.cfg.duration);
+        let rows = |interval: Ns, n: usize| {
+            ((end / interval) as usize + 1)
+                .saturating_mul(n)
+                .min(RESERVED_ROWS)
+        };
+        let ts = rows(self.sample_interval, self.monitored.len());
+        self.ts.reserve(ts);
+        self.ts_link.reserve_exact(ts);
+        self.cwnd
+            .reserve(rows(self.cwnd_interval, self.cwnd_flows.len()));
     }
 
     /// Parses JSON and builds.
