@@ -6,6 +6,7 @@ import sys
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from aqmlab.arrow import column, table
 
@@ -76,3 +77,26 @@ def test_writing_results_does_not_import_pandas(tmp_path):
     subprocess.run([sys.executable, "-c", code], check=True)
     assert (tmp_path / "timeseries.parquet").exists()
     assert (tmp_path / "flows.parquet").exists()
+
+
+def test_writing_a_trace_does_not_import_pandas(tmp_path):
+    code = (
+        "import sys\n"
+        "from aqmlab.sim import Simulation\n"
+        "sim = Simulation({'dumbbell': {'rate': 1e6, 'rtt': 0.04, 'buffer': 20},"
+        " 'flows': [{'count': 2}], 'duration': 1, 'trace': {'links': ['bottleneck']}})\n"
+        f"sim.start_trace({str(tmp_path / 'trace.parquet')!r})\n"
+        "sim.run()\n"
+        "sim.close_trace()\n"
+        "assert 'pandas' not in sys.modules, 'pandas was imported'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+    t = pq.read_table(tmp_path / "trace.parquet")
+    assert t.num_rows > 0
+    kinds = t.column("kind").to_pylist()
+    sojourn = t.column("sojourn_ns").to_pylist()
+    # enqueue and drop_arrival rows have no sojourn time, the others do
+    assert all(
+        (s is None) == (k in ("enqueue", "drop_arrival"))
+        for k, s in zip(kinds, sojourn, strict=True)
+    )

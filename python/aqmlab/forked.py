@@ -63,6 +63,7 @@ def preload_for(plots: bool) -> tuple[str, ...]:
     :data:`PARQUET` (the worker then writes the Parquet files)."""
     return FIGURE if plots else PARQUET
 
+
 _OK = b"0"
 _FAILED = b"1"
 

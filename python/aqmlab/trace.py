@@ -96,9 +96,11 @@ class TraceWriter:
         import numpy as np
         import pyarrow as pa
 
+        from aqmlab.arrow import column
+
         d = self._core.drain_trace()
         if self._kinds is None:
-            self._kinds = pa.array(list(d["kinds"]), pa.string())
+            self._kinds = column(list(d["kinds"]))
         kind = np.frombuffer(d["kind"], dtype=np.uint8).astype(np.int8)
         n = len(kind)
         if n == 0:
@@ -107,21 +109,22 @@ class TraceWriter:
         # the link column's dictionary holds only the traced links, not every link of the run
         link_ids = np.frombuffer(d["link"], dtype="<u4")
         traced, link_index = np.unique(link_ids, return_inverse=True)
-        links = pa.array([self._names[i] for i in traced], pa.string())
+        links = column([self._names[i] for i in traced])
         # enqueue (0) and drop_arrival (3) have no sojourn time
         no_sojourn = (kind == 0) | (kind == 3)
-        table = pa.table(
-            {
-                "time_ns": np.frombuffer(d["time_ns"], dtype="<u8").astype(np.int64),
-                "link": pa.DictionaryArray.from_arrays(link_index.astype(np.int32), links),
-                "flow": np.frombuffer(d["flow"], dtype="<u4").astype(np.int32),
-                "size": np.frombuffer(d["size"], dtype="<u4").astype(np.int32),
-                "sojourn_ns": pa.array(sojourn, mask=no_sojourn),
-                "ecn": np.frombuffer(d["ecn"], dtype=np.uint8).astype(np.int8),
-                "kind": pa.DictionaryArray.from_arrays(kind, self._kinds),
-            },
-            schema=trace_schema(),
-        )
+        valid = pa.py_buffer(np.packbits(~no_sojourn, bitorder="little"))
+        # Arrow arrays from buffers (aqmlab.arrow): pyarrow's own conversions of NumPy input
+        # import pandas, about 0.4 s
+        columns = [
+            column(np.frombuffer(d["time_ns"], dtype="<u8").astype(np.int64)),
+            pa.DictionaryArray.from_arrays(column(link_index.astype(np.int32)), links),
+            column(np.frombuffer(d["flow"], dtype="<u4").astype(np.int32)),
+            column(np.frombuffer(d["size"], dtype="<u4").astype(np.int32)),
+            pa.Array.from_buffers(pa.int64(), n, [valid, pa.py_buffer(sojourn)]),
+            column(np.frombuffer(d["ecn"], dtype=np.uint8).astype(np.int8)),
+            pa.DictionaryArray.from_arrays(column(kind), self._kinds),
+        ]
+        table = pa.Table.from_arrays(columns, schema=trace_schema())
         self._writer.write_table(table, row_group_size=n)
         self.rows += n
         self.row_groups += 1

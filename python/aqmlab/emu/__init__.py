@@ -75,7 +75,7 @@ def check_scenario(scenario, kernel_cc: str | None = None, group_cc: dict | None
     if d.get("access", "link") != "link":
         raise ValueError(
             f'dumbbell.access = "{d["access"]}": not emulated (the emulator\'s hosts sit in '
-            "namespaces behind the forwarder; access = \"none\" is simulator-only)"
+            'namespaces behind the forwarder; access = "none" is simulator-only)'
         )
     return flows, _mtu(n)
 

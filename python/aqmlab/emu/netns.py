@@ -188,9 +188,7 @@ class Testbed:
         "net.ipv4.tcp_slow_start_after_idle",
     )
 
-    def __init__(
-        self, mtu: int, ecn_groups: list[bool], snd_sysctls: dict[str, str] | None = None
-    ):
+    def __init__(self, mtu: int, ecn_groups: list[bool], snd_sysctls: dict[str, str] | None = None):
         self.pid = os.getpid()
         self.snd, self.rcv = ns_names(self.pid)
         self.snd_tun, self.rcv_tun = tun_names(self.pid)
