@@ -228,6 +228,20 @@ def test_drr_classes_reported_per_class(tmp_path):
     assert abs(cls["a"]["tx_packets"] + cls["b"]["tx_packets"] - link["tx_packets"]) <= 1
     ratio = cls["b"]["tx_bytes"] / cls["a"]["tx_bytes"]
     assert 1.7 < ratio < 2.3, ratio
+    # class_timeseries.parquet as the simulator writes it: a row per class at every instant
+    # of timeseries.parquet, the classes adding up to the link's queue, drops and marks
+    import pyarrow.parquet as pq
+
+    ts = pq.read_table(tmp_path / "res" / "timeseries.parquet").to_pydict()
+    cts = pq.read_table(tmp_path / "res" / "class_timeseries.parquet").to_pydict()
+    n = len(ts["time_s"])
+    assert n >= 4 and cts["class"] == ["a", "b"] * n
+    assert set(cts["link"]) == {"bottleneck"}
+    assert cts["time_s"][::2] == ts["time_s"] == cts["time_s"][1::2]
+    for col in ("queue_pkts", "queue_bytes", "drops", "marks"):
+        pairs = zip(cts[col][::2], cts[col][1::2], strict=True)
+        assert [a + b for a, b in pairs] == ts[col], col
+    assert sum(cts["tx_bytes"][1::2]) > 1.5 * sum(cts["tx_bytes"][::2])
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])

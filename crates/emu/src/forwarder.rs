@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use netsim::monitor::LogHistogram;
-use netsim::results::{LinkSummary, TimeSeries};
+use netsim::results::{ClassSeries, LinkSummary, TimeSeries};
 use serde::Serialize;
 
 use crate::clock::{now_ns, realtime_priority, tight_timer_slack};
@@ -67,6 +67,9 @@ pub struct Report {
     /// The bottleneck's time series.
     #[serde(skip)]
     pub timeseries: TimeSeries,
+    /// The bottleneck's per-class time series (empty for a FIFO).
+    #[serde(skip)]
+    pub class_timeseries: ClassSeries,
     /// Packets written to the devices (both directions).
     pub packets_forwarded: u64,
     /// Timing errors.
@@ -288,6 +291,7 @@ impl Forwarder {
             seconds: self.end as f64 / 1e9,
             bottleneck: self.link.summary(end, &name),
             timeseries: self.link.timeseries().clone(),
+            class_timeseries: self.link.class_timeseries().clone(),
             packets_forwarded: self.forwarded,
             ecn: self.link.ecn_counts(),
             timing: Timing {

@@ -17,8 +17,10 @@
 use std::collections::VecDeque;
 
 use aqm::{BitsPerSec, Enqueue, Instant, LinkInfo, Qdisc, QdiscConfig, QueueLimit, QueueStats};
-use netsim::monitor::{class_base, class_summaries, LogHistogram};
-use netsim::results::{ActiveFlows, DelayHistogram, DelayStats, LinkSummary, TimeSeries};
+use netsim::monitor::{class_base, class_counters, class_summaries, push_class_rows, LogHistogram};
+use netsim::results::{
+    ActiveFlows, ClassSeries, DelayHistogram, DelayStats, LinkSummary, TimeSeries,
+};
 
 use crate::packet::IpPacket;
 
@@ -102,6 +104,10 @@ struct Monitor {
     area_bytes: f64,
     last_change: u64,
     ts: TimeSeries,
+    /// Per-class rows of a class-based qdisc, at the instants of `ts` (none for a FIFO).
+    cts: ClassSeries,
+    /// Per class, [`class_counters`] at the start of the sample interval.
+    class_last: Vec<[u64; 3]>,
 }
 
 impl Bottleneck {
@@ -153,6 +159,8 @@ impl Bottleneck {
                 area_bytes: 0.0,
                 last_change: 0,
                 ts: TimeSeries::default(),
+                cts: ClassSeries::default(),
+                class_last: vec![[0; 3]; nclasses],
             },
         })
     }
@@ -328,6 +336,13 @@ impl Bottleneck {
             .push((now[3] - m.last[3]) as f64 * 8.0 / dt.max(1e-12));
         ts.active_flows
             .push(self.qdisc.active_flows().unwrap_or(0) as u64);
+        let n = push_class_rows(&mut m.cts, &self.qdisc, &m.class_last, t as f64 / 1e9);
+        for ci in 0..n {
+            m.cts.link.push(m.name.clone());
+            let class = self.qdisc.class_name(ci).unwrap_or_default();
+            m.cts.class.push(class.to_string());
+            m.class_last[ci] = class_counters(&self.qdisc, ci);
+        }
         m.last = now;
         m.interval_delay_sum = 0;
         m.interval_delay_count = 0;
@@ -383,6 +398,12 @@ impl Bottleneck {
     /// The time series so far (one row per completed sample interval).
     pub fn timeseries(&self) -> &TimeSeries {
         &self.mon.ts
+    }
+
+    /// The per-class time series so far (rows at the instants of [`Bottleneck::timeseries`];
+    /// empty for a FIFO).
+    pub fn class_timeseries(&self) -> &ClassSeries {
+        &self.mon.cts
     }
 
     /// Packets transmitted so far (whole run).

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use aqm::{Qdisc, QueueStats};
 
 use crate::engine::Ns;
-use crate::results::{ClassSummary, DelayStats};
+use crate::results::{ClassSeries, ClassSummary, DelayStats};
 
 /// Sub-bucket bits of [`LogHistogram`]: each power-of-two range is split into
 /// `2^SUB_BITS = 32` equal bins.
@@ -198,6 +198,38 @@ pub fn class_base<P: aqm::Packet>(q: &Qdisc<P>) -> Vec<QueueStats> {
     (0..q.num_classes())
         .map(|c| q.class_stats(c).unwrap_or_default())
         .collect()
+}
+
+/// Class `ci`'s counters as the monitor differences them: sent bytes, drops, marks.
+pub fn class_counters<P: aqm::Packet>(q: &Qdisc<P>, ci: usize) -> [u64; 3] {
+    let s = q.class_stats(ci).unwrap_or_default();
+    [s.dequeued_bytes, s.dropped(), s.marked]
+}
+
+/// Appends one row per class of `q` (none for a FIFO) to the numeric columns of `cs` for the
+/// interval ending at `t` (s): the class's queue now and its counters since `last[class]`
+/// ([`class_counters`] at the interval's start; a missing entry counts from zero). The
+/// caller fills `link` and `class` (the simulator names them at the end, the emulator at
+/// once). Returns the number of rows. Used by the simulator and the emulator alike.
+pub fn push_class_rows<P: aqm::Packet>(
+    cs: &mut ClassSeries,
+    q: &Qdisc<P>,
+    last: &[[u64; 3]],
+    t: f64,
+) -> usize {
+    let n = q.num_classes();
+    for ci in 0..n {
+        let (pkts, bytes) = q.class_len(ci).unwrap_or_default();
+        let cur = class_counters(q, ci);
+        let last = last.get(ci).copied().unwrap_or_default();
+        cs.time_s.push(t);
+        cs.queue_pkts.push(pkts as u64);
+        cs.queue_bytes.push(bytes);
+        cs.tx_bytes.push(cur[0].saturating_sub(last[0]));
+        cs.drops.push(cur[1].saturating_sub(last[1]));
+        cs.marks.push(cur[2].saturating_sub(last[2]));
+    }
+    n
 }
 
 /// Per-class summaries of the class-based qdisc `q` (drr/wfq classes by name, DualPI2's

@@ -16,7 +16,7 @@ use aqm::{Instant, LinkInfo, QdiscConfig, QueueStats};
 use crate::config::{ConfigError, FlowGroup, SimConfig, DEFAULT_START_JITTER};
 use crate::engine::{ns_to_secs, secs_to_ns, Event, EventQueue, Ns};
 use crate::link::{Link, LinkCounters};
-use crate::monitor::{class_base, class_summaries};
+use crate::monitor::{class_base, class_counters, class_summaries, push_class_rows};
 use crate::node::Node;
 use crate::packet::{Packet, F_ACK};
 use crate::results::{
@@ -1546,30 +1546,14 @@ fn push_sample(
     true
 }
 
-/// Class `ci`'s counters as the monitor differences them: sent bytes, drops, marks.
-fn class_counters(q: &aqm::Qdisc<Packet>, ci: usize) -> [u64; 3] {
-    let s = q.class_stats(ci).unwrap_or_default();
-    [s.dequeued_bytes, s.dropped(), s.marked]
-}
-
 /// Appends one per-class row per class of monitored link `m` (none for a FIFO) for the
 /// interval ending at `t` (s): queue lengths now, counters since the interval began.
 fn push_class_samples(cs: &mut ClassSeries, ids: &mut Vec<(u32, u8)>, link: &Link, m: u32, t: f64) {
     let Some(mon) = link.mon.as_deref() else {
         return;
     };
-    for ci in 0..link.queue.num_classes() {
-        let (pkts, bytes) = link.queue.class_len(ci).unwrap_or_default();
-        let cur = class_counters(&link.queue, ci);
-        let last = mon.class_last.get(ci).copied().unwrap_or_default();
-        cs.time_s.push(t);
-        ids.push((m, ci as u8));
-        cs.queue_pkts.push(pkts as u64);
-        cs.queue_bytes.push(bytes);
-        cs.tx_bytes.push(cur[0].saturating_sub(last[0]));
-        cs.drops.push(cur[1].saturating_sub(last[1]));
-        cs.marks.push(cur[2].saturating_sub(last[2]));
-    }
+    let n = push_class_rows(cs, &link.queue, &mon.class_last, t);
+    ids.extend((0..n).map(|ci| (m, ci as u8)));
 }
 
 impl fmt::Debug for Simulation {

@@ -94,6 +94,22 @@ impl PyForwarder {
         d.set_item("active_flows", &t.active_flows)?;
         Ok(d)
     }
+
+    /// The bottleneck's per-class time series as `{column: list}` (no rows for a FIFO).
+    fn class_timeseries<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let mut f = self.inner.lock().expect("forwarder lock");
+        let c = f.report().class_timeseries;
+        let d = PyDict::new(py);
+        d.set_item("time_s", &c.time_s)?;
+        d.set_item("link", &c.link)?;
+        d.set_item("class", &c.class)?;
+        d.set_item("queue_pkts", &c.queue_pkts)?;
+        d.set_item("queue_bytes", &c.queue_bytes)?;
+        d.set_item("tx_bytes", &c.tx_bytes)?;
+        d.set_item("drops", &c.drops)?;
+        d.set_item("marks", &c.marks)?;
+        Ok(d)
+    }
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

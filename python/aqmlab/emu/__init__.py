@@ -209,6 +209,7 @@ def _run(scenario, flows, mtu, sysctls_snd: dict[str, str]) -> SimResult:
                 outs[name] = json.loads(out.strip().splitlines()[-1])
             report = json.loads(fw.report_json())
             ts = dict(fw.timeseries())
+            cts = dict(fw.class_timeseries())
     finally:
         if fw is not None:
             fw.stop()
@@ -222,7 +223,7 @@ def _run(scenario, flows, mtu, sysctls_snd: dict[str, str]) -> SimResult:
                 if s:
                     s.close()
         fw = None  # closes the TUN devices
-    return _result(scenario, flows, report, ts, outs, sysctls, time.monotonic() - wall0)
+    return _result(scenario, flows, report, ts, cts, outs, sysctls, time.monotonic() - wall0)
 
 
 def _tail(p: subprocess.Popen) -> str:
@@ -233,7 +234,7 @@ def _tail(p: subprocess.Popen) -> str:
     return " ".join((err or "").split())[-300:] or f"exit status {p.returncode}"
 
 
-def _result(scenario, flows, report, ts, outs, sysctls, wall) -> SimResult:
+def _result(scenario, flows, report, ts, cts, outs, sysctls, wall) -> SimResult:
     n = scenario.normalized
     end = report["seconds"]
     warm = float(n["warmup"])
@@ -287,5 +288,9 @@ def _result(scenario, flows, report, ts, outs, sysctls, wall) -> SimResult:
             "pid": os.getpid(),
         },
     }
-    cols = {"timeseries": ts, "flows": {k: [r[k] for r in rows] for k in rows[0]}}
+    cols = {
+        "timeseries": ts,
+        "class_timeseries": cts,  # no rows (and no file) for a FIFO
+        "flows": {k: [r[k] for r in rows] for k in rows[0]},
+    }
     return SimResult(summary=summary, columns=cols)
