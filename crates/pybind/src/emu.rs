@@ -80,35 +80,13 @@ impl PyForwarder {
     /// The bottleneck's time series as `{column: list}`.
     fn timeseries<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let mut f = self.inner.lock().expect("forwarder lock");
-        let t = f.report().timeseries;
-        let d = PyDict::new(py);
-        d.set_item("time_s", &t.time_s)?;
-        d.set_item("link", &t.link)?;
-        d.set_item("queue_pkts", &t.queue_pkts)?;
-        d.set_item("queue_bytes", &t.queue_bytes)?;
-        d.set_item("queue_delay_ms_mean", &t.queue_delay_ms_mean)?;
-        d.set_item("arrivals", &t.arrivals)?;
-        d.set_item("drops", &t.drops)?;
-        d.set_item("marks", &t.marks)?;
-        d.set_item("throughput_bps", &t.throughput_bps)?;
-        d.set_item("active_flows", &t.active_flows)?;
-        Ok(d)
+        crate::columns::timeseries(py, &f.report().timeseries)
     }
 
     /// The bottleneck's per-class time series as `{column: list}` (no rows for a FIFO).
     fn class_timeseries<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let mut f = self.inner.lock().expect("forwarder lock");
-        let c = f.report().class_timeseries;
-        let d = PyDict::new(py);
-        d.set_item("time_s", &c.time_s)?;
-        d.set_item("link", &c.link)?;
-        d.set_item("class", &c.class)?;
-        d.set_item("queue_pkts", &c.queue_pkts)?;
-        d.set_item("queue_bytes", &c.queue_bytes)?;
-        d.set_item("tx_bytes", &c.tx_bytes)?;
-        d.set_item("drops", &c.drops)?;
-        d.set_item("marks", &c.marks)?;
-        Ok(d)
+        crate::columns::class_series(py, &f.report().class_timeseries)
     }
 }
 

@@ -303,18 +303,7 @@ impl PySimulation {
     /// "cwnd": {col: list}, "class_timeseries": {col: list}}`.
     fn columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let r = self.sim.results();
-        let ts = PyDict::new(py);
-        let t = &r.timeseries;
-        ts.set_item("time_s", &t.time_s)?;
-        ts.set_item("link", &t.link)?;
-        ts.set_item("queue_pkts", &t.queue_pkts)?;
-        ts.set_item("queue_bytes", &t.queue_bytes)?;
-        ts.set_item("queue_delay_ms_mean", &t.queue_delay_ms_mean)?;
-        ts.set_item("arrivals", &t.arrivals)?;
-        ts.set_item("drops", &t.drops)?;
-        ts.set_item("marks", &t.marks)?;
-        ts.set_item("throughput_bps", &t.throughput_bps)?;
-        ts.set_item("active_flows", &t.active_flows)?;
+        let ts = crate::columns::timeseries(py, &r.timeseries)?;
         let cw = PyDict::new(py);
         let c = &r.cwnd;
         cw.set_item("time_s", &c.time_s)?;
@@ -322,16 +311,7 @@ impl PySimulation {
         cw.set_item("cwnd", &c.cwnd)?;
         cw.set_item("ssthresh", &c.ssthresh)?;
         cw.set_item("srtt_ms", &c.srtt_ms)?;
-        let cs = PyDict::new(py);
-        let c = &r.class_timeseries;
-        cs.set_item("time_s", &c.time_s)?;
-        cs.set_item("link", &c.link)?;
-        cs.set_item("class", &c.class)?;
-        cs.set_item("queue_pkts", &c.queue_pkts)?;
-        cs.set_item("queue_bytes", &c.queue_bytes)?;
-        cs.set_item("tx_bytes", &c.tx_bytes)?;
-        cs.set_item("drops", &c.drops)?;
-        cs.set_item("marks", &c.marks)?;
+        let cs = crate::columns::class_series(py, &r.class_timeseries)?;
         let d = PyDict::new(py);
         d.set_item("timeseries", ts)?;
         d.set_item("cwnd", cw)?;
