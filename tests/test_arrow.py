@@ -57,6 +57,18 @@ def test_numpy_columns(dtype):
     assert _same(got, pa.array(a))
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.int64, np.int8])
+def test_numpy_columns_with_a_mask(dtype):
+    a = np.arange(11, dtype=dtype)
+    mask = a % 3 == 0
+    got = column(a, mask=mask)
+    got.validate(full=True)
+    assert _same(got, pa.array(a, mask=mask))
+    assert got.null_count == 4
+    with pytest.raises(TypeError):
+        column([1, 2], mask=np.array([False, True]))
+
+
 def test_table_keeps_order_and_types():
     cols = {"time_s": [0.01, 0.02], "link": ["a", "b"], "drops": [0, 3], "fct_s": [None, None]}
     t = table(cols)

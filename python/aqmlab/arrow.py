@@ -17,13 +17,15 @@ from typing import Any
 __all__ = ["column", "table"]
 
 
-def column(values: Sequence[Any]):
-    """One Arrow array equal to ``pyarrow.array(values)`` for the flat kinds above.
+def column(values: Sequence[Any], mask=None):
+    """One Arrow array equal to ``pyarrow.array(values, mask=mask)`` for the flat kinds above.
 
     Parameters
     ----------
     values : sequence
         A list of Python scalars (``None`` for missing) or a 1-D NumPy array.
+    mask : 1-D boolean NumPy array, optional
+        For a NumPy array: ``True`` where the value is missing (null).
 
     Returns
     -------
@@ -35,10 +37,15 @@ def column(values: Sequence[Any]):
     if isinstance(values, np.ndarray):
         if values.ndim == 1 and values.dtype.kind in "fiu":
             a = np.ascontiguousarray(values)
+            valid = None
+            if mask is not None:
+                valid = pa.py_buffer(np.packbits(~np.asarray(mask, dtype=bool), bitorder="little"))
             return pa.Array.from_buffers(
-                pa.from_numpy_dtype(a.dtype), len(a), [None, pa.py_buffer(a)]
+                pa.from_numpy_dtype(a.dtype), len(a), [valid, pa.py_buffer(a)]
             )
-        return pa.array(values)
+        return pa.array(values, mask=mask)
+    if mask is not None:
+        raise TypeError("column: a mask goes with a NumPy array (a list marks nulls with None)")
     n = len(values)
     kinds = {type(v) for v in values}
     nulls = type(None) in kinds

@@ -112,7 +112,6 @@ class TraceWriter:
         links = column([self._names[i] for i in traced])
         # enqueue (0) and drop_arrival (3) have no sojourn time
         no_sojourn = (kind == 0) | (kind == 3)
-        valid = pa.py_buffer(np.packbits(~no_sojourn, bitorder="little"))
         # Arrow arrays from buffers (aqmlab.arrow): pyarrow's own conversions of NumPy input
         # import pandas, about 0.4 s
         columns = [
@@ -120,7 +119,7 @@ class TraceWriter:
             pa.DictionaryArray.from_arrays(column(link_index.astype(np.int32)), links),
             column(np.frombuffer(d["flow"], dtype="<u4").astype(np.int32)),
             column(np.frombuffer(d["size"], dtype="<u4").astype(np.int32)),
-            pa.Array.from_buffers(pa.int64(), n, [valid, pa.py_buffer(sojourn)]),
+            column(sojourn, mask=no_sojourn),
             column(np.frombuffer(d["ecn"], dtype=np.uint8).astype(np.int8)),
             pa.DictionaryArray.from_arrays(column(kind), self._kinds),
         ]
