@@ -1,5 +1,6 @@
 //! Deterministic event engine: a radix heap of events keyed by
-//! `(time, scheduling time, insertion sequence)`.
+//! `(time, scheduling time, insertion sequence)`, merged with the links'
+//! propagation pipes ([`crate::pipes`]), whose arrivals carry keys of the same kind.
 //!
 //! Invariant: events due at the same instant are delivered in the order they
 //! were scheduled (the scheduling time never decreases and the sequence number
@@ -8,6 +9,9 @@
 //! events it would have scheduled where that event would have placed them (the
 //! links' idle fast path, `link.rs`). Time is integer nanoseconds ([`Ns`]); the
 //! public API converts to and from [`aqm::Instant`].
+
+use crate::packet::Packet;
+use crate::pipes::Pipes;
 
 /// Simulation time or duration in integer nanoseconds.
 pub type Ns = u64;
@@ -38,8 +42,6 @@ pub fn ns_to_secs(ns: Ns) -> f64 {
 pub enum Event {
     /// The head-of-line packet of link `.0` finished serialisation.
     TxDone(u32),
-    /// The oldest packet in link `.0`'s propagation pipe reaches the far node.
-    PipeArrive(u32),
     /// The AQM of link `.0` asked to be polled (`QueueDisc::poll_at`).
     AqmTimer(u32),
     /// Retransmission timer of TCP flow `.0` (lazily re-armed, see `sim.rs`).
@@ -64,6 +66,26 @@ pub enum Event {
     RateChange(u32),
 }
 
+/// What the queue yields next: an event, or the arrival of a packet at the far end of
+/// `link` with `more` packets of that link due at the same instant
+/// ([`EventQueue::pipe_take`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Due {
+    /// An event from the heap.
+    Event(Event),
+    /// A packet reaches the far node of `link`.
+    Arrival {
+        /// Index of the link.
+        link: u32,
+        /// The link's far node.
+        to: u32,
+        /// The packet.
+        pkt: Packet,
+        /// Packets of the same link due now, to take with [`EventQueue::pipe_take`].
+        more: u32,
+    },
+}
+
 /// A pending event with its key `(time, sched, seq)` (unique: `seq` strictly increases).
 #[derive(Clone, Copy, Debug)]
 struct Entry {
@@ -82,6 +104,8 @@ struct Entry {
 #[derive(Debug, Default)]
 pub struct EventQueue {
     heap: RadixHeap,
+    /// Packets in flight on the links: arrivals, merged with the heap by key.
+    pipes: Pipes,
     next_seq: u64,
     /// Latest time popped so far: the scheduling time of new events. It never decreases,
     /// so for events added with [`EventQueue::schedule`] the key `(time, sched, seq)` orders
@@ -264,44 +288,120 @@ impl EventQueue {
 
     /// Time of the earliest pending event.
     pub fn peek_time(&self) -> Option<Ns> {
-        self.heap.peek_time()
+        let arrival = self.pipes.peek().map(|k| k.0);
+        match (self.heap.peek_time(), arrival) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
-    /// Removes and returns the earliest pending event.
+    /// Removes and returns the earliest pending event or arrival.
     #[inline(always)]
-    pub fn pop(&mut self) -> Option<(Ns, Event)> {
+    pub fn pop(&mut self) -> Option<(Ns, Due)> {
         self.pop_until(Ns::MAX)
     }
 
-    /// Removes and returns the earliest pending event if it is due at or before `limit`
-    /// (else leaves the queue as it was, but for the radix heap's internal layout).
+    /// Removes and returns the earliest pending event or arrival if it is due at or before
+    /// `limit` (else leaves the queue as it was, but for the radix heap's internal layout).
+    /// After an arrival with `more > 0`, take those packets with [`EventQueue::pipe_take`]
+    /// before anything else.
     #[inline(always)]
-    pub fn pop_until(&mut self, limit: Ns) -> Option<(Ns, Event)> {
-        let k = self.heap.settle()?;
-        let time = self.heap.buckets[0][k].time;
-        if time > limit {
-            return None;
+    pub fn pop_until(&mut self, limit: Ns) -> Option<(Ns, Due)> {
+        let k = self.heap.settle();
+        let arrival = self.pipes.peek();
+        let heap_first = match (k, arrival) {
+            (None, None) => return None,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (Some(k), Some(a)) => {
+                let e = &self.heap.buckets[0][k];
+                (e.time, e.sched, e.seq) < a
+            }
+        };
+        if heap_first {
+            let k = k.expect("heap first");
+            let time = self.heap.buckets[0][k].time;
+            if time > limit {
+                return None;
+            }
+            let e = self.heap.take(k);
+            // never backwards, so that `sched` never decreases along `seq` for `schedule`
+            self.now = self.now.max(time);
+            Some((time, Due::Event(e.event)))
+        } else {
+            let time = arrival.expect("arrival first").0;
+            if time > limit {
+                return None;
+            }
+            self.now = self.now.max(time);
+            let (link, to, pkt, more) = self.pipes.pop(time, &mut self.next_seq);
+            Some((
+                time,
+                Due::Arrival {
+                    link,
+                    to,
+                    pkt,
+                    more,
+                },
+            ))
         }
-        let e = self.heap.take(k);
-        // never backwards, so that `sched` never decreases along `seq` for `schedule`
-        self.now = self.now.max(time);
-        Some((time, e.event))
     }
 
-    /// Number of pending events.
+    /// Gives the links `0, 1, ...` their propagation delays (ns) and far nodes; before the
+    /// first [`EventQueue::pipe_push`].
+    pub fn set_links(&mut self, links: impl IntoIterator<Item = (Ns, u32)>) {
+        debug_assert!(self.pipes.is_empty());
+        self.pipes = Pipes::new(links);
+    }
+
+    /// `pkt` left `link`'s transmitter at `done`: it arrives at the far node after the
+    /// link's delay, ordered among the events as the link's pipe event would have been
+    /// (scheduled as of `done` if the link had nothing in flight, else when the packet
+    /// before it arrives).
+    #[inline(always)]
+    pub fn pipe_push(&mut self, link: u32, done: Ns, pkt: Packet) {
+        self.pipes.push(link, done, pkt, &mut self.next_seq);
+    }
+
+    /// The next of the `more` packets of an arrival's link due at the same instant.
+    pub fn pipe_take(&mut self, link: u32) -> Packet {
+        self.pipes.take(link)
+    }
+
+    /// Packets in flight on `link`.
+    #[inline]
+    pub fn in_pipe(&self, link: u32) -> u64 {
+        self.pipes.len(link)
+    }
+
+    /// Packets that reached the far node of `link`.
+    #[inline]
+    pub fn delivered(&self, link: u32) -> u64 {
+        self.pipes.delivered(link)
+    }
+
+    /// Number of pending events (not counting packets in flight).
     pub fn len(&self) -> usize {
         self.heap.len
     }
 
-    /// True if no event is pending.
+    /// True if no event is pending and no packet is in flight.
     pub fn is_empty(&self) -> bool {
-        self.heap.len == 0
+        self.heap.len == 0 && self.pipes.is_empty()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The next event (these tests put no packet in flight).
+    fn pop_ev(q: &mut EventQueue) -> Option<(Ns, Event)> {
+        q.pop().map(|(t, d)| match d {
+            Due::Event(e) => (t, e),
+            Due::Arrival { .. } => panic!("no packet in flight"),
+        })
+    }
 
     /// Reference: the engine contract (docs/design.md, "Event ties break by
     /// insertion order"). Exact: no tolerance.
@@ -313,7 +413,7 @@ mod tests {
         q.schedule(10, Event::TxDone(2));
         q.schedule(10, Event::TxDone(3));
         q.schedule(5, Event::TxDone(4));
-        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        let order: Vec<_> = std::iter::from_fn(|| pop_ev(&mut q)).collect();
         assert_eq!(
             order,
             vec![
@@ -332,22 +432,22 @@ mod tests {
         let mut q = EventQueue::new();
         q.schedule(7, Event::Rto(0));
         q.schedule(7, Event::TxDone(1));
-        q.schedule(3, Event::PipeArrive(2));
+        q.schedule(3, Event::AqmTimer(2));
         q.schedule(7, Event::Sample);
-        q.schedule(7, Event::PipeArrive(3));
+        q.schedule(7, Event::AqmTimer(3));
         q.schedule(3, Event::DelAck(4));
         assert_eq!(q.len(), 6);
         assert_eq!(q.peek_time(), Some(3));
-        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        let order: Vec<_> = std::iter::from_fn(|| pop_ev(&mut q)).collect();
         assert_eq!(
             order,
             vec![
-                (3, Event::PipeArrive(2)),
+                (3, Event::AqmTimer(2)),
                 (3, Event::DelAck(4)),
                 (7, Event::Rto(0)),
                 (7, Event::TxDone(1)),
                 (7, Event::Sample),
-                (7, Event::PipeArrive(3)),
+                (7, Event::AqmTimer(3)),
             ]
         );
         assert!(q.is_empty());
@@ -379,7 +479,7 @@ mod tests {
             } else {
                 reference.sort();
                 let (t, s) = reference.remove(0);
-                let (pt, pe) = q.pop().expect("pending");
+                let (pt, pe) = pop_ev(&mut q).expect("pending");
                 let id = match pe {
                     Event::TxDone(i) | Event::Rto(i) => i,
                     other => panic!("{other:?}"),
@@ -418,15 +518,15 @@ mod tests {
                 reference.insert((t, seq), ev);
                 seq += 1;
             } else if let Some(((t, _), ev)) = reference.pop_first() {
-                assert_eq!(q.pop(), Some((t, ev)));
+                assert_eq!(pop_ev(&mut q), Some((t, ev)));
                 now = t;
             } else {
-                assert_eq!(q.pop(), None);
+                assert_eq!(pop_ev(&mut q), None);
             }
             assert_eq!(q.len(), reference.len());
         }
         while let Some(((t, _), ev)) = reference.pop_first() {
-            assert_eq!(q.pop(), Some((t, ev)));
+            assert_eq!(pop_ev(&mut q), Some((t, ev)));
         }
         assert!(q.is_empty());
     }
@@ -438,20 +538,20 @@ mod tests {
     fn schedule_as_of_places_the_event_at_its_virtual_scheduling_time() {
         let mut q = EventQueue::new();
         q.schedule(10, Event::Sample); // the clock: pops at 10
-        q.schedule_as_of(50, Event::PipeArrive(1), 20); // as if scheduled at 20
+        q.schedule_as_of(50, Event::AqmTimer(1), 20); // as if scheduled at 20
         q.schedule(50, Event::Rto(0)); // scheduled at 0: before it
-        assert_eq!(q.pop(), Some((10, Event::Sample)));
+        assert_eq!(pop_ev(&mut q), Some((10, Event::Sample)));
         q.schedule(50, Event::DelAck(2)); // scheduled at 10: before it
         q.schedule(30, Event::Warmup);
-        assert_eq!(q.pop(), Some((30, Event::Warmup)));
+        assert_eq!(pop_ev(&mut q), Some((30, Event::Warmup)));
         q.schedule(50, Event::TxDone(3)); // scheduled at 30: after it
-        let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
+        let order: Vec<_> = std::iter::from_fn(|| pop_ev(&mut q)).collect();
         assert_eq!(
             order,
             vec![
                 (50, Event::Rto(0)),
                 (50, Event::DelAck(2)),
-                (50, Event::PipeArrive(1)),
+                (50, Event::AqmTimer(1)),
                 (50, Event::TxDone(3)),
             ]
         );

@@ -60,6 +60,7 @@ pub mod link;
 pub mod monitor;
 pub mod node;
 pub mod packet;
+pub mod pipes;
 pub mod queue;
 pub mod results;
 pub mod rng;

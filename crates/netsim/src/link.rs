@@ -1,13 +1,12 @@
 //! Point-to-point unidirectional links: an egress queue, a transmitter that
 //! serialises one packet at a time, optional Bernoulli loss, and a
-//! propagation pipe.
+//! propagation delay.
 //!
 //! Event discipline (htsim style): a link has at most one pending
-//! [`Event::TxDone`] (for its head-of-line packet) and at most one pending
-//! [`Event::PipeArrive`] (for the oldest packet in its pipe). The pipe is a
-//! FIFO ring of `(arrival time, packet)`; since every packet on a link has the
-//! same propagation delay, arrival times are non-decreasing and one event per
-//! link suffices however many packets are in flight.
+//! [`Event::TxDone`] (for its head-of-line packet). A transmitted packet is handed
+//! to the event queue's pipes ([`EventQueue::pipe_push`], `pipes.rs`), which
+//! deliver it at the far node `delay` later, ordered among the events as a pipe
+//! with one pending event for its oldest packet would deliver it.
 //!
 //! Idle-link fast path: on a link that is neither monitored nor traced, a packet
 //! that starts its transmission with nothing queued behind it needs no
@@ -39,8 +38,6 @@
 //! interval gives a cumulative work `W(t)` (in bit x 1e9 units, i.e.
 //! rate x ns) with `W(b) - W(a) <= C (b - a)` for every `a <= b`, exactly, in
 //! integers. It costs three stores per packet.
-
-use std::collections::VecDeque;
 
 use crate::engine::{Event, EventQueue, Ns, NS_PER_SEC};
 use crate::fastdiv::Divisor;
@@ -127,7 +124,6 @@ pub struct Link {
     /// Remainder of `bits * 1e9 / rate` carried between packets so the
     /// long-run rate is exact although each serialisation time is an integer.
     tx_carry: u64,
-    pipe: VecDeque<(Ns, Packet)>,
     /// Cumulative counters.
     pub ctr: LinkCounters,
     q_last_change: Ns,
@@ -185,7 +181,6 @@ impl Link {
             fast_size: 0,
             fast_lost: false,
             tx_carry: 0,
-            pipe: VecDeque::new(),
             ctr: LinkCounters::default(),
             q_last_change: 0,
             aqm_timer_at: None,
@@ -502,9 +497,8 @@ impl Link {
     }
 
     /// The transmission of `p` ends at `done`: count it, apply the random loss and put it
-    /// in the pipe, due at the far node at `done + delay`. The pipe's event is scheduled as
-    /// of `done`, so that it takes the place among simultaneous events it would have taken
-    /// had a [`Event::TxDone`] at `done` scheduled it.
+    /// in flight, due at the far node at `done + delay`, in the place among simultaneous
+    /// events that a pipe event scheduled as of `done` would take ([`EventQueue::pipe_push`]).
     #[inline(always)]
     fn complete(&mut self, done: Ns, p: Packet, id: u32, ev: &mut EventQueue) {
         self.last_done = done;
@@ -513,33 +507,8 @@ impl Link {
         if self.loss_rng.bernoulli(self.loss) {
             self.ctr.lost += 1;
         } else {
-            let at = done + self.delay;
-            if self.pipe.is_empty() {
-                ev.schedule_as_of(at, Event::PipeArrive(id), done);
-            }
-            self.pipe.push_back((at, p));
+            ev.pipe_push(id, done, p);
         }
-    }
-
-    /// Counts the packets whose propagation has completed by `now` (a prefix of the pipe),
-    /// counts them as delivered and re-arms the pipe event for the first packet after them;
-    /// the caller then takes exactly that many with [`Link::pipe_pop`], in order. Delivering
-    /// them cannot add to this pipe (packets enter a pipe only at this link's `TxDone`), so
-    /// they are handed on straight from the ring, without a copy into a scratch buffer.
-    #[inline]
-    pub fn pipe_due(&mut self, now: Ns, id: u32, ev: &mut EventQueue) -> usize {
-        let n = self.pipe.iter().take_while(|(at, _)| *at <= now).count();
-        self.ctr.delivered += n as u64;
-        if let Some(&(at, _)) = self.pipe.get(n) {
-            ev.schedule(at, Event::PipeArrive(id));
-        }
-        n
-    }
-
-    /// The oldest packet in the pipe (one of those counted by [`Link::pipe_due`]).
-    #[inline]
-    pub fn pipe_pop(&mut self) -> Packet {
-        self.pipe.pop_front().expect("pipe_due counted it").1
     }
 
     /// Runs the AQM's periodic law if due.
@@ -606,19 +575,16 @@ impl Link {
 
     /// The counters as of `now` (>= the last event time), with a fast-path packet that is
     /// still being serialised not yet counted as sent (nor as lost): what the counters
-    /// would read had its completion been an event.
-    pub fn counters_at(&self, now: Ns) -> LinkCounters {
+    /// would read had its completion been an event. `delivered` is the event queue's count
+    /// ([`EventQueue::delivered`]): the pipes count arrivals, not the link.
+    pub fn counters_at(&self, now: Ns, delivered: u64) -> LinkCounters {
         let mut c = self.ctr;
+        c.delivered = delivered;
         if now < self.busy_until {
             c.tx_pkts -= 1;
             c.tx_bytes -= self.fast_size as u64;
             c.lost -= self.fast_lost as u64;
         }
         c
-    }
-
-    /// Packets currently propagating.
-    pub fn in_pipe(&self) -> u64 {
-        self.pipe.len() as u64
     }
 }

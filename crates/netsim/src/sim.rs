@@ -14,7 +14,7 @@ use std::fmt;
 use aqm::{Instant, LinkInfo, QdiscConfig, QueueStats};
 
 use crate::config::{ConfigError, FlowGroup, SimConfig, DEFAULT_START_JITTER};
-use crate::engine::{ns_to_secs, secs_to_ns, Event, EventQueue, Ns};
+use crate::engine::{ns_to_secs, secs_to_ns, Due, Event, EventQueue, Ns};
 use crate::link::{Link, LinkCounters};
 use crate::monitor::{class_base, class_counters, class_summaries, push_class_rows};
 use crate::node::Node;
@@ -307,6 +307,7 @@ impl Simulation {
         }
         let group_class = resolve_classes(&cfg, &built)?;
         let mut ev = EventQueue::new();
+        ev.set_links(links.iter().map(|l| (l.delay, l.to)));
         let mut flows = Vec::new();
         let mut groups = Vec::new();
         for (gi, g) in cfg.flows.iter().enumerate() {
@@ -548,10 +549,10 @@ impl Simulation {
     /// `now() == max(now, t)`.
     pub fn run_until(&mut self, t: Instant) {
         let limit = t.0;
-        while let Some((time, ev)) = self.ev.pop_until(limit) {
+        while let Some((time, due)) = self.ev.pop_until(limit) {
             self.now = time;
             self.events += 1;
-            self.handle(ev);
+            self.handle(due);
         }
         self.now = self.now.max(limit);
     }
@@ -585,10 +586,10 @@ impl Simulation {
             return true;
         }
         let limit = t.0;
-        while let Some((time, ev)) = self.ev.pop_until(limit) {
+        while let Some((time, due)) = self.ev.pop_until(limit) {
             self.now = time;
             self.events += 1;
-            self.handle(ev);
+            self.handle(due);
             if self.trace_full() {
                 return false;
             }
@@ -640,22 +641,32 @@ impl Simulation {
         self.run_until(Instant(secs_to_ns(self.cfg.duration)));
     }
 
+    #[inline(always)]
+    fn handle(&mut self, due: Due) {
+        match due {
+            Due::Event(ev) => self.handle_event(ev),
+            Due::Arrival {
+                link,
+                to,
+                pkt,
+                more,
+            } => {
+                self.deliver(to, pkt);
+                for _ in 0..more {
+                    let p = self.ev.pipe_take(link);
+                    self.deliver(to, p);
+                }
+            }
+        }
+    }
+
     #[inline]
-    fn handle(&mut self, ev: Event) {
+    fn handle_event(&mut self, ev: Event) {
         let now = self.now;
         match ev {
             Event::TxDone(l) => {
                 self.links[l as usize].tx_done(now, l, &mut self.ev);
                 self.arm_aqm(l, now);
-            }
-            Event::PipeArrive(l) => {
-                let link = &mut self.links[l as usize];
-                let n = link.pipe_due(now, l, &mut self.ev);
-                let to = link.to;
-                for _ in 0..n {
-                    let p = self.links[l as usize].pipe_pop();
-                    self.deliver(to, p);
-                }
             }
             Event::AqmTimer(l) => {
                 let link = &mut self.links[l as usize];
@@ -944,7 +955,7 @@ impl Simulation {
             .iter()
             .enumerate()
             .map(|(i, l)| LinkSnap {
-                ctr: l.counters_at(now),
+                ctr: l.counters_at(now, self.ev.delivered(i as u32)),
                 activations: self.activations_base[i] + l.queue.stats().activations,
                 area: l.area_at(now),
                 flow_area: self.flow_base[i].0
@@ -1005,7 +1016,8 @@ impl Simulation {
 
     /// Status of link `name`.
     pub fn link_status(&self, name: &str) -> Result<LinkStatus, SimError> {
-        let l = &self.links[self.link_id(name)? as usize];
+        let id = self.link_id(name)?;
+        let l = &self.links[id as usize];
         Ok(LinkStatus {
             name: l.name.clone(),
             aqm: l.queue.aqm_name().to_string(),
@@ -1013,7 +1025,7 @@ impl Simulation {
             queue_bytes: l.queue.len_bytes(),
             probability: l.queue.probability(),
             aqm_stats: l.queue.stats(),
-            counters: l.counters_at(self.now),
+            counters: l.counters_at(self.now, self.ev.delivered(id)),
             queue_memory_bytes: l.queue.memory_bytes(),
             queue_pool_slots: l.queue.pool_slots(),
             rate_bps: l.rate_bps(),
@@ -1212,10 +1224,10 @@ impl Simulation {
             delivered: self.delivered,
             ..Default::default()
         };
-        for l in &self.links {
+        for (i, l) in self.links.iter().enumerate() {
             c.dropped += l.ctr.queue_drops();
             c.lost += l.ctr.lost;
-            c.in_flight += l.queue.len_pkts() as u64 + l.in_tx() + l.in_pipe();
+            c.in_flight += l.queue.len_pkts() as u64 + l.in_tx() + self.ev.in_pipe(i as u32);
         }
         c
     }
@@ -1225,8 +1237,13 @@ impl Simulation {
     /// `arrivals = queue drops + transmitted + queued + in transmission` and
     /// `transmitted = lost + delivered to the far node + propagating`.
     pub fn check_conservation(&self) -> Result<Conservation, ConservationError> {
-        for l in &self.links {
-            let c = &l.ctr;
+        for (i, l) in self.links.iter().enumerate() {
+            // Raw counters (a fast-path packet counts as sent), arrivals from the pipes.
+            let c = &LinkCounters {
+                delivered: self.ev.delivered(i as u32),
+                ..l.ctr
+            };
+            let in_pipe = self.ev.in_pipe(i as u32);
             let rhs = c.queue_drops() + c.tx_pkts + l.queue.len_pkts() as u64 + l.in_tx();
             if c.arrivals != rhs {
                 return Err(ConservationError::Link {
@@ -1241,15 +1258,12 @@ impl Simulation {
                     ),
                 });
             }
-            if c.tx_pkts != c.lost + c.delivered + l.in_pipe() {
+            if c.tx_pkts != c.lost + c.delivered + in_pipe {
                 return Err(ConservationError::Link {
                     link: l.name.clone(),
                     detail: format!(
                         "transmitted {} != lost {} + delivered {} + propagating {}",
-                        c.tx_pkts,
-                        c.lost,
-                        c.delivered,
-                        l.in_pipe()
+                        c.tx_pkts, c.lost, c.delivered, in_pipe
                     ),
                 });
             }
@@ -1278,7 +1292,7 @@ impl Simulation {
                 work: work0,
                 cap: cap0,
             } = self.link_snap.get(m as usize).copied().unwrap_or_default();
-            let c = l.counters_at(now);
+            let c = l.counters_at(now, self.ev.delivered(m));
             let area = l.area_at(now);
             let hist = l.mon.as_deref().map(|m| &m.delay);
             let q = |p: f64| hist.map_or(0.0, |h| h.quantile(p) / 1e6);
@@ -1387,7 +1401,11 @@ impl Simulation {
             sim_seconds: ns_to_secs(now),
             warmup_s: ns_to_secs(self.warmup),
             events: self.events,
-            packets_forwarded: self.links.iter().map(|l| l.counters_at(now).tx_pkts).sum(),
+            packets_forwarded: self
+                .links
+                .iter()
+                .map(|l| l.counters_at(now, 0).tx_pkts)
+                .sum(),
             links,
             flows,
             fairness: Fairness {
@@ -1445,7 +1463,7 @@ impl Simulation {
     /// Packets transmitted over link `name` so far.
     pub fn link_tx_packets(&self, name: &str) -> Result<u64, SimError> {
         Ok(self.links[self.link_id(name)? as usize]
-            .counters_at(self.now)
+            .counters_at(self.now, 0)
             .tx_pkts)
     }
 }
