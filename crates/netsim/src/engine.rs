@@ -664,8 +664,7 @@ mod pipe_order_tests {
             };
             let (mut a, mut b) = (Vec::new(), Vec::new());
             let mut last_done = [0u64; 6];
-            let mut id = 0u32;
-            for _ in 0..4000 {
+            for id in 0..4000u32 {
                 let u = rng.uniform();
                 let now = r.now;
                 if u < 0.25 {
@@ -687,7 +686,6 @@ mod pipe_order_tests {
                 } else {
                     assert_eq!(pop_new(&mut q, &mut a), r.pop(&mut b));
                 }
-                id += 1;
             }
             while pop_new(&mut q, &mut a) {}
             while r.pop(&mut b) {}
