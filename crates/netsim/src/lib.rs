@@ -1,9 +1,10 @@
 //! netsim: a deterministic discrete-event packet simulator for AQM studies.
 //!
 //! * [`engine`]: integer-ns time, events in a radix heap keyed by
-//!   `(time, scheduling time, insertion sequence)`.
-//! * [`link`]: egress queue ([`aqm::QueueDisc`]), transmitter, Bernoulli
-//!   loss, propagation pipe (one pending event per link and per pipe).
+//!   `(time, scheduling time, insertion sequence)`, merged with [`pipes`].
+//! * [`link`]: egress queue ([`aqm::QueueDisc`]), transmitter (at most one pending
+//!   event per link), Bernoulli loss.
+//! * [`pipes`]: packets in flight, one time-ordered ring per distinct link delay.
 //! * [`routing`]: static shortest paths in an O(1) next-hop table.
 //! * [`topology`]: explicit, dumbbell and parking-lot builders.
 //! * [`tcp`]: Reno, NewReno, CUBIC with ECN and delayed ACKs; [`udp`]: CBR
