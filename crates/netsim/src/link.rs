@@ -124,7 +124,8 @@ pub struct Link {
     /// Remainder of `bits * 1e9 / rate` carried between packets so the
     /// long-run rate is exact although each serialisation time is an integer.
     tx_carry: u64,
-    /// Cumulative counters.
+    /// Cumulative counters, but for `delivered` (0 here): arrivals are counted by the
+    /// event queue's pipes ([`EventQueue::delivered`]); [`Link::counters_at`] fills it in.
     pub ctr: LinkCounters,
     q_last_change: Ns,
     /// Time of the earliest pending [`Event::AqmTimer`], if any.

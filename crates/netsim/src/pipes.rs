@@ -107,18 +107,16 @@ impl Pipes {
     /// Pipes for links `0, 1, ...` with these propagation delays (ns) and far nodes.
     pub fn new(links_to: impl IntoIterator<Item = (Ns, u32)>) -> Self {
         let mut lanes: Vec<Lane> = Vec::new();
+        let mut lane_of_delay = std::collections::HashMap::new();
         let mut links = Vec::new();
         for (d, to) in links_to {
-            let lane = match lanes.iter().position(|l| l.delay == d) {
-                Some(i) => i,
-                None => {
-                    lanes.push(Lane {
-                        delay: d,
-                        ..Lane::default()
-                    });
-                    lanes.len() - 1
-                }
-            };
+            let lane = *lane_of_delay.entry(d).or_insert_with(|| {
+                lanes.push(Lane {
+                    delay: d,
+                    ..Lane::default()
+                });
+                lanes.len() - 1
+            });
             links.push(LinkPipe {
                 lane: lane as u32,
                 to,
