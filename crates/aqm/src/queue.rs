@@ -216,11 +216,14 @@ pub const INITIAL_CAPACITY: usize = 256;
 /// law announces its next run through [`QueueDisc::poll_at`] and is run by
 /// [`QueueDisc::on_timer`].
 #[derive(Debug, Clone)]
+#[repr(C)]
 pub struct QueueDisc<P> {
+    // `repr(C)`: what every packet touches first (a drop-tail link's whole per-packet state
+    // is in these lines), the AQM's own state after.
+    stats: QueueStats,
     backlog: Backlog<P>,
     limit: QueueLimit,
     link: LinkInfo,
-    stats: QueueStats,
     rng: Rng,
     aqm: AnyAqm,
 }

@@ -47,11 +47,19 @@ use crate::queue::{inst, Queue};
 use crate::rng::Rng;
 use crate::trace::{TraceBuf, TraceKind};
 
-/// Cumulative per-link counters (packets unless named otherwise).
+/// Cumulative per-link counters (packets unless named otherwise). (`repr(C)`: those every
+/// hop updates first.)
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
 pub struct LinkCounters {
     /// Packets offered to the egress queue.
     pub arrivals: u64,
+    /// Packets whose transmission completed.
+    pub tx_pkts: u64,
+    /// Bytes whose transmission completed.
+    pub tx_bytes: u64,
+    /// Packets lost to the link's Bernoulli loss (after transmission).
+    pub lost: u64,
     /// Dropped at enqueue (hard limit or AQM).
     pub drops_enqueue: u64,
     /// Dropped at dequeue by the AQM (CoDel).
@@ -62,12 +70,6 @@ pub struct LinkCounters {
     /// CE marks set by this hop's AQM (counted when the packet leaves the
     /// queue).
     pub marks: u64,
-    /// Packets whose transmission completed.
-    pub tx_pkts: u64,
-    /// Bytes whose transmission completed.
-    pub tx_bytes: u64,
-    /// Packets lost to the link's Bernoulli loss (after transmission).
-    pub lost: u64,
     /// Packets that reached the far node.
     pub delivered: u64,
     /// Integral of queue length in packets over time (packet·ns).
@@ -84,63 +86,68 @@ impl LinkCounters {
 }
 
 /// A unidirectional link with its egress queue.
+///
+/// Laid out (`repr(C)`, line-aligned) with the state an idle hop reads and writes for every
+/// packet in its first lines, then the queue, then what only reports read: a packet crossing
+/// an idle link touches a few of its 1.3 KiB, and a dumbbell has hundreds of links.
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub struct Link {
-    /// Unique name (e.g. `"R1->R2"`).
-    pub name: String,
-    /// Node the egress queue belongs to.
-    pub from: u32,
-    /// Node at the far end.
-    pub to: u32,
-    /// Transmission rate in bits per second (> 0), with its multiplier for the serialisation
-    /// time's division ([`Link::rate_bps`]; changed only by [`Link::set_rate`]).
-    rate: Divisor,
-    /// One-way propagation delay (ns).
-    pub delay: Ns,
-    /// Bernoulli loss probability applied to every packet after
-    /// transmission, in [0, 1).
-    pub loss: f64,
-    loss_rng: Rng,
-    /// The egress queue discipline.
-    pub queue: Queue,
-    in_tx: Option<Packet>,
+    /// Per-packet event rows of a traced link (`None`: not traced, the default; see
+    /// [`crate::trace`]).
+    pub trace: Option<Box<TraceBuf>>,
+    /// Monitoring state (only for monitored links).
+    pub mon: Option<Box<LinkMonitor>>,
+    /// End of the transmission of the last packet sent without a [`Event::TxDone`] (the
+    /// idle-link fast path, module docs); the transmitter is busy until then although
+    /// `in_tx` is `None`.
+    busy_until: Ns,
     /// Start time of the packet in transmission.
     tx_start: Ns,
     /// `tx_carry` when the packet in transmission started (its virtual
     /// start is `tx_start + tx_start_carry / rate`).
     tx_start_carry: u64,
+    /// Remainder of `bits * 1e9 / rate` carried between packets so the
+    /// long-run rate is exact although each serialisation time is an integer.
+    tx_carry: u64,
     /// Completion time of the last completed transmission.
     last_done: Ns,
-    /// End of the transmission of the last packet sent without a [`Event::TxDone`] (the
-    /// idle-link fast path, module docs); the transmitter is busy until then although
-    /// `in_tx` is `None`.
-    busy_until: Ns,
-    /// A [`Event::TxDone`] is pending at `busy_until` to start the next queued packet.
-    free_armed: bool,
+    q_last_change: Ns,
+    /// Transmission rate in bits per second (> 0), with its multiplier for the serialisation
+    /// time's division ([`Link::rate_bps`]; changed only by [`Link::set_rate`]).
+    rate: Divisor,
+    /// Bernoulli loss probability applied to every packet after
+    /// transmission, in [0, 1).
+    pub loss: f64,
     /// Size (bytes) of the last fast-path packet and whether the random loss took it, so
     /// that [`Link::counters_at`] can leave it out while it is still being serialised.
     fast_size: u32,
     fast_lost: bool,
-    /// Remainder of `bits * 1e9 / rate` carried between packets so the
-    /// long-run rate is exact although each serialisation time is an integer.
-    tx_carry: u64,
-    /// Cumulative counters, but for `delivered` (0 here): arrivals are counted by the
-    /// event queue's pipes ([`EventQueue::delivered`]); [`Link::counters_at`] fills it in.
-    pub ctr: LinkCounters,
-    q_last_change: Ns,
-    /// Time of the earliest pending [`Event::AqmTimer`], if any.
-    pub aqm_timer_at: Option<Ns>,
+    /// A [`Event::TxDone`] is pending at `busy_until` to start the next queued packet.
+    free_armed: bool,
     /// True if the queue has a periodic law (`poll_at()` is `Some`; by the `aqm` contract
     /// it is then always `Some`, else always `None`), so the driver skips polling the
     /// others. Set with the queue.
     pub periodic: bool,
-    /// Monitoring state (only for monitored links).
-    pub mon: Option<Box<LinkMonitor>>,
     /// True once the warm-up period is over.
     pub warm: bool,
-    /// Per-packet event rows of a traced link (`None`: not traced, the default; see
-    /// [`crate::trace`]).
-    pub trace: Option<Box<TraceBuf>>,
+    /// Node the egress queue belongs to.
+    pub from: u32,
+    /// Node at the far end.
+    pub to: u32,
+    loss_rng: Rng,
+    /// Cumulative counters, but for `delivered` (0 here): arrivals are counted by the
+    /// event queue's pipes ([`EventQueue::delivered`]); [`Link::counters_at`] fills it in.
+    pub ctr: LinkCounters,
+    in_tx: Option<Packet>,
+    /// Time of the earliest pending [`Event::AqmTimer`], if any.
+    pub aqm_timer_at: Option<Ns>,
+    /// One-way propagation delay (ns).
+    pub delay: Ns,
+    /// The egress queue discipline.
+    pub queue: Queue,
+    /// Unique name (e.g. `"R1->R2"`).
+    pub name: String,
     /// Offered capacity `∫ rate dt` from 0 to `rate_since`, in bit x 1e9 units (bit/s x
     /// ns) like [`Link::tx_work_at`]; 0 while the rate never changed.
     cap_base: u128,
