@@ -20,9 +20,10 @@
 //!   (the event was scheduled *as of* `done`), else `(now, seq)` drawn when the packet
 //!   before it was delivered (the event was re-armed then). Sequence numbers come from
 //!   the event queue's counter at those same moments, so every other event keeps its
-//!   place among them. The key is kept per link ([`LinkPipe::head`]).
-//! * Packets of one link enter in order of `done` (strictly increasing), so in a lane
-//!   they stay in the link's order, and every packet in a lane's front *run* (the
+//!   place among them. The key is kept per link (`LinkPipe::head`).
+//! * Packets of one link enter in order of `done` (increasing, equal only when a
+//!   serialisation time rounds to 0 ns), so in a lane they stay in the link's order (equal
+//!   times keep their insertion order), and every packet in a lane's front *run* (the
 //!   packets due at its earliest time) is the oldest of its link, except for a link whose
 //!   serialisation time rounds to 0 ns (rates near 1e15 bit/s): its later packets due at
 //!   the same instant follow in the same run. A lane offers the smallest key of its run.
