@@ -96,11 +96,13 @@ struct Entry {
     event: Event,
 }
 
-/// Pending events, earliest first; ties break by scheduling time, then insertion order.
+/// Pending events and packets in flight, earliest first; ties break by scheduling time, then
+/// insertion order.
 ///
-/// A [`RadixHeap`] on the event time with one sequence counter. Keys are unique, so the pop
-/// order is fully determined by them: no result depends on the layout. (It replaced two
-/// binary heaps, one for link events and one for timers; docs/design.md has the measurements.)
+/// A radix heap (`RadixHeap`) on the event time and the links' propagation lanes
+/// ([`Pipes`]), with one sequence counter for both. Keys are unique, so the pop order is fully
+/// determined by them: no result depends on the layout. (The heap replaced two binary heaps,
+/// one for link events and one for timers; docs/design.md has the measurements.)
 #[derive(Debug, Default)]
 pub struct EventQueue {
     heap: RadixHeap,
