@@ -182,6 +182,9 @@ impl Pipes {
                     i -= 1;
                 }
                 lane.ring.insert(i, t);
+                // Only a new front changes the offer: a packet that joins the front run is
+                // either not its link's oldest or carries the largest key of the run (its
+                // `seq` is the newest, and no key in the run has a later `sched` than `done`).
                 if i == 0 {
                     self.refresh(c);
                 }

@@ -955,7 +955,7 @@ impl Simulation {
             .iter()
             .enumerate()
             .map(|(i, l)| LinkSnap {
-                ctr: l.counters_at(now, self.ev.delivered(i as u32)),
+                ctr: self.link_counters(i as u32),
                 activations: self.activations_base[i] + l.queue.stats().activations,
                 area: l.area_at(now),
                 flow_area: self.flow_base[i].0
@@ -1014,6 +1014,12 @@ impl Simulation {
         Ok((l.queue.len_pkts(), l.queue.len_bytes()))
     }
 
+    /// Link `id`'s counters now ([`Link::counters_at`]), with its arrivals at the far node
+    /// from the event queue's pipes.
+    fn link_counters(&self, id: u32) -> LinkCounters {
+        self.links[id as usize].counters_at(self.now, self.ev.delivered(id))
+    }
+
     /// Status of link `name`.
     pub fn link_status(&self, name: &str) -> Result<LinkStatus, SimError> {
         let id = self.link_id(name)?;
@@ -1025,7 +1031,7 @@ impl Simulation {
             queue_bytes: l.queue.len_bytes(),
             probability: l.queue.probability(),
             aqm_stats: l.queue.stats(),
-            counters: l.counters_at(self.now, self.ev.delivered(id)),
+            counters: self.link_counters(id),
             queue_memory_bytes: l.queue.memory_bytes(),
             queue_pool_slots: l.queue.pool_slots(),
             rate_bps: l.rate_bps(),
@@ -1292,7 +1298,7 @@ impl Simulation {
                 work: work0,
                 cap: cap0,
             } = self.link_snap.get(m as usize).copied().unwrap_or_default();
-            let c = l.counters_at(now, self.ev.delivered(m));
+            let c = self.link_counters(m);
             let area = l.area_at(now);
             let hist = l.mon.as_deref().map(|m| &m.delay);
             let q = |p: f64| hist.map_or(0.0, |h| h.quantile(p) / 1e6);
@@ -1401,10 +1407,8 @@ impl Simulation {
             sim_seconds: ns_to_secs(now),
             warmup_s: ns_to_secs(self.warmup),
             events: self.events,
-            packets_forwarded: self
-                .links
-                .iter()
-                .map(|l| l.counters_at(now, 0).tx_pkts)
+            packets_forwarded: (0..self.links.len() as u32)
+                .map(|i| self.link_counters(i).tx_pkts)
                 .sum(),
             links,
             flows,
@@ -1462,9 +1466,7 @@ impl Simulation {
 
     /// Packets transmitted over link `name` so far.
     pub fn link_tx_packets(&self, name: &str) -> Result<u64, SimError> {
-        Ok(self.links[self.link_id(name)? as usize]
-            .counters_at(self.now, 0)
-            .tx_pkts)
+        Ok(self.link_counters(self.link_id(name)?).tx_pkts)
     }
 }
 
