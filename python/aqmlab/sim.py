@@ -30,13 +30,47 @@ from aqmlab import _core
 from aqmlab.results import SimResult, jain_index
 from aqmlab.scenario import Scenario, load_scenario
 
-__all__ = ["ArgumentError", "simulate", "Simulation"]
+__all__ = ["ArgumentError", "simulate", "Simulation", "to_ns"]
 
 ArgumentError = _core.ArgumentError
 
 #: Wall-clock seconds between returns to Python during a long run, so that Ctrl-C and SIGTERM
 #: are handled promptly (the core releases the GIL and cannot see signals itself).
 _SLICE_WALL_S = 0.2
+
+
+def to_ns(key: str, t: float) -> int:
+    """Seconds to integer nanoseconds by the project's one rounding rule.
+
+    The nearest nanosecond, halves away from zero (the core's
+    ``aqm::Duration::try_from_secs_f64``); every time a user gives in seconds is converted
+    here, once, and compared in nanoseconds afterwards.
+
+    Parameters
+    ----------
+    key : str
+        The argument's name, for the error message.
+    t : float
+        A time in seconds.
+
+    Returns
+    -------
+    int
+        Nanoseconds.
+
+    Raises
+    ------
+    ArgumentError
+        ``t`` is not a number, NaN, infinite or negative.
+
+    Examples
+    --------
+    >>> to_ns("t", 0.1 + 0.2)
+    300000000
+    """
+    if isinstance(t, bool) or not isinstance(t, int | float):
+        raise ArgumentError(f"{key} = {t!r}: give a time in seconds")
+    return _core.secs_to_ns(key, float(t))
 
 
 def _as_scenario(scenario: Scenario | Mapping | str | Path) -> Scenario:
@@ -99,46 +133,75 @@ class Simulation:
 
     @property
     def now(self) -> float:
-        """Simulated time, seconds."""
+        """Simulated time, seconds (for display; :attr:`now_ns` is exact)."""
         return self._sim.now
 
     @property
+    def now_ns(self) -> int:
+        """Simulated time, integer nanoseconds."""
+        return self._sim.now_ns
+
+    @property
     def duration(self) -> float:
+        """The scenario's duration, seconds."""
         return self.scenario.duration
 
-    def run_until(self, t: float) -> None:
-        """Advance to time ``t`` (seconds; at most the scenario's duration).
+    @property
+    def end_ns(self) -> int:
+        """The scenario's end (its duration), integer nanoseconds."""
+        return self._sim.end_ns
 
-        Raises ``ArgumentError`` if ``t`` is before the current time or not a number. A long
-        step returns to Python every fraction of a second, so Ctrl-C interrupts it.
+    def run_until(self, t: float) -> None:
+        """Advance to time ``t`` (seconds; a later ``t`` stops at the scenario's end).
+
+        ``t`` is converted to integer nanoseconds once, by the project's one rounding rule
+        (:func:`to_ns`: the nearest nanosecond), and the run reaches exactly that instant, so
+        ``run_until(0.1 + 0.2)`` ends at 300,000,000 ns.
+
+        Raises
+        ------
+        ArgumentError
+            ``t`` is not a number, is NaN or infinite, negative, or before the current time.
         """
-        if isinstance(t, bool) or not isinstance(t, int | float):
-            raise ArgumentError(f"t = {t!r}: give a time in seconds")
-        end = min(float(t), self.scenario.duration)
-        if end < self.now:
-            self._sim.run_until(end)  # raises, naming the current time
+        self.run_until_ns(min(to_ns("t", t), self.end_ns))
+
+    def run_until_ns(self, t_ns: int) -> None:
+        """Advance to ``t_ns`` (integer nanoseconds; a later time stops at the scenario's end).
+
+        A long step returns to Python every fraction of a second of wall time, so Ctrl-C
+        interrupts it.
+
+        Raises
+        ------
+        ArgumentError
+            ``t_ns`` is not a whole number or is before the current time.
+        """
+        if isinstance(t_ns, bool) or not isinstance(t_ns, int):
+            raise ArgumentError(f"t_ns = {t_ns!r}: give a time in whole nanoseconds")
+        end = min(t_ns, self.end_ns)
+        if end < self.now_ns:
+            self._sim.run_until_ns(end)  # raises, naming the current time
         t0 = time.perf_counter()
         # slices of simulated time sized so that each takes about _SLICE_WALL_S of wall time
-        step = max(self.scenario.duration / 1000.0, 1e-3)
-        reached = True
-        while self.now < end or not reached:
+        step = max(self.end_ns // 1000, 1_000_000)
+        while self.now_ns < end:
             s0 = time.perf_counter()
+            target = min(end, self.now_ns + step)
             if self._trace is None:
-                self._sim.run_until(min(end, self.now + step))
-            else:
+                self._sim.run_until_ns(target)
+            elif not self._sim.run_until_traced_ns(target):
                 # the core stops whenever a trace batch is full: write it out, go on
-                reached = self._sim.run_until_traced(min(end, self.now + step))
-                if not reached:
-                    self._trace.flush()
+                self._trace.flush()
             took = time.perf_counter() - s0
             if took < _SLICE_WALL_S / 4:
-                step *= 2.0
+                step *= 2
             elif took > _SLICE_WALL_S:
-                step = max(step / 2.0, 1e-3)
+                step = max(step // 2, 1_000_000)
         self._wall += time.perf_counter() - t0
 
     def run(self, progress: Callable[[float], None] | None = None, steps: int = 100) -> None:
-        """Run to the end, calling ``progress(now)`` after each of ``steps`` chunks.
+        """Run from the current time to the end, calling ``progress(now)`` after each of
+        ``steps`` chunks.
 
         A scenario with an ``[sqm]`` table runs SQM's online controller
         (:func:`aqmlab.online.run_controller`) every ``period`` instead, calling ``progress``
@@ -159,9 +222,11 @@ class Simulation:
             )
             self.controller = {"period_s": period, "periods": r.periods}
             return
-        dur = self.scenario.duration
+        if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+            raise ArgumentError(f"steps = {steps!r}: must be a whole number >= 1")
+        start, end = self.now_ns, self.end_ns
         for k in range(1, steps + 1):
-            self.run_until(dur * k / steps)
+            self.run_until_ns(start + (end - start) * k // steps)
             if progress is not None:
                 progress(self.now)
 

@@ -35,8 +35,9 @@ pub struct EmuConfig {
     pub group_class: Vec<u8>,
 }
 
+/// Seconds to nanoseconds by the project's one rounding rule (nearest ns).
 fn ns(s: f64) -> u64 {
-    (s * 1e9).round() as u64
+    aqm::Duration::from_secs_f64(s).as_nanos()
 }
 
 impl EmuConfig {

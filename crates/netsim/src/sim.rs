@@ -636,9 +636,14 @@ impl Simulation {
             .collect()
     }
 
+    /// The configured end of the run (the duration), as an instant.
+    pub fn end(&self) -> Instant {
+        Instant(secs_to_ns(self.cfg.duration))
+    }
+
     /// Runs to the configured duration.
     pub fn run(&mut self) {
-        self.run_until(Instant(secs_to_ns(self.cfg.duration)));
+        self.run_until(self.end());
     }
 
     #[inline(always)]

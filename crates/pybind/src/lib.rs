@@ -102,6 +102,21 @@ fn parse_quantity(kind: &str, text: &str, require_unit: bool) -> PyResult<f64> {
     r.map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
+/// Seconds to integer nanoseconds by the project's one rounding rule (nearest nanosecond,
+/// halves away from zero); `ArgumentError` naming `key` for a negative, non-finite or too
+/// large time.
+#[pyfunction]
+fn secs_to_ns(key: &str, s: f64) -> PyResult<u64> {
+    if !s.is_finite() || s < 0.0 {
+        return Err(ArgumentError::new_err(format!(
+            "{key} = {s}: must be a finite time >= 0 (seconds)"
+        )));
+    }
+    aqm::Duration::try_from_secs_f64(s)
+        .map(aqm::Duration::as_nanos)
+        .ok_or_else(|| ArgumentError::new_err(format!("{key} = {s}: too far in the future")))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(core_version, m)?)?;
@@ -109,6 +124,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("ArgumentError", m.py().get_type::<ArgumentError>())?;
     m.add_function(wrap_pyfunction!(parse_quantity, m)?)?;
+    m.add_function(wrap_pyfunction!(secs_to_ns, m)?)?;
     queue::register(m)?;
     simulation::register(m)?;
     emu::register(m)?;

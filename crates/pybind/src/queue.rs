@@ -45,12 +45,7 @@ impl Packet for PyPkt {
 }
 
 pub(crate) fn secs_to_instant(key: &str, s: f64) -> PyResult<Instant> {
-    if !s.is_finite() || s < 0.0 {
-        return Err(PyValueError::new_err(format!(
-            "{key} = {s}: must be a finite time >= 0 (seconds)"
-        )));
-    }
-    Ok(Instant((s * 1e9).round() as u64))
+    crate::secs_to_ns(key, s).map(Instant)
 }
 
 /// A user-written parameter value: a number (base unit), a bool, or text with a unit.

@@ -7,7 +7,6 @@ use netsim::{SimError, Simulation};
 use pyo3::prelude::*;
 use pyo3::types::{PyAny, PyDict};
 
-use crate::queue::secs_to_instant;
 use crate::{whole, ArgumentError, ScenarioError};
 
 fn sim_err(e: SimError) -> PyErr {
@@ -45,6 +44,28 @@ pub struct PySimulation {
     sim: Simulation,
 }
 
+impl PySimulation {
+    /// `t_ns` as an instant a run may advance to: not before now, not after the end.
+    fn checked_target(&self, t_ns: u64) -> PyResult<aqm::Instant> {
+        let (now, end) = (self.sim.now(), self.sim.end());
+        if t_ns < now.as_nanos() {
+            return Err(ArgumentError::new_err(format!(
+                "t = {} s: before the current time {} s (a simulation only runs forward)",
+                aqm::Duration(t_ns).as_secs_f64(),
+                now.as_secs_f64()
+            )));
+        }
+        if t_ns > end.as_nanos() {
+            return Err(ArgumentError::new_err(format!(
+                "t = {} s: after the scenario's end, duration = {} s",
+                aqm::Duration(t_ns).as_secs_f64(),
+                end.as_secs_f64()
+            )));
+        }
+        Ok(aqm::Instant(t_ns))
+    }
+}
+
 #[pymethods]
 impl PySimulation {
     #[new]
@@ -58,16 +79,10 @@ impl PySimulation {
         Ok(PySimulation { sim })
     }
 
-    /// Advance the simulation to time `t_s` (seconds; not before the current time), releasing
-    /// the GIL.
-    fn run_until(&mut self, py: Python<'_>, t_s: f64) -> PyResult<()> {
-        let t = secs_to_instant("t", t_s)?;
-        if t < self.sim.now() {
-            return Err(ArgumentError::new_err(format!(
-                "t = {t_s}: before the current time {} s (a simulation only runs forward)",
-                self.sim.now().as_secs_f64()
-            )));
-        }
+    /// Advance the simulation to `t_ns` (integer nanoseconds; not before the current time,
+    /// at most the scenario's end), releasing the GIL.
+    fn run_until_ns(&mut self, py: Python<'_>, t_ns: u64) -> PyResult<()> {
+        let t = self.checked_target(t_ns)?;
         let sim = &mut self.sim;
         py.allow_threads(|| sim.run_until(t));
         Ok(())
@@ -79,16 +94,10 @@ impl PySimulation {
         self.sim.start_trace();
     }
 
-    /// Like `run_until`, but stops early (returns False) once a traced link's buffer holds a
-    /// full batch; True when time `t_s` was reached. Releases the GIL.
-    fn run_until_traced(&mut self, py: Python<'_>, t_s: f64) -> PyResult<bool> {
-        let t = secs_to_instant("t", t_s)?;
-        if t < self.sim.now() {
-            return Err(ArgumentError::new_err(format!(
-                "t = {t_s}: before the current time {} s (a simulation only runs forward)",
-                self.sim.now().as_secs_f64()
-            )));
-        }
+    /// Like `run_until_ns`, but stops early (returns False) once a traced link's buffer holds
+    /// a full batch; True when time `t_ns` was reached. Releases the GIL.
+    fn run_until_traced_ns(&mut self, py: Python<'_>, t_ns: u64) -> PyResult<bool> {
+        let t = self.checked_target(t_ns)?;
         let sim = &mut self.sim;
         Ok(py.allow_threads(|| sim.run_until_traced(t)))
     }
@@ -141,6 +150,18 @@ impl PySimulation {
     #[getter]
     fn now(&self) -> f64 {
         self.sim.now().as_secs_f64()
+    }
+
+    /// Current simulated time, integer nanoseconds.
+    #[getter]
+    fn now_ns(&self) -> u64 {
+        self.sim.now().as_nanos()
+    }
+
+    /// The scenario's end (its duration), integer nanoseconds.
+    #[getter]
+    fn end_ns(&self) -> u64 {
+        self.sim.end().as_nanos()
     }
 
     /// Events executed so far.

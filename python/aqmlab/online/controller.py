@@ -332,13 +332,20 @@ def run_controller(
 
     x = np.full(len(flows), float(epsilon))
     last = np.array([sim.flow_status(f)["bytes_delivered"] for f in flows], dtype=float)
-    t_prev = sim.now
+    # times in integer nanoseconds (the simulator's one rounding rule), so the loop ends
+    # exactly at the end whatever the period's decimal value
+    from aqmlab.sim import to_ns
+
+    period_ns, end_ns = to_ns("period", period), min(to_ns("until", end), sim.end_ns)
+    if period_ns < 1:
+        raise ValueError(f"period = {period!r}: must be at least 1 ns")
+    t_prev = sim.now_ns
     periods: list[dict[str, Any]] = []
     t = 0
-    while sim.now + 1e-9 < end:
-        sim.run_until(min(end, sim.now + period))
-        dt = sim.now - t_prev
-        t_prev = sim.now
+    while sim.now_ns < end_ns:
+        sim.run_until_ns(min(end_ns, sim.now_ns + period_ns))
+        dt = (sim.now_ns - t_prev) / 1e9
+        t_prev = sim.now_ns
         status = [sim.flow_status(f) for f in flows]
         now_b = np.array([s["bytes_delivered"] for s in status], dtype=float)
         meas = (now_b - last) / pkt / max(dt, 1e-12)
