@@ -21,12 +21,37 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SimResult", "jain_index"]
+__all__ = ["SimResult", "flow_columns", "jain_index"]
 
 # The Parquet tables of a results folder; the optional ones are written only when not empty.
 _TABLES = ("timeseries", "flows", "cwnd", "class_timeseries")
 _OPTIONAL = ("cwnd", "class_timeseries")
 _EXTRA = ("sqm_controller.json",)  # further JSON files a run may write (SimResult.extra)
+
+
+def flow_columns(rows: list[dict[str, Any]]) -> dict[str, list]:
+    """The ``flows.parquet`` columns of the summary's ``flows`` rows.
+
+    Every flat key becomes a column; the nested ``queue_delay_by_link`` (per-link queueing
+    delays) stays in ``summary.json`` only, the flat ``queue_delay_ms_*`` columns give the
+    flow's first monitored link.
+
+    Parameters
+    ----------
+    rows : list of dict
+        The ``flows`` entries of a summary.
+
+    Returns
+    -------
+    dict
+        Column name to list of values, in the rows' order.
+    """
+    cols: dict[str, list] = {}
+    for row in rows:
+        for k, v in row.items():
+            if not isinstance(v, dict):
+                cols.setdefault(k, []).append(v)
+    return cols
 
 
 def jain_index(values) -> float:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from aqmlab import _core
-from aqmlab.results import SimResult, jain_index
+from aqmlab.results import SimResult, flow_columns
 from aqmlab.scenario import Scenario, load_scenario
 
 __all__ = ["ArgumentError", "simulate", "Simulation", "to_ns"]
@@ -368,11 +368,16 @@ class Simulation:
         """The results so far (statistics over ``[warmup, now]``)."""
         summary = json.loads(self._sim.summary_json())
         summary["wall_seconds"] = self._wall
-        summary["links"] = {self._aliases.get(k, k): v for k, v in summary["links"].items()}
-        if summary.get("fairness", {}).get("jain") is None:
-            summary["fairness"]["jain"] = jain_index(
-                f["goodput_bps"] for f in summary["flows"] if f["kind"] == "tcp"
-            )
+        alias = self._aliases.get
+        summary["links"] = {alias(k, k): v for k, v in summary["links"].items()}
+        for f in summary["flows"]:
+            if f.get("queue_delay_link") is not None:
+                f["queue_delay_link"] = alias(f["queue_delay_link"], f["queue_delay_link"])
+            f["queue_delay_by_link"] = {
+                alias(k, k): v for k, v in f.get("queue_delay_by_link", {}).items()
+            }
+        for g in summary.get("groups", []):
+            g["queue_delay_ms"] = {alias(k, k): v for k, v in g["queue_delay_ms"].items()}
         summary["conservation"] = self.conservation()
         lbe = [f["goodput_bps"] for f in summary["flows"] if f.get("cc") == "ledbat"]
         if lbe:  # less-than-best-effort (LEDBAT) flows: their part of all flows' goodput
@@ -387,11 +392,7 @@ class Simulation:
         ts["link"] = [self._aliases.get(n, n) for n in ts["link"]]
         cts = cols["class_timeseries"]
         cts["link"] = [self._aliases.get(n, n) for n in cts["link"]]
-        flows: dict[str, list] = {}
-        for row in summary["flows"]:
-            for k, v in row.items():
-                flows.setdefault(k, []).append(v)
-        cols["flows"] = flows
+        cols["flows"] = flow_columns(summary["flows"])
         extra = {}
         if self.controller is not None:
             extra["sqm_controller.json"] = self.controller

@@ -17,7 +17,9 @@
 use std::collections::VecDeque;
 
 use aqm::{BitsPerSec, Enqueue, Instant, LinkInfo, Qdisc, QdiscConfig, QueueLimit, QueueStats};
-use netsim::monitor::{class_base, class_counters, class_summaries, push_class_rows, LogHistogram};
+use netsim::monitor::{
+    class_base, class_counters, class_summaries, push_class_rows, IntervalDelay, LogHistogram,
+};
 use netsim::results::{
     ActiveFlows, ClassSeries, DelayHistogram, DelayStats, LinkSummary, TimeSeries,
 };
@@ -108,6 +110,8 @@ struct Monitor {
     cts: ClassSeries,
     /// Per class, [`class_counters`] at the start of the sample interval.
     class_last: Vec<[u64; 3]>,
+    /// Per class, the sojourn times of the current sample interval.
+    class_interval: Vec<IntervalDelay>,
 }
 
 impl Bottleneck {
@@ -161,6 +165,7 @@ impl Bottleneck {
                 ts: TimeSeries::default(),
                 cts: ClassSeries::default(),
                 class_last: vec![[0; 3]; nclasses],
+                class_interval: vec![IntervalDelay::default(); nclasses],
             },
         })
     }
@@ -266,9 +271,12 @@ impl Bottleneck {
         let sojourn = now.saturating_sub(pkt.enq.0);
         self.mon.interval_delay_sum += sojourn;
         self.mon.interval_delay_count += 1;
+        let class = self.qdisc.last_class() as usize;
+        if let Some(d) = self.mon.class_interval.get_mut(class) {
+            d.record(sojourn);
+        }
         if self.mon.in_window {
             self.mon.delay.record(sojourn);
-            let class = self.qdisc.last_class() as usize;
             if let Some(h) = self.mon.class_delay.get_mut(class) {
                 h.record(sojourn);
             }
@@ -336,7 +344,14 @@ impl Bottleneck {
             .push((now[3] - m.last[3]) as f64 * 8.0 / dt.max(1e-12));
         ts.active_flows
             .push(self.qdisc.active_flows().unwrap_or(0) as u64);
-        let n = push_class_rows(&mut m.cts, &self.qdisc, &m.class_last, t as f64 / 1e9);
+        let n = push_class_rows(
+            &mut m.cts,
+            &self.qdisc,
+            &m.class_last,
+            &m.class_interval,
+            t as f64 / 1e9,
+        );
+        m.class_interval.fill(IntervalDelay::default());
         for ci in 0..n {
             m.cts.link.push(m.name.clone());
             let class = self.qdisc.class_name(ci).unwrap_or_default();

@@ -57,6 +57,7 @@
 pub mod config;
 pub mod engine;
 pub mod fastdiv;
+mod flow_report;
 pub mod link;
 pub mod monitor;
 pub mod node;

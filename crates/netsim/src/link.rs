@@ -453,9 +453,9 @@ impl Link {
             }
             if let Some(m) = self.mon.as_deref_mut() {
                 let sojourn = now.saturating_sub(p.enq);
-                m.on_dequeue(sojourn, self.warm);
-                if self.warm && !m.classes.is_empty() {
-                    m.on_class_dequeue(self.queue.last_class(), sojourn);
+                m.on_dequeue(sojourn, self.warm, p.flow);
+                if !m.classes.is_empty() {
+                    m.on_class_dequeue(self.queue.last_class(), sojourn, self.warm);
                 }
             }
             self.tx_start = now;

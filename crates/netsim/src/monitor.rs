@@ -144,6 +144,165 @@ impl LogHistogram {
     }
 }
 
+/// Sub-bucket bits of [`FlowHistogram`]: 16 bins per power of two.
+const FLOW_SUB_BITS: u32 = 4;
+const FLOW_SUB: u64 = 1 << FLOW_SUB_BITS;
+
+/// A small log-linear histogram of non-negative integers (nanoseconds) for per-flow delays.
+///
+/// The same scheme as [`LogHistogram`] with 16 bins per power of two instead of 32: values
+/// below 16 are exact, a larger value in `[2^e, 2^(e+1))` falls into one of 16 equal bins of
+/// width `2^(e-4)`, so quantiles read at a bin's midpoint are **within 1/32 (3.1 %)** of the
+/// exact order statistic; the mean is exact (kept as a sum). Memory is bounded (at most 977
+/// counters) and in practice small: only the bins between the smallest and the largest value
+/// seen are stored (a flow whose delays span 60-300 ms holds 38 counters), and they grow only
+/// when a value falls outside them, never per recorded value otherwise.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FlowHistogram {
+    /// Bin index of `counts[0]`.
+    base: u16,
+    counts: Vec<u32>,
+    total: u64,
+    sum: u64,
+}
+
+impl FlowHistogram {
+    #[inline]
+    fn index(v: u64) -> usize {
+        if v < FLOW_SUB {
+            v as usize
+        } else {
+            let e = 63 - v.leading_zeros();
+            let m = (v >> (e - FLOW_SUB_BITS)) & (FLOW_SUB - 1);
+            ((e - FLOW_SUB_BITS + 1) as u64 * FLOW_SUB + m) as usize
+        }
+    }
+
+    /// Value range `[lo, hi)` of bin `i`.
+    fn bin_range(i: usize) -> (u64, u64) {
+        let i = i as u64;
+        if i < FLOW_SUB {
+            (i, i + 1)
+        } else {
+            let e = i / FLOW_SUB + FLOW_SUB_BITS as u64 - 1;
+            let shift = e - FLOW_SUB_BITS as u64;
+            let low = (FLOW_SUB + i % FLOW_SUB) << shift;
+            (low, low.saturating_add(1u64 << shift))
+        }
+    }
+
+    fn midpoint(i: usize) -> f64 {
+        let (lo, hi) = Self::bin_range(i);
+        if hi - lo == 1 {
+            lo as f64
+        } else {
+            lo as f64 + (hi - lo) as f64 / 2.0
+        }
+    }
+
+    /// Records one value.
+    #[inline]
+    pub fn record(&mut self, v: u64) {
+        let k = self.slot(Self::index(v));
+        self.counts[k] = self.counts[k].saturating_add(1);
+        self.total += 1;
+        self.sum = self.sum.saturating_add(v);
+    }
+
+    /// The position of bin `i` in `counts`, widening the stored range if needed.
+    #[inline]
+    fn slot(&mut self, i: usize) -> usize {
+        match i.checked_sub(self.base as usize) {
+            Some(k) if k < self.counts.len() => k,
+            _ => self.widen(i),
+        }
+    }
+
+    /// Widens the stored range to hold bin `i` and returns its position (out of line: it
+    /// runs once per new extreme value, not per value).
+    #[cold]
+    #[inline(never)]
+    fn widen(&mut self, i: usize) -> usize {
+        let base = self.base as usize;
+        if self.counts.is_empty() {
+            self.base = i as u16;
+            self.counts.push(0);
+        } else if i < base {
+            let mut c = vec![0u32; base - i];
+            c.extend_from_slice(&self.counts);
+            self.counts = c;
+            self.base = i as u16;
+        } else {
+            self.counts.resize(i - base + 1, 0);
+        }
+        i - self.base as usize
+    }
+
+    /// Adds `other`'s values (the bins are the same in every histogram).
+    pub fn merge(&mut self, other: &FlowHistogram) {
+        for (k, &c) in other.counts.iter().enumerate() {
+            if c > 0 {
+                let j = self.slot(other.base as usize + k);
+                self.counts[j] = self.counts[j].saturating_add(c);
+            }
+        }
+        self.total += other.total;
+        self.sum = self.sum.saturating_add(other.sum);
+    }
+
+    /// Number of recorded values.
+    pub fn count(&self) -> u64 {
+        self.total
+    }
+
+    /// Exact mean, 0 if empty.
+    pub fn mean(&self) -> f64 {
+        if self.total == 0 {
+            0.0
+        } else {
+            self.sum as f64 / self.total as f64
+        }
+    }
+
+    /// The `q`-quantile (`0 <= q <= 1`) within 3.1 % relative error; 0 if empty.
+    pub fn quantile(&self, q: f64) -> f64 {
+        if self.total == 0 {
+            return 0.0;
+        }
+        let rank = ((q.clamp(0.0, 1.0) * self.total as f64).ceil() as u64).max(1);
+        let mut acc = 0u64;
+        for (k, &c) in self.counts.iter().enumerate() {
+            acc += c as u64;
+            if acc >= rank {
+                return Self::midpoint(self.base as usize + k);
+            }
+        }
+        Self::midpoint(self.base as usize + self.counts.len() - 1)
+    }
+
+    /// Mean and quantiles in milliseconds, `None` if empty.
+    pub fn stats_ms(&self) -> Option<DelayStats> {
+        (self.total > 0).then(|| DelayStats {
+            mean: self.mean() / 1e6,
+            p50: self.quantile(0.5) / 1e6,
+            p95: self.quantile(0.95) / 1e6,
+            p99: self.quantile(0.99) / 1e6,
+        })
+    }
+
+    /// Forgets every value and keeps its memory (end of warm-up).
+    pub fn clear(&mut self) {
+        self.counts.iter_mut().for_each(|c| *c = 0);
+        self.total = 0;
+        self.sum = 0;
+    }
+
+    /// Heap bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.counts.capacity() * 4
+    }
+}
+
 /// Per-link monitoring state: the post-warm-up delay histogram and the
 /// running sums of the current sample interval.
 #[derive(Clone, Debug, Default)]
@@ -162,24 +321,68 @@ pub struct LinkMonitor {
     /// Class counters at the start of the current interval (sent bytes, drops, marks), one
     /// entry per class.
     pub class_last: Vec<[u64; 3]>,
+    /// Per class, the sum of sojourn times (ns) and the packets dequeued in the current
+    /// interval.
+    pub class_interval: Vec<IntervalDelay>,
+    /// Post-warm-up sojourn times per flow, indexed by flow id (grown when a flow's first
+    /// packet leaves the queue).
+    pub flows: Vec<FlowHistogram>,
+}
+
+/// Sojourn times of one sample interval: their sum (ns) and count.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct IntervalDelay {
+    /// Sum of sojourn times, ns.
+    pub sum: u64,
+    /// Packets dequeued.
+    pub count: u64,
+}
+
+impl IntervalDelay {
+    /// Counts one sojourn time.
+    #[inline]
+    pub fn record(&mut self, sojourn: Ns) {
+        self.sum += sojourn;
+        self.count += 1;
+    }
+
+    /// The mean in ms, NaN if no packet left the queue in the interval.
+    pub fn mean_ms(&self) -> f64 {
+        if self.count > 0 {
+            self.sum as f64 / self.count as f64 / 1e6
+        } else {
+            f64::NAN
+        }
+    }
 }
 
 impl LinkMonitor {
-    /// Records the sojourn time of a dequeued packet.
+    /// Records the sojourn time of a dequeued packet of flow `flow`.
     #[inline]
-    pub fn on_dequeue(&mut self, sojourn: Ns, after_warmup: bool) {
+    pub fn on_dequeue(&mut self, sojourn: Ns, after_warmup: bool, flow: u32) {
         self.interval_delay_sum += sojourn;
         self.interval_delay_count += 1;
         if after_warmup {
             self.delay.record(sojourn);
+            let f = flow as usize;
+            if f >= self.flows.len() {
+                self.flows.resize_with(f + 1, FlowHistogram::default);
+            }
+            self.flows[f].record(sojourn);
         }
     }
 
-    /// Records the sojourn time of a packet of class `class` (after warm-up).
+    /// Records the sojourn time of a packet of class `class`: in the interval's sums always,
+    /// in the class's histogram after the warm-up.
     #[inline]
-    pub fn on_class_dequeue(&mut self, class: u8, sojourn: Ns) {
-        if let Some(h) = self.classes.get_mut(class as usize) {
-            h.record(sojourn);
+    pub fn on_class_dequeue(&mut self, class: u8, sojourn: Ns, after_warmup: bool) {
+        if let Some(d) = self.class_interval.get_mut(class as usize) {
+            d.record(sojourn);
+        }
+        if after_warmup {
+            if let Some(h) = self.classes.get_mut(class as usize) {
+                h.record(sojourn);
+            }
         }
     }
 
@@ -189,6 +392,14 @@ impl LinkMonitor {
         self.classes.truncate(n);
         self.class_last.resize(n, [0; 3]);
         self.class_last.truncate(n);
+        self.class_interval.resize(n, IntervalDelay::default());
+        self.class_interval.truncate(n);
+    }
+
+    /// The post-warm-up sojourn times of flow `flow`'s packets (None if none left the queue
+    /// after the warm-up).
+    pub fn flow_delay(&self, flow: u32) -> Option<&FlowHistogram> {
+        self.flows.get(flow as usize).filter(|h| h.count() > 0)
     }
 }
 
@@ -207,14 +418,16 @@ pub fn class_counters<P: aqm::Packet>(q: &Qdisc<P>, ci: usize) -> [u64; 3] {
 }
 
 /// Appends one row per class of `q` (none for a FIFO) to the numeric columns of `cs` for the
-/// interval ending at `t` (s): the class's queue now and its counters since `last[class]`
-/// ([`class_counters`] at the interval's start; a missing entry counts from zero). The
+/// interval ending at `t` (s): the class's queue now, its counters since `last[class]`
+/// ([`class_counters`] at the interval's start; a missing entry counts from zero) and the mean
+/// sojourn time of its packets dequeued in the interval (`interval[class]`). The
 /// caller fills `link` and `class` (the simulator names them at the end, the emulator at
 /// once). Returns the number of rows. Used by the simulator and the emulator alike.
 pub fn push_class_rows<P: aqm::Packet>(
     cs: &mut ClassSeries,
     q: &Qdisc<P>,
     last: &[[u64; 3]],
+    interval: &[IntervalDelay],
     t: f64,
 ) -> usize {
     let n = q.num_classes();
@@ -222,6 +435,8 @@ pub fn push_class_rows<P: aqm::Packet>(
         let (pkts, bytes) = q.class_len(ci).unwrap_or_default();
         let cur = class_counters(q, ci);
         let last = last.get(ci).copied().unwrap_or_default();
+        let delay = interval.get(ci).copied().unwrap_or_default();
+        cs.queue_delay_ms_mean.push(delay.mean_ms());
         cs.time_s.push(t);
         cs.queue_pkts.push(pkts as u64);
         cs.queue_bytes.push(bytes);

@@ -132,7 +132,9 @@ pub struct ClassSummary {
     pub tx_packets: u64,
 }
 
-/// Per-flow summary (post-warm-up).
+/// Per-flow summary (post-warm-up). The definitions are in `docs/design.md` ("Per-flow
+/// statistics"); every statistic covers the flow's window `[t0, t1] = [max(start, warmup),
+/// min(now, stop, completion)]`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FlowSummary {
     /// Flow id.
@@ -145,19 +147,50 @@ pub struct FlowSummary {
     pub cc: Option<String>,
     /// Start time, s.
     pub start_s: f64,
-    /// Goodput over the flow's window `[t0, t1] = [max(start, warmup),
-    /// min(now, stop, completion)]`: 8 x the payload bytes delivered in
-    /// order to the receiving application during the window that first
-    /// reached the receiver inside it, / `(t1 - t0)`; 0 if `t1 <= t0` or
-    /// the flow never started. TCP data that reached the receiver before
-    /// `t0` (runs held in the reassembly buffer) is not counted although
-    /// its in-order delivery may happen inside the window (precisely:
-    /// segments below the highest one received before `t0` are excluded;
-    /// `Flow::goodput_bytes`); data delivered after a stop is not counted.
-    /// Capacity bound: see `SCHEMA.md`, "Measurement definitions".
+    /// Length of the flow's window `t1 - t0`, s (0 if the flow never started or its window
+    /// is empty).
+    pub window_s: f64,
+    /// Goodput: `8 x bytes_in_window / window_s`, bits/s (0 for an empty window).
     pub goodput_bps: f64,
-    /// Mean RTT sample after warm-up, ms (null without samples or for UDP).
+    /// Payload bytes the receiving application got in order during the window:
+    /// `delivered(t1) - delivered(t0)` (UDP: payload of the datagrams received in it).
+    pub bytes_in_window: u64,
+    /// Mean RTT of the ACKs that reached the sender in the window, ms (null if none; UDP:
+    /// null). See [`crate::traffic::FlowDelays::rtt`].
     pub rtt_ms_mean: Option<f64>,
+    /// Median of the same RTTs, ms (within 3.1 %).
+    pub rtt_ms_p50: Option<f64>,
+    /// 95th percentile of the same RTTs, ms (within 3.1 %).
+    pub rtt_ms_p95: Option<f64>,
+    /// 99th percentile of the same RTTs, ms (within 3.1 %).
+    pub rtt_ms_p99: Option<f64>,
+    /// ACKs that reached the sender in the window (the RTT samples).
+    pub rtt_samples: u64,
+    /// Mean one-way delay of the data packets that reached the receiver in the window, ms
+    /// (null if none). See [`crate::traffic::FlowDelays::owd`].
+    pub owd_ms_mean: Option<f64>,
+    /// Median one-way delay, ms (within 3.1 %).
+    pub owd_ms_p50: Option<f64>,
+    /// 95th percentile of the one-way delay, ms (within 3.1 %).
+    pub owd_ms_p95: Option<f64>,
+    /// 99th percentile of the one-way delay, ms (within 3.1 %).
+    pub owd_ms_p99: Option<f64>,
+    /// The link the `queue_delay_ms_*` columns describe: the first monitored link on the
+    /// flow's data path whose queue its packets left after the warm-up (null if none).
+    pub queue_delay_link: Option<String>,
+    /// Mean queueing delay (sojourn) of the flow's packets at `queue_delay_link`, ms.
+    pub queue_delay_ms_mean: Option<f64>,
+    /// Median of the same sojourns, ms (within 3.1 %).
+    pub queue_delay_ms_p50: Option<f64>,
+    /// 95th percentile of the same sojourns, ms (within 3.1 %).
+    pub queue_delay_ms_p95: Option<f64>,
+    /// 99th percentile of the same sojourns, ms (within 3.1 %).
+    pub queue_delay_ms_p99: Option<f64>,
+    /// Queueing delay of the flow's packets at every monitored link they left after the
+    /// warm-up, by link name (data and ACKs: a flow's ACKs are counted at the links they
+    /// cross). Only in `summary.json`; `flows.parquet` keeps the flat columns above.
+    #[serde(default)]
+    pub queue_delay_by_link: BTreeMap<String, DelayStats>,
     /// Retransmitted segments after warm-up.
     pub retransmits: u64,
     /// Retransmission timeouts after warm-up.
@@ -171,16 +204,60 @@ pub struct FlowSummary {
     pub bytes_delivered: u64,
 }
 
+/// Per-group summary (post-warm-up): the group's flows together.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GroupSummary {
+    /// Group index (position in the scenario's `flows`).
+    pub group: u32,
+    /// The group's `name`, or `flows[i]`.
+    pub name: String,
+    /// The group's kind.
+    pub kind: String,
+    /// Congestion control (TCP groups), else null.
+    pub cc: Option<String>,
+    /// The class of a class-based qdisc its packets go to, if set.
+    pub class: Option<String>,
+    /// Flows of the group created so far.
+    pub flows: usize,
+    /// Flows whose window is open (started, `t1 > t0`).
+    pub active_flows: usize,
+    /// Sum of the active flows' goodputs, bits/s.
+    pub goodput_bps: f64,
+    /// Mean goodput of the active flows, bits/s.
+    pub goodput_bps_mean: f64,
+    /// Jain's index of the goodputs of the group's long-lived active flows (TCP without
+    /// `bytes`, UDP sources); null if none.
+    pub jain: Option<f64>,
+    /// Flows in the group's Jain index.
+    pub jain_flows: usize,
+    /// Retransmitted segments after warm-up.
+    pub retransmits: u64,
+    /// Retransmission timeouts after warm-up.
+    pub timeouts: u64,
+    /// RTT of all the group's ACKs in their flows' windows, ms (null if none).
+    pub rtt_ms: Option<DelayStats>,
+    /// One-way delay of all the group's data packets in their flows' windows, ms.
+    pub owd_ms: Option<DelayStats>,
+    /// Queueing delay of the group's packets per monitored link, ms.
+    pub queue_delay_ms: BTreeMap<String, DelayStats>,
+}
+
 /// Fairness over long-lived TCP flows.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Fairness {
     /// Jain's index `(sum x)^2 / (n sum x^2)` of the goodputs of the
     /// long-lived TCP flows (kind `tcp` without `bytes`) active after
-    /// warm-up; null if there are none.
+    /// warm-up; null if there are none. UDP, short and finite flows are not in it (each
+    /// group's own index is in `groups`).
     pub jain: Option<f64>,
     /// Number of flows in the index.
     pub flows: usize,
+    /// Which flows the index covers, in words.
+    pub scope: String,
 }
+
+/// [`Fairness::scope`] of the simulator's index.
+pub const JAIN_SCOPE: &str = "long-lived TCP flows active in the window";
 
 /// The summary (`summary.json` minus `wall_seconds`, which the caller
 /// measures).
@@ -202,6 +279,8 @@ pub struct Summary {
     pub links: BTreeMap<String, LinkSummary>,
     /// Every flow.
     pub flows: Vec<FlowSummary>,
+    /// Every flow group, in the scenario's order.
+    pub groups: Vec<GroupSummary>,
     /// Fairness.
     pub fairness: Fairness,
 }
@@ -283,6 +362,9 @@ pub struct ClassSeries {
     pub drops: Vec<u64>,
     /// The class's CE marks in the interval.
     pub marks: Vec<u64>,
+    /// Mean sojourn time of the class's packets dequeued in the interval, ms (NaN if none
+    /// left its queue).
+    pub queue_delay_ms_mean: Vec<f64>,
 }
 
 impl ClassSeries {

@@ -16,12 +16,15 @@ use aqm::{Instant, LinkInfo, QdiscConfig, QueueStats};
 use crate::config::{ConfigError, FlowGroup, SimConfig, DEFAULT_START_JITTER};
 use crate::engine::{ns_to_secs, secs_to_ns, Due, Event, EventQueue, Ns};
 use crate::link::{Link, LinkCounters};
-use crate::monitor::{class_base, class_counters, class_summaries, push_class_rows};
+use crate::monitor::{
+    class_base, class_counters, class_summaries, push_class_rows, FlowHistogram, IntervalDelay,
+};
 use crate::node::Node;
 use crate::packet::{Packet, F_ACK};
+use crate::flow_report::{flow_reports, MonitoredLink};
 use crate::results::{
-    jain, ActiveFlows, ClassSeries, CwndTrace, DelayHistogram, DelayStats, Fairness, FlowSummary,
-    LinkSummary, SimResults, Summary, TimeSeries,
+    jain, ActiveFlows, ClassSeries, CwndTrace, DelayHistogram, DelayStats, Fairness, LinkSummary,
+    SimResults, Summary, TimeSeries, JAIN_SCOPE,
 };
 use crate::rng::{derive_seed, Rng, Stream};
 use crate::routing::{Routes, NO_ROUTE};
@@ -114,6 +117,10 @@ pub struct FlowStatus {
     pub bytes_acked: u64,
     /// Payload bytes delivered in order to the receiver.
     pub bytes_delivered: u64,
+    /// Payload bytes up to the highest segment that reached the receiver, in order or not
+    /// (UDP: as `bytes_delivered`); minus `bytes_delivered`, the span the receiver's
+    /// reassembly buffer holds (holes included).
+    pub bytes_received_high: u64,
     /// Retransmitted segments.
     pub retransmits: u64,
     /// Timeouts.
@@ -389,6 +396,7 @@ impl Simulation {
                             rcv_high: 0,
                             warm: Default::default(),
                             stop_snap: None,
+                            delays: Default::default(),
                         });
                     }
                     groups.push(GroupRt::Static);
@@ -799,18 +807,28 @@ impl Simulation {
         let f = pkt.flow;
         let mut out = std::mem::take(&mut self.out_buf);
         let flow = &mut self.flows[f as usize];
+        let measure = self.warm && flow.measuring();
         let at = match &mut flow.ep {
             Endpoint::Tcp { snd, rcv } => {
                 if pkt.has(F_ACK) {
+                    if measure {
+                        flow.delays.rtt.record(now.saturating_sub(pkt.ts));
+                    }
                     snd.on_ack(now, &pkt, &mut out);
                     flow.src
                 } else {
+                    if measure {
+                        flow.delays.owd.record(now.saturating_sub(pkt.ts));
+                    }
                     flow.rcv_high = flow.rcv_high.max(pkt.seq + 1);
                     rcv.on_data(now, &pkt, &mut out);
                     flow.dst
                 }
             }
             Endpoint::Udp(_) => {
+                if measure {
+                    flow.delays.owd.record(now.saturating_sub(pkt.ts));
+                }
                 flow.udp_bytes += (pkt.size - UDP_HEADER_BYTES) as u64;
                 flow.dst
             }
@@ -931,6 +949,7 @@ impl Simulation {
                 }
                 mon.interval_delay_count = 0;
                 mon.interval_delay_sum = 0;
+                mon.class_interval.fill(IntervalDelay::default());
             }
         }
     }
@@ -979,10 +998,12 @@ impl Simulation {
             if let Some(m) = l.mon.as_deref_mut() {
                 m.delay.clear();
                 m.classes.iter_mut().for_each(|h| h.clear());
+                m.flows.iter_mut().for_each(FlowHistogram::clear);
             }
         }
         for f in &mut self.flows {
             f.warm = f.snapshot();
+            f.delays = Default::default();
         }
     }
 
@@ -1046,10 +1067,19 @@ impl Simulation {
     /// The links flow `id`'s data packets cross, in order, from its source to its
     /// destination under the simulation's routing (ACKs take the reverse route).
     pub fn flow_path(&self, id: u32) -> Result<Vec<String>, SimError> {
-        let f = self
-            .flows
-            .get(id as usize)
-            .ok_or(SimError::UnknownFlow(id))?;
+        if id as usize >= self.flows.len() {
+            return Err(SimError::UnknownFlow(id));
+        }
+        Ok(self
+            .flow_link_ids(id)
+            .into_iter()
+            .map(|l| self.links[l as usize].name.clone())
+            .collect())
+    }
+
+    /// The ids of the links flow `id`'s data packets cross, in order.
+    fn flow_link_ids(&self, id: u32) -> Vec<u32> {
+        let f = &self.flows[id as usize];
         let mut path = Vec::new();
         let mut at = f.src;
         while at != f.dst && path.len() <= self.links.len() {
@@ -1057,11 +1087,10 @@ impl Simulation {
             if l == NO_ROUTE {
                 break;
             }
-            let link = &self.links[l as usize];
-            path.push(link.name.clone());
-            at = link.to;
+            path.push(l);
+            at = self.links[l as usize].to;
         }
-        Ok(path)
+        path
     }
 
     /// Current value of one AQM parameter of link `name` by path, as running (an SQM queue's
@@ -1120,6 +1149,7 @@ impl Simulation {
                 srtt_s: snd.srtt().map(ns_to_secs),
                 bytes_acked: snd.stats.bytes_acked,
                 bytes_delivered: f.delivered(),
+                bytes_received_high: f.snapshot().received_high,
                 retransmits: snd.stats.retransmits,
                 timeouts: snd.stats.timeouts,
                 ecn_reductions: snd.stats.ecn_reductions,
@@ -1136,6 +1166,7 @@ impl Simulation {
                 srtt_s: None,
                 bytes_acked: f.udp_bytes,
                 bytes_delivered: f.udp_bytes,
+                bytes_received_high: f.udp_bytes,
                 retransmits: 0,
                 timeouts: 0,
                 ecn_reductions: 0,
@@ -1368,44 +1399,26 @@ impl Simulation {
                 },
             );
         }
-        let mut flows = Vec::with_capacity(self.flows.len());
-        let mut long_goodputs = Vec::new();
-        for f in &self.flows {
-            let cur = f.snapshot();
-            let w = f.warm;
-            let t0 = f.start.max(self.warmup);
-            let mut t1 = now;
-            if let Some(d) = f.done_at() {
-                t1 = t1.min(d);
-            }
-            if let Some(s) = f.stop {
-                t1 = t1.min(s);
-            }
-            let active = t1 > t0 && f.started;
-            let goodput = if active {
-                f.goodput_bytes() as f64 * 8.0 / ns_to_secs(t1 - t0)
-            } else {
-                0.0
-            };
-            let rtt_n = cur.rtt_count - w.rtt_count;
-            if f.kind == FlowKind::Tcp && f.size.is_none() && active {
-                long_goodputs.push(goodput);
-            }
-            flows.push(FlowSummary {
-                id: f.id,
-                group: f.group,
-                kind: f.kind.name().to_string(),
-                cc: f.cc.map(|c| c.name().to_string()),
-                start_s: ns_to_secs(f.start),
-                goodput_bps: goodput,
-                rtt_ms_mean: (rtt_n > 0).then(|| (cur.rtt_sum - w.rtt_sum) / rtt_n as f64 / 1e6),
-                retransmits: cur.retransmits - w.retransmits,
-                timeouts: cur.timeouts - w.timeouts,
-                fct_s: f.done_at().map(|d| ns_to_secs(d - f.start)),
-                size_bytes: f.size,
-                bytes_delivered: cur.delivered,
-            });
-        }
+        let monitored: Vec<MonitoredLink<'_>> = self
+            .monitored
+            .iter()
+            .filter_map(|&m| {
+                let l = &self.links[m as usize];
+                l.mon.as_deref().map(|mon| MonitoredLink {
+                    name: &l.name,
+                    id: m,
+                    mon,
+                })
+            })
+            .collect();
+        let (flows, groups, long_goodputs) = flow_reports(
+            &self.flows,
+            &self.cfg.flows,
+            &monitored,
+            |f| self.flow_link_ids(f),
+            self.warmup,
+            now,
+        );
         Summary {
             scenario: self.cfg.scenario.clone(),
             seed: self.cfg.seed,
@@ -1417,9 +1430,11 @@ impl Simulation {
                 .sum(),
             links,
             flows,
+            groups,
             fairness: Fairness {
                 jain: jain(&long_goodputs),
                 flows: long_goodputs.len(),
+                scope: JAIN_SCOPE.to_string(),
             },
         }
     }
@@ -1577,7 +1592,7 @@ fn push_class_samples(cs: &mut ClassSeries, ids: &mut Vec<(u32, u8)>, link: &Lin
     let Some(mon) = link.mon.as_deref() else {
         return;
     };
-    let n = push_class_rows(cs, &link.queue, &mon.class_last, t);
+    let n = push_class_rows(cs, &link.queue, &mon.class_last, &mon.class_interval, t);
     ids.extend((0..n).map(|ci| (m, ci as u8)));
 }
 

@@ -1,6 +1,7 @@
 //! Flows and traffic generators: long-lived/finite TCP flows, UDP sources,
 //! and Poisson arrivals of Pareto-sized short TCP flows.
 
+use crate::monitor::FlowHistogram;
 use crate::engine::Ns;
 use crate::rng::Rng;
 use crate::tcp::{CcKind, TcpParams, TcpReceiver, TcpSender};
@@ -102,6 +103,24 @@ pub struct Flow {
     pub warm: FlowSnapshot,
     /// Counters at the flow's stop time, once reached.
     pub stop_snap: Option<FlowSnapshot>,
+    /// Delays measured in the flow's window (after the warm-up, before a stop).
+    pub delays: FlowDelays,
+}
+
+/// What a flow's packets experienced in its measurement window, measured by the simulator
+/// (not by the endpoints' own estimators).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FlowDelays {
+    /// One-way delay of every data packet (TCP segment or UDP datagram, retransmissions
+    /// included) that reached the receiver: arrival time minus the time the sender emitted it.
+    pub owd: FlowHistogram,
+    /// Round-trip time of every ACK that reached the sender (duplicates and ACKs of
+    /// retransmissions included): its arrival time minus the emission time of the data
+    /// segment whose arrival triggered it (for a delayed ACK, the first segment it
+    /// acknowledges), as a TCP timestamp echo measures it (RFC 7323 §4), so it includes the
+    /// receiver's delayed-ACK wait. Karn's rule does not apply: each echo names one
+    /// transmission.
+    pub rtt: FlowHistogram,
 }
 
 impl Flow {
@@ -119,22 +138,24 @@ impl Flow {
         }
     }
 
-    /// The goodput numerator: payload bytes delivered in order to the
-    /// receiving application during the flow's measurement window
-    /// `[t0, t1] = [max(start, warmup), min(now, stop, completion)]` that
-    /// first reached the receiver inside the window. UDP: payload of the
-    /// datagrams received in `[t0, t1]`. TCP: in-order delivery during the
-    /// window of the segments above the highest one received before `t0`
-    /// (`rcv_high` at `t0`), i.e. `bytes(rcv_nxt(t1)) - bytes(rcv_high(t0))`
-    /// (0 if negative). Excluded: the runs held in the reassembly buffer at
-    /// `t0`, which crossed the network before the window although the
-    /// retransmission filling the hole below them releases them inside it,
-    /// and (conservatively) the segments of the holes between them.
-    /// Meaningful only when `t1 > t0`; see `SCHEMA.md` ("Measurement
-    /// definitions") for the resulting capacity bound.
+    /// The goodput numerator: payload bytes delivered in order to the receiving application
+    /// during the flow's measurement window `[t0, t1] = [max(start, warmup), min(now, stop,
+    /// completion)]`: `delivered(t1) - delivered(t0)`, what the receiving application read in
+    /// the window (for UDP, the payload of the datagrams received in it). Data held in the
+    /// reassembly buffer at `t0` counts when the retransmission filling the hole below it
+    /// releases it inside the window, as an application would see it; see `SCHEMA.md`
+    /// ("Measurement definitions") for the capacity bound this implies.
     pub fn goodput_bytes(&self) -> u64 {
         let end = self.stop_snap.unwrap_or_else(|| self.snapshot());
-        end.delivered.saturating_sub(self.warm.received_high)
+        end.delivered.saturating_sub(self.warm.delivered)
+    }
+
+    /// True while the flow's measurement window is open at `now` once the warm-up is over:
+    /// started and not stopped (a finite flow's window closes at its completion, after which
+    /// nothing of it arrives).
+    #[inline]
+    pub fn measuring(&self) -> bool {
+        self.stop_snap.is_none()
     }
 
     /// Current counters (same shape as the warm-up snapshot).
@@ -201,6 +222,7 @@ impl Flow {
             rcv_high: 0,
             warm: FlowSnapshot::default(),
             stop_snap: None,
+            delays: FlowDelays::default(),
         }
     }
 }

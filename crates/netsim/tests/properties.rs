@@ -210,6 +210,23 @@ fn windows(cfg: &SimConfig, s: &netsim::Summary) -> Vec<f64> {
         .collect()
 }
 
+/// The stop time (s) of static flow `i`, if its group has one.
+fn w_stop(cfg: &SimConfig, i: usize) -> Option<f64> {
+    let mut n = 0usize;
+    for g in &cfg.flows {
+        let (count, stop) = match g {
+            FlowGroup::Tcp(t) => (t.count as usize, t.stop),
+            FlowGroup::UdpCbr(u) | FlowGroup::UdpOnoff(u) => (u.count as usize, u.stop),
+            FlowGroup::ShortTcp(_) => (0, None),
+        };
+        if i < n + count {
+            return stop;
+        }
+        n += count;
+    }
+    None
+}
+
 fn check(seed: u64, cfg: &SimConfig) -> Result<(), String> {
     let err = |what: &str| Err::<(), String>(what.to_string());
     let (rate, buffer, access) = match &cfg.topology {
@@ -231,10 +248,43 @@ fn check(seed: u64, cfg: &SimConfig) -> Result<(), String> {
         })
         .max()
         .unwrap_or(0) as f64;
-    // One run.
+    // One run, read at the warm-up's end and at every stop time: per flow, the receiver's
+    // in-order bytes when its window opens and closes (`flow_status`, the reference the
+    // summary's goodput must agree with) and the reassembly span at the warm-up.
+    let ns = |x: f64| (x * 1e9).round() as u64;
+    let warmup = ns(cfg.warmup);
+    let mut stops: Vec<u64> = cfg
+        .flows
+        .iter()
+        .filter_map(|g| match g {
+            FlowGroup::Tcp(t) => t.stop,
+            FlowGroup::UdpCbr(u) | FlowGroup::UdpOnoff(u) => u.stop,
+            FlowGroup::ShortTcp(_) => None,
+        })
+        .map(ns)
+        .filter(|&t| t > warmup)
+        .collect();
+    stops.sort_unstable();
     let mut a = Simulation::new(cfg.clone()).map_err(|e| e.to_string())?;
+    a.run_until(Instant(warmup));
+    let status = |sim: &Simulation| -> Vec<netsim::sim::FlowStatus> {
+        (0..sim.num_flows() as u32)
+            .map(|i| sim.flow_status(i).expect("flow"))
+            .collect()
+    };
+    let at_warmup = status(&a);
+    let held: u64 = at_warmup
+        .iter()
+        .map(|f| f.bytes_received_high - f.bytes_delivered)
+        .sum();
+    let mut at_stop = Vec::new();
+    for &t in &stops {
+        a.run_until(Instant(t));
+        at_stop.push((t, status(&a)));
+    }
     a.run();
     a.check_conservation().map_err(|e| e.to_string())?;
+    let at_end = status(&a);
     let ra = a.results();
     let s = &ra.summary;
     for (name, l) in &s.links {
@@ -247,7 +297,7 @@ fn check(seed: u64, cfg: &SimConfig) -> Result<(), String> {
     let t = s.sim_seconds - s.warmup_s;
     let w = windows(cfg, s);
     let lhs: f64 = s.flows.iter().zip(&w).map(|(f, t)| f.goodput_bps * t).sum();
-    let rhs = rate * t + 8.0 * p_max * (1.0 + rate / access) + rate * 1e-9;
+    let rhs = rate * t + 8.0 * p_max * (1.0 + rate / access) + rate * 1e-9 + 8.0 * held as f64;
     if lhs > rhs * (1.0 + 1e-9) {
         return err(&format!(
             "goodput bound: sum goodput x window {lhs} > {rhs} (C T = {})",
@@ -260,6 +310,35 @@ fn check(seed: u64, cfg: &SimConfig) -> Result<(), String> {
                 "flow {}: goodput {} over {t} s",
                 f.id, f.goodput_bps
             ));
+        }
+        // goodput x window = the in-order bytes flow_status shows delivered in the window
+        // (within one packet: the window lengths here are computed in float seconds)
+        let i = f.id as usize;
+        let d0 = at_warmup.get(i).map_or(0, |st| st.bytes_delivered);
+        let stop_ns = w_stop(cfg, i).map(ns);
+        let d1 = match stop_ns.and_then(|st| at_stop.iter().find(|(t, _)| *t == st)) {
+            Some((_, v)) => v[i].bytes_delivered,
+            None => at_end[i].bytes_delivered,
+        };
+        let want = if *t > 0.0 { d1.saturating_sub(d0) } else { 0 };
+        if f.bytes_in_window != want || (f.goodput_bps * t / 8.0 - want as f64).abs() > p_max {
+            return err(&format!(
+                "flow {}: goodput {} x window {t} s = {} bytes, flow_status delivered {want} in it",
+                f.id,
+                f.goodput_bps,
+                f.goodput_bps * t / 8.0
+            ));
+        }
+        // RTT statistics exist for every flow that got an ACK of new data in its window
+        let acked0 = at_warmup.get(i).map_or(0, |st| st.bytes_acked);
+        let tcp = f.kind != "udp_cbr" && f.kind != "udp_onoff";
+        if tcp && *t > 0.0 && at_end[i].bytes_acked > acked0 && stop_ns.is_none() {
+            if f.rtt_ms_mean.is_none() || f.rtt_samples == 0 {
+                return err(&format!("flow {}: ACKs in the window but no RTT", f.id));
+            }
+        }
+        if f.rtt_ms_mean.is_some() != (f.rtt_samples > 0) {
+            return err(&format!("flow {}: rtt_ms_mean without samples", f.id));
         }
     }
     let ts = &ra.timeseries;

@@ -229,6 +229,7 @@ impl PySimulation {
         d.set_item("srtt_s", s.srtt_s)?;
         d.set_item("bytes_acked", s.bytes_acked)?;
         d.set_item("bytes_delivered", s.bytes_delivered)?;
+        d.set_item("bytes_received_high", s.bytes_received_high)?;
         d.set_item("retransmits", s.retransmits)?;
         d.set_item("timeouts", s.timeouts)?;
         d.set_item("ecn_reductions", s.ecn_reductions)?;

@@ -67,7 +67,21 @@ def _import_tables() -> None:
     import rich.table  # noqa: F401
 
 
-def _summary_table(rows: dict[str, dict], title: str):
+def _shown_links(summary: dict) -> list[str]:
+    """The links a run's table shows: a dumbbell's or parking lot's bottlenecks; otherwise
+    the links running an AQM other than drop-tail; otherwise the busiest link."""
+    links = summary["links"]
+    names = [n for n in links if n.startswith("bottleneck")]
+    if not names:
+        names = [n for n, v in links.items() if v.get("aqm") not in ("droptail", "fifo")]
+    if not names and links:
+        names = [max(links, key=lambda n: links[n].get("utilization", 0.0))]
+    return names
+
+
+def _summary_table(rows: dict[str, dict], title: str, link_of: dict[str, str] | None = None):
+    """One row per entry of ``rows`` (label -> summary), showing the link ``link_of[label]``
+    (default: the summary's ``bottleneck``, else its first link)."""
     from rich.table import Table
 
     t = Table(title=title)
@@ -83,7 +97,10 @@ def _summary_table(rows: dict[str, dict], title: str):
     ):
         t.add_column(col, justify="right" if col != "AQM" else "left")
     for name, s in rows.items():
-        link = s["links"].get("bottleneck") or next(iter(s["links"].values()), None)
+        if link_of and name in link_of:
+            link = s["links"].get(link_of[name])
+        else:
+            link = s["links"].get("bottleneck") or next(iter(s["links"].values()), None)
         if link is None:
             continue
         arrivals = max(link.get("arrivals", 0), 1)
@@ -97,6 +114,51 @@ def _summary_table(rows: dict[str, dict], title: str):
             f"{100 * link['drops'] / arrivals:.2f}",
             str(link["marks"]),
             "-" if jain is None else f"{jain:.3f}",
+        )
+    if rows:
+        t.caption = "Jain: over the long-lived TCP flows (per group below)"
+    return t
+
+
+def _run_table(summary: dict, title: str):
+    """The summary table of one run: a row per shown link (``_shown_links``)."""
+    names = _shown_links(summary)
+    rows = {f"{n} ({summary['links'][n]['aqm']})": summary for n in names}
+    return _summary_table(rows, title, {f"{n} ({summary['links'][n]['aqm']})": n for n in names})
+
+
+def _group_table(summary: dict):
+    """Per flow group: flows, share of the goodput, Jain's index within the group, mean and
+    p99 queueing delay of its packets at its first monitored link, mean one-way delay.
+    None for a run with a single group."""
+    from rich.table import Table
+
+    groups = summary.get("groups") or []
+    if len(groups) < 2:
+        return None
+    total = sum(g["goodput_bps"] for g in groups) or 1.0
+    t = Table(title="flow groups")
+    cols = ("group", "kind", "class", "flows", "goodput [Mb/s]", "share [%]", "Jain",
+            "mean delay [ms]", "p99 delay [ms]", "one-way [ms]")  # fmt: skip
+    for col in cols:
+        t.add_column(col, justify="left" if col in ("group", "kind", "class") else "right")
+
+    def ms(v):
+        return "-" if v is None else f"{v:.1f}"
+
+    for g in groups:
+        q = next(iter(g["queue_delay_ms"].values()), None)
+        t.add_row(
+            g["name"],
+            g["cc"] or g["kind"],
+            g["class"] or "-",
+            str(g["flows"]),
+            f"{g['goodput_bps'] / 1e6:.2f}",
+            f"{100 * g['goodput_bps'] / total:.1f}",
+            "-" if g["jain"] is None else f"{g['jain']:.3f}",
+            ms(q and q["mean"]),
+            ms(q and q["p99"]),
+            ms(g["owd_ms"] and g["owd_ms"]["mean"]),
         )
     return t
 
@@ -482,6 +544,10 @@ def register(app: typer.Typer) -> None:
         ] = None,
         no_plots: NoPlots = False,
         trace: TraceOpt = False,
+        quiet: Annotated[
+            bool,
+            typer.Option("--quiet", help="Print nothing on success.", show_default=False),
+        ] = False,
         force: Force = False,
     ) -> None:
         """Run a scenario file and write summary.json, Parquet time series and plots to OUT."""
@@ -502,21 +568,29 @@ def register(app: typer.Typer) -> None:
                 try:
                     # with an [sqm] table, Simulation.run runs SQM's online controller
                     # (docs/online.md)
+                    if quiet:
+                        sim.run()
+                        return sim.result()
                     return _run_with_progress(sim, sc.name)
                 except ValueError as e:
                     _fail(f"sqm: {e}")
 
-            _import_tables()
+            if not quiet:
+                _import_tables()
             if _tracing(sc):
                 res = _run_traced(sim, out, force, not no_plots, "run", go, worker)
             else:
                 res = go()
                 _write(res, out, force, not no_plots, "run", worker)
+        if quiet:
+            return
         from rich.console import Console
 
-        links = res.summary["links"]
-        shown = links.get("bottleneck") or next(iter(links.values()), {})  # as the table picks
-        Console().print(_summary_table({shown.get("aqm", "-"): res.summary}, sc.name))
+        con = Console()
+        con.print(_run_table(res.summary, sc.name))
+        groups = _group_table(res.summary)
+        if groups is not None:
+            con.print(groups)
         typer.echo(f"results written to {out}")
 
     @app.command("dumbbell")
@@ -622,9 +696,13 @@ def register(app: typer.Typer) -> None:
         if not quiet:
             from rich.console import Console
 
-            Console().print(_summary_table({aqm: res.summary}, sc.name))
+            con = Console()
+            con.print(_summary_table({aqm: res.summary}, sc.name))
             if classes:
-                Console().print(_class_table(res.summary, classes, counts))
+                con.print(_class_table(res.summary, classes, counts))
+            groups = _group_table(res.summary)
+            if groups is not None:
+                con.print(groups)
             typer.echo(f"results written to {out}")
 
     @app.command("aqms")

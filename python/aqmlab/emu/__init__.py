@@ -39,7 +39,7 @@ from aqmlab.emu.netns import (
 )
 from aqmlab.emu.plan import PORT, plan_flows
 from aqmlab.output import signals_raise
-from aqmlab.results import SimResult, jain_index
+from aqmlab.results import SimResult, flow_columns, jain_index
 
 __all__ = ["emulate", "EmulationError", "check_environment", "check_scenario"]
 
@@ -234,6 +234,47 @@ def _tail(p: subprocess.Popen) -> str:
     return " ".join((err or "").split())[-300:] or f"exit status {p.returncode}"
 
 
+#: Per-flow statistics of the simulator's summary that the emulator does not measure (the
+#: forwarder sees packets, not flows; the kernel's TCP_INFO gives a smoothed RTT only).
+_NOT_MEASURED = {
+    **{f"rtt_ms_{k}": None for k in ("p50", "p95", "p99")},
+    "rtt_samples": None,
+    **{f"owd_ms_{k}": None for k in ("mean", "p50", "p95", "p99")},
+    "queue_delay_link": None,
+    **{f"queue_delay_ms_{k}": None for k in ("mean", "p50", "p95", "p99")},
+    "queue_delay_by_link": {},
+}
+
+
+def _groups(groups: list[dict], rows: list[dict]) -> list[dict]:
+    """The summary's ``groups`` for emulated flows: goodput and Jain's index per group."""
+    out = []
+    for gi, g in enumerate(groups):
+        mine = [r for r in rows if r["group"] == gi]
+        active = [r["goodput_bps"] for r in mine if r["window_s"] > 0]
+        out.append(
+            {
+                "group": gi,
+                "name": g.get("name") or f"flows[{gi}]",
+                "kind": g.get("kind", "tcp"),
+                "cc": mine[0]["cc"] if mine else g.get("cc"),
+                "class": g.get("class"),
+                "flows": len(mine),
+                "active_flows": len(active),
+                "goodput_bps": sum(active),
+                "goodput_bps_mean": sum(active) / len(active) if active else 0.0,
+                "jain": jain_index(active) if active else None,
+                "jain_flows": len(active),
+                "retransmits": sum(r["retransmits"] or 0 for r in mine),
+                "timeouts": sum(r["timeouts"] or 0 for r in mine),
+                "rtt_ms": None,
+                "owd_ms": None,
+                "queue_delay_ms": {},
+            }
+        )
+    return out
+
+
 def _result(scenario, flows, report, ts, cts, outs, sysctls, wall) -> SimResult:
     n = scenario.normalized
     end = report["seconds"]
@@ -252,9 +293,13 @@ def _result(scenario, flows, report, ts, cts, outs, sysctls, wall) -> SimResult:
                 "kind": "tcp",
                 "cc": f.cc,
                 "start_s": f.start_s,
+                "window_s": max(window, 0.0),
                 "goodput_bps": 8.0 * got / window if window > 0 else 0.0,
+                "bytes_in_window": got if window > 0 else 0,
+                # the kernel's smoothed RTT (TCP_INFO), not the simulator's per-ACK samples
                 "rtt_ms_mean": s.get("rtt_ms_mean"),
                 "rtt_ms_min": s.get("rtt_ms_min"),
+                **_NOT_MEASURED,
                 "retransmits": s.get("retransmits"),
                 "timeouts": s.get("timeouts"),
                 "fct_s": None,
@@ -275,9 +320,11 @@ def _result(scenario, flows, report, ts, cts, outs, sysctls, wall) -> SimResult:
         "packets_forwarded": report["packets_forwarded"],
         "links": {"bottleneck": report["bottleneck"]},
         "flows": rows,
+        "groups": _groups(n["flows"], rows),
         "fairness": {
-            "jain": jain_index(r["goodput_bps"] for r in rows),
+            "jain": jain_index(r["goodput_bps"] for r in rows) if rows else None,
             "flows": len(rows),
+            "scope": "long-lived TCP flows active in the window",
         },
         "emulation": {
             "timing": report["timing"],
@@ -291,6 +338,6 @@ def _result(scenario, flows, report, ts, cts, outs, sysctls, wall) -> SimResult:
     cols = {
         "timeseries": ts,
         "class_timeseries": cts,  # no rows (and no file) for a FIFO
-        "flows": {k: [r[k] for r in rows] for k in rows[0]},
+        "flows": flow_columns(rows),
     }
     return SimResult(summary=summary, columns=cols)

@@ -1,0 +1,207 @@
+//! Per-flow and per-group statistics of a run's measurement window (the `flows` and `groups`
+//! of the summary). Definitions (also in `docs/design.md` and `SCHEMA.md`, "Measurement
+//! definitions"):
+//!
+//! - a flow's window is `[t0, t1] = [max(start, warmup), min(now, stop, completion)]`;
+//! - goodput is the payload its receiving application got in order during the window,
+//!   `delivered(t1) - delivered(t0)`, over `t1 - t0` ([`Flow::goodput_bytes`]);
+//! - RTT and one-way delay are the simulator's measurements of every ACK and data packet
+//!   that arrived in the window ([`crate::traffic::FlowDelays`]);
+//! - queueing delay is the sojourn of each of the flow's packets (data and ACKs) that left
+//!   a monitored link's queue after the warm-up, per link.
+
+use std::collections::BTreeMap;
+
+use crate::config::FlowGroup;
+use crate::engine::{ns_to_secs, Ns};
+use crate::monitor::{FlowHistogram, LinkMonitor};
+use crate::results::{jain, DelayStats, FlowSummary, GroupSummary};
+use crate::traffic::{Flow, FlowKind};
+
+/// A monitored link as the report sees it: its name, its monitor, and its id (to find it on
+/// a flow's path).
+pub(crate) struct MonitoredLink<'a> {
+    pub name: &'a str,
+    pub id: u32,
+    pub mon: &'a LinkMonitor,
+}
+
+/// The window `[t0, t1]` of flow `f` at `now` after a warm-up ending at `warmup`, and
+/// whether it is open (the flow started and `t1 > t0`).
+fn window(f: &Flow, warmup: Ns, now: Ns) -> (Ns, Ns, bool) {
+    let t0 = f.start.max(warmup);
+    let mut t1 = now;
+    if let Some(d) = f.done_at() {
+        t1 = t1.min(d);
+    }
+    if let Some(s) = f.stop {
+        t1 = t1.min(s);
+    }
+    (t0, t1, t1 > t0 && f.started)
+}
+
+/// Long-lived: counts in Jain's index (a TCP flow without a size, or a UDP source).
+fn long_lived(f: &Flow) -> bool {
+    f.size.is_none() && f.kind != FlowKind::ShortTcp
+}
+
+/// The summaries of every flow, of every group, and the goodputs of the long-lived TCP flows
+/// active in their window (the global Jain index's input). `path(flow)` gives the ids of the
+/// links the flow's data crosses, in order.
+pub(crate) fn flow_reports(
+    flows: &[Flow],
+    groups: &[FlowGroup],
+    monitored: &[MonitoredLink<'_>],
+    path: impl Fn(u32) -> Vec<u32>,
+    warmup: Ns,
+    now: Ns,
+) -> (Vec<FlowSummary>, Vec<GroupSummary>, Vec<f64>) {
+    let mut out = Vec::with_capacity(flows.len());
+    let mut tcp_goodputs = Vec::new();
+    let mut acc: Vec<GroupAcc> = groups.iter().map(|_| GroupAcc::default()).collect();
+    for f in flows {
+        let cur = f.snapshot();
+        let w = f.warm;
+        let (t0, t1, active) = window(f, warmup, now);
+        let goodput = if active {
+            f.goodput_bytes() as f64 * 8.0 / ns_to_secs(t1 - t0)
+        } else {
+            0.0
+        };
+        if f.kind == FlowKind::Tcp && f.size.is_none() && active {
+            tcp_goodputs.push(goodput);
+        }
+        // queueing delay per monitored link the flow's packets left, in the order of its path
+        let mut by_link = BTreeMap::new();
+        let mut first: Option<(&str, DelayStats)> = None;
+        let route = path(f.id);
+        for id in route.iter().copied() {
+            let Some(m) = monitored.iter().find(|m| m.id == id) else {
+                continue;
+            };
+            if let Some(st) = m.mon.flow_delay(f.id).and_then(FlowHistogram::stats_ms) {
+                by_link.insert(m.name.to_string(), st);
+                first.get_or_insert((m.name, st));
+            }
+        }
+        // ACKs cross the reverse links: monitored links off the data path that saw the flow
+        for m in monitored {
+            if !by_link.contains_key(m.name) {
+                if let Some(st) = m.mon.flow_delay(f.id).and_then(FlowHistogram::stats_ms) {
+                    by_link.insert(m.name.to_string(), st);
+                }
+            }
+        }
+        let rtt = f.delays.rtt.stats_ms();
+        let owd = f.delays.owd.stats_ms();
+        if let Some(a) = acc.get_mut(f.group as usize) {
+            a.add(f, goodput, active, monitored);
+        }
+        out.push(FlowSummary {
+            id: f.id,
+            group: f.group,
+            kind: f.kind.name().to_string(),
+            cc: f.cc.map(|c| c.name().to_string()),
+            start_s: ns_to_secs(f.start),
+            window_s: if active { ns_to_secs(t1 - t0) } else { 0.0 },
+            goodput_bps: goodput,
+            bytes_in_window: f.goodput_bytes(),
+            rtt_ms_mean: rtt.map(|s| s.mean),
+            rtt_ms_p50: rtt.map(|s| s.p50),
+            rtt_ms_p95: rtt.map(|s| s.p95),
+            rtt_ms_p99: rtt.map(|s| s.p99),
+            rtt_samples: f.delays.rtt.count(),
+            owd_ms_mean: owd.map(|s| s.mean),
+            owd_ms_p50: owd.map(|s| s.p50),
+            owd_ms_p95: owd.map(|s| s.p95),
+            owd_ms_p99: owd.map(|s| s.p99),
+            queue_delay_link: first.map(|(n, _)| n.to_string()),
+            queue_delay_ms_mean: first.map(|(_, s)| s.mean),
+            queue_delay_ms_p50: first.map(|(_, s)| s.p50),
+            queue_delay_ms_p95: first.map(|(_, s)| s.p95),
+            queue_delay_ms_p99: first.map(|(_, s)| s.p99),
+            queue_delay_by_link: by_link,
+            retransmits: cur.retransmits - w.retransmits,
+            timeouts: cur.timeouts - w.timeouts,
+            fct_s: f.done_at().map(|d| ns_to_secs(d - f.start)),
+            size_bytes: f.size,
+            bytes_delivered: cur.delivered,
+        });
+    }
+    let groups = groups
+        .iter()
+        .zip(acc)
+        .enumerate()
+        .map(|(i, (g, a))| a.finish(i, g))
+        .collect();
+    (out, groups, tcp_goodputs)
+}
+
+/// A group's flows gathered for its summary.
+#[derive(Default)]
+struct GroupAcc {
+    flows: usize,
+    goodputs: Vec<f64>,
+    long_goodputs: Vec<f64>,
+    retransmits: u64,
+    timeouts: u64,
+    rtt: FlowHistogram,
+    owd: FlowHistogram,
+    queue: BTreeMap<String, FlowHistogram>,
+}
+
+impl GroupAcc {
+    fn add(&mut self, f: &Flow, goodput: f64, active: bool, monitored: &[MonitoredLink<'_>]) {
+        self.flows += 1;
+        let (cur, w) = (f.snapshot(), f.warm);
+        self.retransmits += cur.retransmits - w.retransmits;
+        self.timeouts += cur.timeouts - w.timeouts;
+        if active {
+            self.goodputs.push(goodput);
+            if long_lived(f) {
+                self.long_goodputs.push(goodput);
+            }
+        }
+        self.rtt.merge(&f.delays.rtt);
+        self.owd.merge(&f.delays.owd);
+        for m in monitored {
+            if let Some(h) = m.mon.flow_delay(f.id) {
+                self.queue.entry(m.name.to_string()).or_default().merge(h);
+            }
+        }
+    }
+
+    fn finish(self, i: usize, g: &FlowGroup) -> GroupSummary {
+        let total: f64 = self.goodputs.iter().sum();
+        GroupSummary {
+            group: i as u32,
+            name: g.display_name(i),
+            kind: g.kind().to_string(),
+            cc: match g {
+                FlowGroup::Tcp(t) => Some(t.cc.name().to_string()),
+                FlowGroup::ShortTcp(s) => Some(s.cc.name().to_string()),
+                _ => None,
+            },
+            class: g.class().map(str::to_string),
+            flows: self.flows,
+            active_flows: self.goodputs.len(),
+            goodput_bps: total,
+            goodput_bps_mean: if self.goodputs.is_empty() {
+                0.0
+            } else {
+                total / self.goodputs.len() as f64
+            },
+            jain: jain(&self.long_goodputs),
+            jain_flows: self.long_goodputs.len(),
+            retransmits: self.retransmits,
+            timeouts: self.timeouts,
+            rtt_ms: self.rtt.stats_ms(),
+            owd_ms: self.owd.stats_ms(),
+            queue_delay_ms: self
+                .queue
+                .iter()
+                .filter_map(|(k, h)| h.stats_ms().map(|s| (k.clone(), s)))
+                .collect(),
+        }
+    }
+}
