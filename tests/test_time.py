@@ -150,9 +150,7 @@ def test_cli_dumbbell_with_a_fractional_duration_finishes(tmp_path, duration):
 @pytest.mark.parametrize("duration", ["4.123s", "5 ms"])
 def test_cli_run_with_a_fractional_duration_finishes(tmp_path, duration):
     f = tmp_path / "s.toml"
-    f.write_text(
-        f'duration = "{duration}"\n[dumbbell]\nrate = "2Mbps"\n[[flows]]\ncount = 2\n'
-    )
+    f.write_text(f'duration = "{duration}"\n[dumbbell]\nrate = "2Mbps"\n[[flows]]\ncount = 2\n')
     p = cli("run", str(f), "--no-plots", "--out", str(tmp_path / "r"))
     assert p.returncode == 0, p.stderr
     s = json.loads((tmp_path / "r" / "summary.json").read_text())

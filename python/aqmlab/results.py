@@ -34,7 +34,7 @@ def flow_columns(rows: list[dict[str, Any]]) -> dict[str, list]:
 
     Every flat key becomes a column; the nested ``queue_delay_by_link`` (per-link queueing
     delays) stays in ``summary.json`` only, the flat ``queue_delay_ms_*`` columns give the
-    flow's first monitored link.
+    flow's bottleneck queue (``queue_delay_link``).
 
     Parameters
     ----------

@@ -71,7 +71,8 @@ pub(crate) fn flow_reports(
         if f.kind == FlowKind::Tcp && f.size.is_none() && active {
             tcp_goodputs.push(goodput);
         }
-        // queueing delay per monitored link the flow's packets left, in the order of its path
+        // queueing delay per monitored link the flow's packets left, in the order of its path;
+        // the flat columns describe its bottleneck queue
         let mut by_link = BTreeMap::new();
         let mut first: Option<(&str, DelayStats)> = None;
         let route = path(f.id);
@@ -81,7 +82,10 @@ pub(crate) fn flow_reports(
             };
             if let Some(st) = m.mon.flow_delay(f.id).and_then(FlowHistogram::stats_ms) {
                 by_link.insert(m.name.to_string(), st);
-                first.get_or_insert((m.name, st));
+                // the flow's bottleneck queue: the largest mean, the first on the path on ties
+                if first.is_none_or(|(_, b)| st.mean > b.mean) {
+                    first = Some((m.name, st));
+                }
             }
         }
         // ACKs cross the reverse links: monitored links off the data path that saw the flow

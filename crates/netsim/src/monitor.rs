@@ -532,4 +532,54 @@ mod tests {
         assert_eq!(h.quantile(0.5), 7.0);
         assert_eq!(LogHistogram::index(u64::MAX), BINS - 1);
     }
+    /// Reference: exact order statistics of the recorded values. The per-flow histogram
+    /// promises 1/32 relative error, stores only the bins between its extremes, and merging
+    /// two histograms equals recording both sets of values into one.
+    #[test]
+    fn flow_histogram_quantiles_range_and_merge() {
+        let vals: Vec<u64> = (1..=50_000u64)
+            .map(|i| 40_000_000 + i * 7919 % 9_000_000)
+            .collect();
+        let mut h = FlowHistogram::default();
+        // record from the middle outwards so the range widens both ways
+        for &v in vals.iter().rev().step_by(2).chain(vals.iter().step_by(2)) {
+            h.record(v);
+        }
+        let mut sorted = vals.clone();
+        sorted.sort_unstable();
+        for q in [0.5, 0.95, 0.99] {
+            let exact = sorted[((q * sorted.len() as f64).ceil() as usize) - 1] as f64;
+            let est = h.quantile(q);
+            assert!(
+                (est - exact).abs() / exact <= 1.0 / 32.0,
+                "q{q}: {est} vs {exact}"
+            );
+        }
+        let mean = vals.iter().sum::<u64>() as f64 / vals.len() as f64;
+        assert!((h.mean() - mean).abs() < 1e-6);
+        // 40-49 ms spans one octave (2^25 ns = 33.6 ms .. 67 ms): at most 16 counters
+        assert!(h.heap_bytes() <= 16 * 4 * 2, "{}", h.heap_bytes());
+        let (a, b) = vals.split_at(20_000);
+        let (mut ha, mut hb) = (FlowHistogram::default(), FlowHistogram::default());
+        a.iter().for_each(|&v| ha.record(v));
+        b.iter().for_each(|&v| hb.record(v));
+        hb.record(3); // an exact small bin far below the others
+        ha.merge(&hb);
+        h.record(3);
+        assert_eq!(ha.count(), h.count());
+        for q in [0.0, 0.01, 0.5, 0.99, 1.0] {
+            assert_eq!(ha.quantile(q), h.quantile(q));
+        }
+        assert_eq!(h.quantile(0.0), 3.0);
+        assert!(FlowHistogram::default().stats_ms().is_none());
+        // the bins tile the integers like LogHistogram's
+        for i in 0..975 {
+            let (lo, hi) = FlowHistogram::bin_range(i);
+            assert_eq!(FlowHistogram::bin_range(i + 1).0, hi, "bin {i}");
+            assert_eq!(FlowHistogram::index(lo), i);
+            assert_eq!(FlowHistogram::index(hi - 1), i);
+            assert!(lo < 16 || (hi - lo) * 16 <= lo);
+        }
+        assert_eq!(FlowHistogram::index(u64::MAX), 975);
+    }
 }

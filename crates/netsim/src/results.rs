@@ -175,8 +175,9 @@ pub struct FlowSummary {
     pub owd_ms_p95: Option<f64>,
     /// 99th percentile of the one-way delay, ms (within 3.1 %).
     pub owd_ms_p99: Option<f64>,
-    /// The link the `queue_delay_ms_*` columns describe: the first monitored link on the
-    /// flow's data path whose queue its packets left after the warm-up (null if none).
+    /// The link the `queue_delay_ms_*` columns describe: the flow's bottleneck queue, the
+    /// monitored link on its data path where its packets' mean queueing delay after the
+    /// warm-up was largest (the first on the path on ties; null if none).
     pub queue_delay_link: Option<String>,
     /// Mean queueing delay (sojourn) of the flow's packets at `queue_delay_link`, ms.
     pub queue_delay_ms_mean: Option<f64>,

@@ -15,13 +15,13 @@ use aqm::{Instant, LinkInfo, QdiscConfig, QueueStats};
 
 use crate::config::{ConfigError, FlowGroup, SimConfig, DEFAULT_START_JITTER};
 use crate::engine::{ns_to_secs, secs_to_ns, Due, Event, EventQueue, Ns};
+use crate::flow_report::{flow_reports, MonitoredLink};
 use crate::link::{Link, LinkCounters};
 use crate::monitor::{
     class_base, class_counters, class_summaries, push_class_rows, FlowHistogram, IntervalDelay,
 };
 use crate::node::Node;
 use crate::packet::{Packet, F_ACK};
-use crate::flow_report::{flow_reports, MonitoredLink};
 use crate::results::{
     jain, ActiveFlows, ClassSeries, CwndTrace, DelayHistogram, DelayStats, Fairness, LinkSummary,
     SimResults, Summary, TimeSeries, JAIN_SCOPE,

@@ -1,8 +1,8 @@
 //! Flows and traffic generators: long-lived/finite TCP flows, UDP sources,
 //! and Poisson arrivals of Pareto-sized short TCP flows.
 
-use crate::monitor::FlowHistogram;
 use crate::engine::Ns;
+use crate::monitor::FlowHistogram;
 use crate::rng::Rng;
 use crate::tcp::{CcKind, TcpParams, TcpReceiver, TcpSender};
 use crate::udp::UdpSource;

@@ -31,5 +31,6 @@ pub(crate) fn class_series<'py>(py: Python<'py>, c: &ClassSeries) -> PyResult<Bo
     d.set_item("tx_bytes", &c.tx_bytes)?;
     d.set_item("drops", &c.drops)?;
     d.set_item("marks", &c.marks)?;
+    d.set_item("queue_delay_ms_mean", &c.queue_delay_ms_mean)?;
     Ok(d)
 }

@@ -129,7 +129,8 @@ def _run_table(summary: dict, title: str):
 
 def _group_table(summary: dict):
     """Per flow group: flows, share of the goodput, Jain's index within the group, mean and
-    p99 queueing delay of its packets at its first monitored link, mean one-way delay.
+    p99 queueing delay of its packets at its bottleneck queue (the monitored link where they
+    waited longest on average), mean one-way delay.
     None for a run with a single group."""
     from rich.table import Table
 
@@ -147,7 +148,8 @@ def _group_table(summary: dict):
         return "-" if v is None else f"{v:.1f}"
 
     for g in groups:
-        q = next(iter(g["queue_delay_ms"].values()), None)
+        # the group's bottleneck queue: the monitored link where its packets waited longest
+        q = max(g["queue_delay_ms"].values(), key=lambda d: d["mean"], default=None)
         t.add_row(
             g["name"],
             g["cc"] or g["kind"],
