@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SimResult", "flow_columns", "jain_index"]
+__all__ = ["SimResult", "flow_columns", "jain_index", "write_scenario"]
 
 # The Parquet tables of a results folder; the optional ones are written only when not empty.
 _TABLES = ("timeseries", "flows", "cwnd", "class_timeseries")
@@ -54,6 +54,27 @@ def flow_columns(rows: list[dict[str, Any]]) -> dict[str, list]:
     return cols
 
 
+def write_scenario(scenario, directory: Path) -> None:
+    """Write ``scenario.toml`` (the normalized scenario) into a result folder, with copies of
+    the files it reads (PAQMAN policies) beside it, so that ``aqmlab run
+    DIR/scenario.toml`` reruns the run from the folder alone.
+
+    Parameters
+    ----------
+    scenario : aqmlab.scenario.Scenario
+        The scenario that was run.
+    directory : Path
+        The (temporary) result folder.
+    """
+    import shutil
+
+    files: dict[str, Path] = {}
+    text = scenario.to_toml(files)
+    for name, src in files.items():
+        shutil.copyfile(src, directory / name)
+    (directory / "scenario.toml").write_text(text)
+
+
 def jain_index(values) -> float:
     """Jain's fairness index ``(sum x)^2 / (n sum x^2)``; 1.0 for an empty or all-zero input."""
     xs = [float(v) for v in values]
@@ -79,11 +100,15 @@ class SimResult:
     extra : dict
         Further JSON files of the run, ``{file name: data}`` (``sqm_controller.json`` when SQM's
         online controller ran).
+    scenario : aqmlab.scenario.Scenario, optional
+        The scenario that was run; saved as the folder's ``scenario.toml`` (normalized: every
+        default filled in), from which ``aqmlab run`` reproduces the run.
     """
 
     summary: dict[str, Any]
     columns: dict[str, dict[str, Any]] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
+    scenario: Any = None
 
     def __repr__(self) -> str:
         s = self.summary
@@ -292,6 +317,8 @@ class SimResult:
             (d / "summary.json").write_text(
                 json.dumps(self.summary, indent=2, sort_keys=False) + "\n"
             )
+            if self.scenario is not None:
+                write_scenario(self.scenario, d)
             if worker is None or plots:
                 self._write_tables(d)
             for name, data in self.extra.items():
@@ -338,7 +365,12 @@ class SimResult:
         for name in _EXTRA:
             if (d / name).exists():
                 extra[name] = json.loads((d / name).read_text())
-        return cls(summary=summary, columns=columns, extra=extra)
+        scenario = None
+        if (d / "scenario.toml").exists():
+            from aqmlab.scenario import load_scenario
+
+            scenario = load_scenario(d / "scenario.toml")
+        return cls(summary=summary, columns=columns, extra=extra, scenario=scenario)
 
 
 def _rolling_mean(x, k: int):

@@ -163,6 +163,58 @@ class Scenario:
         """A new scenario with ``key=value`` overrides applied (see :func:`apply_overrides`)."""
         return Scenario(apply_overrides(self.data, overrides))
 
+    def to_toml(self, files: dict[str, Path] | None = None) -> str:
+        """The normalized scenario as a TOML file a user can rerun (``aqmlab run FILE``).
+
+        Every default is filled in and every quantity is in SI base units (seconds, bit/s,
+        bytes); keys whose value is null (not set) are left out. A result folder keeps it as
+        ``scenario.toml``: reading it back gives this scenario again.
+
+        Parameters
+        ----------
+        files : dict, optional
+            If given, files the scenario reads (PAQMAN's ``policy``) are named by a bare file
+            name in the text and collected here as ``{name: source path}``, for the caller to
+            copy beside the TOML file (so that the folder is complete).
+
+        Returns
+        -------
+        str
+            TOML text with a comment header.
+
+        Examples
+        --------
+        >>> sc = Scenario({"duration": "2.5s", "dumbbell": {"rate": "10Mbps"},
+        ...                "flows": [{"count": 2}]})
+        >>> Scenario(tomllib.loads(sc.to_toml())) == sc
+        True
+        """
+        from aqmlab.toml import to_toml
+
+        def drop_null(v: Any) -> Any:
+            if isinstance(v, dict):
+                out = {}
+                for k, x in v.items():
+                    if x is None:
+                        continue
+                    if files is not None and k == "policy" and isinstance(x, str):
+                        name = Path(x).name
+                        while name in files and files[name] != Path(x):
+                            name = f"{len(files)}-{name}"
+                        files[name] = Path(x)
+                        x = name
+                    out[k] = drop_null(x)
+                return out
+            if isinstance(v, list):
+                return [drop_null(x) for x in v]
+            return v
+
+        head = (
+            "# aqmlab scenario, normalized: every default filled in, quantities in SI base\n"
+            "# units (seconds, bit/s, bytes). Rerun: aqmlab run scenario.toml --out DIR\n\n"
+        )
+        return head + to_toml(drop_null(self.normalized))
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Scenario) and other._normalized == self._normalized
 

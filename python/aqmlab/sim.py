@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from aqmlab import _core
+from aqmlab.provenance import meta, now_utc
 from aqmlab.results import SimResult, flow_columns
 from aqmlab.scenario import Scenario, load_scenario
 
@@ -118,6 +119,7 @@ class Simulation:
         self._core_names = {v: k for k, v in self._aliases.items()}
         self._sim = _core.Simulation(self.scenario._core, seed)
         self._wall = 0.0
+        self._started = now_utc()
         self._trace = None  # TraceWriter while a trace is being written
         self._trace_target: Path | None = None
         #: SQM's online-controller record (``{"period_s", "periods"}``) after :meth:`run` of a
@@ -338,9 +340,22 @@ class Simulation:
         DualPI2's L-queue parameters are ``l.step_thresh`` and ``l.min_qlen_step``."""
         self._sim.set_aqm_param(self._link(link), key, value)
 
-    def aqm_param(self, link: str, key: str) -> float | None:
-        """Current value of an AQM parameter as running (SQM: ``queues.N.weight`` too)."""
-        return self._sim.aqm_param(self._link(link), key)
+    def aqm_param(self, link: str, key: str) -> float:
+        """Current value of an AQM parameter as running (SQM: ``queues.N.weight`` too).
+
+        Raises
+        ------
+        ArgumentError
+            ``link`` is not a link, or ``key`` is not a parameter of its queue.
+        """
+        v = self._sim.aqm_param(self._link(link), key)
+        if v is None:
+            aqm = self.link_status(link)["aqm"]
+            raise ArgumentError(
+                f"key = {key!r}: not a parameter of the {aqm} queue on link {link!r} "
+                "(see `aqmlab aqms`)"
+            )
+        return v
 
     def flow_path(self, flow: int) -> list[str]:
         """The links (names as in results) flow ``flow``'s data packets cross, in order."""
@@ -396,7 +411,8 @@ class Simulation:
         extra = {}
         if self.controller is not None:
             extra["sqm_controller.json"] = self.controller
-        return SimResult(summary=summary, columns=cols, extra=extra)
+        summary["meta"] = meta(started=self._started)
+        return SimResult(summary=summary, columns=cols, extra=extra, scenario=self.scenario)
 
 
 def simulate(

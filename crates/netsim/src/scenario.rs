@@ -1383,7 +1383,7 @@ fn explicit(doc: &Value, any_ecn: bool) -> Result<(ExplicitTopology, Vec<String>
         if duplex {
             names.push(format!("{dst}->{src}"));
         }
-        for n in names {
+        for n in &names {
             if !link_names.insert(n.clone()) {
                 return Err(err(
                     &format!("{path}.name"),
@@ -1393,7 +1393,8 @@ fn explicit(doc: &Value, any_ecn: bool) -> Result<(ExplicitTopology, Vec<String>
             }
         }
         if mon {
-            monitor.push(display);
+            // a duplex link is two links, each with its own queue: both are monitored
+            monitor.extend(names);
         }
         links.push(LinkConfig {
             name,

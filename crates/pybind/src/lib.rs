@@ -81,6 +81,12 @@ fn core_version() -> &'static str {
     env!("CARGO_PKG_VERSION")
 }
 
+/// The compiler the core was built with (`rustc --version`).
+#[pyfunction]
+fn rustc_version() -> &'static str {
+    env!("AQMLAB_RUSTC_VERSION")
+}
+
 /// Parse a quantity (`kind`: time, rate, size, packet_rate) to its SI base unit; with
 /// `require_unit` a bare number is an error (the command line's rule).
 #[pyfunction]
@@ -120,6 +126,7 @@ fn secs_to_ns(key: &str, s: f64) -> PyResult<u64> {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(core_version, m)?)?;
+    m.add_function(wrap_pyfunction!(rustc_version, m)?)?;
     m.add("AqmConfigError", m.py().get_type::<AqmConfigError>())?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("ArgumentError", m.py().get_type::<ArgumentError>())?;

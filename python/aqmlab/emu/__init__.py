@@ -39,6 +39,7 @@ from aqmlab.emu.netns import (
 )
 from aqmlab.emu.plan import PORT, plan_flows
 from aqmlab.output import signals_raise
+from aqmlab.provenance import meta, now_utc
 from aqmlab.results import SimResult, flow_columns, jain_index
 
 __all__ = ["emulate", "EmulationError", "check_environment", "check_scenario"]
@@ -135,6 +136,7 @@ def _run(scenario, flows, mtu, sysctls_snd: dict[str, str]) -> SimResult:
     procs: list[subprocess.Popen] = []
     fw = thread = None
     wall0 = time.monotonic()
+    started = now_utc()
     try:
         with Testbed(mtu, ecn_groups, sysctls_snd) as tb:
             tb.create_namespaces()
@@ -223,7 +225,9 @@ def _run(scenario, flows, mtu, sysctls_snd: dict[str, str]) -> SimResult:
                 if s:
                     s.close()
         fw = None  # closes the TUN devices
-    return _result(scenario, flows, report, ts, cts, outs, sysctls, time.monotonic() - wall0)
+    return _result(
+        scenario, flows, report, ts, cts, outs, sysctls, time.monotonic() - wall0, started
+    )
 
 
 def _tail(p: subprocess.Popen) -> str:
@@ -275,7 +279,7 @@ def _groups(groups: list[dict], rows: list[dict]) -> list[dict]:
     return out
 
 
-def _result(scenario, flows, report, ts, cts, outs, sysctls, wall) -> SimResult:
+def _result(scenario, flows, report, ts, cts, outs, sysctls, wall, started) -> SimResult:
     n = scenario.normalized
     end = report["seconds"]
     warm = float(n["warmup"])
@@ -335,9 +339,10 @@ def _result(scenario, flows, report, ts, cts, outs, sysctls, wall) -> SimResult:
             "pid": os.getpid(),
         },
     }
+    summary["meta"] = meta(started=started)
     cols = {
         "timeseries": ts,
         "class_timeseries": cts,  # no rows (and no file) for a FIFO
         "flows": flow_columns(rows),
     }
-    return SimResult(summary=summary, columns=cols)
+    return SimResult(summary=summary, columns=cols, scenario=scenario)

@@ -5,7 +5,9 @@ A reproduction builds :class:`Job` s (one scenario and seed each), runs them wit
 paper's metrics and returns a :class:`Repro` that :func:`write_repro` writes to a folder:
 
 ``scenarios/CASE.toml`` (rerun one case with ``aqmlab run``; files the scenarios name, such as
-PAQMAN's policies, beside them), the figures (PNG), ``report.md`` and
+PAQMAN's policies, beside them), ``runs/CASE/seed-N/`` (each run's ``summary.json`` and its
+normalized ``scenario.toml``, from which ``aqmlab run`` reproduces it), the figures (PNG),
+``report.md`` and
 ``repro.json`` = ``{"paper", "quick", "cases": {CASE: {metric: value}}, "checks": [...]}``.
 """
 
@@ -14,16 +16,17 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from aqmlab.toml import to_toml
 
 __all__ = [
     "Job",
@@ -38,69 +41,6 @@ __all__ = [
 ]
 
 VERDICTS = ("reproduced", "not reproduced", "not comparable")
-
-
-# --- TOML ----------------------------------------------------------------------------------------
-_BARE = re.compile(r"^[A-Za-z0-9_-]+$")
-
-
-def _key(k: str) -> str:
-    return k if _BARE.match(k) else json.dumps(k)
-
-
-def _value(v: Any, where: str) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        if not math.isfinite(v):
-            raise ValueError(f"{where} = {v}: TOML has no place for a non-finite number here")
-        return repr(v)
-    if isinstance(v, str):
-        return json.dumps(v)  # a TOML basic string (\uXXXX escapes are TOML too)
-    if isinstance(v, list | tuple):
-        return "[" + ", ".join(_value(x, f"{where}[{i}]") for i, x in enumerate(v)) + "]"
-    if isinstance(v, Mapping):
-        items = ", ".join(f"{_key(str(k))} = {_value(x, f'{where}.{k}')}" for k, x in v.items())
-        return "{ " + items + " }" if items else "{}"
-    if hasattr(v, "item"):
-        return _value(v.item(), where)
-    raise ValueError(f"{where} = {v!r}: cannot be written as TOML")
-
-
-def _is_table_array(v: Any) -> bool:
-    return isinstance(v, list | tuple) and len(v) > 0 and all(isinstance(x, Mapping) for x in v)
-
-
-def to_toml(data: Mapping[str, Any], _prefix: str = "") -> str:
-    """The scenario data model (tables, arrays of tables, strings, numbers, booleans, arrays)
-    as TOML text that ``tomllib`` reads back to the same data.
-
-    >>> import tomllib
-    >>> d = {"name": "x", "dumbbell": {"rate": "10Mbps"}, "flows": [{"count": 2}, {"count": 3}]}
-    >>> tomllib.loads(to_toml(d)) == d
-    True
-    """
-    lines: list[str] = []
-    tables: list[tuple[str, Any]] = []
-    for k, v in data.items():
-        k = str(k)
-        if isinstance(v, Mapping) or _is_table_array(v):
-            tables.append((k, v))
-        else:
-            lines.append(f"{_key(k)} = {_value(v, _prefix + k)}")
-    out = "\n".join(lines)
-    for k, v in tables:
-        path = f"{_prefix}{_key(k)}"
-        if isinstance(v, Mapping):
-            body = to_toml(v, path + ".")
-            out += f"\n\n[{path}]\n{body}"
-        else:
-            for item in v:
-                body = to_toml(item, path + ".")
-                out += f"\n\n[[{path}]]\n{body}"
-    return out.strip("\n") + "\n" if not _prefix else out.strip("\n")
 
 
 # --- running ---------------------------------------------------------------------------------------
@@ -128,6 +68,7 @@ class Run:
     ts: dict[str, dict[str, np.ndarray]]
     flows: list[dict[str, Any]] = field(default_factory=list)  # summary.json's flows
     extra: dict[str, Any] = field(default_factory=dict)  # SimResult.extra (sqm_controller.json)
+    summary: dict[str, Any] = field(default_factory=dict)  # the whole summary.json
 
 
 def _run_one(job: Job) -> Run:
@@ -163,6 +104,7 @@ def _run_one(job: Job) -> Run:
         ts=ts,
         flows=s["flows"],
         extra=res.extra,
+        summary=s,
     )
 
 
@@ -257,6 +199,7 @@ class Repro:
     seeds: list[int] = field(default_factory=list)
     rerun: str | None = None  # replaces the report's "rerun with aqmlab run" sentence
     files: dict[str, str] = field(default_factory=dict)  # scenarios/NAME -> text (e.g. policies)
+    runs: dict[str, list[Run]] = field(default_factory=dict)  # every run, written to runs/
 
     def to_json(self) -> dict[str, Any]:
         def clean(x):
@@ -330,12 +273,36 @@ def write_repro(rep: Repro, out: str | os.PathLike[str], force: bool = False) ->
             (sc / f"{case}.toml").write_text(to_toml(data))
         for name, text in rep.files.items():  # files the scenarios name (relative paths)
             (sc / name).write_text(text)
+        _write_runs(rep, tmp)
         for name, fig in rep.figures.items():
             fig.savefig(tmp / name, dpi=110)
             plt.close(fig)
         (tmp / "report.md").write_text(rep.report())
         (tmp / "repro.json").write_text(json.dumps(rep.to_json(), indent=2) + "\n")
     return Path(out)
+
+
+def _write_runs(rep: Repro, tmp: Path) -> None:
+    """Every run as a result folder of its own, ``runs/CASE/seed-N/``: its ``summary.json``
+    and the normalized ``scenario.toml`` (with the files it reads beside it), from which
+    ``aqmlab run`` reproduces that summary."""
+    from aqmlab.results import write_scenario
+    from aqmlab.scenario import _resolve_files, parse_scenario
+
+    for case, runs in rep.runs.items():
+        for run in runs:
+            if run.case != case:  # a case that reused an identical case's runs
+                continue
+            # a case's scenario, or one per case and seed (when the seed draws the set-up)
+            given = rep.scenarios.get(f"{case}-seed{run.seed}", rep.scenarios.get(case))
+            if given is None:
+                continue
+            d = tmp / "runs" / case / f"seed-{run.seed}"
+            d.mkdir(parents=True)
+            data = {**json.loads(json.dumps(given)), "seed": run.seed}
+            _resolve_files(data, tmp / "scenarios")
+            write_scenario(parse_scenario(data), d)
+            (d / "summary.json").write_text(json.dumps(run.summary, indent=2) + "\n")
 
 
 def timed(fn: Callable[[], Repro]) -> Repro:

@@ -235,6 +235,7 @@ def _run(quick: bool) -> Repro:
         figures=figures,
         sections=sections,
         seeds=seeds,
+        runs=runs,
     )
 
 

@@ -259,7 +259,7 @@ def _run(quick: bool) -> Repro:
     sections.append(("Reading the results", _reading(cases, grid, g_bdp, sens_rtt)))
     figures = {"fig_delay_throughput.png": _fig(cases, rtts)}
     fields = (PAPER, TITLE, quick, cases, checks, scen, figures, sections)
-    return Repro(*fields, seeds=seeds, files=files)
+    return Repro(*fields, seeds=seeds, files=files, runs=runs)
 
 
 def _checks(cases: dict, rtts: tuple) -> list[dict]:

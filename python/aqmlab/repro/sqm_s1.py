@@ -110,6 +110,7 @@ def _run(quick: bool) -> Repro:
         figures=figures,
         sections=[("Set-up", _setup(duration, warmup, flows))],
         seeds=seeds,
+        runs=runs,
         rerun=(
             "Every case and seed is in `scenarios/CASE-seedN.toml` (the arrival schedule and "
             "RTTs are drawn per seed; `aqmlab run scenarios/sqm-seed1.toml --out DIR` reruns "

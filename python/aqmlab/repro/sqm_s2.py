@@ -115,6 +115,7 @@ def _run(quick: bool) -> Repro:
         figures={"throughput.png": _figure(out, flows[seeds[0]])},
         sections=[("Set-up", _setup(flows))],
         seeds=seeds,
+        runs=runs,
         rerun=(
             "Every case and seed is in `scenarios/CASE-seedN.toml` (RTTs are drawn per seed; "
             "the sqm cases run the online controller from their `[sqm]` table)."

@@ -213,7 +213,7 @@ def load_spec(spec: str | Path | Mapping[str, Any], name: str | None = None) -> 
     elif isinstance(spec, Mapping):
         doc = copy.deepcopy(dict(spec))
         label = "sweep spec"
-        from aqmlab.repro import to_toml
+        from aqmlab.toml import to_toml
 
         text = to_toml(_plain(doc, ""))
     else:
