@@ -3,8 +3,9 @@
 One bottleneck with exponential service ``mu`` and one sender whose packets arrive as a gamma
 renewal stream (shape ``alpha``; exponential when ``alpha = 1``) with effective rate
 ``x = r * unit`` on the policy's rate grid. The sender is AIMD with the RTT lag of the PAQMAN
-models: its *epochs* are every arrival when ``R = 0`` (the rate reacts immediately, §2.2.1) and
-otherwise the first arrival at least ``R`` after the previous epoch (§2.2.3). At an epoch the rate
+models: its *epochs* are every arrival when ``R = 0`` (the rate reacts immediately, PAQ §III)
+and otherwise the first arrival at least ``R`` after the previous epoch (PAQ §V-A). At an epoch
+the rate
 becomes ``max(1, r // 2)`` if any of its packets was dropped since the previous epoch (at most
 one reduction per RTT, as TCP), else ``min(r + 1, 2G)``. The same sender drives every AQM:
 
@@ -93,7 +94,7 @@ def simulate_run(
     estimate_rate : bool
         PAQMAN only: look the policy up with the posterior mode of a
         :class:`~aqmlab.mdp.inference.RateFilter` fed with the observed interarrival times and
-        PAQMAN's own drops (§2.2.2), instead of the sender's true rate.
+        PAQMAN's own drops (PAQ §IV), instead of the sender's true rate.
 
     Returns
     -------
