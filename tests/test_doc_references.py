@@ -34,15 +34,17 @@ TOP = ("docs", "crates", "python/aqmlab", "scenarios", "validation", "tests", "b
 
 # Names of documents that are not in the repository (case-sensitive where the repository has a
 # file of the same name in another case: docs/design.md is ours, DESIGN.md is not).
-# The patterns are assembled from pieces so that this file does not match them itself.
 OUTSIDE = [
-    (re.compile("ALGORITHM" + "S"), "a restatement of the papers that is not in the repository"),
-    (re.compile(r"\bDESIGN" + r"\.md\b"), "a design note that is not in the repository"),
-    (re.compile("shared/" + r"papers|\.\./shared/|papers " + "folder"), "a folder outside it"),
-    (re.compile(r"\b00[0-4]" + r"_(?:[0-9a-f]{16}\.txt|\*)"), "a paper text outside it"),
-    (re.compile(r"(?<![\w.])/" + "work/"), "an absolute path of one machine"),
-    (re.compile(r"§ ?4 " + r"items? \d"), "a numbered decision of that restatement"),
+    (re.compile("ALGORITHMS"), "a restatement of the papers that is not in the repository"),
+    (re.compile(r"\bDESIGN\.md\b"), "a design note that is not in the repository"),
+    (re.compile(r"shared/papers|\.\./shared/|papers folder"), "a folder outside it"),
+    (re.compile(r"\b00[0-4]_(?:[0-9a-f]{16}\.txt|\*)"), "a paper text outside it"),
+    # (assembled so that the repository holds no such path literally)
+    (re.compile(r"(?<![\w.])/" + "work" + "/"), "an absolute path of one machine"),
+    (re.compile(r"§ ?4 items? \d"), "a numbered decision of that restatement"),
 ]
+# This file: its docstring, patterns and examples name such references on purpose.
+THIS = Path(__file__).resolve().relative_to(ROOT).as_posix()
 
 LINK = re.compile(
     r"(?<!!)\[(?:[^\]\n]|\\\])*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)|!\[[^\]\n]*\]\(([^)\s]+)\)"
@@ -214,6 +216,7 @@ def test_every_reference_is_in_the_repository():
     found = [
         p
         for f in text_files()
+        if f != THIS
         for p in problems(f, (ROOT / f).read_text(encoding="utf-8", errors="replace"))
     ]
     assert not found, f"{len(found)} reference(s) to documents not in the repository:\n" + (
@@ -224,8 +227,8 @@ def test_every_reference_is_in_the_repository():
 def test_the_check_finds_each_kind_of_reference():
     # A page with one reference of each kind the check must report, and the legitimate forms
     # next to them (the real tree has no bad reference left to show that the check can fail).
-    outside = "ALGORITHM" + "S.md"
-    decision = "§" + "4 item 3"
+    outside = "ALGORITHMS.md"
+    decision = "§4 item 3"
     page = [
         "# Title",
         "## A section",
