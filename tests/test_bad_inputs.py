@@ -5,6 +5,7 @@ design, fluid and PAQMAN commands have their own table in test_bad_inputs_theory
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import signal
@@ -574,7 +575,158 @@ def test_api_bad_input_raises_named_value_error(tmp_path, monkeypatch, name, cal
 def test_the_tables_have_at_least_sixty_rows():
     rows = len(DUMBBELL_ROWS) + 3 * len(OUT_ROWS) + len(SCENARIO_ROWS) + len(API_ROWS)
     rows += len(SWEEP_ROWS) + len(SWEEP_OUT_ROWS) + len(RFC7928_ROWS)
+    rows += len(RATE_ROWS) + len(SUMMARY_ROWS)
     assert rows >= 60, rows
+
+
+# -- a PAQMAN policy on a link of another rate ------------------------------------------------
+# The table is over absolute packet rates and queue lengths solved at one service rate; on a link
+# that serves another number of packets per second it is refused (docs/paqman.md).
+
+MU_10 = 10e6 / (8 * 1500)  # 10 Mb/s of 1500-byte packets, packets/s
+
+
+@pytest.fixture(scope="module")
+def policy_10mbps() -> str:
+    """A small policy solved for 10 Mb/s of 1500-byte packets, as a file's text."""
+    from aqmlab.mdp import negligible_rtt_model, solve
+
+    pol = solve(negligible_rtt_model(MU_10, 0.005, buffer=10, grid=4))
+    pol.meta["pkt_size_bytes"] = 1500
+    return json.dumps(pol.to_dict())
+
+
+PAQMAN = ["--aqm", "paqman", "--aqm-param", "policy=p.json"]
+_LINK = 'rate = "{rate}"\n'
+RATE_ROWS = [
+    (
+        "dumbbell at twice the rate",
+        [*DB, "--rate", "20Mbps", "--pkt-size", "1500", *PAQMAN],
+        ["--aqm-param policy", "p.json", "service_rate_pps = 833.333", "1666.67 packets/s"],
+        None,
+    ),
+    (
+        "dumbbell with other packets",
+        [*DB, "--pkt-size", "1000", *PAQMAN],
+        ["--aqm-param policy", "service_rate_pps = 833.333", "1250 packets/s", "1000-byte"],
+        None,
+    ),
+    (
+        "scenario at half the rate",
+        ["run", "{tmp}/s.toml", "--out", "{tmp}/res"],
+        ["aqm.policy", "p.json", "833.333", "416.667 packets/s"],
+        'duration = "2s"\n[dumbbell]\nrate = "5Mbps"\npkt_size = 1500\n[aqm]\ntype = "paqman"\n'
+        'policy = "p.json"\n[[flows]]\ncount = 1\n',
+    ),
+    (
+        "explicit link",
+        ["run", "{tmp}/s.toml", "--out", "{tmp}/res"],
+        ["links[0].aqm.policy", "833.333", "1666.67 packets/s", "link a->b"],
+        'duration = "2s"\n[[nodes]]\nname = "a"\n[[nodes]]\nname = "b"\n[[links]]\nsrc = "a"\n'
+        'dst = "b"\nrate = "20Mbps"\naqm = {type = "paqman", policy = "p.json"}\n[[flows]]\n'
+        'src = "a"\ndst = "b"\npacket_size = 1500\n',
+    ),
+]
+
+
+@pytest.mark.parametrize("name, args, needles, toml", RATE_ROWS, ids=[r[0] for r in RATE_ROWS])
+def test_paqman_policy_for_another_rate_is_refused(
+    tmp_path, policy_10mbps, name, args, needles, toml
+):
+    (tmp_path / "p.json").write_text(policy_10mbps)
+    if toml is not None:
+        (tmp_path / "s.toml").write_text(toml)
+    assert_bad_input(args, needles, tmp_path)
+
+
+def test_paqman_policy_for_the_link_rate_is_accepted(tmp_path, policy_10mbps):
+    from aqmlab.scenario import Scenario
+
+    (tmp_path / "p.json").write_text(policy_10mbps)
+    policy = str(tmp_path / "p.json")
+    for rate, size in (("10Mbps", 1500), ("10000000bps", 1500)):
+        Scenario({"duration": "1s", "dumbbell": {"rate": rate, "pkt_size": size},
+                  "aqm": {"type": "paqman", "policy": policy}, "flows": [{}]})  # fmt: skip
+    # a file without the informative keys cannot be checked and runs as before
+    doc = json.loads(policy_10mbps)
+    del doc["service_rate_pps"]
+    (tmp_path / "p.json").write_text(json.dumps(doc))
+    Scenario({"duration": "1s", "dumbbell": {"rate": "20Mbps"},
+              "aqm": {"type": "paqman", "policy": policy}, "flows": [{}]})  # fmt: skip
+
+
+# -- aqmlab report on a malformed or meaningless summary.json ---------------------------------
+
+_GOOD_LINK = {"aqm": "codel", "utilization": 0.9, "arrivals": 100, "drops": 3,
+              "queue_delay_ms": {"mean": 2.0, "p99": 8.0}}  # fmt: skip
+SUMMARY_ROWS = [
+    ("links a number", {"links": 3}, ["summary.json", "links = 3", "not an object"]),
+    ("no links", {"scenario": "x", "flows": []}, ["summary.json", "links is missing"]),
+    ("link a number", {"links": {"bottleneck": 3}}, ["links.bottleneck = 3", "not an object"]),
+    ("flow a number", {"links": {}, "flows": [1]}, ["flows[0] = 1", "not an object"]),
+    ("flows an object", {"links": {}, "flows": {}}, ["flows = {}", "not an array"]),
+    (
+        "utilization negative",
+        {"links": {"bottleneck": {**_GOOD_LINK, "utilization": -1}}},
+        ["links.bottleneck.utilization = -1", "in [0, 1]"],
+    ),
+    (
+        "drops negative",
+        {"links": {"bottleneck": {**_GOOD_LINK, "drops": -100}}},
+        ["links.bottleneck.drops = -100", ">= 0"],
+    ),
+    (
+        "delay a string",
+        {"links": {"bottleneck": {**_GOOD_LINK, "queue_delay_ms": {"mean": "x"}}}},
+        ['links.bottleneck.queue_delay_ms.mean = "x"', "not a finite number"],
+    ),
+    (
+        "histogram count null",
+        {
+            "links": {
+                "bottleneck": {"queue_delay_hist": {"lo_ms": [1], "hi_ms": [2], "counts": [None]}}
+            }
+        },
+        ["links.bottleneck.queue_delay_hist.counts[0] = null"],
+    ),
+    (
+        "histogram lengths",
+        {
+            "links": {
+                "bottleneck": {"queue_delay_hist": {"lo_ms": [1, 2], "hi_ms": [2], "counts": [1]}}
+            }
+        },
+        ["links.bottleneck.queue_delay_hist lengths", "one entry per bin"],
+    ),
+    ("jain above one", {"links": {}, "fairness": {"jain": 2}}, ["fairness.jain = 2", "in [0, 1]"]),
+    ("seed a string", {"links": {}, "seed": "one"}, ['seed = "one"', "not an integer"]),
+]
+
+
+@pytest.mark.parametrize("name, summary, needles", SUMMARY_ROWS, ids=[r[0] for r in SUMMARY_ROWS])
+def test_report_refuses_a_malformed_summary(tmp_path, name, summary, needles):
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "summary.json").write_text(json.dumps(summary))
+    assert_bad_input(["report", "{tmp}/run", "--out", "{tmp}/r.html"], needles, tmp_path)
+
+
+def test_report_names_the_bad_run_of_a_folder_and_of_a_sweep(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    runs = tmp_path / "runs"
+    for name, links in (("a", {"bottleneck": _GOOD_LINK}), ("b", {"bottleneck": {"drops": -1}})):
+        (runs / name).mkdir(parents=True)
+        (runs / name / "summary.json").write_text(json.dumps({"seed": 1, "links": links}))
+    assert_bad_input(["report", "{tmp}/runs", "--out", "{tmp}/r.html"],
+                     ["b/summary.json", "links.bottleneck.drops = -1"], tmp_path)  # fmt: skip
+    sweep = tmp_path / "sweep"
+    (sweep / "runs").mkdir(parents=True)
+    pq.write_table(pa.table({"run_key": ["k1"], "seed": [1], "error": [None]}),
+                   sweep / "results.parquet")  # fmt: skip
+    (sweep / "runs" / "k1.json").write_text(json.dumps({"summary": {"links": []}}))
+    assert_bad_input(["report", "{tmp}/sweep", "--out", "{tmp}/r.html"],
+                     ["k1.json", "links = []", "not an object"], tmp_path)  # fmt: skip
 
 
 # -- output safety ----------------------------------------------------------------------------

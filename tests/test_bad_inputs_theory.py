@@ -104,6 +104,13 @@ ROWS = [
     (["paqman", "evaluate", "{tmp}/missing.json", "--out", "ev"],
      ["missing.json", "unit_pps", "missing"]),
     (["paqman", "evaluate", "notes.txt", "--out", "ev"], ["notes.txt", "not JSON"]),
+    # the model-level evaluation runs at the policy's own scenario: it needs its service rate
+    (["paqman", "evaluate", "{tmp}/nosvc.json", "--out", "ev"],
+     ["POLICY", "nosvc.json", "service_rate_pps is missing"]),
+    (["paqman", "evaluate", "{tmp}/zerosvc.json", "--out", "ev"],
+     ["zerosvc.json", "service_rate_pps = 0", "> 0"]),
+    (["paqman", "evaluate", "{tmp}/notarget.json", "--out", "ev"],
+     ["notarget.json", "target_delay_s is missing"]),
     (["paqman", "evaluate", "mine", "--out", "ev"], ["mine"]),
     (["paqman", "evaluate", "nosuchfile.json", "--out", "ev"], ["nosuchfile.json"]),
     (["paqman", "evaluate", "{tmp}/good.json", "--out", "mine"], ["--out", "mine", "--force"]),
@@ -116,7 +123,8 @@ ROWS = [
 
 
 def _policies(folder: Path) -> None:
-    """A small valid policy and three broken copies (unit_pps NaN, negative, missing)."""
+    """A small valid policy, three broken copies (unit_pps NaN, negative, missing) and three
+    without the scenario the evaluation needs (no or zero service rate, no target)."""
     from aqmlab.mdp import negligible_rtt_model, solve
 
     doc = solve(negligible_rtt_model(833.3, 0.005, buffer=10, grid=4)).to_dict()
@@ -128,6 +136,14 @@ def _policies(folder: Path) -> None:
     d = json.loads(json.dumps(doc))
     del d["rate_grid"]["unit_pps"]
     (folder / "missing.json").write_text(json.dumps(d))
+    for name, key, value in (("nosvc", "service_rate_pps", None), ("zerosvc", "service_rate_pps", 0),
+                             ("notarget", "target_delay_s", None)):  # fmt: skip
+        d = json.loads(json.dumps(doc))
+        if value is None:
+            del d[key]
+        else:
+            d[key] = value
+        (folder / f"{name}.json").write_text(json.dumps(d))
 
 
 @pytest.mark.parametrize("args,needles", ROWS, ids=[" ".join(r[0][:4]) for r in ROWS])
@@ -160,6 +176,7 @@ def test_cost_refusal_is_fast(tmp_path):
 def _api_rows():
     from aqmlab import design, fluid
     from aqmlab.mdp import negligible_rtt_model, solve
+    from aqmlab.mdp.evaluate import evaluate
 
     small = negligible_rtt_model(833.3, 0.005, buffer=5, grid=2)
     return [
@@ -180,10 +197,17 @@ def _api_rows():
         (lambda: fluid.Misra(60, 3750, 0.2, fluid.PI()).simulate(1.0, dt=float("nan")), "dt"),
         (lambda: fluid.Misra(60, 3750, 0.2, fluid.PI()).simulate(1e7), "duration"),
         (lambda: solve(small, eps=-1), "eps"),
+        (lambda: evaluate(_without(solve(small), "service_pps"), runs=1), "service_rate_pps"),
     ]
 
 
-@pytest.mark.parametrize("i", range(17))
+def _without(policy, key):
+    """``policy`` as a file without ``key`` reads it (the loader leaves the meta value None)."""
+    policy.meta[key] = None
+    return policy
+
+
+@pytest.mark.parametrize("i", range(18))
 def test_bad_api_argument(i):
     fn, name = _api_rows()[i]
     with pytest.raises(ValueError, match=name):
@@ -191,4 +215,4 @@ def test_bad_api_argument(i):
 
 
 def test_api_table_size():
-    assert len(_api_rows()) == 17
+    assert len(_api_rows()) == 18

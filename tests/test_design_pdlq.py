@@ -81,7 +81,8 @@ def test_random_weights_roundtrip_through_prop2():
 
 
 def test_fast_filter_is_not_lq_admissible():
-    # §2.3: P1 = 8 with lambda = -3.75 gives H2, H3 < 0 and Q < 0.
+    # P1 = 8 (RED's w_q = 0.002 per packet at 4000 packets/s) with lambda = -3.75 gives
+    # H2, H3 < 0 and Q < 0 (docs/design/pd_lq.md, "Known disagreement").
     d = pd_lq_design(4000.0, 100, 0.15, 200.0, p1=8.0)
     assert d.H[1] < 0 and d.H[2] < 0 and not d.lq_admissible
 
@@ -114,9 +115,10 @@ def test_predictor_kernel_and_weights():
 
 
 def test_memoryless_delay_sensitivity():
-    # §2.3 [calc]: the memoryless law is stable in the delayed linear model at tau = 0.2 for
-    # P1 in [0.5, 6] and unstable at tau = 0.4 for P1 <= 5. We find the tau = 0.4 boundary at
-    # P1 = 4.58 (stable at 5, confirmed with a Pade(12) model), so the test stops at 4.5.
+    # KTL §III: the memoryless law degrades at large delays. In the delayed linear model it is
+    # stable at tau = 0.2 for P1 in [0.5, 6] and unstable at tau = 0.4 for small P1; we find
+    # the tau = 0.4 boundary at P1 = 4.58 (stable at 5, confirmed with a Pade(12) model), so
+    # the test stops at 4.5.
     for p1 in (0.5, 1.0, 3.0, 6.0):
         assert is_closed_loop_stable(*pd_lq_design(4000.0, 100, 0.15, 200.0, p1=p1).loop())
     for p1 in (0.5, 1.0, 3.0, 4.5):

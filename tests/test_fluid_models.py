@@ -42,7 +42,7 @@ def _fd_jacobians(model, y0, n_cols=None):
 
 
 def test_sqm_matlab_example_converges_to_weight_shares():
-    rtt = np.linspace(0.100, 0.150, 10)  # §4 item 12: linear spacing
+    rtt = np.linspace(0.100, 0.150, 10)  # SQM §V-A gives the range only: linear spacing (ours)
     m = SQM(capacity=1000, rtt=rtt, weights=[1500] * 5 + [1000] * 5)
     r = m.simulate(50)
     x = r["x"][-1, 0]
@@ -79,7 +79,7 @@ def test_gao_hou_sfc_worked_example():
     assert eq["W"][0] == pytest.approx(2.5, abs=1e-12)
     assert eq["p"][0] == pytest.approx(0.143, abs=5e-4)
     assert m.max_n_flows()[()] == pytest.approx(750, rel=1e-12)
-    # no offset (§4 item 3): the queue settles where k1 (q - 50) = p0, q = 50 + p0/k1
+    # no offset (SFC Fig. 5): the queue settles where k1 (q - 50) = p0, q = 50 + p0/k1
     assert eq["q"][0] == pytest.approx(50 + eq["p"][0] / 0.0005, rel=1e-9)
     r = m.simulate(100)
     np.testing.assert_allclose(r["q"][-1, 0], eq["q"][0], rtol=1e-3)  # paper's gains are stable
@@ -129,7 +129,7 @@ def test_misra_linearization_matches_fd_and_hollot():
     m = Misra(n_flows=60, capacity=3750, rtt=0.2, law=PI(qref=200))
     lin = _check_window_linearization(m)
     R0, N, C = lin.delay[0], 60, 3750
-    # Hollot's printed form (§1.1)
+    # Hollot et al. 2001's printed form
     np.testing.assert_allclose(
         lin.A_identified[0], [[-2 * N / (R0**2 * C), 0], [N / R0, -1 / R0]], rtol=1e-12, atol=1e-15
     )

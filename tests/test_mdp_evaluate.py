@@ -32,7 +32,7 @@ def test_droptail_run_is_a_consistent_queue(policy10):
 
 
 def test_paqman_beats_codel_delay_at_similar_throughput(policy10):
-    # PAQMAN Fig. 7 / §2.2.5: same throughput as CoDel (within 10 %), lower delay. 4 runs of
+    # PAQMAN Fig. 7 / §VI-A: same throughput as CoDel (within 10 %), lower delay. 4 runs of
     # 20k arrivals: run-to-run SD of throughput is ~1-2 % of the mean.
     ev = evaluate(policy10, runs=4, arrivals=20_000, compare=("codel", "droptail"), seed=10)
     s = ev.summary()
@@ -149,7 +149,7 @@ def test_cli_bad_policy_and_compare(tmp_path):
 
 
 def test_online_rate_estimate_matches_known_rate(policy10):
-    # The grid filter of §2.2.2 locks onto the sender's rate after a short transient, so the
+    # The grid filter (PAQMAN §IV) locks onto the sender's rate after a short transient, so the
     # policy run on estimated rates must give the known-rate result within 5 % (same seeds).
     known = evaluate(policy10, runs=2, arrivals=10_000, compare=(), seed=4).summary()["paqman"]
     est = evaluate(policy10, runs=2, arrivals=10_000, compare=(), seed=4, estimate_rate=True)

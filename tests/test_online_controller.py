@@ -29,7 +29,8 @@ def test_delay_rule_puts_the_fluid_queue_at_the_target():
 def test_theorem3_rule_meets_the_condition_and_is_conservative():
     t = link_tuning(RATES, RTTS, sigma_rule="theorem3", rho=1.01)
     assert t.satisfied and t.lhs < t.theorem3.rhs
-    # ALGORITHMS §2.1 worked check: sigma ~ 1e7, standing queues of thousands of packets
+    # Theorem 3 on the paper's §V-A example (docs/design/sqm_sigma.md): sigma ~ 1e7, standing
+    # queues of thousands of packets
     assert 5e6 < t.sigma.min() and t.sigma.max() < 1e8
     assert t.queue_star.max() > 1000
 

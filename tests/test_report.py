@@ -267,3 +267,42 @@ def test_cli_writes_once_and_replaces_only_with_force(sweep, tmp_path):
     assert out.stat().st_mtime_ns == first
     assert cli("--force").returncode == 0
     assert sorted(q.name for q in tmp_path.iterdir()) == ["rep.html"]
+
+
+def test_meaningless_ratios_are_shown_as_not_applicable():
+    """A ratio whose base is zero or negative, a fraction outside [0, 1] or a negative count is
+    NaN in the metrics and "n/a" on the page, never a number such as -100 % (a sweep's row
+    cannot be refused per run: its numbers are taken as they are and judged here)."""
+    from aqmlab.report.inputs import Run
+    from aqmlab.report.metrics import run_metrics
+    from aqmlab.report.page import _cell
+
+    def flat(**kw):
+        row = {
+            "links.bottleneck.utilization": 0.5,
+            "links.bottleneck.arrivals": 1000.0,
+            "links.bottleneck.drops": 10.0,
+            "links.bottleneck.queue_delay_ms.mean": 2.0,
+            "links.bottleneck.queue_delay_ms.p99": 9.0,
+            "fairness.jain": 0.9,
+        }
+        row.update(kw)
+        return run_metrics(Run(key="k", config="c", seed=1, summary=None, flat=row))
+
+    good = flat()
+    assert good["utilization"] == 50.0 and good["loss"] == 1.0 and good["jain"] == 0.9
+    for bad, key in [
+        ({"links.bottleneck.utilization": -1.0}, "utilization"),  # was -100 %
+        ({"links.bottleneck.utilization": 1.5}, "utilization"),
+        ({"links.bottleneck.arrivals": 0.0}, "loss"),
+        ({"links.bottleneck.arrivals": -1000.0, "links.bottleneck.drops": 1000.0}, "loss"),
+        ({"links.bottleneck.drops": -1000.0}, "loss"),  # was -100 %
+        ({"links.bottleneck.drops": 2000.0}, "loss"),
+        ({"links.bottleneck.queue_delay_ms.mean": -3.0}, "delay_mean"),
+        ({"fairness.jain": 7.0}, "jain"),
+    ]:
+        m = flat(**bad)
+        assert math.isnan(m[key]), (bad, m)
+        assert _cell([m[key]]) == "n/a"
+        assert _cell([m[key], m[key]]) == "n/a"
+    assert _cell([50.0, 70.0]).startswith("60.00 ± ")

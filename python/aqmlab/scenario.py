@@ -105,6 +105,7 @@ class Scenario:
         self._data = _plain(data, "")
         self._core = _core.Scenario(json.dumps(self._data))
         self._normalized = json.loads(self._core.normalized_json())
+        _check_policy_rates(self._normalized)
 
     @property
     def data(self) -> dict[str, Any]:
@@ -224,6 +225,60 @@ class Scenario:
         return (
             f"Scenario(name={n['name']!r}, {self.topology}, aqm={n.get('aqm', {}).get('type')!r}, "
             f"flows={flows}, duration={n['duration']:g} s, seed={n['seed']})"
+        )
+
+
+#: Relative difference between a PAQMAN policy's service rate and its link's rate that is still
+#: the same rate (the file stores packets/s and a packet size, the scenario bit/s).
+RATE_TOLERANCE = 1e-6
+
+
+def _policy_links(normalized: dict[str, Any]):
+    """``(key, aqm table, link rate in bit/s, link name)`` of every link that runs an AQM with a
+    policy file: a builder topology's bottleneck(s) and the explicit ``[[links]]``. A class's
+    AQM is left out: it is served at a share of the link that depends on the traffic."""
+    for topo, name in (("dumbbell", "bottleneck"), ("parking_lot", "bottleneck0, ...")):
+        if topo in normalized:
+            yield "aqm", normalized.get("aqm", {}), normalized[topo]["rate"], name
+    for i, link in enumerate(normalized.get("links", [])):
+        name = link.get("name") or f"{link.get('src')}->{link.get('dst')}"
+        yield f"links[{i}].aqm", link.get("aqm", {}), link["rate"], name
+
+
+def _check_policy_rates(normalized: dict[str, Any]) -> None:
+    """Refuse a PAQMAN policy solved for another service rate than its link's (docs/paqman.md).
+
+    A policy's table is over absolute packet rates (``rate_grid.unit_pps``) and queue lengths
+    whose delays were computed at the solved service rate ``service_rate_pps``, so on a link that
+    serves another number of packets per second it answers a different problem. The link's
+    packet rate is its bit rate over the flows' packet size (when every flow group uses the same
+    size; with mixed sizes the bit rates ``service_rate_pps * 8 * pkt_size_bytes`` are
+    compared). A file without those informative keys cannot be checked and is accepted.
+    """
+    sizes = {f.get("packet_size") for f in normalized.get("flows", [])}
+    flow_size = sizes.pop() if len(sizes) == 1 else None
+    for key, aqm, rate, link in _policy_links(normalized):
+        policy = aqm.get("policy") if isinstance(aqm, dict) else None
+        if not isinstance(policy, str):
+            continue
+        try:
+            doc = json.loads(Path(policy).read_text())
+            pps = float(doc["service_rate_pps"])
+            size = float(doc["pkt_size_bytes"])
+        except (OSError, ValueError, TypeError, KeyError):
+            continue  # the core read and checked the file; the keys are informative
+        if not (math.isfinite(pps) and pps > 0 and math.isfinite(size) and size > 0):
+            continue
+        link_size = float(flow_size) if isinstance(flow_size, int | float) else size
+        link_pps = rate / (8 * link_size)
+        if abs(pps - link_pps) <= RATE_TOLERANCE * link_pps:
+            continue
+        raise ScenarioError(
+            f"{key}.policy = {policy!r}: solved for service_rate_pps = {pps:.6g} "
+            f"({pps * 8 * size / 1e6:.6g} Mb/s of {size:g}-byte packets), but link {link} "
+            f"serves {link_pps:.6g} packets/s ({rate / 1e6:.6g} Mb/s of {link_size:g}-byte "
+            f"packets): solve the policy for this link (aqmlab paqman solve --service "
+            f"{rate / 1e6:.6g}Mbps --pkt-size {link_size:g})"
         )
 
 

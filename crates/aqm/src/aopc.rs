@@ -1,10 +1,12 @@
 //! AOPC — adaptive optimized proportional controller (Wang, Rong & Liu, Computer
-//! Communications 2008), as the EDC paper (Suzer, Kang & Basaran 2011 §2, §4.2) describes it;
+//! Communications 2008), as the EDC paper (Suzer, Kang & Basaran 2011 §1.2, §4.2) describes it;
 //! docs/aqm/aopc.md.
 //!
-//! **Reconstructed** (ALGORITHMS §3.10): the original paper was not available. The EDC paper
-//! says AOPC measures the latest packet-loss ratio and uses it, with the queue length, to set
-//! the drop probability, at 160 Hz with `q_ref` = 200. Our law, periodic at `w` Hz:
+//! **Reconstructed**: the original paper was not available. The EDC paper (§1.2) says AOPC
+//! measures the latest packet-loss ratio and uses it, with the queue length, to set the drop
+//! probability; §4.2 runs it at 160 Hz with `q_ref` = 200. Our law, periodic at `w` Hz, is a
+//! proportional controller around the measured loss ratio whose gain we derive from the
+//! Hollot et al. (2001) plant, as the name's "optimized proportional" suggests:
 //!
 //! 1. loss ratio: `A ← (1−β)A + β·a_k`, `D ← (1−β)D + β·d_k`, `p̂ = D/A` (0 while `A = 0`),
 //!    `a_k` the arrivals and `d_k` the congestion signals (this AQM's drops/marks plus drops at
@@ -31,7 +33,8 @@ aqm_config! {
         /// Sampling frequency, Hz. Default 160 (EDC §4.2).
         pub w: f64 = 160.0, "Hz";
         /// Propagation round-trip time of the gain's model, s; R = rtt + q_ref/C. Default
-        /// 0.14 s (ALGORITHMS §4 item 26: 20 ms access + 50 ms bottleneck, each way).
+        /// 0.14 s: EDC §4 gives no propagation delays; `aqmlab repro edc` uses 20 ms access +
+        /// 50 ms bottleneck, each way.
         pub rtt: Duration = Duration::from_millis(140), "s";
         /// Capacity C, packets/s; 0 (default) means the link's rate divided by the mean
         /// arrival size.

@@ -10,8 +10,10 @@
 //!
 //! The arrival that triggers a run is decided with the new `p`; every arrival is dropped (or
 //! marked, with `ecn`) with the current `p`. There is no timer: the law runs more often under
-//! heavier load. Every arrival counts towards `n_event`, also those then dropped
-//! (ALGORITHMS §4 item 25's default; docs/aqm/edc.md). Initial state `p = 0`, `q(−1) = 0`
+//! heavier load. Every arrival counts towards `n_event`, also those then dropped: EDC §3.1
+//! invokes the controller when "the number of arriving packets" reaches the threshold without
+//! saying whether dropped ones count; we count the offered load (docs/aqm/edc.md). Initial
+//! state `p = 0`, `q(−1) = 0`
 //! (so `e(−1) = −q_ref`, as in PI). The previous sample is stored as a queue length, so a
 //! change of `q_ref` while running acts like PI's: `e(k−1)` is recomputed with the new
 //! `q_ref`.

@@ -1,8 +1,11 @@
 //! FLC — fuzzy logic controller for AQM (Ren, Ren & Shan, Computer Communications 2002), as
-//! the EDC paper (Suzer, Kang & Basaran 2011 §2, §4.2) describes it; docs/aqm/flc.md.
+//! the EDC paper (Suzer, Kang & Basaran 2011 §1.2, §4.2) describes it; docs/aqm/flc.md.
 //!
-//! **Reconstructed** (ALGORITHMS §3.11): the original paper was not available. Periodic at `w`
-//! Hz, with `e(k) = q(k) − q_ref` (packets) and `Δe(k) = e(k) − e(k−1)`:
+//! **Reconstructed**: the original paper was not available. EDC §4.2 gives the input gains
+//! `K_e`, `K_δe` (of the queue error and its change), 160 Hz and `q_ref` = 200; the fuzzy sets,
+//! the rule base, the defuzzification and the incremental output below are a standard PI-type
+//! fuzzy controller of our choosing (docs/aqm/flc.md). Periodic at `w` Hz, with
+//! `e(k) = q(k) − q_ref` (packets) and `Δe(k) = e(k) − e(k−1)`:
 //!
 //! 1. scale and saturate: `x = clamp(k_e·e, −1, 1)`, `y = clamp(k_de·Δe, −1, 1)`;
 //! 2. seven triangular sets NB..PB centred at `i/3`, `i = −3..3`, half-width 1/3, on both
@@ -29,7 +32,7 @@ aqm_config! {
         /// Scaling gain K_δe of the error's change per period, 1/packet. Default 0.01 (EDC §4.2).
         pub kde: f64 = 0.01, "1/packets";
         /// Output gain K_u: probability change per period at u = 1. Default 0.005 (not given
-        /// by EDC; ALGORITHMS §4 item 29).
+        /// by EDC §4.2; ours: at most 0.8 per second at 160 Hz).
         pub ku: f64 = 0.005, "probability";
         /// Sampling frequency, Hz. Default 160 (EDC §4.2).
         pub w: f64 = 160.0, "Hz";

@@ -107,7 +107,8 @@ pub struct PaqmanPolicy {
     /// Gamma shape α of the model's interarrival times.
     #[serde(default = "one")]
     pub gamma_shape: f64,
-    /// Service rate the policy was solved for, packets/s (informative).
+    /// Service rate the policy was solved for, packets/s (not used here; the scenario layer
+    /// refuses a policy on a link of another packet rate, docs/paqman.md).
     #[serde(default)]
     pub service_rate_pps: f64,
     /// Queue lengths covered.

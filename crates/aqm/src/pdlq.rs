@@ -45,13 +45,18 @@ aqm_config! {
         /// Gain on the filtered queue's acceleration b̈̂, s²/packet. Default 4.894e-5 (same
         /// design).
         pub h3: f64 = 4.894e-5, "s^2/packets";
-        /// Filter pole P_1, 1/s; per-period EWMA weight t_update·p1. Default 1 (the paper does
-        /// not give it; weight 0.002 at 2 ms, RED's classic w_q; ALGORITHMS §4 item 21).
+        /// Filter pole P_1, 1/s; per-period EWMA weight t_update·p1. Default 1 (KTL eq. 3 and
+        /// §III leave it open; ours: weight 0.002 per 2 ms, RED's classic w_q, and the
+        /// λ = −3.75 design stays LQ-admissible, which needs P_1 below about 4 s⁻¹ here;
+        /// docs/design/pd_lq.md).
         pub p1: f64 = 1.0, "1/s";
         /// Target queue b*, packets. Default 200 (KTL §III).
         pub q_ref: f64 = 200.0, "packets";
-        /// Operating-point probability p* added to δp. Default 1/33 = 0.0303
-        /// (p* = 2N²/(2N² + c²τ²) at N = 100, c = 4000, τ = 0.2; ALGORITHMS §4 item 3).
+        /// Operating-point probability p* added to δp. Default 1/33 = 0.0303: the
+        /// equilibrium of KTL eq. 1, p* = 2N²/(2N² + c²τ²), at KTL §III's N = 100, c = 4000,
+        /// τ = 0.2. KTL's law (6) is on deviations δp = p − p* and does not say how p* enters
+        /// its ns code; we add it, since without it the law settles where h1·(b̂ − b*) = p*,
+        /// 54 packets above b*, not near the reported 205.
         pub p_offset: f64 = 1.0 / 33.0, "probability";
         /// Sampling (update) period T_s, s. Default 2 ms (KTL §III).
         pub t_update: Duration = Duration::from_millis(2), "s";

@@ -1,5 +1,5 @@
 //! PIP — PI series compensation plus position feedback (Zhang, Liu & Dou 2003), as the EDC
-//! paper (Suzer, Kang & Basaran 2011 §2, §4.2) describes it; docs/aqm/pip.md.
+//! paper (Suzer, Kang & Basaran 2011 §1.2, §4.2) describes it; docs/aqm/pip.md.
 //!
 //! **Reconstructed**: the original paper was not available. The EDC paper names the structure
 //! (a PI controller in series plus position, i.e. queue-length, feedback with gain `K_h`) and
@@ -26,8 +26,9 @@ aqm_config! {
     pub struct PipConfig as "pip" {
         /// Position-feedback gain K_h on the queue, 1/packet. Default 0.0021 (EDC §4.2).
         pub kh: f64 = 0.0021, "1/packets";
-        /// Proportional gain k_c of the series PI, 1/packet. Default 0.0021 (= K_h: the EDC
-        /// paper gives only K_h and τ; ALGORITHMS §3.9 uses K_h as the PI gain).
+        /// Proportional gain k_c of the series PI, 1/packet. Default 0.0021 (= K_h: EDC §4.2
+        /// gives only K_h and τ, and the PIP paper was not available; we use K_h as the PI's
+        /// proportional gain too).
         pub kc: f64 = 0.0021, "1/packets";
         /// Integral time τ of the series PI, s. Default 0.47 (EDC §4.2).
         pub tau: Duration = Duration::from_millis(470), "s";

@@ -1,6 +1,7 @@
-//! SQM, self-tuning queue management (Ye, Cai, Lin, Li, He, Lui 2022; ALGORITHMS.md §2.1):
-//! the packet-level queue discipline; docs/aqm/sqm.md. The period-level tuning (Algorithms 1
-//! and 2) is Python's (`aqmlab.online`), which writes the per-queue parameters below by path.
+//! SQM, self-tuning queue management (Ye, Cai, Lin, Li, He, Lui 2022: architecture §II-A,
+//! per-queue law eq. 4): the packet-level queue discipline; docs/aqm/sqm.md. The period-level
+//! tuning (Algorithms 1 and 2) is Python's (`aqmlab.online`), which writes the per-queue
+//! parameters below by path.
 //!
 //! * **Queues.** `queues` (K, default 40, the paper's) elephant queues plus one reserved queue.
 //!   Storage is the hashed qdiscs' packet pool ([`FlowQueues`]) with K + 1 buckets: bucket 0
@@ -11,18 +12,21 @@
 //!   streams", ICDT 2005) of `counters` (m) byte counters, restarted every `window`. A flow
 //!   without a slot is promoted to a free slot when its guaranteed count (count − error, a
 //!   lower bound of its bytes in the window) reaches `min_share` of what the link sends in a
-//!   window (default 1 % of C, ALGORITHMS.md §4 item 10). Slots are not taken from other
-//!   elephants: when all K are used, the flow waits in the reserved queue until one frees. A
+//!   window (default 1 % of C: SQM §II-A leaves the elephant test to "existing algorithms";
+//!   the threshold is ours). Slots are not taken from other elephants: when all K are used,
+//!   the flow waits in the reserved queue until one frees. A
 //!   slot frees when its flow sent nothing for `idle` and its queue is empty (checked when a
 //!   flow asks for a slot and at each window restart). Packets a flow queued in the reserved
 //!   queue before its promotion stay there, so the first packets of the elephant queue may
 //!   overtake them (reordering once per promotion, at most the reserved queue's backlog).
 //! * **Per-packet law** on an elephant queue, at arrival, SQM eq. 4:
 //!   `p = min(1, [(q − β)/σ]+)` with `q` the queue's **instantaneous** length in packets (the
-//!   arrival not counted; §4 item 5). Marks (ECN-capable packets, `ecn` on) or drops. `β`
-//!   defaults to the `target` delay at the queue's share: `β_i = target · C · w_i / W`,
+//!   arrival not counted; eq. 4 is a fluid law and does not say which). Marks (ECN-capable
+//!   packets, `ecn` on) or drops. `β` defaults to the `target` delay at the queue's share:
+//!   `β_i = target · C · w_i / W`,
 //!   C in MTU-sized packets/s and W the weights of the slots in use plus the reserved queue's
-//!   (ALGORITHMS.md §4 item 4); `σ` defaults to `sigma` (packets).
+//!   (Algorithm 2 never sets β; SQM §V-B gives every AQM a 5 ms target); `σ` defaults to
+//!   `sigma` (packets).
 //! * **Reserved queue.** CoDel (RFC 8289, [`CodelVars`] with `target`, `interval`), DRR weight
 //!   such that it gets `reserved_share` of the link while backlogged.
 //! * **Scheduling.** Deficit round robin over the backlogged queues (the bucket lists of
@@ -67,7 +71,8 @@ aqm_config! {
         /// Sketch window: counts restart every window, seconds. Default 1.
         pub window: Duration = Duration(1_000_000_000), "s";
         /// Promotion threshold: guaranteed bytes in a window / (C x window), in (0, 1].
-        /// Default 0.01 (ALGORITHMS.md §4 item 10: elephants are flows above 1 % of C).
+        /// Default 0.01 (ours: elephants are flows above 1 % of C; SQM §II-A leaves the
+        /// classifier open).
         pub min_share: f64 = 0.01, "fraction";
         /// A slot frees when its flow sent nothing for this long and its queue is empty,
         /// seconds. Default 1.

@@ -211,8 +211,13 @@ def evaluate(
 ) -> None:
     """Model-level comparison with CoDel and drop-tail; writes DIR/summary.json and figures."""
     from aqmlab.mdp.evaluate import evaluate as run_eval
+    from aqmlab.mdp.evaluate import model_parameters
 
     pol = _load(policy)
+    try:
+        model_parameters(pol)
+    except ValueError as e:
+        _fail("POLICY", policy, str(e))
     if runs < 1:
         _fail("--runs", runs, "must be >= 1")
     if arrivals < 100:

@@ -12,8 +12,11 @@ and the law ``delta p = H1 db_hat + H2 db_hat' + H3 db_hat''`` (``u = H z``, clo
 
 Decisions on ambiguities
 ------------------------
-* P1 is not given by the paper; default 1 s^-1 (§4 item 21).
-* The OCR shows a second derivative on the left of KTL eq. 4; the third is meant (§2.3).
+* P1 is not given by the paper (eq. 3 makes it a design parameter, §III gives no value); default
+  1 s^-1, a per-2-ms EWMA weight of 0.002 (RED's classic w_q) that keeps the lambda = -3.75
+  design LQ-admissible (Q >= 0 needs P1 below about 4 s^-1 at KTL §III's c, N, tau).
+* The OCR shows a second derivative on the left of KTL eq. 4; the third is meant (eliminating b
+  from eqs. 2-3 gives a third-order equation, as the companion form (5) requires).
 * Proposition 3 prints lambda where the symmetric functions lambda-hat are meant; we use
   ``l1 = sum``, ``l2 = sum of pairs``, ``l3 = product`` of the desired eigenvalues.
 * Proposition 1's ``H3*`` is not taken from the (OCR-damaged) quartic: the optimal gains come
@@ -23,8 +26,9 @@ Decisions on ambiguities
   ``T A T^-1 = A`` and ``T B~ = [0, 0, Bh1]``); the gain applied to the predictor state h is
   ``H* T``, independent of T2.  Ackermann on ``(A, B~)`` gives the same gain and is
   returned for comparison.
-* The operating-point offset ``p* = 2N^2/(2N^2 + c^2 tau^2)`` is reported so a law can add it
-  (§4 item 3).
+* The operating-point offset ``p* = 2N^2/(2N^2 + c^2 tau^2)`` (the equilibrium of KTL eq. 1)
+  is reported so a law can add it: the laws are on ``delta p = p - p*`` (eq. 2) and the paper
+  does not say how ``p*`` enters its ns code.
 
 Examples
 --------
@@ -254,8 +258,8 @@ def predictor_weights(A: np.ndarray, B: np.ndarray, tau: float, Ts: float) -> np
     """Weights ``W[j]`` so that ``h(t) ~ z(t) + sum_j W[j] dp(t - (j+1) Ts)``.
 
     ``dp`` is held constant over each sampling interval (zero-order hold); ``W[j]`` integrates the
-    kernel over ``sigma`` in ``[-(j+1) Ts, -j Ts]`` (§4 item 23: ring buffer of ``tau/Ts`` past
-    values).  Returns shape ``(ceil(tau/Ts), 3)``.
+    kernel over ``sigma`` in ``[-(j+1) Ts, -j Ts]`` (KTL §II-A gives the integral in continuous
+    time; a law keeps ``ceil(tau/Ts)`` past values).  Returns shape ``(ceil(tau/Ts), 3)``.
 
     Parameters
     ----------

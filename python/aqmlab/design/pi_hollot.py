@@ -1,6 +1,7 @@
 """Hollot et al.'s PI design rule for AQM and its Tustin discretisation (docs/design/pi_hollot.md).
 
-Continuous controller ``C_PI(s) = K (s/z + 1)/s`` on the Misra/Hollot plant (§1.1) taken at the
+Continuous controller ``C_PI(s) = K (s/z + 1)/s`` on Hollot's linearisation of the
+Misra-Gong-Towsley fluid model (docs/fluid.md) taken at the
 worst case: fewest flows ``N-`` and largest RTT ``R+``.
 
 * zero on the TCP pole: ``z = 2 N- / (R+^2 C)``;
@@ -22,7 +23,8 @@ Decisions on ambiguities
   ``z = 0.52903`` the default gives a = 1.822e-5, b = 1.816e-5 (as published) and K = 9.62e-6
   (0.2 % below the printed 9.64e-6).  Passing ``z=0.53, omega_g=0.53`` reproduces all four
   printed numbers.
-* Sampling frequency: the caller chooses (160 Hz in the papers, 170 Hz in ns-2), §4 item 34.
+* Sampling frequency: the caller chooses (160 Hz in Hollot et al. and in the EDC paper's §4.2,
+  170 Hz in ns-2's default ``w_``); a scenario uses its own paper's value.
 
 Examples
 --------

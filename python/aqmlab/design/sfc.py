@@ -20,7 +20,8 @@ sfc_loop
 Decisions on ambiguities
 ------------------------
 * Eq. 14 (``A12 = N/tau``) is used, not the ``N/(2 b tau)`` printed in eq. 15.
-* Both k1 bounds are computed (§4 item 31); the printed one reproduces the paper's 0.0007,
+* Both k1 bounds are computed (eqs. 17-18 as printed, and the exact Silva-Datta-Bhattacharyya
+  conditions the paper cites as [24]); the printed one reproduces the paper's 0.0007,
   the exact one is what the linear delayed model really tolerates (checked by the argument
   principle in the tests).  The exact version of eq. 17 doubles its cos and sin terms and
   eq. 18 gains a ``z`` in its cos term (its prefactor is the same once ``k_i = k1 N / tau``).

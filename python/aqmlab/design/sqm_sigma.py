@@ -6,17 +6,19 @@ Per link, with ``F = [[F1, 0], [I, F2]]``, ``F1 = diag(-alpha k_i / x_i)``,
 
 ``sum_i k_i x_i^alpha / sigma_i < 1 / (2 rho J ||A||)``, ``J = sqrt(lmax(A)/lmin(A))``.
 
-Decisions on ambiguities (§4 items 4, 6, 12)
---------------------------------------------
+Decisions on ambiguities (where SQM §III-B and Algorithm 2 leave a choice)
+--------------------------------------------------------------------------
 * rho defaults to 1.01 (the paper only says rho > 1).
 * The budget is split equally among the queues with a 10 % margin by default:
   ``k_i x_i^alpha / sigma_i = (1 - margin) RHS / n``.  ``split="proportional"`` gives every
   queue the same sigma instead.
 * ``scale`` multiplies the literal sigma; the literal condition forces sigma ~ 1e7 and standing
-  queues of thousands of packets with Reno's ``k_i = 1/D_i^2`` (§2.1 worked check), so both
-  the literal values and the equilibrium queue excess ``sigma p* = sigma / x^alpha`` are
-  reported.
-* k_i defaults to Reno's ``1/D_i^2``.
+  queues of thousands of packets with Reno's ``k_i = 1/D_i^2`` (the paper's §V-A example
+  below and in docs/design/sqm_sigma.md), so both the literal values and the equilibrium queue
+  excess ``sigma p* = sigma / x^alpha`` are reported.
+* k_i defaults to Reno's ``1/D_i^2``; beta defaults to 0 (Algorithm 2 never sets it).
+* The example spaces the §V-A RTTs linearly over 0.100-0.150 s (the paper gives only the
+  range).
 
 Examples
 --------

@@ -9,11 +9,12 @@ Public API (units: packets, packets/s, seconds; array parameters of shape (B,) f
   ``PDLQ(h1, h2, h3, p1, qref, p_offset)``, ``SFC(k1, k2, qref, c0, p_offset)``, ``make_law(name)``.
 * Models (each with ``equilibrium() -> Equilibrium``, ``linearize() -> LinearizedModel``,
   ``simulate(duration, *, dt, y0, history, record_dt) -> FluidResult``):
-  ``Misra(n_flows, capacity, rtt, law, buffer)`` (§1.1), ``GaoHou(n_flows, capacity, rtt, law, b,
-  buffer)`` (§1.3), ``KTL(n_flows, capacity, rtt, law, buffer)`` (§1.4),
-  ``Kelly(capacity, rtt, weights, gain, routing)`` (§1.2),
-  ``SQM(capacity, rtt, weights, routing, alpha, k, sigma, beta)`` (§1.5),
-  ``EDC(n_flows, capacity, rtt, qref, kp, ki, n_event, dtheta)`` (§1.6/§2.4).
+  ``Misra(n_flows, capacity, rtt, law, buffer)`` (Misra, Gong & Towsley 2000; Hollot et al.
+  2001), ``GaoHou(n_flows, capacity, rtt, law, b, buffer)`` (SFC eqs. 4, 10),
+  ``KTL(n_flows, capacity, rtt, law, buffer)`` (KTL eq. 1),
+  ``Kelly(capacity, rtt, weights, gain, routing)`` (Kelly, Maulloo & Tan 1998),
+  ``SQM(capacity, rtt, weights, routing, alpha, k, sigma, beta)`` (SQM eqs. 2-5),
+  ``EDC(n_flows, capacity, rtt, qref, kp, ki, n_event, dtheta)`` (EDC eqs. 4-5 and 10).
 * Results: ``FluidResult`` (``.plot()``, ``.to_pandas()``, ``result["q"]``, ``.final()``),
   ``Equilibrium`` (``.values``, ``.state``, ``.to_pandas()``), ``LinearizedModel``
   (``A``, ``Ad``, ``B``, ``delay``, ``A_identified``, ``.to_pandas()``, ``.plot()``).

@@ -254,12 +254,13 @@ class WindowModel(FluidModel):
     (docs/fluid.md):
 
     * arrival rate ``lambda = N W / R(q)`` (packets/s), with ``R(q) = q/C + T_p`` (s) or constant;
-    * ``dq/dt = lambda - C`` projected onto ``[0, buffer]`` (§1.1, ``[.]^+`` at ``q = 0``); the
+    * ``dq/dt = lambda - C`` projected onto ``[0, buffer]`` (``[.]^+`` at ``q = 0``); the
       buffer bound only stops the queue, drop-tail losses at the buffer are not fed back;
     * the window sees the delayed state at ``t - R(t)``: ``W(t-R)``, ``R(t-R) = R(q(t-R))`` and
       ``p(t-R)`` evaluated by the law from the delayed queue, law state and rate;
     * ``W`` is projected to ``W >= w_min`` (default 1 packet; decision: a TCP window never falls
-      below one segment, which also keeps the ``1/W`` terms of §1.3/§1.4 finite).
+      below one segment, which also keeps the ``1/W`` terms of the Gao-Hou and KTL models
+      finite).
 
     Subclasses implement ``window_rhs(W, Wd, pd, R, Rd)``, ``window_partials(W0, p0, R0)``
     (analytic partial derivatives at the equilibrium), ``p_required(q)`` (the probability that
@@ -359,7 +360,7 @@ class WindowModel(FluidModel):
 
         States ``[dW, dq]``. ``A``/``Ad`` hold the partials with respect to the current/delayed
         state, including the queue dependence of ``R``; ``A_identified`` (``A + Ad``) is the
-        papers' form (Hollot §1.1, SFC eq. 14, KTL eq. 2).
+        papers' form (Hollot et al. 2001, SFC eq. 14, KTL eq. 2).
         """
         eq = self.equilibrium()
         W0, p0, R0 = eq["W"], eq["p"], eq["R"]

@@ -7,10 +7,11 @@ Independent variable: cumulative packet arrivals ``theta`` (packets)::
     dq/dtheta = 1 - C (q/C + T_p)/(N W)     ([.]^+ at q = 0)          # EDC eqs. 2-5
     dt/dtheta = R/(N W),  R = q/C + T_p   (wall-clock time, s; since dtheta/dt = N W/R)
 
-The controller runs every ``n_event`` arrivals (§2.4): ``e(k) = q(k) - q_ref``,
+The controller runs every ``n_event`` arrivals (EDC §3.1, eq. 10): ``e(k) = q(k) - q_ref``,
 ``p(k) = p(k-1) + K_P [e(k) - e(k-1)] + K_P K_I e(k)``, clamped to [0, 1], and ``p`` is held
 between events (a sampled-data loop: ``p`` and ``e(k-1)`` are solver states with zero derivative
-updated by a hook). The RTT delays are dropped (authors' argument, §1.6). Decision (§4 item 25):
+updated by a hook). The RTT delays are dropped (the authors' argument in EDC §3.3: one event
+spans much more than an RTT). Decision (EDC §3.1 does not say whether dropped arrivals count):
 all arrivals count towards the event threshold (the fluid arrivals ``theta``).
 
 Equilibrium (EDC eq. 6): ``q0 = q_ref``, ``W0 = R0 C/N``, ``p0 = 2N^2/(R0 C)^2``. Linearisation

@@ -2,12 +2,13 @@
 
 Routes ``r`` (rates ``x_r``, packets/s) over links ``j`` (capacity ``C_j``, packets/s)::
 
-    dx_r/dt = kappa_r ( w_r - x_r(t) sum_{j in r} mu_j(t - T_r) )        # §1.2 (KMT primal)
-    mu_j    = p_j(y_j),  y_j = sum_{s through j} x_s                    # §1.2
+    dx_r/dt = kappa_r ( w_r - x_r(t) sum_{j in r} mu_j(t - T_r) )        # KMT primal, delayed
+    mu_j    = p_j(y_j),  y_j = sum_{s through j} x_s                    # KMT link price
     p_j(y)  = [(y - C_j)/y]^+                                           # KMT's price function
 
-Decision: the price is read one route RTT ``T_r`` late and multiplies the current rate
-(§1.2: "with feedback delays the price is evaluated at t - T"); the link rates ``y_j`` seen in the
+Decision: the price is read one route RTT ``T_r`` late and multiplies the current rate (the
+delay-free primal algorithm of Kelly, Maulloo & Tan 1998 with its feedback delayed); the link
+rates ``y_j`` seen in the
 price are the delayed route rates (no separate forward delays). At equilibrium
 ``w_r = x_r sum_j p_j(y_j)``; on a single link ``y = C + sum_r w_r`` and ``x_r = w_r y/(y - C)``.
 

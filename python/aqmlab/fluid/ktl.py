@@ -52,7 +52,7 @@ class KTL(WindowModel):
 
     @staticmethod
     def p_star(n_flows, capacity, tau):
-        """``p* = 2N^2/(2N^2 + c^2 tau^2)`` (§1.4)."""
+        """``p* = 2N^2/(2N^2 + c^2 tau^2)``: KTL eq. 1 at rest, ``w* = c tau/N``."""
         return 2.0 * n_flows**2 / (2.0 * n_flows**2 + capacity**2 * tau**2)
 
     def window_rhs(self, W, Wd, pd, R, Rd):

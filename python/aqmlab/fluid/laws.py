@@ -88,10 +88,10 @@ class RED(FluidLaw):
     """RED with its EWMA filter (docs/aqm/red.md, docs/fluid.md).
 
     ``d avg/dt = K (q - avg)``, ``K = -C ln(1 - w_q)`` (1/s; ``w_q`` per packet, ``C`` pkt/s,
-    Hollot's low-pass form, §1.1). ``p = max_p (avg - min_th)/(max_th - min_th)`` on
+    Hollot et al. 2001's low-pass form). ``p = max_p (avg - min_th)/(max_th - min_th)`` on
     ``[min_th, max_th)``; above ``max_th`` gentle RED ramps to 1 at ``2 max_th`` (``gentle=True``,
-    ns-2 default) or jumps to 1 (classic). The count-based spreading of drops (§3.2 step 3) has no
-    fluid counterpart and is not modelled.
+    ns-2 default) or jumps to 1 (classic). The count-based spreading of drops (docs/aqm/red.md)
+    has no fluid counterpart and is not modelled.
 
     Parameters
     ----------
@@ -119,7 +119,7 @@ class RED(FluidLaw):
             raise ValueError(f"w_q must be in (0, 1) (got {w_q})")
 
     def curve(self, avg):
-        """RED's static drop curve (§3.2 step 2)."""
+        """RED's static drop curve (docs/aqm/red.md)."""
         lin = self.max_p * (avg - self.min_th) / (self.max_th - self.min_th)
         if self.gentle:
             above = self.max_p + (1 - self.max_p) * (avg - self.max_th) / self.max_th
@@ -135,7 +135,7 @@ class RED(FluidLaw):
         return self.curve(z[:, 0])
 
     def deriv(self, q, z, rate, C, qdot):
-        K = -C * np.log1p(-self.w_q)  # §1.1: K = -C ln(1 - w_q)
+        K = -C * np.log1p(-self.w_q)  # Hollot et al. 2001: K = -C ln(1 - w_q)
         return (K * (q - z[:, 0]))[:, None]
 
     def static_prob(self, q, C):
@@ -237,14 +237,15 @@ class PDLQ(FluidLaw):
 
     ``d bh/dt = P1 (q - bh)``;
     ``p = p_offset + H1 (bh - qref) + H2 bh' + H3 bh''`` with ``bh' = P1 (q - bh)`` and
-    ``bh'' = P1 (qdot - bh')``, ``qdot = rate - C`` (§4 item 22 default: input rate minus capacity).
-    ``p_offset`` is the operating-point offset ``p*`` (§4 item 3: PD-LQ adds it; pass 0 to switch
-    it off). The memory (predictor) law is not implemented here. ``H2 = H3 = 0`` is the
-    "RED-like" comparator (§4 item 24).
+    ``bh'' = P1 (qdot - bh')``, ``qdot = rate - C`` (the filter identity of KTL eq. 3 with the
+    input rate minus capacity, as the packet-level law: docs/aqm/pdlq.md). ``p_offset`` is the
+    operating-point offset ``p*`` (the law is on ``delta p = p - p*``, KTL eq. 2; pass 0 to
+    switch it off). The memory (predictor) law is not implemented here. ``H2 = H3 = 0`` is the
+    "RED-like" comparator (KTL §III).
 
     Parameters
     ----------
-    h1 (1/packet), h2 (s/packet), h3 (s^2/packet), p1 (1/s, default 1: §4 item 21),
+    h1 (1/packet), h2 (s/packet), h3 (s^2/packet), p1 (1/s, default 1: docs/aqm/pdlq.md),
     qref (packets), p_offset (probability).
     """
 
@@ -281,9 +282,9 @@ class SFC(FluidLaw):
     """Gao-Hou state-feedback law (docs/design/sfc.md, SFC Fig. 5).
 
     ``p = p_offset + k1 (q - qref) + (k2 / C0) (rate - C0)``, clamped to [0, 1]. The router's rate
-    estimator (§4 item 30) is idealised: ``rate`` is the fluid arrival rate. ``C0`` defaults to the
-    model's capacity. ``p_offset`` defaults to 0: the paper's Fig. 5 has no offset (§4 item 3), so
-    the queue settles above ``qref``.
+    estimator (Fig. 5's unspecified ``R_estimate()``) is idealised: ``rate`` is the fluid arrival
+    rate. ``C0`` defaults to the model's capacity. ``p_offset`` defaults to 0: the paper's Fig. 5
+    has no offset, so the queue settles above ``qref``.
 
     Parameters
     ----------

@@ -2,8 +2,8 @@
 
 Equations (N Reno flows, capacity C packets/s, propagation RTT T_p s)::
 
-    dW/dt = 1/R(t) - W(t) W(t-R(t)) / (2 R(t-R(t))) * p(t-R(t))      # §1.1 eq. (1)
-    dq/dt = N W(t)/R(t) - C   ([.]^+ at q = 0)                         # §1.1 eq. (1)
+    dW/dt = 1/R(t) - W(t) W(t-R(t)) / (2 R(t-R(t))) * p(t-R(t))      # Hollot et al. 2001
+    dq/dt = N W(t)/R(t) - C   ([.]^+ at q = 0)                         # (EDC eq. 1 as well)
     R(t)  = q(t)/C + T_p                                                # state-dependent delay
 
 ``W`` window (packets), ``q`` queue (packets), ``p`` mark/drop probability from a fluid AQM law
@@ -54,11 +54,11 @@ class Misra(WindowModel):
         super().__init__(n_flows, capacity, rtt, law, buffer)
 
     def window_rhs(self, W, Wd, pd, R, Rd):
-        return 1.0 / R - W * Wd / (2.0 * Rd) * pd  # §1.1 eq. (1)
+        return 1.0 / R - W * Wd / (2.0 * Rd) * pd  # the window equation above
 
     def p_required(self, q):
         R = self.rtt(q)
-        return 2.0 * self.N**2 / (R * self.C) ** 2  # §1.1: p0 = 2N^2/(R0 C)^2
+        return 2.0 * self.N**2 / (R * self.C) ** 2  # p0 = 2N^2/(R0 C)^2 (EDC eq. 6)
 
     def window_partials(self, W0, p0, R0):
         return {

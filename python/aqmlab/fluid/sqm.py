@@ -14,10 +14,11 @@ packet/s and the queues empty (SQM §IV: flows start at ``epsilon``).
 
 Decisions (docs/fluid.md):
 
-* item 12 -- ``beta = 0`` by default. ``sigma`` defaults to the *critically damped* choice for the
+* ``beta = 0`` by default (the §V-A example gives no beta). ``sigma`` defaults to the
+  *critically damped* choice for the
   delay-free per-flow loop ``s^2 + (alpha k/x*) s + k x*^alpha/sigma``:
   ``sigma = 4 x*^(alpha+2) / (alpha^2 k)`` (x* = the flow's share). Theorem 3's sufficient
-  condition gives sigma ~1e7 with these units (§2.1 worked check, §4 item 6) and converges in
+  condition gives sigma ~1e7 with these units (docs/design/sqm_sigma.md) and converges in
   minutes, not the paper's 50 s; pass ``sigma`` explicitly to use it.
 * Equilibrium with ``N < M`` (some flow crosses several bottlenecks) is not unique (Theorem 2):
   ``x*_i = min_l C_il`` and the whole price ``x*^-alpha`` sits at the first link attaining the

@@ -2,12 +2,12 @@
 
 Functions compute and return result objects (python-control style):
 
-* :func:`negligible_rtt_model` / :func:`rtt_model` build the SMDP (§2.2.1, §2.2.3),
+* :func:`negligible_rtt_model` / :func:`rtt_model` build the SMDP (PAQ §III, §V-A),
   :func:`solve` runs relative value iteration and returns a :class:`PaqmanPolicy`
   (``.plot()``, ``.to_pandas()``, ``.save()``); :func:`solve_lp` is the LP cross-check.
-* :mod:`aqmlab.mdp.multiflow` simulates the multi-flow model (§2.2.4) and fits a Q-function.
-* :mod:`aqmlab.mdp.inference` estimates gamma shape and rates from interarrival times (§2.2.2).
-* :mod:`aqmlab.mdp.evaluate` runs the model-level comparison with CoDel and drop-tail (§2.2.5).
+* :mod:`aqmlab.mdp.multiflow` simulates the multi-flow model (PAQ §V-B) and fits a Q-function.
+* :mod:`aqmlab.mdp.inference` estimates gamma shape and rates from interarrival times (PAQ §IV).
+* :mod:`aqmlab.mdp.evaluate` runs the model-level comparison with CoDel and drop-tail (PAQ §VI).
 
 Examples
 --------

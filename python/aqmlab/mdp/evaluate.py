@@ -3,8 +3,9 @@
 One bottleneck with exponential service ``mu`` and one sender whose packets arrive as a gamma
 renewal stream (shape ``alpha``; exponential when ``alpha = 1``) with effective rate
 ``x = r * unit`` on the policy's rate grid. The sender is AIMD with the RTT lag of the PAQMAN
-models: its *epochs* are every arrival when ``R = 0`` (the rate reacts immediately, §2.2.1) and
-otherwise the first arrival at least ``R`` after the previous epoch (§2.2.3). At an epoch the rate
+models: its *epochs* are every arrival when ``R = 0`` (the rate reacts immediately, PAQ §III)
+and otherwise the first arrival at least ``R`` after the previous epoch (PAQ §V-A). At an epoch
+the rate
 becomes ``max(1, r // 2)`` if any of its packets was dropped since the previous epoch (at most
 one reduction per RTT, as TCP), else ``min(r + 1, 2G)``. The same sender drives every AQM:
 
@@ -32,6 +33,7 @@ Examples
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections import deque
 from dataclasses import dataclass, field
@@ -42,7 +44,7 @@ import numpy as np
 from aqmlab.mdp.model import DROP
 from aqmlab.mdp.policy_io import PaqmanPolicy, atomic_write
 
-__all__ = ["simulate_run", "RunResult", "evaluate", "Evaluation", "AQMS"]
+__all__ = ["simulate_run", "RunResult", "evaluate", "Evaluation", "AQMS", "model_parameters"]
 
 AQMS = ("paqman", "codel", "droptail")
 
@@ -61,6 +63,51 @@ class RunResult:
     t: np.ndarray
     queue: np.ndarray
     rate: np.ndarray
+
+
+def model_parameters(policy: PaqmanPolicy) -> tuple[float, float, float, float]:
+    """The scenario a policy was solved for, which the model-level evaluation runs.
+
+    The evaluation always runs at the policy's own service rate: a table over absolute rates
+    and queue lengths means nothing at another one (docs/paqman.md).
+
+    Parameters
+    ----------
+    policy : PaqmanPolicy
+
+    Returns
+    -------
+    tuple of float
+        ``(mu, target_s, rtt_s, alpha)``: service rate (packets/s), delay target (s), RTT of
+        the model (s, 0 for negligible RTT) and gamma shape of the interarrival times.
+
+    Raises
+    ------
+    ValueError
+        A value is missing or out of range; the message names the policy file's key
+        (``service_rate_pps``, ``target_delay_s``, ``rtt_s``, ``gamma_shape``).
+    """
+    m = policy.meta
+    out = []
+    for meta_key, file_key, default, positive in (
+        ("service_pps", "service_rate_pps", None, True),
+        ("target_s", "target_delay_s", None, True),
+        ("rtt_s", "rtt_s", 0.0, False),
+        ("alpha", "gamma_shape", 1.0, True),
+    ):
+        v = m.get(meta_key)
+        if v is None and default is not None:
+            v = default
+        if v is None:
+            raise ValueError(
+                f"{file_key} is missing: the model-level evaluation runs at the scenario the "
+                "policy was solved for"
+            )
+        ok = isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+        if not ok or (v <= 0 if positive else v < 0):
+            raise ValueError(f"{file_key} = {v!r}: must be a number {'>' if positive else '>='} 0")
+        out.append(float(v))
+    return out[0], out[1], out[2], out[3]
 
 
 def simulate_run(
@@ -93,7 +140,7 @@ def simulate_run(
     estimate_rate : bool
         PAQMAN only: look the policy up with the posterior mode of a
         :class:`~aqmlab.mdp.inference.RateFilter` fed with the observed interarrival times and
-        PAQMAN's own drops (§2.2.2), instead of the sender's true rate.
+        PAQMAN's own drops (PAQ §IV), instead of the sender's true rate.
 
     Returns
     -------
@@ -101,11 +148,7 @@ def simulate_run(
     """
     if aqm not in AQMS:
         raise ValueError(f"aqm {aqm!r}: expected one of {', '.join(AQMS)}")
-    m = policy.meta
-    mu = float(m["service_pps"])
-    rtt = float(m.get("rtt_s") or 0.0)
-    alpha = float(m.get("alpha") or 1.0)
-    target = float(m["target_s"])
+    mu, target, rtt, alpha = model_parameters(policy)
     cap = policy.buffer
     grid = policy.grid
     unit, rmax = grid.unit_pps, grid.size
@@ -396,6 +439,7 @@ def evaluate(
     for c in compare:
         if c not in AQMS or c == "paqman":
             raise ValueError(f"compare {c!r}: expected codel or droptail")
+    model_parameters(policy)  # refuse a policy without its scenario before any run
     ev = Evaluation(policy)
     for aqm in ("paqman", *compare):
         ev.runs[aqm] = [

@@ -3,8 +3,9 @@
 ``fig5_policies.png`` (drop regions, two service rates, negligible RTT), ``fig6_rtt_policies.png``
 (low / high RTT), ``fig7_negligible_rtt.png``, ``fig8_rtt_low.png``, ``fig9_rtt_high.png`` (state
 trajectories coloured by time for PAQMAN, CoDel, drop-tail) and ``fig11_boxes.png`` (per-run
-stationary delay and throughput per RTT), plus ``figures_summary.json``. The paper's numbers for
-these settings are lost (§2.2.5); the defaults are §4 item 18's.
+stationary delay and throughput per RTT), plus ``figures_summary.json``. The paper's values of
+these settings did not survive in its text (PAQ §VI); the defaults are ours (docs/paqman.md):
+5 and 10 Mbit/s, 1500-byte packets, d = 5 ms, RTTs 1 and 10 ms.
 """
 
 from __future__ import annotations

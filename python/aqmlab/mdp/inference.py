@@ -5,15 +5,16 @@ admit and ``b r_n`` after a drop, so ``r_n = c_n r_1 + d_n`` with ``c_n, d_n`` f
 Unknowns: the shape ``alpha`` and the initial effective rate ``r_1`` (packets/s).
 
 * :func:`fit_gamma_aimd` solves the score equations (6) (a bracketed root for ``r_1``, whose score
-  does not involve ``alpha``, then a bracketed root for ``alpha``; §4 item 19) and returns standard
+  does not involve ``alpha``, then a bracketed root for ``alpha``; the paper says only that (6)
+  is solved numerically) and returns standard
   errors from the observed information.
 * :func:`fit_polynomial_cc` is the unknown-congestion-control variant (7): ``r' = F(r)`` after an
   admit, ``G(r)`` after a drop, polynomials estimated jointly with ``alpha`` and ``r_1`` by maximum
   likelihood with the analytic score (forward sensitivities).
 * :class:`RateFilter` is the online estimate of the current rate the policy needs: a Bayesian
   filter on the policy's rate grid, moved by the AIMD map at each action.
-* :func:`epsilon_greedy` is the exploration heuristic while estimating (item 19: the paper's bandit
-  heuristic is unspecified; default ``eps = 0.05``).
+* :func:`epsilon_greedy` is the exploration heuristic while estimating (PAQ §IV leaves its
+  exploration-exploitation bandit heuristic unspecified; ours: epsilon-greedy, ``eps = 0.05``).
 
 Examples
 --------
@@ -579,7 +580,8 @@ class RateFilter:
 
 
 def epsilon_greedy(action: int, eps: float, rng: np.random.Generator) -> int:
-    """Exploration while estimating (§4 item 19): a random action with probability ``eps``.
+    """Exploration while estimating (ours; PAQ §IV's heuristic is unspecified): a random action
+    with probability ``eps``.
 
     Parameters
     ----------

@@ -7,19 +7,22 @@ The state is ``(q, r)``: ``q`` in ``0..B`` packets in the system just before an 
 
 Decisions recorded here (docs/paqman.md; every equation of the PAQMAN model is a reconstruction):
 
-* item 13, reward: the default is one packet of throughput per admitted packet and ``-P`` when the
+* Reward (PAQ §III-B, eq. 1, whose formula did not survive): the default is one packet of
+  throughput per admitted packet and ``-P`` when the
   admitted packet's expected delay ``(q + 1) / mu`` exceeds the target ``d``. The literal reading
   (a change of ``phi(rate)``, ``phi = sqrt``) telescopes, so its long-run average is decided by the
   penalty alone; it is kept as ``reward="literal"`` for comparison.
-* item 14, a drop is never penalised (the queue after a drop is unchanged by the decision).
-* item 15, the rate grid: unit ``mu / G`` (``G = 50``), indices ``1..2G``; admit ``r -> min(r + 1, 2G)``,
+* Delay test: a drop is never penalised (the queue after a drop is unchanged by the decision).
+* Rate grid (the value iteration of PAQ §III needs a finite one; the paper gives none): unit
+  ``mu / G`` (``G = 50``), indices ``1..2G``; admit ``r -> min(r + 1, 2G)``,
   drop ``r -> r / 2`` projected onto the grid: by default split between ``floor(r / 2)`` and
   ``ceil(r / 2)`` so that the expected rate is ``r / 2`` (``drop_projection="split"``); the
   deterministic ``max(1, r // 2)`` (``"floor"``, the first implementation) made the policy
   islands of docs/paqman.md.
-* item 16, full buffer: admit is infeasible at ``q = B`` (a forced drop, which is the drop action,
+* Full buffer: admit is infeasible at ``q = B`` (a forced drop, which is the drop action,
   including its rate update).
-* item 18, the penalty. Default reward: ``P = 0.5`` (:data:`DEFAULT_PENALTY`): an admitted packet
+* The penalty (its value in PAQ §VI did not survive). Default reward: ``P = 0.5``
+  (:data:`DEFAULT_PENALTY`): an admitted packet
   that is expected to miss the target counts half a packet. An earlier proposal was ``P = 100``,
   which is far more conservative; ``P = 1`` (a late packet earns nothing, the gain is the rate of
   packets delivered within the target) was the default until it was measured with RTT.
@@ -104,13 +107,13 @@ DROP_PROJECTIONS = ("floor", "split")
 #: Default projection of the models (docs/paqman.md, "The policy islands").
 DEFAULT_DROP_PROJECTION = "split"
 
-#: Default delay-breach penalty ``P`` of the default reward (item 18, see the module docstring).
+#: Default delay-breach penalty ``P`` of the default reward (ours, see the module docstring).
 DEFAULT_PENALTY = 0.5
 
 
 @dataclass(frozen=True)
 class RateGrid:
-    """Finite grid of effective arrival rates (item 15 above; docs/paqman.md).
+    """Finite grid of effective arrival rates (the rate grid above; docs/paqman.md).
 
     Parameters
     ----------
@@ -424,7 +427,7 @@ def reward_table(
     penalty: float | None,
     phi: str = "sqrt",
 ) -> tuple[np.ndarray, float]:
-    """Per-decision reward ``r((q, r), a)`` (PAQMAN eq. (1); items 13, 14, 18; docs/paqman.md).
+    """Per-decision reward ``r((q, r), a)`` (PAQMAN eq. (1); module docstring; docs/paqman.md).
 
     Parameters
     ----------
@@ -435,7 +438,7 @@ def reward_table(
     penalty : float or None
         ``P``; ``None`` means :data:`DEFAULT_PENALTY` (0.5: a late packet counts half a packet)
         for the default reward and ``100 * max |non-penalty reward|`` for the literal one
-        (item 18; the measured trade-off is in the module docstring).
+        (the measured trade-off is in the module docstring).
     phi : {"sqrt", "square", "log"}
         Literal variant only.
     grid : RateGrid
@@ -470,7 +473,7 @@ def reward_table(
         base[DROP] = (fd - f(x))[:, None]
     else:
         raise ValueError(f"reward {kind!r}: expected 'default' or 'literal'")
-    if penalty is None:  # decision recorded in the module docstring (item 18)
+    if penalty is None:  # decision recorded in the module docstring (the penalty)
         penalty = DEFAULT_PENALTY if kind == "default" else 100.0 * float(np.abs(base).max())
     breach = (q + 1) / service_pps > target_s  # PAQMAN eq. (1): admitted packet's delay
     base[ADMIT] -= penalty * breach[None, :]
@@ -502,9 +505,9 @@ def negligible_rtt_model(
     grid : int
         ``G``; the rate unit is ``mu / G`` and the grid has ``2G`` points (rates up to ``2 mu``).
     alpha : float
-        Gamma shape of interarrival times (item 18 default 2).
+        Gamma shape of interarrival times (default 2, ours: the paper's value did not survive).
     penalty : float or None
-        Delay-breach penalty ``P`` (reward units); ``None`` = item 18 default.
+        Delay-breach penalty ``P`` (reward units); ``None`` = the default of the module docstring.
     reward : {"default", "literal"}
         Reward variant, see :func:`reward_table`.
     phi : str
@@ -579,9 +582,9 @@ class _Skeleton:
 def _skeleton(
     service_pps, target_s, buffer, grid, drop_factor, reward, penalty, phi, drop_projection
 ) -> _Skeleton:
-    """What the PAQMAN models share: checks, rate grid (item 15) with its drop projection,
+    """What the PAQMAN models share: checks, rate grid (module docstring) with its drop projection,
     AIMD maps, kernel rows (``q + 1`` after admit, ``q`` after drop), per-decision reward and
-    feasibility (item 16)."""
+    feasibility (a full buffer forces a drop)."""
     _check_positive(service_pps=service_pps, target_s=target_s)
     if buffer < 1 or grid < 1:
         raise ValueError(f"buffer {buffer!r} / grid {grid!r}: must be >= 1")
@@ -595,7 +598,7 @@ def _skeleton(
     qrow = np.stack([np.minimum(q + 1, buffer), q])
     rew, pen = reward_table(reward, g, buffer, service_pps, target_s, penalty, phi)
     feasible = np.ones((2, g.size, buffer + 1), dtype=bool)
-    feasible[ADMIT, :, buffer] = False  # item 16: a full buffer forces a drop
+    feasible[ADMIT, :, buffer] = False  # a full buffer forces a drop
     return _Skeleton(g, nxt, qrow, rew, pen, feasible, nxt_hi, nxt_w)
 
 

@@ -8,7 +8,8 @@ decision is ``(Q, r, A, i)``: queue, rate vector, age vector (time since each fl
 epoch (``r_i + 1`` or ``max(1, r_i // 2)``), as in the single-flow model.
 
 Because ages are continuous the paper learns Q-values from simulated trajectories (a DQN).
-Here (§4 item 20) the default is *fitted Q-iteration* with a small linear model: per action, a
+Here (ours: the paper's DQN architecture and training budget are not given, PAQ §V-B and §VI)
+the default is *fitted Q-iteration* with a small linear model: per action, a
 ridge regression on features that are one-hot queue bins crossed with (1, own rate, total rate,
 expected window arrivals still to come), plus the flow index. The SMDP's average reward is
 approximated by a continuous-time discount ``exp(-beta tau)`` with a horizon ``1 / beta`` of many
@@ -58,7 +59,7 @@ class MultiflowConfig:
     target_s : float
         Delay target ``d`` (s).
     rtts_s : sequence of float
-        RTT ``R_j`` per flow (s); default 1, 5, 10 ms (§4 item 18).
+        RTT ``R_j`` per flow (s); default 1, 5, 10 ms (ours: PAQ §VI's value did not survive).
     buffer : int
         ``B`` (packets).
     grid : int
@@ -155,7 +156,7 @@ def simulate(
     init_rates: Sequence[int] | None = None,
     eps: float = 0.0,
 ) -> Trajectory:
-    """Simulate the §2.2.4 model (Gillespie over arrivals and services) under ``policy``.
+    """Simulate the PAQ §V-B model (Gillespie over arrivals and services) under ``policy``.
 
     Parameters
     ----------
@@ -166,7 +167,7 @@ def simulate(
         Decision epochs to record.
     rng : numpy Generator
     init_rates : sequence of int, optional
-        Initial indices; default equal shares summing to the service rate (§2.2.5 Fig. 10).
+        Initial indices; default equal shares summing to the service rate (PAQ §VI, Fig. 10).
     eps : float
         Exploration: a random action with this probability.
 
@@ -376,7 +377,7 @@ def fit_q_policy(
     eps: float = 0.2,
     seed: int = 0,
 ) -> MultiflowPolicy:
-    """Fitted Q-iteration on simulated trajectories of the multi-flow model (§2.2.4, item 20).
+    """Fitted Q-iteration on simulated trajectories of the multi-flow model (PAQ §V-B).
 
     Round 0 collects data with a random queue-threshold policy (threshold drawn per segment from
     ``0..ceil(3 d mu) + 3``) and ``eps``-random actions; each later round collects with the current

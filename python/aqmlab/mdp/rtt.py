@@ -5,7 +5,7 @@ arrivals in between are admitted while there is room. Interarrivals are exponent
 with the rate in force ``lambda_k``, service is exponential ``mu``. Over one inter-decision interval
 the queue moves by ``P_lambda = expm(Q_lambda R) * lambda (lambda I - Q_0)^{-1}`` (Prop. V.2).
 
-Decisions recorded here (items 13, 14; docs/paqman.md):
+Decisions recorded here (the reward and the delay test; docs/paqman.md):
 
 * default reward per decision = expected number of packets admitted until the next decision
   (the decision packet if admitted, plus ``lambda * int_0^R P(Q(t) < B) dt`` window arrivals),
@@ -14,9 +14,9 @@ Decisions recorded here (items 13, 14; docs/paqman.md):
   ``int_0^R expm(Q_lambda t) dt`` come from one block matrix exponential (Van Loan 1978).
   The window admissions are what makes a large RTT call for earlier drops (PAQMAN Fig. 6).
 * literal reward: ``phi(lambda') - phi(lambda)`` and ``-P`` for the decision packet only.
-* delay test for the decision packet uses the queue after the action (item 14).
+* delay test for the decision packet uses the queue after the action.
 * the default penalty ``P = 0.5`` and why ``P = 1`` lost throughput with RTT are recorded in
-  :mod:`aqmlab.mdp.model` (item 18).
+  :mod:`aqmlab.mdp.model`.
 
 Examples
 --------

@@ -5,7 +5,8 @@ Tijms' bounds ``m_n <= g* <= M_n`` as the stopping rule. :func:`solve_lp` solves
 average-reward linear program of the SMDP (an independent check for small instances) and
 :func:`policy_gain` evaluates a fixed policy exactly from its stationary distribution.
 
-Decisions (item 17; docs/paqman.md): ``tau_bar = 0.95 min tau(s, a)`` (strictly below the minimum,
+Decisions (PAQ eq. 3 only needs ``tau_bar <= min tau``; docs/paqman.md):
+``tau_bar = 0.95 min tau(s, a)`` (strictly below the minimum,
 so every transformed state has a self-loop and the chain is aperiodic); stop when
 ``M_n - m_n <= eps |m_n|`` with ``eps = 1e-4``, plus an absolute floor (``1e-9`` of the largest
 reward rate) so that a gain of exactly zero (the literal reward) also terminates.
@@ -41,7 +42,7 @@ def transform(model: Smdp, tau_bar_factor: float = 0.95) -> tuple[np.ndarray, np
     ----------
     model : Smdp
     tau_bar_factor : float
-        ``tau_bar / min tau(s, a)``, in ``(0, 1]`` (item 17 default 0.95).
+        ``tau_bar / min tau(s, a)``, in ``(0, 1]`` (default 0.95, see above).
 
     Returns
     -------
@@ -76,9 +77,9 @@ def solve(
     model : Smdp
         From :func:`~aqmlab.mdp.negligible_rtt_model` or :func:`~aqmlab.mdp.rtt_model`.
     eps : float
-        Relative stopping tolerance of the bounds (item 17 default 1e-4).
+        Relative stopping tolerance of the bounds (default 1e-4).
     tau_bar_factor : float
-        ``tau_bar / min tau`` (item 17 default 0.95).
+        ``tau_bar / min tau`` (default 0.95).
     max_iter : int
         Safety cap; reaching it raises ``RuntimeError``.
 

@@ -11,14 +11,15 @@ alpha-fair (SQM eq. 1), the others contribute the constant ``U(eps)`` (zero grad
 Theorem 4: ``Regret(T) <= 3/2 G D sqrt(T)``, ``D`` a bound on the diameter of X, ``G`` on
 ``||grad U_t||`` over X.
 
-Decisions (ALGORITHMS.md §4 item 7, docs/online.md)
-----------------------------------------------------
+Decisions (where Algorithm 1 leaves a choice; docs/online.md)
+--------------------------------------------------------------
 * ``D = ||u - eps||`` with ``u_i = min_{l in A(i)} C_l`` (every x in X lies in the box
   ``[eps, u]``, whose diagonal bounds the diameter); ``G = sqrt(K) eps^-alpha`` (the largest
   gradient norm on X, reached at ``x = eps``). Both can be passed explicitly.
 * Absent flows are pinned at ``eps`` before the projection (``absent="pin"``, the paper's
-  text "for non-existent flows we let x = eps"); ``absent="keep"`` leaves them where they are
-  (plain OGD, the setting of the regret proof).
+  text "for non-existent flows we let x = eps", SQM §IV-A; Algorithm 1 itself only projects,
+  and nothing but the links bounds an absent flow's rate from above); ``absent="keep"`` leaves
+  them where they are (plain OGD, the setting of the regret proof).
 * The projection is exact: Lawson and Hanson's least-distance programme solved by NNLS
   (``scipy.optimize.nnls``, a finite active-set method), then re-solved on the identified
   active set as an equality-constrained least-squares problem, and the KKT conditions are

@@ -21,9 +21,10 @@ Given the rates ``x_i`` of the flows crossing link l (Algorithm 1's ``x_{t+1}``,
 
 Why a practical rule: Theorem 3 is a sufficient condition from a Razumikhin argument and with
 Reno's ``k_i = 1/D_i^2`` and rates in packets/s it asks for ``sigma ~ 1e7`` and standing queues
-of thousands of packets (ALGORITHMS.md §2.1 worked check); the paper's packet results (5 ms
-targets) cannot come from it. Both are computed every time: :class:`LinkTuning` reports
-Theorem 3's bound for the sigma actually chosen (``lhs < rhs`` or not).
+of thousands of packets (on the paper's own §V-A example: docs/design/sqm_sigma.md); the
+paper's packet results (5 ms targets) cannot come from it. Both are computed every time:
+:class:`LinkTuning` reports Theorem 3's bound for the sigma actually chosen (``lhs < rhs`` or
+not).
 
 Examples
 --------
@@ -132,7 +133,7 @@ def link_tuning(
     delay_target : float
         ``d`` (s) of the delay rule (default 5 ms, the paper's AQM target); > beta_i / x_i.
     beta : float or array_like
-        queue offsets ``beta_i`` (packets, >= 0; ALGORITHMS §4 item 4). Algorithm 2 does not
+        queue offsets ``beta_i`` (packets, >= 0; default 0). Algorithm 2 (SQM §IV-C) does not
         tune beta.
     rho, margin, k
         Theorem 3's constant (> 1), reserved fraction of its budget and TCP gains, as

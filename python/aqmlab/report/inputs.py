@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Run", "RunSet", "ReportInputError", "load_runs", "primary_link"]
+__all__ = ["Run", "RunSet", "ReportInputError", "check_summary", "load_runs", "primary_link"]
 
 
 class ReportInputError(ValueError):
@@ -128,6 +128,118 @@ def _read_json(path: Path, what: str) -> dict[str, Any]:
     return data
 
 
+#: Per-link numbers of a summary the report reads or shows, with their lowest value (all are
+#: counts, rates or delays) and, for fractions, their highest (docs/design.md, results contract).
+_LINK_NUMBERS = {
+    "utilization": (0.0, 1.0),
+    "mean_queue_pkts": (0.0, math.inf),
+    "mean_queue_bytes": (0.0, math.inf),
+    "drops": (0.0, math.inf),
+    "marks": (0.0, math.inf),
+    "enqueued": (0.0, math.inf),
+    "arrivals": (0.0, math.inf),
+    "lost": (0.0, math.inf),
+    "tx_packets": (0.0, math.inf),
+    "aqm_activations": (0.0, math.inf),
+    "rate_bps": (0.0, math.inf),
+}
+
+
+def check_summary(summary: Any, where: str) -> None:
+    """Check the parts of a run's ``summary.json`` a report reads (docs/design.md).
+
+    Missing keys are allowed (older results lack some); present ones must have the contract's
+    type and a meaningful value (no negative count, utilization or delay, a Jain index in
+    [0, 1], a well-formed delay histogram). A number may be null.
+
+    Parameters
+    ----------
+    summary : object
+        The parsed ``summary.json`` (or a sweep record's ``summary``).
+    where : str
+        How the error names the file, e.g. ``"summary = 'run/summary.json'"``.
+
+    Raises
+    ------
+    ReportInputError
+        ``WHERE: KEY = VALUE: reason`` for the first key that does not fit.
+    """
+
+    def bad(key: str, value: Any, why: str) -> ReportInputError:
+        shown = json.dumps(value)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        return ReportInputError(f"{where}: {key} = {shown}: {why}")
+
+    def number(key: str, v: Any, lo: float = 0.0, hi: float = math.inf) -> None:
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            return
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+            raise bad(key, v, "not a finite number")
+        if not lo <= v <= hi:
+            rng = f">= {lo:g}" if hi == math.inf else f"in [{lo:g}, {hi:.6g}]"
+            raise bad(key, v, f"must be {rng}")
+
+    def table(key: str, v: Any) -> dict:
+        if not isinstance(v, dict):
+            raise bad(key, v, "not an object")
+        return v
+
+    if not isinstance(summary, dict):
+        raise bad("summary", summary, "not an object")
+    for key, kind in (("scenario", str), ("seed", int)):
+        v = summary.get(key)
+        if v is not None and (not isinstance(v, kind) or isinstance(v, bool)):
+            raise bad(key, v, f"not {'a string' if kind is str else 'an integer'}")
+    if "links" not in summary:
+        raise ReportInputError(f"{where}: links is missing (one entry per monitored link)")
+    for name, link in table("links", summary["links"]).items():
+        k = f"links.{name}"
+        link = table(k, link)
+        if "aqm" in link and not isinstance(link["aqm"], str):
+            raise bad(f"{k}.aqm", link["aqm"], "not a string")
+        for field_, (lo, hi) in _LINK_NUMBERS.items():
+            number(f"{k}.{field_}", link.get(field_), lo, hi)
+        if "queue_delay_ms" in link:
+            delays = table(f"{k}.queue_delay_ms", link["queue_delay_ms"])
+            for q, v in delays.items():
+                number(f"{k}.queue_delay_ms.{q}", v)
+        if "queue_delay_hist" in link:
+            _check_histogram(f"{k}.queue_delay_hist", link["queue_delay_hist"], bad)
+    if "flows" in summary:
+        flows = summary["flows"]
+        if not isinstance(flows, list):
+            raise bad("flows", flows, "not an array")
+        for i, f in enumerate(flows):
+            f = table(f"flows[{i}]", f)
+            if "kind" in f and not isinstance(f["kind"], str):
+                raise bad(f"flows[{i}].kind", f["kind"], "not a string")
+            number(f"flows[{i}].goodput_bps", f.get("goodput_bps"))
+    if "fairness" in summary:
+        number("fairness.jain", table("fairness", summary["fairness"]).get("jain"), 0.0, 1.0)
+
+
+def _check_histogram(key: str, h: Any, bad) -> None:
+    """``lo_ms``, ``hi_ms``, ``counts``: lists of one length, ``0 <= lo < hi``, counts >= 0."""
+    if not isinstance(h, dict):
+        raise bad(key, h, "not an object")
+    cols = {c: h.get(c) for c in ("lo_ms", "hi_ms", "counts")}
+    for c, v in cols.items():
+        if not isinstance(v, list):
+            raise bad(f"{key}.{c}", v, "not an array")
+    n = len(cols["lo_ms"])
+    if len(cols["hi_ms"]) != n or len(cols["counts"]) != n:
+        lens = {c: len(v) for c, v in cols.items()}
+        raise bad(f"{key} lengths", lens, "lo_ms, hi_ms and counts need one entry per bin")
+    for i, (lo, hi, c) in enumerate(zip(cols["lo_ms"], cols["hi_ms"], cols["counts"], strict=True)):
+        for name, v in (("lo_ms", lo), ("hi_ms", hi)):
+            if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+                raise bad(f"{key}.{name}[{i}]", v, "not a finite number")
+        if not 0 <= lo < hi:
+            raise bad(f"{key}.lo_ms[{i}]", lo, f"must be >= 0 and below hi_ms[{i}] = {hi}")
+        if isinstance(c, bool) or not isinstance(c, int) or c < 0:
+            raise bad(f"{key}.counts[{i}]", c, "not a whole number >= 0")
+
+
 def _load_sweep(folder: Path) -> RunSet:
     import pyarrow.parquet as pq
 
@@ -153,8 +265,8 @@ def _load_sweep(folder: Path) -> RunSet:
         js = folder / "runs" / f"{key}.json"
         if js.is_file():
             summary = _read_json(js, "run").get("summary")
-            if not isinstance(summary, dict):
-                summary = None
+            if summary is not None:
+                check_summary(summary, f"run = '{js}': summary")
         ts = folder / "timeseries" / f"run_key={key}" / "part-0.parquet"
         seed = row.get("seed")
         runs.append(
@@ -173,6 +285,7 @@ def _load_sweep(folder: Path) -> RunSet:
 
 def _run_from_folder(folder: Path) -> Run:
     summary = _read_json(folder / "summary.json", "summary")
+    check_summary(summary, f"summary = '{folder / 'summary.json'}'")
     seed = summary.get("seed")
     ts = folder / "timeseries.parquet"
     return Run(

@@ -40,27 +40,36 @@ def _num(v: Any) -> float:
     return x
 
 
+def _within(x: float, lo: float, hi: float = math.inf) -> float:
+    """``x`` if it is a meaningful value in ``[lo, hi]``, else NaN (the page shows "n/a")."""
+    return x if lo <= x <= hi else math.nan
+
+
 def run_metrics(run: Run) -> dict[str, float]:
-    """The table's numbers for one run, on its primary link (NaN where unavailable).
+    """The table's numbers for one run, on its primary link.
 
     ``utilization`` and ``loss`` (drops / arrivals) in %, queue delays in ms (mean and p99 of
     the packets' sojourn, post-warm-up), ``goodput`` the sum of every flow's goodput in Mb/s
-    (needs the full summary), ``jain`` Jain's index of the long-lived TCP flows.
+    (needs the full summary), ``jain`` Jain's index of the long-lived TCP flows. A number is NaN
+    where it is unavailable or has no meaning: a ratio whose base is zero, negative or missing
+    (the loss of a run without arrivals), a fraction outside [0, 1], a negative delay or
+    goodput. The page shows NaN as "n/a", never a number such as -100 %.
     """
     link = primary_link(run.summary, run.flat)
     out = dict.fromkeys((m[0] for m in METRICS), math.nan)
     if link is not None:
         base = f"links.{link}"
-        out["utilization"] = 100 * _num(_get(run, f"{base}.utilization"))
-        out["delay_mean"] = _num(_get(run, f"{base}.queue_delay_ms.mean"))
-        out["delay_p99"] = _num(_get(run, f"{base}.queue_delay_ms.p99"))
+        out["utilization"] = 100 * _within(_num(_get(run, f"{base}.utilization")), 0.0, 1.0)
+        out["delay_mean"] = _within(_num(_get(run, f"{base}.queue_delay_ms.mean")), 0.0)
+        out["delay_p99"] = _within(_num(_get(run, f"{base}.queue_delay_ms.p99")), 0.0)
         arrivals = _num(_get(run, f"{base}.arrivals"))
         drops = _num(_get(run, f"{base}.drops"))
-        if arrivals > 0:
+        if arrivals > 0 and 0 <= drops <= arrivals:
             out["loss"] = 100 * drops / arrivals
     if run.summary is not None and isinstance(run.summary.get("flows"), list):
-        out["goodput"] = sum(_num(f.get("goodput_bps")) for f in run.summary["flows"]) / 1e6
-    out["jain"] = _num(_get(run, "fairness.jain"))
+        goodput = sum(_num(f.get("goodput_bps")) for f in run.summary["flows"]) / 1e6
+        out["goodput"] = _within(goodput, 0.0)
+    out["jain"] = _within(_num(_get(run, "fairness.jain")), 0.0, 1.0)
     return out
 
 

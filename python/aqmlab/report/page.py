@@ -44,7 +44,7 @@ def _img(png: bytes, alt: str) -> str:
 
 def _fmt(x: float) -> str:
     if not math.isfinite(x):
-        return "–"
+        return "n/a"
     a = abs(x)
     if a >= 100:
         return f"{x:.1f}"
@@ -57,7 +57,7 @@ def _cell(values: list[float]) -> str:
     r = mean_ci(v for v in values if v is None or math.isfinite(v))  # 95 % Student-t
     mean, lo, hi = r.mean, r.ci_low, r.ci_high
     if not math.isfinite(mean):
-        return "–"
+        return "n/a"
     if not math.isfinite(lo):
         return _fmt(mean)
     return f"{_fmt(mean)} ± {_fmt((hi - lo) / 2)}"

@@ -20,8 +20,10 @@ TITLE = "Suzer, Kang & Basaran, EDC: event-driven AQM (2011), LL and HH experime
 SCHEMES = ("edc", "red", "pi", "pip", "aopc", "flc")
 RECONSTRUCTED = ("pip", "aopc", "flc")
 NETS = {"LL": ("1.5Mbps", "10Mbps", 1.5e6, 10e6), "HH": ("15Mbps", "100Mbps", 15e6, 100e6)}
-PKT = 1000  # bytes (ALGORITHMS §2.4: consistent with the reported activation rate)
-RTT = 0.14  # s: 20 ms access + 50 ms bottleneck each way (ALGORITHMS §4 item 26)
+# EDC §4 gives neither packet size nor delays (ours). 1000 B (187.5 packets/s at 1.5 Mb/s) makes
+# §4.3's EDC activation rate consistent: (187.5 + about 50 drops/s)/30 = 7.9 runs/s, "≈ 8".
+PKT = 1000  # bytes
+RTT = 0.14  # s: 20 ms access + 50 ms bottleneck each way
 DURATION = 200.0
 Q_REF = 200.0
 # HTTP: 180 sessions, each a page every 20 s on average (Poisson), Pareto sizes mean 4 kB
@@ -43,7 +45,8 @@ def aqm(scheme: str, pkt: int = PKT, **over) -> dict:
             "mean_pkt_size": pkt,
         },
         # EDC §4.2: K_P = 0.0015, K_I = 0.0003 in EDC's eq.-10 parametrisation:
-        # a = K_P (K_I + 1), b = K_P (ALGORITHMS §2.4)
+        # a = K_P (K_I + 1), b = K_P: EDC eq. 10, C(z) = α(z − β)/(z − 1), is the difference
+        # equation p(k) = p(k−1) + α e(k) − αβ e(k−1) with α = K_P (K_I + 1), αβ = K_P
         "pi": {"type": "pi", "a": 0.0015 * 1.0003, "b": 0.0015, "w": 160.0, "q_ref": Q_REF},
         "pip": {"type": "pip", "kh": 0.0021, "tau": 0.47, "w": 160.0, "q_ref": Q_REF},
         "aopc": {"type": "aopc", "w": 160.0, "q_ref": Q_REF, "rtt": RTT},
@@ -124,7 +127,7 @@ def _run(quick: bool) -> Repro:
         "sens-LL-flc-ku=0.001": ("LL", "flc", {"ku": 0.001}),
         "sens-LL-flc-ku=0.02": ("LL", "flc", {"ku": 0.02}),
         "sens-LL-pip-kc=0.0005": ("LL", "pip", {"kc": 0.0005}),
-        # The packet size is not given (ALGORITHMS §2.4): EDC's activation rate and delays
+        # The packet size is not given (EDC §4): EDC's activation rate and delays
         # scale with the packet rate.
         **{f"sens-LL-edc-pkt={b}": ("LL", "edc", {"pkt": b}) for b in PKT_SWEEP},
         **{f"sens-HH-edc-pkt={b}": ("HH", "edc", {"pkt": b}) for b in PKT_SWEEP},
@@ -158,7 +161,7 @@ def _run(quick: bool) -> Repro:
                     ""
                     if ok or not case.endswith("red")
                     else "; our RED counts one activation per computation of p_a in the "
-                    "probabilistic region (ALGORITHMS §4 item 28)"
+                    "probabilistic region (EDC §4.3 does not define RED's activation)"
                 ),
                 id=cid,
             )
@@ -173,7 +176,8 @@ def _run(quick: bool) -> Repro:
         ok = _within(ours, pv, tol)
         checks.append(
             check(
-                f"{net}: RED activations read as drop decisions (ALGORITHMS §4 item 28)",
+                f"{net}: RED activations read as drop decisions (in LL, EDC §4.3's RED "
+                "activation rate equals its drop rate)",
                 f"≈ {pv}/s",
                 f"{ours:.1f} drops/s",
                 "reproduced" if ok else "not reproduced",
@@ -322,16 +326,18 @@ def _run(quick: bool) -> Repro:
             f"""
 * Dumbbell with one host pair per flow (the paper: 10 clients -- gateway -- server; the access
   links are never the bottleneck): bottleneck 1.5 Mb/s (LL) or 15 Mb/s (HH), access links
-  10 Mb/s (LL) or 100 Mb/s (HH) (ALGORITHMS §4 item 27), buffer 800 packets, {PKT}-byte packets,
-  two-way propagation delay {RTT * 1000:.0f} ms (20 ms access + 50 ms bottleneck each way,
-  ALGORITHMS §4 item 26). **Packet size and delays are not given by the paper.**
+  10 Mb/s (LL) or 100 Mb/s (HH) (EDC §4 gives HH's 100 Mb/s to the server link and 15 Mb/s to
+  the client links; we read it as LL's speeds × 10 with LL's roles), buffer 800 packets,
+  {PKT}-byte packets, two-way propagation delay {RTT * 1000:.0f} ms (20 ms access + 50 ms
+  bottleneck each way, ours). **Packet size and delays are not given by the paper.**
 * Load: 60 long-lived NewReno FTP flows from t = 0 (starts spread over 1 s), 60 more at 100 s; the
   180 HTTP sessions as Poisson page requests at {HTTP_RATE:g}/s (one page per session every 20 s)
   with Pareto(1.2) sizes of mean {HTTP_MEAN} bytes (ours: the HTTP model is not given). FTP flows
   are backlogged, so the HH "FTP sizes ×10" changes nothing here. 200 s; metrics over the whole run
   (no warm-up), as the paper's averages.
 * Metrics: activations = runs of the control law (EDC: every 30 arrivals; PI, PIP, AOPC, FLC:
-  160-Hz timer; RED: computations of p_a in the probabilistic region, ALGORITHMS §4 item 28) per
+  160-Hz timer; RED: computations of p_a in the probabilistic region, ours: EDC does not define
+  RED's activation) per
   second; drops = early + overflow drops at the bottleneck per second; E2E delay = one-way
   propagation + transmission + the bottleneck's mean queueing delay.
 * Parameters (EDC §4.2): gentle RED min_th 150, max_th 300, w_q 0.00133, max_p 0.1; PI K_P

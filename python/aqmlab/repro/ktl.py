@@ -9,7 +9,8 @@ sources, 800-packet buffer, target b* = 200, T_s = 2 ms, 40-s runs. Gains from
 * B (d = 350 ms, τ = 0.4 s): ``B-memoryless`` vs ``B-memory``. Paper: the memory law much
   closer to 200; utilisation 83 % vs 91 %.
 
-P1 is not given by the paper: 1 s⁻¹ (ALGORITHMS §4 item 21) and a sensitivity sweep.
+P1 is not given by the paper (KTL eq. 3 leaves it a design parameter): 1 s⁻¹ (ours: weight
+0.002 per 2 ms, docs/aqm/pdlq.md) and a sensitivity sweep.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def aqm_for(prop_rtt: float, memory: bool, redlike: bool, p1: float = 1.0) -> di
 
     d = pd_lq_design(CAPACITY, N_FLOWS, prop_rtt, Q_REF, p1=p1, memory=memory)
     aqm = d.to_aqm()
-    if redlike:  # KTL §III: the same design with H2 = H3 = 0 (ALGORITHMS §4 item 24)
+    if redlike:  # KTL §III: "setting H2 = H3 = 0 after getting the gains"; filter, p* kept
         aqm["h2"] = 0.0
         aqm["h3"] = 0.0
     aqm["ecn"] = True
@@ -188,7 +189,7 @@ def _run(quick: bool) -> Repro:
         )
     sens.append(
         "\nP1 = 8 s⁻¹ (RED's w_q = 0.002 per packet) is not an LQ design for the PD law "
-        "(H2, H3 < 0, ALGORITHMS §2.3); only its RED-like H1 is run."
+        "(H2, H3 < 0, docs/design/pd_lq.md); only its RED-like H1 is run."
     )
     sections = [
         (
@@ -200,9 +201,11 @@ def _run(quick: bool) -> Repro:
   [{WARMUP:.0f} s, {DURATION:.0f} s] (our choice: the paper does not say whether its means include
   the start-up).
 * Gains: `pd_lq_design(4000, 100, d, 200, p1=1, lam=-3.75[, memory=True]).to_aqm()`; the
-  RED-like comparator sets H2 = H3 = 0 (ALGORITHMS §4 item 24), same filter, same offset p*.
-* **P1 is not given** by the paper: 1 s⁻¹ (ALGORITHMS §4 item 21). Sensitivity below (one seed
-  per value).
+  RED-like comparator sets H2 = H3 = 0 (KTL §III: "RED-like AQM is obtained by setting
+  H2 = H3 = 0 after getting the gains"); we keep the same filter and the same offset p*.
+* **P1 is not given** by the paper (KTL eq. 3 makes it a design parameter): 1 s⁻¹, a per-period
+  weight of 0.002 at T_s = 2 ms, RED's classic w_q (docs/aqm/pdlq.md). Sensitivity below (one
+  seed per value).
 * Derivatives from the filter identity with ḃ = arrivals − c (docs/aqm/pdlq.md); the paper does
   not say how its ns code estimated them.
 """,

@@ -388,12 +388,15 @@ def _sections(quick, grid, buffer, rtts, duration, warmup, summaries, cases, sen
   {BUFFER} packets, access links 100 Mb/s; TCP Reno (no SACK, no delayed ACKs), long-lived,
   seeded start in the first second; statistics over [{warmup:.0f} s, {duration:.0f} s]
   ({mode}).
-* **Lost in the paper** (ALGORITHMS §2.2.5, §4 item 18), our choices: service rate 10 Mb/s
-  (the weak third-party evidence of §2.2.5), target d = 5 ms (CoDel's default target), penalty
+* **Lost in the paper** (Kar et al. §VI: the values of d, P, the service rates, the arrival-rate
+  range, the gamma shape, the RTTs and the number and length of runs did not survive in its
+  text), our choices: service rate 10 Mb/s (a third-party copy of the arXiv v1 figures, not
+  checked against the original, captions the comparisons with 10 Mbit/s), target d = 5 ms
+  (CoDel's default target), penalty
   P = 0.5 (the project's default reward, docs/paqman.md; P = 1 in the sensitivity), buffer
   B = 200, rate grid G = 50 (unit μ/50, rates up to 2μ), gamma shape α = 2 for the
   negligible-RTT model (α = 1 in the RTT model, as the paper), RTTs 1 ms ("low") and 10 ms
-  ("much higher", the third-party evidence), plus 5 and 20 ms in the full run; the 3-flow case
+  ("much higher", the same third-party copy), plus 5 and 20 ms in the full run; the 3-flow case
   uses RTTs 1, 5 and 10 ms; 10 seeds instead of the paper's unknown number of runs.
 * "Negligible RTT" cannot be simulated with TCP: Fig. 7's cases run the negligible-RTT policy
   on a flow whose propagation RTT is {_ms(BASE_RTT)}.
@@ -475,7 +478,8 @@ def _reading(cases, grid, g_bdp, sens_rtt) -> str:
   Reno's) {earlier}: PAQMAN's delay goes from {p["mean_delay_ms"]:.2f} to
   {b["mean_delay_ms"]:.2f} ms and its utilisation from {p["utilization"]:.1%} to
   {b["utilization"]:.1%} (CoDel: {c["mean_delay_ms"]:.2f} ms, {c["utilization"]:.1%}). G is not
-  given by the paper (ALGORITHMS §4 item 15); the report keeps the project's default (G = 50;
+  given by the paper (§III's value iteration needs a finite rate grid whose unit the text does
+  not state); the report keeps the project's default (G = 50;
   20 in quick mode) and shows the dependence rather than tuning G to the claims.
 * The penalty P sets the model's operating load (docs/paqman.md): P = 1 gives
   {q1["mean_delay_ms"]:.2f} ms at {q1["utilization"]:.1%} (one seed).

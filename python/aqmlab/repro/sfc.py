@@ -1,10 +1,10 @@
 """Gao & Hou, SFC (state-feedback AQM for ECN TCP): experiments A-E of §VII.
 
 10 Mb/s bottleneck(s) of 1000-byte packets (1250 packets/s), 100-packet buffers, target 50,
-long-lived ECN NewReno flows without delayed ACKs, RTTs spread 100-300 ms (ALGORITHMS §4 item
-32). Schemes: SFC (k1 = 0.0005, k2 = 0.2 from ``sfc_design(...).to_aqm()``), RED (Floyd's
-parameters), SRED (M = 1000, α = 1/M, p_max = 0.15), PI (Hollot's rules, ``hollot_pi``), AVQ
-(γ = 0.98, α = 0.15).
+long-lived ECN NewReno flows without delayed ACKs, RTTs spread 100-300 ms (ours: the link delays
+of the paper's Figs. 6-7 are not in its text). Schemes: SFC (k1 = 0.0005, k2 = 0.2 from
+``sfc_design(...).to_aqm()``), RED (Floyd's parameters), SRED (M = 1000, α = 1/M,
+p_max = 0.15), PI (Hollot's rules, ``hollot_pi``), AVQ (γ = 0.98, α = 0.15).
 """
 
 from __future__ import annotations
@@ -460,13 +460,15 @@ def _sections(quick, dur, warm):
             f"""
 * Dumbbell, 10 Mb/s bottleneck of 1000-byte packets (1250 packets/s), access links 100 Mb/s,
   100-packet buffer, target 50 packets; long-lived ECN NewReno flows without delayed ACKs
-  (the paper's simulations use b = 1, its design b = 2: ALGORITHMS §4 item 33). The paper's
-  Fig. 6/7 link delays are lost: RTTs spread evenly over 100-300 ms (A, C) and 200-800 ms (D)
-  by per-flow access delays (item 32). {dur:.0f}-s runs, statistics after {warm:.0f} s (A, D, E);
+  (§VII's sources "do not enable the delayed ACK option", b = 1, while Examples 1-2 design the
+  gains for b = 2; we keep the paper's gains and its simulations' b = 1). The link delays of
+  Figs. 6/7 are not in the paper's text (ours): RTTs spread evenly over 100-300 ms (A, C) and
+  200-800 ms (D, §VII-D's range) by per-flow access delays. {dur:.0f}-s runs, statistics after
+  {warm:.0f} s (A, D, E);
   B, C from t = 0 (their transients are the point). The paper averages 20 runs per point;
   {"quick mode: one seed and only k = 200" if quick else "we use 10 seeds (A, D, E) and 3 (B, C)"}.
 * SFC: `sfc_design(1250, N_min=300, tau_max=0.6, b=2, k2=0.2, k1=0.0005).to_aqm()`, no p* offset
-  (Fig. 5); rate estimator EWMA over 10-ms windows (item 30).
+  (Fig. 5); `R_estimate()` is unspecified: ours, an EWMA over 10-ms windows (docs/aqm/sfc.md).
 * PI values are not given ("Hollot's design rules"): `hollot_pi(N-, 1250, R+, fs=160)` at each
   experiment's fewest flows N- and largest propagation RTT + q_ref/C (ours).
 * RED: Floyd's REDparameters as in ns-2 (min_th 5, max_th 15, w_q 0.002, max_p 0.1, gentle);

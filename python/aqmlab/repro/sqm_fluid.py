@@ -1,9 +1,10 @@
-"""Ye et al. (SQM, 2022), the MATLAB fluid example (ALGORITHMS.md §2.1, SQM §V-A).
+"""Ye et al. (SQM, 2022), the MATLAB fluid example of SQM §V-A (Fig. 3).
 
-One bottleneck, C = 1000 packets/s, 10 flows with RTTs 0.100-0.150 s (linear spacing: §4
-item 12), alpha = 2, Reno gains k_i = 1/D_i^2, WFQ weights 1500 (flows 1-5) and 1000 (flows
-6-10), horizon 50 s. Paper: the rates converge to 120 and 80 packets/s, the weight shares.
-sigma and beta are not given (beta = 0 here); the cases are the choices of sigma:
+One bottleneck, C = 1000 packets/s, 10 flows with RTTs 0.100-0.150 s (linear spacing: ours,
+the paper gives only the range), alpha = 2, Reno gains k_i = 1/D_i^2, WFQ weights 1500 (flows
+1-5) and 1000 (flows 6-10), horizon 50 s. Paper: the rates converge to 120 and 80 packets/s,
+the weight shares. sigma and beta are not given (beta = 0 here); the cases are the choices of
+sigma:
 
 * ``critical`` -- the fluid module's default, critically damped per-flow loop
   ``sigma = 4 x*^(alpha+2)/(alpha^2 k)`` (docs/fluid.md);
@@ -186,16 +187,17 @@ def _run(quick: bool) -> Repro:
             "Set-up and decisions",
             f"""
 * Fluid model `aqmlab.fluid.SQM` (SQM eqs. 2-5, docs/fluid.md), C = {CAPACITY:.0f} packets/s,
-  RTTs {RTTS[0]:.3f}-{RTTS[-1]:.3f} s **linearly spaced** (the paper does not give the spacing,
-  ALGORITHMS §4 item 12), α = 2, k_i = 1/D_i², weights 1500 × 5 and 1000 × 5, β = 0 (not
-  given), flows start at ε = 1 packet/s with empty queues, horizon 50 s.
+  RTTs {RTTS[0]:.3f}-{RTTS[-1]:.3f} s **linearly spaced** (SQM §V-A: "range from 0.100 s to
+  0.150 s", spacing not given; ours), α = 2, k_i = 1/D_i², weights 1500 × 5 and 1000 × 5, β = 0
+  (not given), flows start at ε = 1 packet/s with empty queues, horizon 50 s.
 * σ is not given by the paper. Cases: `critical` (the module's default, critically damped
   per-flow loop σ = 4x*^(α+2)/(α²k)), `theorem3` (Algorithm 2 literally: Theorem 3 with
   ρ = 1.01, equal split, 10 % margin; `theorem3-long` over {long_h:.0f} s), `delay-5ms` and
   `delay-100ms` (the practical rule of `aqmlab.online.link_tuning`: σ_i = (d x_i − β_i) x_i^α,
   fluid queue at delay d).
 * Theorem 3 at x* = 120/80: J = {th.theorem3.J:.2f}, ‖A‖ = {th.theorem3.norm_A:.3f}, bound
-  {th.theorem3.rhs:.3f} (ALGORITHMS §2.1: 3.03, 0.459, 0.356).
+  {th.theorem3.rhs:.3f} (the paper gives no values; docs/design/sqm_sigma.md: 3.03, 0.459,
+  0.356).
 * `scenarios/CASE.toml` holds each case's model parameters; rerun with
   `aqmlab.fluid.SQM(capacity=, rtt=, weights=, alpha=, sigma=, beta=).simulate(horizon_s)`.
 """,

@@ -1,7 +1,9 @@
-"""The SQM paper's ns network (its Fig. 2, lost; ALGORITHMS.md §2.1 and §4 item 11).
+"""The SQM paper's ns network (Ye et al. 2022, §V and its Fig. 2).
 
 Routers R1..R6; bottlenecks ``l23`` (R2->R3) and ``l34`` (R3->R4), 50 Mb/s each (4166
-packets/s of 1500 B). Flow groups and their routes (§4 item 11's default attachment):
+packets/s of 1500 B; §V-B). Fig. 2 is missing from the paper's text we have; §V only says that
+the flows go from R1 to R4, from R5 to R6 or from R6 to R4 and that l23 and l34 are the
+bottlenecks, so the attachment of R1, R5 and R6 is ours, the shortest one consistent with that:
 
 * ``R1->R4``: R1-R2-R3-R4, both bottlenecks;
 * ``R5->R6``: R5-R2-R3-R6, ``l23`` only;
@@ -12,7 +14,7 @@ attached to its entry router by a link whose delay sets the flow's two-way propa
 (the paper's RTTs, 80-180 ms); the flow ends at its exit router. Both bottlenecks run the case's
 AQM; only they are monitored (10 ms samples: the delay samples of the paper's Fig. 4).
 
-Cases (ALGORITHMS.md §2.1: "delay target 5 ms for all"):
+Cases (§V-B: "The target queueing delay is set to 5 ms for all algorithms"):
 
 * ``sqm``: the ``sqm`` qdisc (K = 40 queues, 5 ms target) on both bottlenecks and SQM's online
   controller every 5 s (``[sqm] period``), which writes the per-flow weights from Algorithms 1

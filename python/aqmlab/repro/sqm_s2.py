@@ -2,8 +2,9 @@
 
 The network of :mod:`aqmlab.repro.sqm_net`. 5 NewReno flows R5->R6 and 5 NewReno R6->R4 from
 0 s (starts spread over the first second); 2 CUBIC flows R1->R4 start at 30 s and 3 more at
-50 s (the paper's time for these is lost: ALGORITHMS.md §4 item 11's default). RTTs uniform in
-80-180 ms, drawn from the seed. Throughput over [10, 80] s. Metrics per case (means over seeds):
+50 s (ours: §V-B's sentence on the "three more CUBIC flows" lost its start time). RTTs uniform
+in 80-180 ms, drawn from the seed. Throughput over [10, 80] s. Metrics per case (means over
+seeds):
 
 * ``flow_goodput_bps``: each flow's goodput (payload, bit/s) over its own part of [10, 80] s,
   in flow order (the summary's ``flows[].goodput_bps`` with a 10-s warm-up);
