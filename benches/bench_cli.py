@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What the command line adds to a run (issue 14): ``aqmlab dumbbell`` with its defaults, timed
+"""What the command line adds to a run: ``aqmlab dumbbell`` with its defaults, timed
 from the shell, minus the simulation's own wall time (``wall_seconds`` in the summary.json it
 writes, the event loop and the recorders). The rest is the interpreter, imports, the results
 files and the table.

@@ -23,11 +23,11 @@ Speed is packets sent over the bottleneck per wall-clock second (ns-3: wall time
 are not comparable one-to-one (the two simulators schedule different events). Peak RSS is the
 child's ru_maxrss.
 
-Bars: aqmlab >= 20x ns-3 in packets per wall-second on A, >= 100x on B and D (issue 14: the
+Bars: aqmlab >= 20x ns-3 in packets per wall-second on A, >= 100x on B and D (the
 standard dumbbell, CoDel, timed around the event loop in both), and aqmlab's peak memory
 < 1 GiB on scenario B. Exit status 0 = PASS, 1 = FAIL, 2 = cannot run (e.g. example missing).
 
-FQ-CoDel (issue 9 §5), aqmlab only:
+FQ-CoDel, aqmlab only:
 
   C. scenario B with FQ-CoDel (Linux defaults, limit = the 12 500-packet buffer) instead of CoDel.
 
@@ -69,7 +69,7 @@ SCENARIOS = {
     "D": dict(label="32Mbps x 100 NewReno x 40s CoDel", rate="32Mbps", flows=100, cc="newreno",
               aqm="codel", buffer=400, rtt="100ms", duration="40s", warmup="8s"),
 }  # fmt: skip
-#: Issue 14's bar (100x ns-3) on its two standard-dumbbell scenarios; A keeps the earlier 20x.
+#: The speed bar (100x ns-3) on its two standard-dumbbell scenarios; A keeps the earlier 20x.
 SPEED_BAR = {"A": RATIO_BAR, "B": 100.0, "D": 100.0}
 
 

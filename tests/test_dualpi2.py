@@ -1,4 +1,4 @@
-"""DualPI2 and the L4S senders from Python and the command line (issue 9)."""
+"""DualPI2 and the L4S senders from Python and the command line."""
 
 from __future__ import annotations
 

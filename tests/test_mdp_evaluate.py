@@ -56,7 +56,7 @@ def cli_default_policy(request, tmp_path_factory):
 
 
 def test_issue_bar_with_default_settings_at_every_rtt(cli_default_policy):
-    # The issue's bar: with the default configuration PAQMAN's mean delay is below CoDel's (same
+    # The bar: with the default configuration PAQMAN's mean delay is below CoDel's (same
     # 5 ms target) and its throughput within 10 % of CoDel's, with negligible RTT and with RTT
     # (PAQMAN Figs. 7-9). Common random numbers, 4 runs of 20k arrivals: the per-run throughput
     # ratio has an SD of 1-2 %, so the 4-run mean is within ~1 %; measured ratios (seeds 10-13 and

@@ -2,7 +2,7 @@
 makes the drop thresholds zigzag between odd and even rate indices (and, on the full grid,
 admit islands inside the drop region); the unbiased split projection gives a staircase.
 
-Instance: the issue's RTT policy (10 Mbit/s, 1500 B, d = 5 ms, RTT 10 ms, G = 50) with a
+Instance: the reference RTT policy (10 Mbit/s, 1500 B, d = 5 ms, RTT 10 ms, G = 50) with a
 60-packet buffer so that it solves in seconds; the full B = 200 numbers are in docs/paqman.md.
 """
 

@@ -1,5 +1,5 @@
 """The sqm qdisc from the CLI, scenarios and Python, and the online controller writing its
-per-queue weights (issue 11 §1 and §4)."""
+per-queue weights."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 emulated (kernel TCP through the emulator's bottleneck running the same aqm code).
 
 Each row: utilization and mean queueing delay of the bottleneck in both, with the checks of
-the issue (utilization within 5 points, mean queue delay within 30 %). The simulator runs with
+the validation's bar (utilization within 5 points, mean queue delay within 30 %). The simulator runs with
 the TCP options closest to Linux's: SACK loss recovery, delayed ACKs (b = 2), initial window
 10, minimum RTO 200 ms, 1500-byte packets. The kernel settings pinned on the emulator's side are
 listed in docs/emulate.md and recorded in every result (``emulation.sysctls``).

@@ -17,7 +17,7 @@ congestion avoidance as aqmlab's Reno law; TcpNewReno grows per ACK, which halve
 delayed ACKs). ``--before DIR`` adds the aqmlab runs of an earlier tree, saved there with
 ``--dump DIR``, as a "before" column.
 
-With ``--fq``: the FQ-CoDel scenarios (issue 9). The same dumbbell with fq_codel (aqmlab's
+With ``--fq``: the FQ-CoDel scenarios. The same dumbbell with fq_codel (aqmlab's
 ``fq_codel`` with its Linux defaults, the limit being the buffer; ns-3's ``FqCoDelQueueDisc``
 with the same values, see README.md), 10 and 100 flows, 5 seeds, no ECN, no delayed ACKs, ns-3
 TcpLinuxReno (per-segment growth, as aqmlab and Linux).

@@ -8,9 +8,9 @@
 //! 2. `dumbbell_1G_1000cubic_5s`: 1 Gb/s, 1000 CUBIC flows, 5 s, CoDel with a
 //!    buffer of one BDP (12 500 packets).
 //! 3. `dumbbell_32M_100newreno_40s_codel`: 32 Mb/s, 100 NewReno flows, 40 s, CoDel with a
-//!    buffer of one BDP (400 packets) (issue 14's first scenario).
+//!    buffer of one BDP (400 packets) (the speed target's first scenario).
 //! 4. `dumbbell_1G_1000cubic_5s_fq_codel`: scenario 2 with FQ-CoDel (its Linux
-//!    defaults; limit = the buffer) instead of CoDel (issue 9 §5: at least half
+//!    defaults; limit = the buffer) instead of CoDel (the target: at least half
 //!    of scenario 2's packets per wall-second).
 //! 5. `htsim_1G_100newreno_10s`, 6. `htsim_10G_1000newreno_5s`: htsim's dumbbell
 //!    (`access = "none"`, rtt 20 ms, 1500-byte packets, drop-tail with 1000 and 10 000

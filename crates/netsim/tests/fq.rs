@@ -1,4 +1,4 @@
-//! Hashed flow queueing in whole scenarios (issue 9 §4): flow isolation against an
+//! Hashed flow queueing in whole scenarios: flow isolation against an
 //! unresponsive flow, FQ-CoDel with one flow against CoDel, the active-flow statistics.
 
 mod common;
@@ -36,7 +36,7 @@ fn tcp_share(sim: &netsim::Simulation) -> f64 {
     tcp / bottleneck(&s).rate_bps
 }
 
-/// Issue 9 §4: with per-flow fair queueing (FQ-CoDel and SFQ; SFQ-CoDel and FQ-PIE too) the
+/// With per-flow fair queueing (FQ-CoDel and SFQ; SFQ-CoDel and FQ-PIE too) the
 /// ten TCP flows keep at least 75 % of the link against a UDP flow at twice the link rate;
 /// under plain CoDel (one FIFO) they do not. FQ-PIE runs with Linux's default limit of 10240
 /// packets: it drops arrivals at the shared limit (Linux), so with the 300-packet buffer the

@@ -1,4 +1,4 @@
-//! L4S validation (issue 9 §4): DualPI2 with a CUBIC (ECT(0)) and a Prague (ECT(1)) flow,
+//! L4S validation: DualPI2 with a CUBIC (ECT(0)) and a Prague (ECT(1)) flow,
 //! and DCTCP alone at a step-marking threshold.
 
 use netsim::scenario::Scenario;
@@ -31,7 +31,7 @@ fn secs() -> u64 {
         .unwrap_or(30)
 }
 
-/// Issue 9 §4: one CUBIC (ECT(0)) and one Prague (ECT(1)) flow over DualPI2 (defaults) at
+/// One CUBIC (ECT(0)) and one Prague (ECT(1)) flow over DualPI2 (defaults) at
 /// 40 Mb/s, 20 ms: goodput ratio within 0.5-2, L-queue mean delay <= 2 ms and p99 <= 5 ms,
 /// C-queue mean near the 15 ms target (here within 10-20 ms), utilization >= 90 %. Two
 /// seeds, with and without delayed ACKs. References: RFC 9332 §2.1 and Appendix C (k = 2
@@ -69,7 +69,7 @@ fn l4s_cubic_and_prague_over_dualpi2() {
     }
 }
 
-/// Issue 9 §4: DCTCP alone at a step-marking threshold: near-full utilization (>= 95 %)
+/// DCTCP alone at a step-marking threshold: near-full utilization (>= 95 %)
 /// with a sub-millisecond queue (mean and median below 1 ms). The step marker is DualPI2's
 /// L queue with Linux's `ecn_mask = 3` (any ECT to L; the coupled PI stays at p' = 0 since
 /// the delay is far below its 15 ms target) and its 1 ms sojourn step: a DCTCP threshold K

@@ -1,4 +1,4 @@
-//! SQM in whole scenarios (issue 11 §1): ten TCP NewReno flows with K = 4 elephant queues on
+//! SQM in whole scenarios: ten TCP NewReno flows with K = 4 elephant queues on
 //! a 10 Mb/s dumbbell (RTT 50 ms, 300-packet buffer): four flows get elephant queues, six
 //! share the reserved queue.
 
