@@ -42,6 +42,7 @@ OUTSIDE = [
     # (assembled so that the repository holds no such path literally)
     (re.compile(r"(?<![\w.])/" + "work" + "/"), "an absolute path of one machine"),
     (re.compile(r"§ ?4 items? \d"), "a numbered decision of that restatement"),
+    (re.compile(r"\b[Ii]ssues? #?\d+\b"), "an entry of an issue tracker outside the repository"),
 ]
 # This file: its docstring, patterns and examples name such references on purpose.
 THIS = Path(__file__).resolve().relative_to(ROOT).as_posix()
@@ -243,8 +244,9 @@ def test_the_check_finds_each_kind_of_reference():
         "The law is in crates/aqm/src/nothere.rs.",  # no such file
         "Written to summary.json; see repro.md and nothere.md.",  # nothere.md
         "Cite [the RFC](https://www.rfc-editor.org/rfc/rfc8289) and SQM §II-A.",  # fine
+        "As " + "issue 9" + " asked.",  # a tracker entry outside the repository
     ]
     found = problems("docs/aqm/example.md", "\n".join(page))
     lines = [int(p.split(":")[1]) for p in found]
-    assert lines == [3, 4, 6, 7, 8, 9, 11, 12], found
-    assert "'nothere.md' is not a page" in found[-1]
+    assert lines == [3, 4, 6, 7, 8, 9, 11, 12, 14], found
+    assert "'nothere.md' is not a page" in found[-2]
