@@ -125,6 +125,10 @@ EMULATE_ROWS = [
     (["--sysctl", "net.ipv4.nope=1"], ["--sysctl", "net.ipv4.nope", "no such setting"]),
     (["--sysctl", "kernel.panic=1"], ["--sysctl", "kernel.panic", "net.ipv4"]),
     (["--sysctl", "tcp_recovery"], ["--sysctl", "'tcp_recovery'", "KEY=VALUE"]),
+    # beyond what the emulator can run: ports, the forwarder's rate, a run too short
+    (["--flows", "100000"], ["--flows", "100000", "ports"]),
+    (["--rate", "10Gbps"], ["--rate", "10 Gb/s", "forwarder"]),
+    (["--duration", "1ms"], ["--duration", "0.001", "at least 1 s"]),
 ]
 EMULATE_FILE_ROWS = [
     (EMU_TOML, ["--rate", "5Mbps"], ["--rate", "not with a scenario file"]),
@@ -169,6 +173,21 @@ def test_emulate_bad_option(tmp_path, args, needles):
 def test_emulate_bad_scenario(tmp_path, toml, args, needles):
     (tmp_path / "s.toml").write_text(toml)
     assert_bad_input(["emulate", "{tmp}/s.toml", "--out", "{tmp}/res", *args], needles, tmp_path)
+
+
+def test_emulate_refuses_more_flows_than_open_files(tmp_path):
+    # groups small enough for their ports, together more flows than the programs can hold
+    from aqmlab.emu import max_flows
+
+    n = max_flows() + 1
+    per = 20000
+    groups = "".join(f"[[flows]]\ncount = {min(per, n - i)}\n" for i in range(0, n, per))
+    (tmp_path / "s.toml").write_text('duration = "2s"\n[dumbbell]\nrate = "10Mbps"\n' + groups)
+    assert_bad_input(
+        ["emulate", "{tmp}/s.toml", "--out", "{tmp}/res"],
+        [f"flows = {n}", "ulimit -Hn"],
+        tmp_path,
+    )
 
 
 def test_emulate_needs_out(tmp_path):
@@ -528,6 +547,9 @@ def _api_rows():
         ("set_aqm_param key", lambda: _sim().set_aqm_param("bottleneck", "tagret", 1), "tagret"),
         ("set_aqm_param unit", lambda: _sim().set_aqm_param("bottleneck", "limit", "5ms"), "limit"),
         ("set_aqm unknown", lambda: _sim().set_aqm("bottleneck", "nope"), "nope"),
+        ("aqm_param unknown", lambda: _sim().aqm_param("bottleneck", "nosuch"), "'nosuch'"),
+        ("run_until nan", lambda: _sim().run_until(math.nan), "t = NaN"),
+        ("run_until inf", lambda: _sim().run_until(math.inf), "t = inf"),
         ("Simulation seed", lambda: _seeded(-1), "seed = -1"),
         ("simulate 42", lambda: simulate(42), "scenario = 42"),
         ("simulate bad key", lambda: simulate({**ok, "duraton": "1s"}), "duraton"),

@@ -191,6 +191,14 @@ def register(app: typer.Typer) -> None:
         except ValueError as e:  # a sysctl the kernel refused (everything was removed)
             _fail(f"--{e}")
         _write(res, out, force, not no_plots, "emulate")
+        t = res.summary["emulation"]["timing"]["forward"]
+        if not res.summary["emulation"]["timing_reliable"]:
+            typer.echo(
+                f"warning: the forwarder released packets up to {t['p99_us'] / 1e3:.1f} ms late "
+                "(p99): the emulated link did not keep its schedule (a busy machine or a rate "
+                "beyond the forwarder); see docs/emulate.md, Limits",
+                err=True,
+            )
         if not quiet:
             from rich.console import Console
 

@@ -5,6 +5,8 @@ Both print ``ready`` once set up (the receiver listening), then read the run's o
 from stdin, a ``CLOCK_MONOTONIC`` instant in ns (the forwarder's clock), and work to
 ``t0 + duration``; they print one JSON document on stdout at the end.
 
+The JSON arguments may be ``-``: the program then reads them as one line from stdin first.
+
 * ``recv --port P --warmup W --duration D --starts JSON``: accepts connections on port ``P`` (every
   address of the namespace); each connection starts with its 4-byte flow id; counts payload
   bytes per flow, and the bytes read before ``t0 + max(start, warmup)``. Output: ``{"flows": {id: {"bytes": total, "bytes_before_window": n}}}``.
@@ -236,6 +238,15 @@ def send(plan: dict) -> dict:
     return {"flows": out}
 
 
+def _raise_open_files() -> None:
+    """One socket per flow: take the open-file limit up to the hard limit."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="python -m aqmlab.emu.traffic")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -243,16 +254,18 @@ def main(argv: list[str] | None = None) -> None:
     r.add_argument("--port", type=int, required=True)
     r.add_argument("--warmup", type=float, required=True)
     r.add_argument("--duration", type=float, required=True)
-    r.add_argument("--starts", required=True, help="JSON {flow id: start_s}")
+    r.add_argument("--starts", required=True, help="JSON {flow id: start_s}, or - for stdin")
     s = sub.add_parser("send")
-    s.add_argument("--plan", required=True, help="JSON plan")
+    s.add_argument("--plan", required=True, help="JSON plan, or - for stdin (one line)")
     a = p.parse_args(argv)
     realtime = _realtime()
+    _raise_open_files()
     if a.cmd == "recv":
-        starts = {int(k): float(v) for k, v in json.loads(a.starts).items()}
+        text = sys.stdin.readline() if a.starts == "-" else a.starts
+        starts = {int(k): float(v) for k, v in json.loads(text).items()}
         res = receive(a.port, a.warmup, a.duration, starts)
     else:
-        res = send(json.loads(a.plan))
+        res = send(json.loads(sys.stdin.readline() if a.plan == "-" else a.plan))
     res["realtime"] = realtime
     sys.stdout.write(json.dumps(res) + "\n")
     sys.stdout.flush()
