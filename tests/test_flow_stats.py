@@ -238,3 +238,22 @@ dst = "c"
     assert {"bytes_in_window", "owd_ms_p99", "queue_delay_ms_p99", "rtt_samples"} <= set(
         flows.columns
     )
+
+
+def test_both_directions_of_a_duplex_link_are_in_the_summary():
+    res = simulate(
+        {
+            "duration": "2s",
+            "nodes": [{"name": "a"}, {"name": "b"}],
+            "links": [{"src": "a", "dst": "b", "rate": "10Mbps", "name": "fwd"}],
+            "flows": [{"src": "a", "dst": "b", "count": 2}],
+        }
+    )
+    links = res.summary["links"]
+    assert set(links) == {"fwd", "b->a"}
+    # the ACKs cross the reverse twin: it has its own queue and counters
+    assert links["b->a"]["tx_packets"] > 0
+    assert set(res.timeseries()["link"]) == {"fwd", "b->a"}
+    by = res.summary["flows"][0]["queue_delay_by_link"]
+    assert set(by) == {"fwd", "b->a"}
+    assert res.summary["flows"][0]["queue_delay_link"] == "fwd"
