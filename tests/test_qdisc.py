@@ -86,6 +86,7 @@ def test_scheduler_scenario_writes_per_class_results(tmp_path, sched):
         "tx_bytes",
         "drops",
         "marks",
+        "queue_delay_ms_mean",
     ]
     assert len(cts) == 3 * len(ts)
     assert set(cts["link"]) == {"bottleneck"}
