@@ -39,7 +39,7 @@
 //!
 //! Activations: one per CoDel run on a flow queue that found a packet (summed over flows).
 
-use crate::codel::{CodelParams, CodelQueue, CodelRules, CodelVars};
+use crate::codel::{ce_threshold, CodelParams, CodelQueue, CodelRules, CodelVars, ControlLaw};
 use crate::error::{ensure, ConfigError};
 use crate::flowq::{check_flows, check_quantum, hash_key, quantum_of, FlowQueues, Limits, List};
 use crate::packet::Packet;
@@ -74,6 +74,10 @@ aqm_config! {
         /// Most packets dropped from the fattest flow per overflow (Linux drop_batch_size;
         /// the batch also stops once half of that flow's bytes are gone). Default 64.
         pub drop_batch_size: u32 = 64, "packets";
+        /// Arithmetic of CoDel's control law interval/sqrt(count): "linux" (default;
+        /// Linux's 16-bit reciprocal square root, one Newton step per count) or "rfc"
+        /// (RFC 8289's exact square root). See docs/aqm/codel.md.
+        pub control_law: ControlLaw = ControlLaw::Linux, "linux|rfc";
     }
 }
 
@@ -325,7 +329,8 @@ fn params(cfg: &FqCodelConfig) -> CodelParams {
         target: cfg.target,
         interval: cfg.interval,
         ecn: cfg.ecn,
-        ce_threshold: (cfg.ce_threshold > Duration::ZERO).then_some(cfg.ce_threshold),
+        ce_threshold: ce_threshold(cfg.ce_threshold),
+        law: cfg.control_law,
         rules: CodelRules::Rfc8289,
     }
 }
