@@ -30,6 +30,10 @@ def test_every_parameter_is_documented_with_unit_and_default():
             assert p["unit"], f"{name}.{p['name']} has no unit"
             if p["unit"] == "file":  # a required table (PAQMAN's policy): no default
                 assert p["default"] is None, f"{name}.{p['name']}"
+            elif p["unit"] == "bool":
+                assert isinstance(p["default"], bool), f"{name}.{p['name']}"
+            elif "|" in p["unit"]:  # a choice: its default is one of the names
+                assert p["default"] in p["unit"].split("|"), f"{name}.{p['name']}"
             else:
                 assert math.isfinite(p["default"]), f"{name}.{p['name']}"
 
@@ -116,11 +120,22 @@ def test_units_are_converted():
     assert cfg["interval"] == 200_000_000
 
 
-def test_codel_drop_spacing_follows_rfc8289_control_law():
+# Drop spacing after drops 1..4 under Linux's arithmetic (include/net/codel_impl.h): the 16-bit
+# rec_inv_sqrt goes 0xffff, 32769, 36864, 31968 (one codel_Newton_step per count), and the
+# spacing is reciprocal_scale(100 ms, rec << 16) in ns; RFC 8289 §5.5: 100 ms / sqrt(count).
+LINUX_GAPS = [0.099998474, 0.050001525, 0.056250000, 0.048779296]
+RFC_GAPS = [0.1 / math.sqrt(n) for n in range(1, 5)]
+
+
+@pytest.mark.parametrize(
+    "params,gaps", [({}, LINUX_GAPS), ({"control_law": "rfc"}, RFC_GAPS)], ids=["linux", "rfc"]
+)
+def test_codel_drop_spacing_follows_the_control_law(params, gaps):
     """A standing queue of 10 ms sojourn: CoDel first drops one INTERVAL after the sojourn rose
-    above TARGET, then every INTERVAL/sqrt(count) (RFC 8289 §5.5 control_law). Times are
-    compared to 1 us: the core works in integer ns, our dequeue grid is 10 us."""
-    q = Queue("codel", {}, limit_pkts=10_000, link_rate_bps=1e9)
+    above TARGET, then at the control law's spacing: Linux's by default, RFC 8289 §5.5's
+    INTERVAL/sqrt(count) with ``control_law = "rfc"``. Times are compared to 20 us: the core
+    works in integer ns, our dequeue grid is 10 us."""
+    q = Queue("codel", params, limit_pkts=10_000, link_rate_bps=1e9)
     step = 1e-5
     drops_at = []
     last = 0
@@ -141,7 +156,7 @@ def test_codel_drop_spacing_follows_rfc8289_control_law():
     assert first == pytest.approx(0.01 + 0.1, abs=2e-5)
     for n in range(1, 5):
         gap = drops_at[n] - drops_at[n - 1]
-        assert gap == pytest.approx(0.1 / math.sqrt(n), abs=2e-5), n
+        assert gap == pytest.approx(gaps[n - 1], abs=2e-5), n
 
 
 def test_time_must_not_run_backwards():
