@@ -655,11 +655,20 @@ mod tests {
         let reference = linux_schedule(ms(110).0, got.len() + 1);
         assert!(got.len() > 30, "got {} drops", got.len());
         for (k, (&g, &d)) in got.iter().zip(&reference).enumerate() {
-            assert_eq!(g, d.div_ceil(1_000_000) * 1_000_000, "drop #{} (D = {d} ns)", k + 1);
+            assert_eq!(
+                g,
+                d.div_ceil(1_000_000) * 1_000_000,
+                "drop #{} (D = {d} ns)",
+                k + 1
+            );
         }
         assert!(*reference.last().unwrap() > ms(1999).0, "no drop missing");
         assert_eq!(got[1] - got[0], ms(100).0);
-        assert_eq!(got[2] - got[1], ms(50).0, "D_3 = 259.999999 ms -> tick 260 ms");
+        assert_eq!(
+            got[2] - got[1],
+            ms(50).0,
+            "D_3 = 259.999999 ms -> tick 260 ms"
+        );
         // The exact law differs (RFC): its third drop is 70.7 ms after the second.
         let rfc = reference_schedule(ms(110).0, 3, 1);
         assert_eq!(rfc[2] - rfc[1], 70_710_678);

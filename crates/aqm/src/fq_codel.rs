@@ -580,7 +580,13 @@ mod tests {
     /// (1 << 20) it refuses ("Invalid quantum").
     #[test]
     fn quantum_below_256_is_raised_as_linux_does() {
-        for (given, used) in [(1u32, 256i64), (100, 256), (255, 256), (256, 256), (300, 300)] {
+        for (given, used) in [
+            (1u32, 256i64),
+            (100, 256),
+            (255, 256),
+            (256, 256),
+            (300, 300),
+        ] {
             let q = fq(
                 FqCodelConfig {
                     quantum: given,
@@ -589,9 +595,17 @@ mod tests {
                 100,
             );
             assert_eq!(q.quantum, used, "quantum {given}");
-            assert_eq!(q.config().quantum, given, "the configuration keeps what was given");
+            assert_eq!(
+                q.config().quantum,
+                given,
+                "the configuration keeps what was given"
+            );
         }
-        assert_eq!(fq(FqCodelConfig::default(), 100).quantum, 1500, "0 = the link's MTU");
+        assert_eq!(
+            fq(FqCodelConfig::default(), 100).quantum,
+            1500,
+            "0 = the link's MTU"
+        );
         let mut q = fq(FqCodelConfig::default(), 100);
         q.set_param("quantum", 10.0).unwrap();
         assert_eq!(q.quantum, 256);

@@ -478,6 +478,14 @@ impl<P: Packet> QueueDisc<P> {
     pub(crate) fn aqm(&self) -> &AnyAqm {
         &self.aqm
     }
+    /// CoDel's state variables when this queue runs CoDel (count, drop_next, rec_inv_sqrt,
+    /// ...), for inspection; `None` for other AQMs.
+    pub fn codel_vars(&self) -> Option<crate::codel::CodelVars> {
+        match &self.aqm {
+            AnyAqm::Codel(c) => Some(*c.vars()),
+            _ => None,
+        }
+    }
     /// Bytes of packet storage held (the FIFO's capacity, which grows by doubling up to the
     /// limit and is kept).
     pub fn memory_bytes(&self) -> usize {

@@ -507,7 +507,10 @@ mod tests {
             ..Default::default()
         })
         .unwrap_err();
-        assert!(e.contains("'flows' = 128") && e.contains("divisor (64)"), "{e}");
+        assert!(
+            e.contains("'flows' = 128") && e.contains("divisor (64)"),
+            "{e}"
+        );
         assert_eq!(
             SfqConfig {
                 divisor: 16,
@@ -524,7 +527,10 @@ mod tests {
             ..Default::default()
         })
         .unwrap_err();
-        assert!(e.contains("'limit' = 41") && e.contains("40 packets"), "{e}");
+        assert!(
+            e.contains("'limit' = 41") && e.contains("40 packets"),
+            "{e}"
+        );
         check(SfqConfig {
             depth: 10,
             flows: 4,

@@ -4,8 +4,8 @@
 //! Times cross this boundary as seconds (`f64`) and are rounded to integer nanoseconds.
 
 use aqm::{
-    AqmConfig, BitsPerSec, DropReason, Ecn, Enqueue, Instant, LinkInfo, Packet, Qdisc,
-    QdiscConfig, QueueLimit, RawParam,
+    AqmConfig, BitsPerSec, DropReason, Ecn, Enqueue, Instant, LinkInfo, Packet, Qdisc, QdiscConfig,
+    QueueLimit, RawParam,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -52,7 +52,10 @@ fn ecn_of(v: Option<&Bound<'_, PyAny>>) -> PyResult<Ecn> {
     if let Ok(b) = v.downcast::<pyo3::types::PyBool>() {
         return Ok(if b.is_true() { Ecn::Ect0 } else { Ecn::NotEct });
     }
-    let name = v.extract::<String>().ok().map(|s| s.trim().to_ascii_lowercase());
+    let name = v
+        .extract::<String>()
+        .ok()
+        .map(|s| s.trim().to_ascii_lowercase());
     match name.as_deref() {
         Some("not-ect" | "notect" | "not_ect") => Ok(Ecn::NotEct),
         Some("ect0" | "ect(0)") => Ok(Ecn::Ect0),
@@ -231,7 +234,10 @@ impl PyQueue {
             t: now,
         };
         Ok(
-            match self.q.enqueue(now, pkt, &mut |_p: PyPkt, _r: DropReason| {}) {
+            match self
+                .q
+                .enqueue(now, pkt, &mut |_p: PyPkt, _r: DropReason| {})
+            {
                 Enqueue::Queued => "queued",
                 Enqueue::Marked => "marked",
                 Enqueue::Dropped(_, _) => "dropped",
