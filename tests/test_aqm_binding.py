@@ -229,7 +229,7 @@ def test_stats_separate_early_from_forced_drops():
     s = q.stats()
     assert s["dropped_aqm"] == s["dropped_dequeue"] > 0
     fq = Queue("fq_codel", limit_pkts=4, link_rate_bps=1e6)
-    for i in range(3):
+    for _ in range(3):
         assert fq.enqueue(0.0, 120, flow=1) == "queued"
     fq.enqueue(0.0, 120, flow=2)
     assert fq.enqueue(0.0, 120, flow=2) == "queued"

@@ -645,9 +645,9 @@ mod tests {
     }
 
     /// Linux's control law (the default): a queue whose sojourn stays above TARGET, ticks
-    /// every 1 ms from 10 ms; the first drop is at 110 ms, then drop k at the first tick
-    /// >= D_k of [`linux_schedule`]. Tolerance: exact. The second drop comes 50 ms after the
-    /// first (one Newton step from 1.0 at count 2 gives 1/2, not 1/sqrt 2).
+    /// every 1 ms from 10 ms; the first drop is at 110 ms, then drop k at the first tick at or
+    /// after D_k of [`linux_schedule`]. Tolerance: exact. The third drop comes 50 ms after the
+    /// second (one Newton step from 1.0 at count 2 gives 1/2, not 1/sqrt 2).
     #[test]
     fn drop_times_follow_linux_newton_steps() {
         let mut q = codel_queue_with(ControlLaw::Linux);
