@@ -592,3 +592,120 @@ fn fq_pie_ip_flows_separation_and_packet_limit() {
     );
     assert_eq!(q.stats().dropped_forced(), 1);
 }
+
+/// What a burst of arrivals did: ns-3's UNFORCED_DROP (aqmlab `DropReason::Early`), FORCED_DROP
+/// (`AqmForced`), INTERNAL_QUEUE_DROP (`ForcedLimit`) and UNFORCED_MARK (`Marked`).
+#[derive(Debug, Default, Clone, Copy)]
+struct Burst {
+    unforced: u64,
+    forced: u64,
+    limit: u64,
+    marks: u64,
+}
+
+impl Burst {
+    fn drops(&self) -> u64 {
+        self.unforced + self.forced + self.limit
+    }
+}
+
+/// ns-3's RED test `Enqueue(queue, pktSize, 300, ecnCapable)`: `n` packets at t = 0, nothing
+/// dequeued.
+fn burst(q: &mut QueueDisc<Pkt>, n: u64, size: u32, ect: bool) -> Burst {
+    let mut b = Burst::default();
+    for i in 0..n {
+        let p = Pkt::new(i, size);
+        match q.enqueue(Instant::ZERO, if ect { p.ect() } else { p }) {
+            Enqueue::Queued => {}
+            Enqueue::Marked => b.marks += 1,
+            Enqueue::Dropped(_, aqm::DropReason::Early) => b.unforced += 1,
+            Enqueue::Dropped(_, aqm::DropReason::AqmForced) => b.forced += 1,
+            Enqueue::Dropped(_, _) => b.limit += 1,
+        }
+    }
+    b
+}
+
+/// A RED queue as ns-3's RED test builds it: MinTh, MaxTh (packets; in byte mode ns-3 scales
+/// them by the 500-byte packet, which is RED's mean packet size, so packet thresholds are the
+/// same), QW, LInterm (max_p = 1/LInterm; ns-3's default LInterm is 50), Gentle (default
+/// true), Wait (default true), UseEcn; limit qSize packets or qSize x 500 bytes.
+#[allow(clippy::too_many_arguments)]
+fn red(
+    mode: Mode,
+    min_th: f64,
+    max_th: f64,
+    q_size: u32,
+    w_q: f64,
+    l_interm: f64,
+    gentle: bool,
+    wait: bool,
+    ecn: bool,
+) -> QueueDisc<Pkt> {
+    let cfg = aqm::red::RedConfig {
+        min_th,
+        max_th,
+        w_q,
+        max_p: 1.0 / l_interm,
+        gentle,
+        wait,
+        ecn,
+        mean_pkt_size: 500,
+    };
+    QueueDisc::new(&AqmConfig::Red(cfg), mode.limit(q_size, 500), link(), 1).unwrap()
+}
+
+/// ns-3 `RedQueueDiscTestCase` (`red-queue-disc-test-suite.cc`), tests 1-11 in packet and byte
+/// mode, asserting what ns-3 asserts: (1) eight packets in and out in order with MinTh 2, MaxTh
+/// 5, limit 8; (2) 300 packets with MinTh 70, MaxTh 150, limit 300: no drop of any kind;
+/// (3) QW 0.02: some drops; (4) MaxTh 100: more than (3); (5) LInterm 5: more than (3);
+/// (6) Gentle off: more than (3); (7) Wait off: more than (3); (8) ECN on, Not-ECT: unforced
+/// drops, no marks; (9) ECT, ECN off: unforced drops, no marks; (10) ECT, ECN on: marks, no
+/// unforced drop; (11) MinTh 30, MaxTh 90, LInterm 2: unforced drops. ns-3's tests 12 (Feng's
+/// adaptive RED) and 13 (nonlinear RED) use variants aqmlab does not have. The random draws
+/// are aqmlab's own (seed 1), so the relations are asserted, as ns-3 does, not its counts.
+#[test]
+fn red_sanity_tests_1_to_11() {
+    for mode in MODES {
+        let u = mode.unit(500);
+        // Test 1.
+        let mut q = red(mode, 2.0, 5.0, 8, 0.002, 50.0, true, true, false);
+        for i in 0..8 {
+            q.enqueue(Instant::ZERO, Pkt::new(i, 500));
+            assert_eq!(mode.size(&q), (i + 1) * u);
+        }
+        for i in 0..8 {
+            assert_eq!(q.dequeue(Instant::ZERO, &mut |_, _| {}).unwrap().id, i);
+        }
+        assert!(q.dequeue(Instant::ZERO, &mut |_, _| {}).is_none());
+        // Test 2.
+        let mut q = red(mode, 70.0, 150.0, 300, 0.002, 50.0, true, true, false);
+        let t2 = burst(&mut q, 300, 500, false);
+        assert_eq!(t2.drops(), 0, "{mode:?}: {t2:?}");
+        // Tests 3-7.
+        let run = |max_th, l_interm, gentle, wait| {
+            let mut q = red(mode, 70.0, max_th, 300, 0.02, l_interm, gentle, wait, false);
+            burst(&mut q, 300, 500, false).drops()
+        };
+        let t3 = run(150.0, 50.0, true, true);
+        assert!(t3 > 0, "test 3");
+        assert!(run(100.0, 50.0, true, true) > t3, "test 4: MaxTh 100");
+        assert!(run(150.0, 5.0, true, true) > t3, "test 5: LInterm 5");
+        assert!(run(150.0, 50.0, false, true) > t3, "test 6: Gentle off");
+        assert!(run(150.0, 50.0, true, false) > t3, "test 7: Wait off");
+        // Tests 8-10: MinTh 30, MaxTh 90, QW 0.002, LInterm 2, Gentle.
+        let ecn_run = |ecn, ect| {
+            let mut q = red(mode, 30.0, 90.0, 300, 0.002, 2.0, true, true, ecn);
+            burst(&mut q, 300, 500, ect)
+        };
+        let t8 = ecn_run(true, false);
+        assert!(t8.unforced > 0 && t8.marks == 0, "test 8: {t8:?}");
+        let t9 = ecn_run(false, true);
+        assert!(t9.unforced > 0 && t9.marks == 0, "test 9: {t9:?}");
+        let t10 = ecn_run(true, true);
+        assert!(t10.unforced == 0 && t10.marks > 0, "test 10: {t10:?}");
+        // Test 11.
+        let t11 = ecn_run(false, false);
+        assert!(t11.unforced > 0, "test 11: {t11:?}");
+    }
+}

@@ -238,23 +238,25 @@ fn without_delay_hist(json: &str) -> String {
 }
 
 /// Digests recorded before the TCP split (see the module doc), recomputed with the event
-/// count left out (`without_event_count`) on the code before the idle-link fast path.
+/// count left out (`without_event_count`) on the code before the idle-link fast path. The
+/// four CoDel digests were recomputed when CoDel's control law became Linux's arithmetic by
+/// default; with `control_law = "rfc"` those scenarios give the earlier digests unchanged.
 const GOLDEN: &[(&str, u64)] = &[
     ("newreno_droptail_10", 0xc310243ab4151895),
     ("reno_droptail_loss_10", 0xfa2e9deb4d9218ec),
     ("cubic_droptail_10", 0x7bf0651ebb9146ea),
     ("newreno_red_ecn_delack_10", 0x2ff6f332b8592c33),
     ("reno_red_drop_delack_10", 0xf5fb749283d92b9a),
-    ("cubic_codel_sack_10", 0x2cb7c07fc9d8ed4b),
-    ("cubic_codel_ecn_sack_delack_10", 0xa02267f7ba5ff0b3),
+    ("cubic_codel_sack_10", 0xdc8cf78b717afe69),
+    ("cubic_codel_ecn_sack_delack_10", 0x0fa7c383067b8377),
     ("newreno_pie_sack_loss_10", 0x61ef9eed45de28b3),
     ("reno_pie_ecn_10", 0x3835630820ce8af8),
     ("newreno_droptail_delack_50", 0xa5e979ca6cf253d2),
     ("reno_red_ecn_50", 0xf49e529467ee628a),
     ("cubic_pie_ecn_delack_50", 0x7ad0ece17a6d98ba),
     ("cubic_droptail_sack_loss_50", 0xe15983bc8cfeda9a),
-    ("newreno_codel_ecn_sack_50", 0x4c07e544543e865a),
-    ("reno_codel_sack_delack_50", 0x4540327a06d9792f),
+    ("newreno_codel_ecn_sack_50", 0x54fb6d97a6ecc2f6),
+    ("reno_codel_sack_delack_50", 0x974940727bf4c9df),
     ("cubic_2_droptail_sack_delack", 0xad7c4aecfe28ee1e),
     ("newreno_2_pie", 0x2255021a751d4f8a),
     ("mixed_red_ecn", 0x2abf240139b4dbd5),
