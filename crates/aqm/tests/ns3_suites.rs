@@ -709,3 +709,163 @@ fn red_sanity_tests_1_to_11() {
         assert!(t11.unforced > 0, "test 11: {t11:?}");
     }
 }
+
+/// What ns-3's PIE schedule did: unforced drops (`Early`), drops at the limit (ns-3's
+/// FORCED_DROP: `ForcedLimit`, and PIE's own forced drops, `AqmForced`, counted with them),
+/// marks, the largest drop probability seen after an arrival, and the largest rise of it
+/// between two arrivals while it was above 0.1 (ns-3's `m_maxDropProbDiff`).
+#[derive(Debug, Default)]
+struct PieRun {
+    unforced: u64,
+    forced: u64,
+    marks: u64,
+    max_prob: f64,
+    max_rise: f64,
+}
+
+/// ns-3's PIE test schedule: one packet of 1000 bytes every 10 ms from 10 ms (400 packets),
+/// one dequeue every `deq` seconds from `deq` (400), PIE's timer whenever due, until 8 s.
+/// At equal times: arrival, dequeue, then the timer.
+fn pie_schedule(mode: Mode, cfg: aqm::pie::PieConfig, deq: f64, ect: bool) -> PieRun {
+    let mut q: QueueDisc<Pkt> =
+        QueueDisc::new(&AqmConfig::Pie(cfg), mode.limit(300, 1000), link(), 1).unwrap();
+    let deq_ns = (deq * 1e9).round() as u64;
+    let (mut i_enq, mut i_deq) = (0u64, 0u64);
+    let mut r = PieRun::default();
+    let mut prev = 0.0f64;
+    loop {
+        let t_enq = (i_enq < 400).then(|| (i_enq + 1) * 10_000_000);
+        let t_deq = (i_deq < 400).then(|| (i_deq + 1) * deq_ns);
+        let t_timer = q.poll_at().map(|t| t.0);
+        let Some(now) = [t_enq, t_deq, t_timer].into_iter().flatten().min() else {
+            break;
+        };
+        if now > 8_000_000_000 {
+            break;
+        }
+        let now_i = Instant(now);
+        if t_enq == Some(now) {
+            let p = Pkt::new(i_enq, 1000);
+            match q.enqueue(now_i, if ect { p.ect() } else { p }) {
+                Enqueue::Queued => {}
+                Enqueue::Marked => r.marks += 1,
+                Enqueue::Dropped(_, aqm::DropReason::Early) => r.unforced += 1,
+                Enqueue::Dropped(_, _) => r.forced += 1,
+            }
+            let p = q.probability();
+            r.max_prob = r.max_prob.max(p);
+            if prev > 0.1 {
+                r.max_rise = r.max_rise.max(p - prev);
+            }
+            prev = p;
+            i_enq += 1;
+        }
+        if t_deq == Some(now) {
+            q.dequeue(now_i, &mut |_, _| {});
+            i_deq += 1;
+        }
+        if t_timer == Some(now) {
+            q.on_timer(now_i);
+        }
+    }
+    r
+}
+
+/// ns-3 `PieQueueDiscTestCase` (`pie-queue-disc-test-suite.cc`) in packet and byte mode,
+/// asserting what ns-3 asserts. ns-3's PIE defaults (RFC 8033: QueueDelayReference 15 ms,
+/// Tupdate 15 ms, MaxBurstAllowance 150 ms, DequeueThreshold 16384, A 0.125, B 1.25) are
+/// aqmlab's; ns-3 estimates the delay from timestamps and does not de-randomise by default, so
+/// those are set (`use_timestamps`, `derandomize = false`). Test 1: eight packets in and out in
+/// order; 2: Tupdate 30 ms, DequeueThreshold 10000, reference 20 ms, burst 100 ms, dequeues
+/// every 12 ms: unforced drops, none forced; 3: reference 80 ms: fewer than 2; 4: dequeues every
+/// 15 ms: more than 2; 5: and Tupdate 90 ms: fewer than 4; 6: the dequeue-rate estimator,
+/// dequeues every 14 ms: unforced drops, none forced; 8: the drop probability never rises by
+/// more than 0.02 per step above 0.1 (RFC 8033 §5.5; ns-3 tolerance 1e-16); 9: ECN, Not-ECT
+/// (MarkEcnThreshold 0.3): drops, no marks; 10: ECT, ECN off: drops, no marks; 11: ECT and
+/// ECN: marks, and drops because the probability exceeds 0.3; 12: de-randomisation: unforced
+/// drops, none forced. Not expressed: 7 (aqmlab always applies the cap), 13-14 (they set
+/// ns-3's accumulated probability from outside), 15-16 (ns-3's ActiveThreshold, a DOCSIS-PIE
+/// feature aqmlab does not have).
+#[test]
+fn pie_sanity_tests() {
+    use aqm::pie::PieConfig;
+    let ns3 = PieConfig {
+        use_timestamps: true,
+        derandomize: false,
+        ..Default::default()
+    };
+    let t2cfg = PieConfig {
+        t_update: Duration::from_millis(30),
+        dq_threshold: 10_000,
+        target: Duration::from_millis(20),
+        max_burst: Duration::from_millis(100),
+        ..ns3
+    };
+    for mode in MODES {
+        // Test 1.
+        let mut q: QueueDisc<Pkt> =
+            QueueDisc::new(&AqmConfig::Pie(ns3), mode.limit(300, 1000), link(), 1).unwrap();
+        for i in 0..8 {
+            q.enqueue(Instant::ZERO, Pkt::new(i, 1000));
+        }
+        assert_eq!(mode.size(&q), 8 * mode.unit(1000));
+        for i in 0..8 {
+            assert_eq!(q.dequeue(Instant::ZERO, &mut |_, _| {}).unwrap().id, i);
+        }
+        assert_eq!(q.stats().dropped(), 0);
+        // Tests 2-5.
+        let t2 = pie_schedule(mode, t2cfg, 0.012, false);
+        assert!(t2.unforced > 0 && t2.forced == 0, "test 2 {mode:?}: {t2:?}");
+        let t3cfg = PieConfig {
+            target: Duration::from_millis(80),
+            ..t2cfg
+        };
+        let t3 = pie_schedule(mode, t3cfg, 0.012, false);
+        assert!(t3.unforced < t2.unforced, "test 3: {t3:?} vs {t2:?}");
+        let t4 = pie_schedule(mode, t2cfg, 0.015, false);
+        assert!(t4.unforced > t2.unforced, "test 4: {t4:?} vs {t2:?}");
+        let t5cfg = PieConfig {
+            t_update: Duration::from_millis(90),
+            ..t2cfg
+        };
+        let t5 = pie_schedule(mode, t5cfg, 0.015, false);
+        assert!(t5.unforced < t4.unforced, "test 5: {t5:?} vs {t4:?}");
+        // Test 6: the dequeue-rate estimator.
+        let t6cfg = PieConfig {
+            use_timestamps: false,
+            ..ns3
+        };
+        let t6 = pie_schedule(mode, t6cfg, 0.014, false);
+        assert!(t6.unforced > 0 && t6.forced == 0, "test 6: {t6:?}");
+        // Test 8: the cap on the probability's rise.
+        let t8 = pie_schedule(mode, ns3, 0.014, false);
+        assert!(t8.unforced > 0 && t8.forced == 0, "test 8: {t8:?}");
+        assert!(t8.max_rise < 0.020_000_000_000_000_1, "test 8: {t8:?}");
+        // Tests 9-11: ECN with MarkEcnThreshold 0.3.
+        let ecn = |on: bool| PieConfig {
+            ecn: on,
+            ecn_max_prob: 0.3,
+            ..ns3
+        };
+        let t9 = pie_schedule(mode, ecn(true), 0.014, false);
+        assert!(
+            t9.marks == 0 && t9.unforced > 0 && t9.forced == 0,
+            "test 9: {t9:?}"
+        );
+        let t10 = pie_schedule(mode, ecn(false), 0.014, true);
+        assert!(
+            t10.marks == 0 && t10.unforced > 0 && t10.forced == 0,
+            "test 10: {t10:?}"
+        );
+        let t11 = pie_schedule(mode, ecn(true), 0.014, true);
+        assert!(t11.marks > 0 && t11.unforced > 0, "test 11: {t11:?}");
+        assert!(t11.max_prob > 0.3 && t11.forced == 0, "test 11: {t11:?}");
+        // Test 12: de-randomisation.
+        let t12cfg = PieConfig {
+            derandomize: true,
+            ..ns3
+        };
+        let t12 = pie_schedule(mode, t12cfg, 0.014, false);
+        assert!(t12.unforced > 0 && t12.forced == 0, "test 12: {t12:?}");
+    }
+}
