@@ -30,6 +30,10 @@ def test_every_parameter_is_documented_with_unit_and_default():
             assert p["unit"], f"{name}.{p['name']} has no unit"
             if p["unit"] == "file":  # a required table (PAQMAN's policy): no default
                 assert p["default"] is None, f"{name}.{p['name']}"
+            elif p["unit"] == "bool":
+                assert isinstance(p["default"], bool), f"{name}.{p['name']}"
+            elif "|" in p["unit"]:  # a choice: its default is one of the names
+                assert p["default"] in p["unit"].split("|"), f"{name}.{p['name']}"
             else:
                 assert math.isfinite(p["default"]), f"{name}.{p['name']}"
 
@@ -116,11 +120,22 @@ def test_units_are_converted():
     assert cfg["interval"] == 200_000_000
 
 
-def test_codel_drop_spacing_follows_rfc8289_control_law():
+# Drop spacing after drops 1..4 under Linux's arithmetic (include/net/codel_impl.h): the 16-bit
+# rec_inv_sqrt goes 0xffff, 32769, 36864, 31968 (one codel_Newton_step per count), and the
+# spacing is reciprocal_scale(100 ms, rec << 16) in ns; RFC 8289 §5.5: 100 ms / sqrt(count).
+LINUX_GAPS = [0.099998474, 0.050001525, 0.056250000, 0.048779296]
+RFC_GAPS = [0.1 / math.sqrt(n) for n in range(1, 5)]
+
+
+@pytest.mark.parametrize(
+    "params,gaps", [({}, LINUX_GAPS), ({"control_law": "rfc"}, RFC_GAPS)], ids=["linux", "rfc"]
+)
+def test_codel_drop_spacing_follows_the_control_law(params, gaps):
     """A standing queue of 10 ms sojourn: CoDel first drops one INTERVAL after the sojourn rose
-    above TARGET, then every INTERVAL/sqrt(count) (RFC 8289 §5.5 control_law). Times are
-    compared to 1 us: the core works in integer ns, our dequeue grid is 10 us."""
-    q = Queue("codel", {}, limit_pkts=10_000, link_rate_bps=1e9)
+    above TARGET, then at the control law's spacing: Linux's by default, RFC 8289 §5.5's
+    INTERVAL/sqrt(count) with ``control_law = "rfc"``. Times are compared to 20 us: the core
+    works in integer ns, our dequeue grid is 10 us."""
+    q = Queue("codel", params, limit_pkts=10_000, link_rate_bps=1e9)
     step = 1e-5
     drops_at = []
     last = 0
@@ -141,7 +156,7 @@ def test_codel_drop_spacing_follows_rfc8289_control_law():
     assert first == pytest.approx(0.01 + 0.1, abs=2e-5)
     for n in range(1, 5):
         gap = drops_at[n] - drops_at[n - 1]
-        assert gap == pytest.approx(0.1 / math.sqrt(n), abs=2e-5), n
+        assert gap == pytest.approx(gaps[n - 1], abs=2e-5), n
 
 
 def test_time_must_not_run_backwards():
@@ -169,3 +184,76 @@ def test_counters_conserve_packets_under_pie():
     assert s["received"] == s["dropped_enqueue"] + s["enqueued"]
     assert s["enqueued"] == s["dequeued"] + s["dropped_dequeue"] + q.len_pkts
     assert s["dropped_early"] > 0
+
+
+@pytest.mark.parametrize(
+    "name", ["fq_codel", "fq_pie", "sfq", "sfq_codel", "drr", "wfq", "dualpi2", "sqm"]
+)
+def test_queue_builds_every_qdisc_and_conserves_packets(name):
+    """Every qdisc runs in ``Queue`` with a flow key and ECN codepoint per packet; its counters
+    add up: received = dropped_aqm + dropped_forced + dequeued + queued, the two drop causes
+    being the counters' parts (early = at enqueue by the AQM + at dequeue; forced = the limit
+    + a scheduler's victims)."""
+    q = Queue(name, limit_pkts=40, link_rate_bps=1e6, seed=5)
+    assert q.aqm == name
+    t = 0.0
+    for k in range(400):
+        t += 0.001
+        q.enqueue(t, 1000, flow=k % 4, ecn=["not-ect", "ect0", "ect1", True][k % 4])
+        if k % 3 == 0:
+            q.dequeue_packet(t)
+        while (p := q.poll_at()) is not None and p <= t:
+            q.on_timer(p)
+    s = q.stats()
+    assert s["dropped_aqm"] == s["dropped_early"] + s["dropped_dequeue"]
+    assert s["dropped_forced"] == s["dropped_limit"] + s["dropped_victim"]
+    assert s["received"] == s["dropped_aqm"] + s["dropped_forced"] + s["dequeued"] + q.len_pkts
+    assert s["dropped_forced"] > 0, "the offered load is three times what leaves"
+
+
+def test_stats_separate_early_from_forced_drops():
+    """CoDel on a 5-packet FIFO: 10 arrivals at once lose 5 at the limit (forced), then the
+    standing queue loses packets to CoDel at dequeue (early); fq_codel's overflow batch drops
+    queued packets of the fattest flow: forced too (Linux fq_codel_drop)."""
+    q = Queue("codel", limit_pkts=5)
+    for _ in range(10):
+        q.enqueue(0.0, 1000)
+    assert q.stats()["dropped_forced"] == 5 and q.stats()["dropped_aqm"] == 0
+    t = 0.0
+    for _ in range(400):
+        t += 0.002
+        q.enqueue(t, 1000)
+        q.enqueue(t, 1000)
+        q.dequeue(t + 0.2)
+        t += 0.2
+    s = q.stats()
+    assert s["dropped_aqm"] == s["dropped_dequeue"] > 0
+    fq = Queue("fq_codel", limit_pkts=4, link_rate_bps=1e6)
+    for _ in range(3):
+        assert fq.enqueue(0.0, 120, flow=1) == "queued"
+    fq.enqueue(0.0, 120, flow=2)
+    assert fq.enqueue(0.0, 120, flow=2) == "queued"
+    s = fq.stats()
+    assert (s["dropped_victim"], s["dropped_forced"], s["dropped_aqm"]) == (2, 2, 0)
+    assert fq.active_flows == 2
+
+
+def test_flow_keys_and_ecn_codepoints_reach_the_qdisc():
+    """fq_codel serves two backlogged flows in turn (quantum 1000 B = one packet); dualpi2 puts
+    ECT(1) in its L queue, whose step marks at 1 ms, and leaves ECT(0) to the classic queue."""
+    fq = Queue("fq_codel", {"quantum": 1000})
+    for f in (1, 1, 1, 2, 2, 2):
+        fq.enqueue(0.0, 1000, flow=f)
+    order = [fq.dequeue_packet(0.0001)["flow"] for _ in range(6)]
+    assert order == [1, 2, 1, 2, 1, 2]
+    dq = Queue("dualpi2")
+    for _ in range(3):
+        dq.enqueue(0.0, 1000, ecn="ect1")
+    p = dq.dequeue_packet(0.005)
+    assert p["ecn"] == "ce", "an L packet waiting 5 ms > step_thresh 1 ms is marked"
+    dq2 = Queue("dualpi2")
+    dq2.enqueue(0.0, 1000, ecn="ect0")
+    assert dq2.dequeue_packet(0.005)["ecn"] == "ect0"
+    c = Queue("codel", {"ecn": True})
+    c.enqueue(0.0, 1000, ecn="ce")
+    assert c.dequeue_packet(0.001)["ecn"] == "ce"

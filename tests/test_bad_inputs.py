@@ -107,6 +107,25 @@ DUMBBELL_ROWS = [
         ["--aqm", "wfq", "--class", "a:1", "--aqm-param", "classes.b.weight=2"],
         ["--aqm-param", "classes.b.weight", "classes: a"],
     ),
+    # Parameters Linux's sch_sfq silently lowers, and values the qdiscs used to accept.
+    (
+        ["--aqm", "sfq", "--aqm-param", "divisor=64", "--aqm-param", "flows=128"],
+        ["flows=128", "divisor (64)"],
+    ),
+    (
+        ["--aqm", "sfq", "--aqm-param", "depth=10", "--aqm-param", "flows=4"]
+        + ["--aqm-param", "limit=41"],
+        ["limit=41", "depth x flows", "40 packets"],
+    ),
+    (["--aqm", "dualpi2", "--aqm-param", "target=0ms"], ["target=0ms", "(0, 4] s"]),
+    (["--aqm", "codel", "--aqm-param", "control_law=fast"], ["control_law=fast", "linux, rfc"]),
+    # A timer firing more than once per simulated microsecond is refused (sfq perturb=1ns hung).
+    (["--aqm", "sfq", "--aqm-param", "perturb=1ns"], ["perturb=1ns", "microsecond"]),
+    (["--aqm", "pie", "--aqm-param", "t_update=100ns"], ["t_update=100ns", "microsecond"]),
+    (["--aqm", "ared", "--aqm-param", "interval=1ns"], ["interval=1ns", "microsecond"]),
+    (["--aqm", "fq_pie", "--aqm-param", "t_update=1ns"], ["t_update=1ns", "microsecond"]),
+    (["--aqm", "dualpi2", "--aqm-param", "tupdate=1ns"], ["tupdate=1ns", "microsecond"]),
+    (["--aqm", "pi", "--aqm-param", "w=1e7"], ["w=1e7", "microsecond"]),
 ]
 
 # aqmlab emulate: every row fails before anything is created (no root needed to see it).
@@ -562,6 +581,11 @@ def _api_rows():
         ("start_trace suffix", lambda: _traced_sim().start_trace("t.csv"), "'t.csv'"),
         ("parse_rate", lambda: parse_rate("10MBPS"), "10MBPS"),
         ("parse_time unit", lambda: parse_time("5", require_unit=True), "give a unit"),
+        ("Queue sfq flows", lambda: Queue("sfq", {"divisor": 16, "flows": 32}), "'flows' = 32"),
+        ("Queue sfq perturb", lambda: Queue("sfq", {"perturb": "1ns"}), "'perturb' = 0.000000001"),
+        ("Queue dualpi2 target", lambda: Queue("dualpi2", {"target": 0}), "'target' = 0"),
+        ("Queue control_law", lambda: Queue("codel", {"control_law": 1}), "'control_law' = '1'"),
+        ("Queue ecn", lambda: Queue("fq_codel").enqueue(0, 100, ecn="ect2"), "ecn = 'ect2'"),
     ]
 
 

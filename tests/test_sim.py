@@ -155,7 +155,16 @@ def test_run_scenario_file_with_overrides(tmp_path):
 def test_aqms_lists_parameters():
     table = json.loads(cli("aqms", "--json").stdout)
     names = {p["name"] for p in table["codel"]}
-    assert {"target", "interval", "ecn"} <= names
+    assert {"target", "interval", "ecn", "ce_threshold", "control_law"} <= names
+    codel = {p["name"]: p for p in table["codel"]}
+    # Booleans as true/false and choices by name, in JSON and in the table.
+    assert codel["ecn"]["default"] is False
+    assert table["fq_codel"][[p["name"] for p in table["fq_codel"]].index("ecn")]["default"] is True
+    assert codel["control_law"] == {**codel["control_law"], "unit": "linux|rfc", "default": "linux"}
+    text = cli("aqms").stdout
+    rows = [line for line in text.splitlines() if line.split()[:1] in (["ecn"], ["control_law"])]
+    assert rows and all(("false" in r or "true" in r or "linux" in r) for r in rows), rows
+    assert not any(" 0 " in r.split("│")[2] for r in rows if "│" in r), rows
 
 
 def test_scenario_errors_name_key_and_value():

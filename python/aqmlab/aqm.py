@@ -1,7 +1,11 @@
 """The Rust ``aqm`` crate's algorithms, usable directly from Python.
 
-:class:`Queue` is one queue discipline (FIFO + hard limit + AQM) driven with explicit times in
-seconds, exactly the code the packet simulator runs. :func:`list_aqms` lists every algorithm
+:class:`Queue` is one queue discipline driven with explicit times in seconds, exactly the code
+the packet simulator runs: a FIFO with an AQM (``"codel"``, ``"pie"``, ...) or any qdisc
+(``"fq_codel"``, ``"fq_pie"``, ``"sfq"``, ``"sfq_codel"``, ``"drr"``, ``"wfq"``, ``"dualpi2"``,
+``"sqm"``), each packet offered with its flow key and ECN codepoint. ``stats()`` counts the
+AQM's early drops (``dropped_aqm``) apart from the drops of a full buffer
+(``dropped_forced``). :func:`list_aqms` lists every algorithm
 with its parameters, units and defaults; :func:`aqm_config` validates a name and parameters
 (values may carry units, e.g. ``"5ms"``) and returns the core's configuration.
 
@@ -12,6 +16,11 @@ Examples
 'queued'
 >>> q.dequeue(0.0012)
 1500
+>>> fq = Queue("fq_codel", {"quantum": 300}, limit_pkts=100)
+>>> fq.enqueue(0.0, 1000, flow=7, ecn="ect1")
+'queued'
+>>> fq.dequeue_packet(0.001)["flow"]
+7
 """
 
 from __future__ import annotations
@@ -49,9 +58,23 @@ def list_aqms() -> dict[str, list[dict[str, Any]]]:
     return out
 
 
+def _default(unit: str, d: float) -> Any:
+    """A default as the user writes it: None (required), a bool, a choice's name, a number."""
+    if d != d:  # a parameter without a default (PAQMAN's policy file)
+        return None
+    if unit == "bool":
+        return bool(d)
+    if "|" in unit:  # a choice (unit "linux|rfc"): the name at that index
+        return unit.split("|")[int(d)]
+    return d
+
+
 def describe_aqm(name: str) -> list[dict[str, Any]]:
-    """Parameters of one AQM or scheduler: ``[{name, unit, default, doc}, ...]``; ``default`` is
-    None for a required parameter (unit ``file``: PAQMAN's ``policy``).
+    """Parameters of one AQM or scheduler: ``[{name, unit, default, doc}, ...]``.
+
+    ``default`` is as the user writes it: a number in the unit, ``True``/``False`` for a
+    ``bool``, the name for a choice (unit ``"linux|rfc"``: one of the names), None for a
+    required parameter (unit ``file``: PAQMAN's ``policy``).
 
     Raises
     ------
@@ -59,8 +82,7 @@ def describe_aqm(name: str) -> list[dict[str, Any]]:
         Unknown name (the message lists the known ones).
     """
     return [
-        # A parameter without a default (PAQMAN's policy file) has default None.
-        {"name": n, "unit": u, "default": None if d != d else d, "doc": doc}
+        {"name": n, "unit": u, "default": _default(u, d), "doc": doc}
         for (n, u, d, doc) in _core.aqm_describe(name)
     ]
 

@@ -5,6 +5,7 @@
 //! (docs/design.md, "AQM driver contract"). Dispatch is static: [`crate::config`] wraps every
 //! algorithm in one enum and `match`es.
 
+use crate::error::{ensure, ConfigError};
 use crate::packet::Packet;
 use crate::params::Params;
 use crate::queue::{Backlog, DropReason, LinkInfo, QueueLimit, QueueStats};
@@ -128,6 +129,32 @@ pub trait Algorithm: Sized {
     }
 }
 
+/// Shortest period of an AQM timer: 1 µs. A timer that fired more often than once per
+/// simulated microsecond would dominate any run (an SFQ with `perturb = 1ns` rehashed its
+/// queue a billion times per simulated second), so such periods are refused.
+pub const MIN_TIMER_PERIOD: Duration = Duration(1_000);
+
+/// Refuses a timer period below [`MIN_TIMER_PERIOD`] (naming `key` and the value in seconds).
+pub(crate) fn check_period(key: &str, period: Duration) -> Result<(), ConfigError> {
+    ensure(
+        period >= MIN_TIMER_PERIOD,
+        key,
+        period.as_secs_f64(),
+        "must be >= 1e-06 s (an AQM timer fires at most once per simulated microsecond)",
+    )
+}
+
+/// Refuses a timer frequency that is not in (0, 1e6] Hz (period of at least
+/// [`MIN_TIMER_PERIOD`]).
+pub(crate) fn check_rate_hz(key: &str, hz: f64) -> Result<(), ConfigError> {
+    ensure(
+        hz > 0.0 && hz <= 1e6,
+        key,
+        hz,
+        "must be in (0, 1e6] Hz (an AQM timer fires at most once per simulated microsecond)",
+    )
+}
+
 /// The timer of a law that runs every `period` (PI, PIE, REM, Adaptive RED): ticks at
 /// `period, 2·period, ...` from time zero. Invariant: `next` is the first tick not yet run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,9 +183,9 @@ impl Periodic {
         if now < self.next {
             return false;
         }
-        while self.next <= now {
-            self.next += self.period;
-        }
+        // Skip to the first tick after `now` (one division, not one step per missed tick).
+        let missed = (now - self.next).0 / self.period.0.max(1);
+        self.next += Duration(self.period.0.saturating_mul(missed.saturating_add(1)));
         true
     }
     /// Change the period, keeping the time of the last tick: the next one comes `period`

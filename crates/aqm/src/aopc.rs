@@ -52,12 +52,7 @@ aqm_config! {
 impl AopcConfig {
     fn check(&self) -> Result<(), ConfigError> {
         ensure(self.q_ref >= 0.0, "q_ref", self.q_ref, "must be >= 0")?;
-        ensure(
-            self.w > 0.0 && self.w <= 1e9,
-            "w",
-            self.w,
-            "must be in (0, 1e9] Hz",
-        )?;
+        crate::algorithm::check_rate_hz("w", self.w)?;
         ensure(
             self.rtt > Duration::ZERO,
             "rtt",

@@ -89,12 +89,7 @@ impl AredConfig {
             self.target.as_secs_f64(),
             "must be > 0",
         )?;
-        ensure(
-            self.interval > Duration::ZERO,
-            "interval",
-            self.interval.as_secs_f64(),
-            "must be > 0",
-        )?;
+        crate::algorithm::check_period("interval", self.interval)?;
         ensure(self.alpha >= 0.0, "alpha", self.alpha, "must be >= 0")?;
         ensure(
             self.beta > 0.0 && self.beta <= 1.0,

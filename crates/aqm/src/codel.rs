@@ -4,13 +4,29 @@
 //! it has stayed above `target` for `interval`, CoDel enters the dropping state and drops
 //! (or ECN-marks) heads at times spaced by `interval / sqrt(count)` (the control law,
 //! RFC 8289 §5.5 `control_law`). The code follows the RFC's pseudo-code (§5.3–§5.5,
-//! `dodequeue` and `dequeue`) with integer-nanosecond time; `interval / sqrt(count)` is
-//! computed with an exact `f64` square root and truncated to whole ns (Linux uses a Newton
-//! inverse-sqrt in Q0.32 instead; the difference is below one part in 10^6 for count < 10^6).
+//! `dodequeue` and `dequeue`) with integer-nanosecond time.
+//!
+//! **Control law arithmetic** ([`ControlLaw`], parameter `control_law`). By default
+//! (`linux`) `interval / sqrt(count)` is computed as Linux computes it
+//! (`include/net/codel_impl.h`): a 16-bit `rec_inv_sqrt` (1/sqrt(count) in Q0.16) is kept per
+//! queue, advanced by one Newton step ([`newton_step`], `codel_Newton_step`) each time
+//! `count` changes, and the spacing is `reciprocal_scale(interval, rec_inv_sqrt << 16)`
+//! ([`control_law_linux`], `codel_control_law`). One step per count does not converge at
+//! once: the spacing is 50 ms instead of 70.7 ms at count 2 (100 ms interval), 56.25 ms
+//! instead of 57.7 ms at count 3, and about 1.7 % short of the exact value at large counts
+//! (the 16-bit truncation). `rfc` computes the RFC's exact `interval / sqrt(count)` with an
+//! `f64` square root truncated to whole ns ([`control_law_rfc`]). Linux counts time in
+//! 1024-ns units; aqmlab keeps nanoseconds and applies the same scaling to them, so the
+//! multiplier is bit for bit Linux's and only the time grain differs.
 //!
 //! ECN (RFC 8289 §5.5 / Linux `codel_dequeue`): with `ecn` set, an ECN-capable packet due for
 //! dropping is marked CE and delivered; in the dropping loop the next drop time is then
-//! scheduled and the call returns that packet.
+//! scheduled and the call returns that packet. A packet that arrived already CE is
+//! ECN-capable: it is "marked" (stays CE) and delivered, as Linux's `INET_ECN_set_ce`
+//! succeeds on it.
+//!
+//! `ce_threshold` (Linux `codel_dequeue`, label `end`): a delivered ECT packet whose sojourn
+//! exceeds it is CE-marked, whatever `ecn` says.
 //!
 //! Activations: one per `dequeue` call that finds a packet (the control logic runs on every
 //! dequeue, RFC 8289 §5.5).
@@ -19,12 +35,13 @@
 //! ([`CodelQueue`]: a FIFO here; one flow queue of `fq_codel` / `sfq_codel`, which hold one
 //! [`CodelVars`] per flow queue and call the same code, as Linux's `sch_fq_codel` calls
 //! `codel_dequeue` per flow). [`CodelParams`] carries the parameters, the Linux
-//! `ce_threshold` option and the bookkeeping variant ([`CodelRules`]).
+//! `ce_threshold` option, the control-law arithmetic and the bookkeeping variant
+//! ([`CodelRules`]).
 
 use crate::algorithm::{Algorithm, Arrival, Env, QueueView, Verdict};
 use crate::error::{ensure, ConfigError};
 use crate::packet::{Ecn, Packet};
-use crate::params::aqm_config;
+use crate::params::{aqm_config, ParamValue};
 use crate::queue::{Backlog, DropReason, QueueStats};
 use crate::rng::Rng;
 use crate::time::{Duration, Instant};
@@ -50,6 +67,14 @@ aqm_config! {
         pub max_packet: u32 = 0, "bytes";
         /// Mark CE instead of dropping ECN-capable packets. Default false.
         pub ecn: bool = false, "bool";
+        /// CE-mark every delivered ECT packet whose sojourn exceeds this, seconds, whatever
+        /// `ecn` says (Linux sch_codel ce_threshold, for DCTCP-style senders). 0 = off
+        /// (default).
+        pub ce_threshold: Duration = Duration::ZERO, "s";
+        /// Arithmetic of the control law interval/sqrt(count): "linux" (default; Linux's
+        /// 16-bit reciprocal square root advanced by one Newton step per count,
+        /// codel_impl.h) or "rfc" (RFC 8289's exact square root).
+        pub control_law: ControlLaw = ControlLaw::Linux, "linux|rfc";
     }
 }
 
@@ -68,6 +93,85 @@ impl CodelConfig {
             "must be > 0",
         )
     }
+}
+
+/// How the control law's spacing `interval / sqrt(count)` is computed (parameter
+/// `control_law`; module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ControlLaw {
+    /// Linux `codel_impl.h`: a Q0.16 `rec_inv_sqrt` advanced by one Newton step
+    /// ([`newton_step`]) per change of `count`, scaled with `reciprocal_scale`
+    /// ([`control_law_linux`]).
+    #[default]
+    Linux,
+    /// RFC 8289 §5.5: `interval / sqrt(count)` with an exact square root ([`control_law_rfc`]).
+    Rfc,
+}
+
+/// At the parameter boundary (`f64`): 0 = `linux`, 1 = `rfc` (the unit `"linux|rfc"` lists
+/// the names in that order; text values are converted by name).
+impl ParamValue for ControlLaw {
+    fn from_param(key: &str, v: f64) -> Result<Self, ConfigError> {
+        if v == 0.0 {
+            Ok(ControlLaw::Linux)
+        } else if v == 1.0 {
+            Ok(ControlLaw::Rfc)
+        } else {
+            Err(ConfigError::invalid(key, v, "must be \"linux\" or \"rfc\""))
+        }
+    }
+    fn to_param(self) -> f64 {
+        match self {
+            ControlLaw::Linux => 0.0,
+            ControlLaw::Rfc => 1.0,
+        }
+    }
+}
+
+/// Bits of Linux's `rec_inv_sqrt` (`REC_INV_SQRT_BITS`, `include/net/codel.h`: a `u16`).
+pub const REC_INV_SQRT_BITS: u32 = 16;
+/// Shift from `rec_inv_sqrt` to a Q0.32 number (`REC_INV_SQRT_SHIFT`, `include/net/codel.h`).
+pub const REC_INV_SQRT_SHIFT: u32 = 32 - REC_INV_SQRT_BITS;
+/// `rec_inv_sqrt` for `count = 1` (`~0U >> REC_INV_SQRT_SHIFT`, Linux `codel_dequeue`).
+pub const REC_INV_SQRT_ONE: u16 = (u32::MAX >> REC_INV_SQRT_SHIFT) as u16;
+
+/// One Newton step of the reciprocal square root of `count`, Linux `codel_Newton_step`
+/// (`include/net/codel_impl.h`): with `y` = `rec_inv_sqrt` as Q0.32,
+/// `y' = (y / 2) (3 - count y^2)`, in Linux's integer arithmetic (unsigned 64-bit, wrapping
+/// where Linux's does, e.g. when `count y^2 > 3`), truncated back to 16 bits.
+#[inline]
+pub fn newton_step(rec_inv_sqrt: u16, count: u32) -> u16 {
+    let invsqrt = (rec_inv_sqrt as u32) << REC_INV_SQRT_SHIFT;
+    let invsqrt2 = ((invsqrt as u64 * invsqrt as u64) >> 32) as u32;
+    let mut val = (3u64 << 32).wrapping_sub(count as u64 * invsqrt2 as u64);
+    val >>= 2; // "avoid overflow in following multiply"
+    val = val.wrapping_mul(invsqrt as u64) >> (32 - 2 + 1);
+    (val >> REC_INV_SQRT_SHIFT) as u16
+}
+
+/// Linux `reciprocal_scale(val, ep_ro)` = `(val * ep_ro) >> 32` (`include/linux/kernel.h`),
+/// widened so that `val` may be any `u64` (nanoseconds); for `val < 2^32` it is Linux's value.
+#[inline]
+pub fn reciprocal_scale(val: u64, ep_ro: u32) -> u64 {
+    ((val as u128 * ep_ro as u128) >> 32) as u64
+}
+
+/// Linux `codel_control_law`: `t + reciprocal_scale(interval, rec_inv_sqrt << 16)`.
+#[inline]
+pub fn control_law_linux(t: Instant, interval: Duration, rec_inv_sqrt: u16) -> Instant {
+    t + Duration(reciprocal_scale(
+        interval.0,
+        (rec_inv_sqrt as u32) << REC_INV_SQRT_SHIFT,
+    ))
+}
+
+/// RFC 8289 §5.5 `control_law`: `t + interval / sqrt(count)` (exact square root, truncated to
+/// whole ns).
+#[inline]
+pub fn control_law_rfc(t: Instant, interval: Duration, count: u32) -> Instant {
+    let step = interval.0 as f64 / (count.max(1) as f64).sqrt();
+    t + Duration(step as u64)
 }
 
 /// Which CoDel variant's bookkeeping applies. The variants share the state machine (RFC 8289
@@ -97,6 +201,8 @@ pub struct CodelParams {
     /// Linux `ce_threshold` (`codel_dequeue`, label `end`): a delivered ECT packet whose
     /// sojourn exceeds this is marked CE (whatever `ecn` says). `None`: off.
     pub ce_threshold: Option<Duration>,
+    /// Arithmetic of the control law.
+    pub law: ControlLaw,
     /// Bookkeeping variant.
     pub rules: CodelRules,
 }
@@ -146,6 +252,9 @@ pub struct CodelVars {
     pub lastcount: u32,
     /// In the dropping state.
     pub dropping: bool,
+    /// 1/sqrt(count) in Q0.16, Linux's `rec_inv_sqrt` (used by [`ControlLaw::Linux`]; kept
+    /// up to date under either law, so that switching laws while running is seamless).
+    pub rec_inv_sqrt: u16,
 }
 
 /// Drop `p` (counted in `stats.dropped_dequeue`, handed to `on_drop`), or mark and return it
@@ -169,6 +278,41 @@ fn signal<P: Packet, F: FnMut(P, DropReason)>(
 }
 
 impl CodelVars {
+    /// `count += 1` and, as Linux does after every increment, one Newton step of
+    /// `rec_inv_sqrt` (`codel_dequeue`'s dropping loop).
+    #[inline]
+    pub fn count_up(&mut self) {
+        self.count = self.count.saturating_add(1);
+        self.rec_inv_sqrt = newton_step(self.rec_inv_sqrt, self.count);
+    }
+
+    /// Sets `count` on entering the dropping state: `resume = Some(n)` resumes at count `n`
+    /// with one Newton step from the old `rec_inv_sqrt` (Linux: "we dont care if
+    /// rec_inv_sqrt approximation is not very precise: next Newton steps will correct it
+    /// quadratically"); `None` restarts at count 1 with `rec_inv_sqrt = 1.0`.
+    #[inline]
+    fn enter_count(&mut self, resume: Option<u32>) {
+        match resume {
+            Some(n) => {
+                self.count = n;
+                self.rec_inv_sqrt = newton_step(self.rec_inv_sqrt, n);
+            }
+            None => {
+                self.count = 1;
+                self.rec_inv_sqrt = REC_INV_SQRT_ONE;
+            }
+        }
+    }
+
+    /// The control law from `t` with the current `count` (and `rec_inv_sqrt`).
+    #[inline]
+    pub fn control_law(&self, t: Instant, prm: &CodelParams) -> Instant {
+        match prm.law {
+            ControlLaw::Linux => control_law_linux(t, prm.interval, self.rec_inv_sqrt),
+            ControlLaw::Rfc => control_law_rfc(t, prm.interval, self.count),
+        }
+    }
+
     /// RFC 8289 §5.4 `dodequeue`: pop the head and decide whether dropping is allowed.
     #[inline]
     fn dodequeue<P: Packet, Q: CodelQueue<P>>(
@@ -228,13 +372,13 @@ impl CodelVars {
             while self.dropping && now >= self.drop_next {
                 let head = p.take().expect("dropping implies a packet");
                 if !ns2 {
-                    self.count = self.count.saturating_add(1);
+                    self.count_up();
                 }
                 if let Some(marked) = signal(prm.ecn, head, stats, on_drop) {
                     if ns2 {
-                        self.count = self.count.saturating_add(1);
+                        self.count_up();
                     }
-                    self.drop_next = Codel::control_law(self.drop_next, prm.interval, self.count);
+                    self.drop_next = self.control_law(self.drop_next, prm);
                     // Already CE: the ce_threshold test below cannot mark it again.
                     return Some(marked);
                 }
@@ -243,9 +387,9 @@ impl CodelVars {
                     self.dropping = false;
                 } else {
                     if ns2 {
-                        self.count = self.count.saturating_add(1);
+                        self.count_up();
                     }
-                    self.drop_next = Codel::control_law(self.drop_next, prm.interval, self.count);
+                    self.drop_next = self.control_law(self.drop_next, prm);
                 }
             }
         } else if ok_to_drop {
@@ -264,23 +408,17 @@ impl CodelVars {
             if ns2 {
                 // ns-2 sfqcodel: count - 2 if the last dropping state ended < 8 intervals ago.
                 let window = prm.interval.0.saturating_mul(8).min(i64::MAX as u64) as i64;
-                self.count = if self.count > 2 && since < window {
-                    self.count - 2
-                } else {
-                    1
-                };
+                let resume = (self.count > 2 && since < window).then(|| self.count - 2);
+                self.enter_count(resume);
             } else {
                 // Count decay on re-entry (RFC 8289 §5.5): resume near the last drop rate if
                 // the previous dropping state ended recently.
                 let delta = self.count.saturating_sub(self.lastcount);
                 let window = prm.interval.0.saturating_mul(REENTRY_INTERVALS);
-                self.count = if delta > 1 && since < window.min(i64::MAX as u64) as i64 {
-                    delta
-                } else {
-                    1
-                };
+                let recent = since < window.min(i64::MAX as u64) as i64;
+                self.enter_count((delta > 1 && recent).then_some(delta));
             }
-            self.drop_next = Codel::control_law(now, prm.interval, self.count);
+            self.drop_next = self.control_law(now, prm);
             self.lastcount = self.count;
             if marked {
                 return p;
@@ -310,13 +448,6 @@ pub struct Codel {
 }
 
 impl Codel {
-    /// RFC 8289 §5.5 `control_law`: `t + interval / sqrt(count)`.
-    #[inline]
-    pub fn control_law(t: Instant, interval: Duration, count: u32) -> Instant {
-        let step = interval.0 as f64 / (count.max(1) as f64).sqrt();
-        t + Duration(step as u64)
-    }
-
     /// The state machine's parameters.
     #[inline]
     fn params(&self) -> CodelParams {
@@ -324,7 +455,8 @@ impl Codel {
             target: self.cfg.target,
             interval: self.cfg.interval,
             ecn: self.cfg.ecn,
-            ce_threshold: None,
+            ce_threshold: ce_threshold(self.cfg.ce_threshold),
+            law: self.cfg.control_law,
             rules: CodelRules::Rfc8289,
         }
     }
@@ -406,6 +538,12 @@ impl Algorithm for Codel {
     }
 }
 
+/// A `ce_threshold` parameter (0 = off) as [`CodelParams::ce_threshold`].
+#[inline]
+pub(crate) fn ce_threshold(d: Duration) -> Option<Duration> {
+    (d > Duration::ZERO).then_some(d)
+}
+
 impl Codel {
     fn update_max_packet(&mut self) {
         self.max_packet = if self.cfg.max_packet == 0 {
@@ -425,14 +563,21 @@ mod tests {
 
     const I: u64 = 100_000_000; // INTERVAL in ns
 
-    fn codel_queue() -> QueueDisc<TestPacket> {
+    fn codel_queue_with(law: ControlLaw) -> QueueDisc<TestPacket> {
+        let cfg = CodelConfig {
+            control_law: law,
+            ..Default::default()
+        };
         QueueDisc::new(
-            &AqmConfig::Codel(CodelConfig::default()),
+            &AqmConfig::Codel(cfg),
             QueueLimit::Packets(10_000),
             LinkInfo::new(crate::BitsPerSec::from_mbps(10)),
             1,
         )
         .unwrap()
+    }
+    fn codel_queue() -> QueueDisc<TestPacket> {
+        codel_queue_with(ControlLaw::Rfc)
     }
     fn state(q: &QueueDisc<TestPacket>) -> &Codel {
         match q.aqm() {
@@ -464,25 +609,79 @@ mod tests {
         d
     }
 
-    /// RFC 8289 §5.4–5.5: a queue whose sojourn stays above TARGET. Ticks every 1 ms from
-    /// 10 ms; first_above_time = 10 ms + INTERVAL, so the first drop is at 110 ms, then drop k
-    /// happens at the first tick >= D_k of the reference schedule. Tolerance: exact (the drop
-    /// must fall on that very tick).
-    #[test]
-    fn drop_times_follow_rfc_spacing() {
-        let mut q = codel_queue();
+    /// Reference drop schedule of Linux's arithmetic (`codel_impl.h`): D_1 = entry,
+    /// rec_1 = 0xffff; D_{k+1} = D_k + ((I * (rec_k << 16)) >> 32) with
+    /// rec_{k+1} = codel_Newton_step(rec_k, k + 1) (the Newton step itself is checked bit for
+    /// bit against Linux's vectors in tests/ns3_suites.rs).
+    fn linux_schedule(entry: u64, n: usize) -> Vec<u64> {
+        let mut d = vec![entry];
+        let mut rec = REC_INV_SQRT_ONE;
+        let mut count = 1u32;
+        while d.len() < n {
+            let last = *d.last().unwrap();
+            d.push(last + ((I as u128 * ((rec as u128) << 16)) >> 32) as u64);
+            count += 1;
+            rec = newton_step(rec, count);
+        }
+        d
+    }
+
+    /// Drops of a queue whose sojourn stays above TARGET, dequeued every 1 ms from 10 ms to
+    /// 1999 ms: the tick of each drop.
+    fn drop_ticks(q: &mut QueueDisc<TestPacket>) -> Vec<u64> {
         for i in 0..5000 {
             q.enqueue(Instant::ZERO, TestPacket::new(i, 1000));
         }
         let mut drop_ticks = Vec::new();
         for k in 0..1990u64 {
             let t = ms(10 + k);
-            let (delivered, drops) = tick(&mut q, t);
+            let (delivered, drops) = tick(q, t);
             assert!(delivered, "a packet is delivered on every tick");
             for _ in 0..drops {
                 drop_ticks.push(t.0);
             }
         }
+        drop_ticks
+    }
+
+    /// Linux's control law (the default): a queue whose sojourn stays above TARGET, ticks
+    /// every 1 ms from 10 ms; the first drop is at 110 ms, then drop k at the first tick at or
+    /// after D_k of [`linux_schedule`]. Tolerance: exact. The third drop comes 50 ms after the
+    /// second (one Newton step from 1.0 at count 2 gives 1/2, not 1/sqrt 2).
+    #[test]
+    fn drop_times_follow_linux_newton_steps() {
+        let mut q = codel_queue_with(ControlLaw::Linux);
+        let got = drop_ticks(&mut q);
+        let reference = linux_schedule(ms(110).0, got.len() + 1);
+        assert!(got.len() > 30, "got {} drops", got.len());
+        for (k, (&g, &d)) in got.iter().zip(&reference).enumerate() {
+            assert_eq!(
+                g,
+                d.div_ceil(1_000_000) * 1_000_000,
+                "drop #{} (D = {d} ns)",
+                k + 1
+            );
+        }
+        assert!(*reference.last().unwrap() > ms(1999).0, "no drop missing");
+        assert_eq!(got[1] - got[0], ms(100).0);
+        assert_eq!(
+            got[2] - got[1],
+            ms(50).0,
+            "D_3 = 259.999999 ms -> tick 260 ms"
+        );
+        // The exact law differs (RFC): its third drop is 70.7 ms after the second.
+        let rfc = reference_schedule(ms(110).0, 3, 1);
+        assert_eq!(rfc[2] - rfc[1], 70_710_678);
+    }
+
+    /// RFC 8289 §5.4–5.5 (`control_law = "rfc"`): a queue whose sojourn stays above TARGET.
+    /// Ticks every 1 ms from 10 ms; first_above_time = 10 ms + INTERVAL, so the first drop is
+    /// at 110 ms, then drop k happens at the first tick >= D_k of the reference schedule.
+    /// Tolerance: exact (the drop must fall on that very tick).
+    #[test]
+    fn drop_times_follow_rfc_spacing() {
+        let mut q = codel_queue();
+        let drop_ticks = drop_ticks(&mut q);
         let reference = reference_schedule(ms(110).0, drop_ticks.len(), 1);
         assert!(drop_ticks.len() > 30, "got {} drops", drop_ticks.len());
         for (k, (&got, &d)) in drop_ticks.iter().zip(&reference).enumerate() {
@@ -504,10 +703,17 @@ mod tests {
     /// Phase 1 as above until 1 s, drain the queue (leaves the dropping state), refill and
     /// re-enter. RFC 8289 §5.5: re-entry within 16 intervals resumes with
     /// count = count − lastcount (lastcount = 1 here); after longer, count = 1.
+    /// Under Linux's law the count decay on re-entry takes one Newton step from the old
+    /// `rec_inv_sqrt` (`codel_dequeue`), a restart at count 1 resets it to 0xffff.
     #[test]
     fn reentry_count_decay() {
-        for (gap_ms, expect_decay) in [(10u64, true), (2_000, false)] {
-            let mut q = codel_queue();
+        for (law, gap_ms, expect_decay) in [
+            (ControlLaw::Rfc, 10u64, true),
+            (ControlLaw::Rfc, 2_000, false),
+            (ControlLaw::Linux, 10, true),
+            (ControlLaw::Linux, 2_000, false),
+        ] {
+            let mut q = codel_queue_with(law);
             for i in 0..3000 {
                 q.enqueue(Instant::ZERO, TestPacket::new(i, 1000));
             }
@@ -522,6 +728,7 @@ mod tests {
             }
             assert!(!state(&q).dropping());
             assert_eq!(state(&q).count(), n, "count is kept while not dropping");
+            let rec_before = state(&q).vars().rec_inv_sqrt;
             let t2 = 1000 + gap_ms;
             for i in 0..3000 {
                 q.enqueue(ms(t2), TestPacket::new(10_000 + i, 1000));
@@ -540,10 +747,19 @@ mod tests {
             assert_eq!(entry, ms(t2 + 110));
             let expected = if expect_decay { n - 1 } else { 1 };
             assert_eq!(state(&q).count(), expected, "gap {gap_ms} ms");
-            assert_eq!(
-                state(&q).drop_next(),
-                entry + Duration((I as f64 / (expected as f64).sqrt()) as u64)
-            );
+            let next = match law {
+                ControlLaw::Rfc => entry + Duration((I as f64 / (expected as f64).sqrt()) as u64),
+                ControlLaw::Linux => {
+                    let rec = if expect_decay {
+                        newton_step(rec_before, expected)
+                    } else {
+                        REC_INV_SQRT_ONE
+                    };
+                    assert_eq!(state(&q).vars().rec_inv_sqrt, rec);
+                    entry + Duration(((I as u128 * ((rec as u128) << 16)) >> 32) as u64)
+                }
+            };
+            assert_eq!(state(&q).drop_next(), next, "{law:?}, gap {gap_ms} ms");
         }
     }
 
@@ -624,10 +840,51 @@ mod tests {
 
     #[test]
     fn control_law_values() {
-        // interval / sqrt(count): 100 ms, 70.710678 ms, 57.735026 ms (truncated to ns).
+        // RFC: interval / sqrt(count): 100 ms, 70.710678 ms, 57.735026 ms (truncated to ns).
         let i = Duration::from_millis(100);
-        assert_eq!(Codel::control_law(Instant(0), i, 1), Instant(100_000_000));
-        assert_eq!(Codel::control_law(Instant(0), i, 2), Instant(70_710_678));
-        assert_eq!(Codel::control_law(Instant(0), i, 3), Instant(57_735_026));
+        assert_eq!(control_law_rfc(Instant(0), i, 1), Instant(100_000_000));
+        assert_eq!(control_law_rfc(Instant(0), i, 2), Instant(70_710_678));
+        assert_eq!(control_law_rfc(Instant(0), i, 3), Instant(57_735_026));
+        // Linux, by hand: rec 0xffff -> 1e8 * 0xffff0000 / 2^32 = 99 998 474 ns; one Newton
+        // step at count 2 from 0xffff: y = 1 - 2^-16, y^2 ~ 1 - 2^-15, (y/2)(3 - 2 y^2) ~ 1/2
+        // -> rec 32769 (0x8001) -> 50 001 525 ns; count 3 from 0x8001 -> 36864 (0.5625)
+        // -> 56 250 000 ns.
+        let rec2 = newton_step(REC_INV_SQRT_ONE, 2);
+        let rec3 = newton_step(rec2, 3);
+        assert_eq!((rec2, rec3), (32769, 36864));
+        assert_eq!(
+            control_law_linux(Instant(0), i, REC_INV_SQRT_ONE),
+            Instant(99_998_474)
+        );
+        assert_eq!(control_law_linux(Instant(0), i, rec2), Instant(50_001_525));
+        assert_eq!(control_law_linux(Instant(0), i, rec3), Instant(56_250_000));
+    }
+
+    /// `ce_threshold` (Linux `codel_dequeue`, label `end`): a delivered ECT packet whose
+    /// sojourn is strictly above it is marked, a Not-ECT one is not, and below it nothing is.
+    #[test]
+    fn ce_threshold_marks_delivered_ect_packets() {
+        let cfg = CodelConfig {
+            ce_threshold: Duration::from_millis(2),
+            ..Default::default()
+        };
+        let mut q = QueueDisc::<TestPacket>::new(
+            &AqmConfig::Codel(cfg),
+            QueueLimit::Packets(100),
+            LinkInfo::new(crate::BitsPerSec::from_mbps(10)),
+            1,
+        )
+        .unwrap();
+        for i in 0..4 {
+            q.enqueue(Instant::ZERO, TestPacket::new(i, 1000).ect());
+        }
+        q.enqueue(Instant::ZERO, TestPacket::new(9, 1000));
+        let mut got = |t| q.dequeue(t, &mut |_p, _r| panic!("no drop")).unwrap();
+        assert!(!got(ms(1)).ce, "sojourn 1 ms < 2 ms");
+        assert!(!got(ms(2)).ce, "sojourn 2 ms is not above 2 ms");
+        assert!(got(Instant(2_000_001)).ce, "sojourn above 2 ms");
+        assert!(got(ms(3)).ce);
+        assert!(!got(ms(4)).ce, "Not-ECT is never marked");
+        assert_eq!(q.stats().marked, 2);
     }
 }

@@ -214,6 +214,17 @@ impl AqmConfig {
                 &format!("{raw:?}"),
                 "names a file the front end reads (a scenario or --aqm-param policy=FILE)".into(),
             )),
+            // A choice (unit "a|b|..."): its name, converted to the name's index.
+            (RawParam::Text(t), _) if info.is_choice() => info
+                .choice_index(t)
+                .map(|i| i as f64)
+                .ok_or_else(|| bad(t, info.choices_reason())),
+            (RawParam::Number(x), _) if info.is_choice() => {
+                Err(bad(&x.to_string(), info.choices_reason()))
+            }
+            (RawParam::Bool(b), _) if info.is_choice() => {
+                Err(bad(&b.to_string(), info.choices_reason()))
+            }
             (RawParam::Bool(b), "bool") => Ok(if b { 1.0 } else { 0.0 }),
             (RawParam::Bool(b), unit) => Err(bad(&b.to_string(), format!("not a {unit} value"))),
             (RawParam::Number(x), _) => Ok(x),

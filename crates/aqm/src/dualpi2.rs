@@ -284,18 +284,19 @@ impl DualPi2Config {
         };
         gain("alpha", self.alpha)?;
         gain("beta", self.beta)?;
-        if self.tupdate == Duration::ZERO || self.tupdate.as_nanos() > u32::MAX as u64 {
+        crate::algorithm::check_period("tupdate", self.tupdate)?;
+        if self.tupdate.as_nanos() > u32::MAX as u64 {
             return Err(ConfigError::invalid(
                 "tupdate",
                 self.tupdate.as_secs_f64(),
-                "must be in (0, 4.29] s",
+                "must be in [1e-06, 4.29] s",
             ));
         }
-        if self.target.as_nanos() > 4_000_000_000 {
+        if self.target == Duration::ZERO || self.target.as_nanos() > 4_000_000_000 {
             return Err(ConfigError::invalid(
                 "target",
                 self.target.as_secs_f64(),
-                "must be at most 4 s",
+                "must be in (0, 4] s",
             ));
         }
         if !(1..=255).contains(&self.coupling_factor) {

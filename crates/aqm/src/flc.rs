@@ -49,12 +49,7 @@ impl FlcConfig {
             ensure(v.is_finite() && v > 0.0, k, v, "must be finite and > 0")?;
         }
         ensure(self.ku <= 1.0, "ku", self.ku, "must be <= 1")?;
-        ensure(
-            self.w > 0.0 && self.w <= 1e9,
-            "w",
-            self.w,
-            "must be in (0, 1e9] Hz",
-        )?;
+        crate::algorithm::check_rate_hz("w", self.w)?;
         ensure(self.q_ref >= 0.0, "q_ref", self.q_ref, "must be >= 0")
     }
     /// Sampling period, integer ns (rounded to nearest).

@@ -166,6 +166,17 @@ pub(crate) fn quantum_of(q: u32, link: LinkInfo) -> i64 {
     }
 }
 
+/// FQ-CoDel's quantum in bytes: 0 = the link's MTU, otherwise at least 256 (Linux
+/// `fq_codel_change`: `q->quantum = max(256U, nla_get_u32(tb[TCA_FQ_CODEL_QUANTUM]))`, a
+/// smaller value is raised, not refused).
+pub(crate) fn quantum_at_least_min(q: u32, link: LinkInfo) -> i64 {
+    if q == 0 {
+        quantum_of(q, link)
+    } else {
+        q.max(QUANTUM_MIN) as i64
+    }
+}
+
 /// The seed of a hashed qdisc's perturbation key.
 pub(crate) fn hash_key(seed: u64) -> u64 {
     mix64(seed ^ 0x5eed_f10e_c0de_0001)

@@ -39,9 +39,11 @@
 //!
 //! Activations: one per CoDel run on a flow queue that found a packet (summed over flows).
 
-use crate::codel::{CodelParams, CodelQueue, CodelRules, CodelVars};
+use crate::codel::{ce_threshold, CodelParams, CodelQueue, CodelRules, CodelVars, ControlLaw};
 use crate::error::{ensure, ConfigError};
-use crate::flowq::{check_flows, check_quantum, hash_key, quantum_of, FlowQueues, Limits, List};
+use crate::flowq::{
+    check_flows, hash_key, quantum_at_least_min, FlowQueues, Limits, List, QUANTUM_MAX,
+};
 use crate::packet::Packet;
 use crate::params::{aqm_config, Params};
 use crate::queue::{DropReason, Enqueue, LinkInfo, QueueLimit, QueueStats};
@@ -56,7 +58,8 @@ aqm_config! {
         /// DRR quantum, bytes a flow may send per round. 0 = the link's MTU (default:
         /// 1500 B, one full-size IP packet; Linux uses psched_mtu = 1514 B, the same packet
         /// with its 14-byte Ethernet header, which aqmlab's IP-sized packets do not count).
-        /// Otherwise 256..=1048576 (Linux's range).
+        /// At most 1048576 (Linux FQ_CODEL_QUANTUM_MAX); a value below 256 is raised to 256,
+        /// as Linux's fq_codel_change does (max(256U, quantum)).
         pub quantum: u32 = 0, "bytes";
         /// Packet limit over all flow queues. 0 = the link's buffer (default). Linux's
         /// default is 10240 packets.
@@ -74,13 +77,22 @@ aqm_config! {
         /// Most packets dropped from the fattest flow per overflow (Linux drop_batch_size;
         /// the batch also stops once half of that flow's bytes are gone). Default 64.
         pub drop_batch_size: u32 = 64, "packets";
+        /// Arithmetic of CoDel's control law interval/sqrt(count): "linux" (default;
+        /// Linux's 16-bit reciprocal square root, one Newton step per count) or "rfc"
+        /// (RFC 8289's exact square root). See docs/aqm/codel.md.
+        pub control_law: ControlLaw = ControlLaw::Linux, "linux|rfc";
     }
 }
 
 impl FqCodelConfig {
     fn check(&self) -> Result<(), ConfigError> {
         check_flows("flows", self.flows)?;
-        check_quantum(self.quantum)?;
+        ensure(
+            self.quantum <= QUANTUM_MAX,
+            "quantum",
+            self.quantum as f64,
+            "must be at most 1048576 bytes (Linux FQ_CODEL_QUANTUM_MAX; 0 = the link's MTU)",
+        )?;
         ensure(
             self.target > Duration::ZERO,
             "target",
@@ -165,7 +177,7 @@ impl<P: Packet> FqCodel<P> {
             ),
             vars: vec![CodelVars::default(); cfg.flows as usize],
             prm: params(cfg),
-            quantum: quantum_of(cfg.quantum, link),
+            quantum: quantum_at_least_min(cfg.quantum, link),
             max_packet: link.mtu as u64,
             limits,
             link_limit: limit,
@@ -313,7 +325,7 @@ impl<P: Packet> FqCodel<P> {
         }
         self.cfg = next;
         self.prm = params(&next);
-        self.quantum = quantum_of(next.quantum, self.link);
+        self.quantum = quantum_at_least_min(next.quantum, self.link);
         self.limits = Limits::new(self.link_limit, next.limit);
         self.fq.set_pool_max(self.limits.pool_max());
         Ok(())
@@ -325,7 +337,8 @@ fn params(cfg: &FqCodelConfig) -> CodelParams {
         target: cfg.target,
         interval: cfg.interval,
         ecn: cfg.ecn,
-        ce_threshold: (cfg.ce_threshold > Duration::ZERO).then_some(cfg.ce_threshold),
+        ce_threshold: ce_threshold(cfg.ce_threshold),
+        law: cfg.control_law,
         rules: CodelRules::Rfc8289,
     }
 }
@@ -563,15 +576,50 @@ mod tests {
         assert_eq!(da, db);
     }
 
+    /// Linux fq_codel_change: `q->quantum = max(256U, quantum)`; above FQ_CODEL_QUANTUM_MAX
+    /// (1 << 20) it refuses ("Invalid quantum").
     #[test]
-    fn config_checks_and_fixed_flows() {
+    fn quantum_below_256_is_raised_as_linux_does() {
+        for (given, used) in [
+            (1u32, 256i64),
+            (100, 256),
+            (255, 256),
+            (256, 256),
+            (300, 300),
+        ] {
+            let q = fq(
+                FqCodelConfig {
+                    quantum: given,
+                    ..Default::default()
+                },
+                100,
+            );
+            assert_eq!(q.quantum, used, "quantum {given}");
+            assert_eq!(
+                q.config().quantum,
+                given,
+                "the configuration keeps what was given"
+            );
+        }
+        assert_eq!(
+            fq(FqCodelConfig::default(), 100).quantum,
+            1500,
+            "0 = the link's MTU"
+        );
+        let mut q = fq(FqCodelConfig::default(), 100);
+        q.set_param("quantum", 10.0).unwrap();
+        assert_eq!(q.quantum, 256);
         let e = FqCodelConfig {
-            quantum: 100,
+            quantum: (1 << 20) + 1,
             ..Default::default()
         }
         .validate()
         .unwrap_err();
         assert_eq!(e.key(), Some("quantum"));
+    }
+
+    #[test]
+    fn config_checks_and_fixed_flows() {
         let e = FqCodelConfig {
             flows: 0,
             ..Default::default()
@@ -591,6 +639,6 @@ mod tests {
             (d.flows, d.drop_batch_size, d.ecn, d.ce_threshold),
             (1024, 64, true, Duration::ZERO)
         );
-        assert_eq!(quantum_of(0, link(1500)), 1500);
+        assert_eq!(quantum_at_least_min(0, link(1500)), 1500);
     }
 }

@@ -20,6 +20,39 @@ pub struct ParamInfo {
     pub doc: &'static str,
 }
 
+impl ParamInfo {
+    /// True for a parameter that takes one of a few names (unit `"a|b|..."`, e.g. CoDel's
+    /// `control_law`, `"linux|rfc"`); at the `f64` boundary its value is the name's index.
+    pub fn is_choice(&self) -> bool {
+        self.unit.contains('|')
+    }
+    /// The names a choice parameter takes, in index order (empty for other parameters).
+    pub fn choices(&self) -> Vec<&'static str> {
+        if self.is_choice() {
+            self.unit.split('|').collect()
+        } else {
+            Vec::new()
+        }
+    }
+    /// Index of `name` (case-insensitive, trimmed) among the choices.
+    pub fn choice_index(&self, name: &str) -> Option<usize> {
+        let name = name.trim().to_ascii_lowercase();
+        self.choices().iter().position(|c| *c == name)
+    }
+    /// The name of boundary value `x` of a choice parameter (None for other parameters or a
+    /// value that is not an index).
+    pub fn choice_name(&self, x: f64) -> Option<&'static str> {
+        if x.fract() != 0.0 || x < 0.0 {
+            return None;
+        }
+        self.choices().get(x as usize).copied()
+    }
+    /// "must be one of a, b" for a choice parameter.
+    pub fn choices_reason(&self) -> String {
+        format!("must be one of {}", self.choices().join(", "))
+    }
+}
+
 /// A config field type that can be set from / read as an `f64`.
 pub trait ParamValue: Sized + Copy {
     /// Convert from the boundary representation, rejecting values the type cannot hold.

@@ -91,12 +91,7 @@ impl PdlqConfig {
             "must be in [0, 1]",
         )?;
         let ts = self.t_update.as_secs_f64();
-        ensure(
-            self.t_update > Duration::ZERO,
-            "t_update",
-            ts,
-            "must be > 0",
-        )?;
+        crate::algorithm::check_period("t_update", self.t_update)?;
         // Cross-field: the filter's per-period weight T_s·P_1 must be an EWMA weight.
         ensure(
             ts * self.p1 <= 1.0,

@@ -32,12 +32,7 @@ impl PiConfig {
     fn check(&self) -> Result<(), ConfigError> {
         ensure(self.a.is_finite(), "a", self.a, "must be finite")?;
         ensure(self.b.is_finite(), "b", self.b, "must be finite")?;
-        ensure(
-            self.w > 0.0 && self.w <= 1e9,
-            "w",
-            self.w,
-            "must be in (0, 1e9] Hz",
-        )?;
+        crate::algorithm::check_rate_hz("w", self.w)?;
         ensure(self.q_ref >= 0.0, "q_ref", self.q_ref, "must be >= 0")
     }
     /// Sampling period, integer ns (rounded to nearest).

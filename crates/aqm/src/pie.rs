@@ -83,12 +83,7 @@ impl PieConfig {
             self.target.as_secs_f64(),
             "must be > 0",
         )?;
-        ensure(
-            self.t_update > Duration::ZERO,
-            "t_update",
-            self.t_update.as_secs_f64(),
-            "must be > 0",
-        )?;
+        crate::algorithm::check_period("t_update", self.t_update)?;
         ensure(self.alpha >= 0.0, "alpha", self.alpha, "must be >= 0")?;
         ensure(self.beta >= 0.0, "beta", self.beta, "must be >= 0")?;
         ensure(

@@ -61,12 +61,7 @@ impl PipConfig {
             self.tau.as_secs_f64(),
             "must be > 0 s",
         )?;
-        ensure(
-            self.w > 0.0 && self.w <= 1e9,
-            "w",
-            self.w,
-            "must be in (0, 1e9] Hz",
-        )?;
+        crate::algorithm::check_rate_hz("w", self.w)?;
         ensure(self.q_ref >= 0.0, "q_ref", self.q_ref, "must be >= 0")
     }
     /// Sampling period, integer ns (rounded to nearest).

@@ -130,6 +130,18 @@ impl QueueStats {
     pub fn dropped_enqueue(&self) -> u64 {
         self.dropped_limit + self.dropped_early
     }
+    /// Early drops: the AQM's decisions (at enqueue, `dropped_early`, and at dequeue,
+    /// `dropped_dequeue`), as opposed to [`QueueStats::dropped_forced`].
+    #[inline]
+    pub fn dropped_aqm(&self) -> u64 {
+        self.dropped_early + self.dropped_dequeue
+    }
+    /// Forced drops: the buffer was full (the arrival at the hard limit, `dropped_limit`, or
+    /// a packet a scheduler dropped to make room, `dropped_victim`).
+    #[inline]
+    pub fn dropped_forced(&self) -> u64 {
+        self.dropped_limit + self.dropped_victim
+    }
     /// All drops.
     #[inline]
     pub fn dropped(&self) -> u64 {
@@ -465,6 +477,14 @@ impl<P: Packet> QueueDisc<P> {
     #[cfg(test)]
     pub(crate) fn aqm(&self) -> &AnyAqm {
         &self.aqm
+    }
+    /// CoDel's state variables when this queue runs CoDel (count, drop_next, rec_inv_sqrt,
+    /// ...), for inspection; `None` for other AQMs.
+    pub fn codel_vars(&self) -> Option<crate::codel::CodelVars> {
+        match &self.aqm {
+            AnyAqm::Codel(c) => Some(*c.vars()),
+            _ => None,
+        }
     }
     /// Bytes of packet storage held (the FIFO's capacity, which grows by doubling up to the
     /// limit and is kept).

@@ -43,12 +43,7 @@ impl RemConfig {
         ensure(self.phi > 1.0, "phi", self.phi, "must be > 1")?;
         ensure(self.alpha_q >= 0.0, "alpha_q", self.alpha_q, "must be >= 0")?;
         ensure(self.q_ref >= 0.0, "q_ref", self.q_ref, "must be >= 0")?;
-        ensure(
-            self.t_update > Duration::ZERO,
-            "t_update",
-            self.t_update.as_secs_f64(),
-            "must be > 0",
-        )?;
+        crate::algorithm::check_period("t_update", self.t_update)?;
         ensure(
             self.mean_pkt_size > 0,
             "mean_pkt_size",

@@ -28,10 +28,12 @@
 //! Linux drops packets that no longer fit (depth, free slots) during a rehash; we keep them
 //! (a flow may exceed `depth` until it drains), so that a rehash never loses packets.
 //!
-//! Defaults follow Linux's `sfq_init`: `divisor` 1024, `flows` 128, `depth` 127, quantum one
-//! MTU, no perturbation, tail drop. Linux's default limit (127 packets) is replaced by the
-//! link's buffer; as in Linux the limit is at most `depth x flows`, and `flows` at most
-//! `divisor`. Not modelled: the RED option (`redflowlimit`), external classifiers.
+//! Defaults follow Linux's `sfq_init`: `divisor` 1024, `flows` 128 (lowered to `divisor` if
+//! that is smaller), `depth` 127, quantum one MTU, no perturbation, tail drop. Linux's default
+//! limit (127 packets) is replaced by the link's buffer (lowered to `depth x flows`). Where
+//! Linux's `sfq_change` silently lowers a given `flows` above `divisor` or a given `limit` above
+//! `depth x flows`, these are refused here with the key and value. Not modelled: the RED
+//! option (`redflowlimit`), external classifiers.
 //!
 //! Activations: 0 (no control law); [`Sfq::perturbations`] counts rehashes.
 
@@ -44,6 +46,8 @@ use crate::queue::{DropReason, Enqueue, LinkInfo, QueueLimit, QueueStats};
 use crate::rng::Rng;
 use crate::time::{Duration, Instant};
 
+/// Linux `SFQ_DEFAULT_FLOWS`.
+pub const DEFAULT_FLOWS: u32 = 128;
 /// Linux `SFQ_MAX_FLOWS` (0x10000 - 127 - 1).
 pub const MAX_FLOWS: u32 = 0x10000 - 127 - 1;
 
@@ -53,22 +57,26 @@ aqm_config! {
         /// Hash buckets (Linux divisor): a power of two in 1..=65536. Default 1024. Fixed
         /// once the queue is built.
         pub divisor: u32 = 1024, "buckets";
-        /// Most flow queues backlogged at once (Linux flows, its slots; at most divisor): a
-        /// packet of a further flow is dropped. Default 128 (SFQ_DEFAULT_FLOWS).
-        pub flows: u32 = 128, "queues";
+        /// Most flow queues backlogged at once (Linux flows, its slots): a packet of a further
+        /// flow is dropped. 0 = Linux's default, 128 (SFQ_DEFAULT_FLOWS) or divisor if that is
+        /// smaller (default). Otherwise at most divisor (Linux silently lowers a larger value
+        /// to divisor; refused here).
+        pub flows: u32 = 0, "queues";
         /// Most packets per flow queue (Linux depth): an arrival to a full flow queue is
         /// dropped (with headdrop, the flow's head instead). Default 127 (SFQ_MAX_DEPTH, also
         /// Linux's upper bound; larger values are allowed here).
         pub depth: u32 = 127, "packets";
         /// Packet limit over all flows. 0 = the link's buffer (default). At most depth x
-        /// flows, as in Linux (whose own default limit is 127 packets).
+        /// flows (Linux silently lowers a larger limit to that; refused here; Linux's own
+        /// default limit is 127 packets).
         pub limit: u32 = 0, "packets";
         /// DRR quantum (Linux allot per round), bytes. 0 = the link's MTU (default; Linux:
         /// psched_mtu). Otherwise 256..=1048576.
         pub quantum: u32 = 0, "bytes";
         /// Hash perturbation period, seconds: every perturb seconds a new key is drawn (from
         /// the qdisc's seed) and the queued packets are re-hashed. 0 = never (default, as
-        /// Linux; `tc qdisc add ... sfq perturb 10` is a common setting).
+        /// Linux; `tc qdisc add ... sfq perturb 10` is a common setting); otherwise at least
+        /// 1e-06 (one microsecond).
         pub perturb: Duration = Duration::ZERO, "s";
         /// On overflow drop the longest flow's head instead of its tail; a full flow queue
         /// drops its head instead of the arrival. Default false (Linux).
@@ -77,6 +85,16 @@ aqm_config! {
 }
 
 impl SfqConfig {
+    /// The number of slots: `flows`, or for 0 Linux's default `min(128, divisor)`
+    /// (`sfq_init`'s SFQ_DEFAULT_FLOWS, lowered to the divisor by `sfq_change`).
+    pub fn max_flows(&self) -> u32 {
+        if self.flows == 0 {
+            DEFAULT_FLOWS.min(self.divisor)
+        } else {
+            self.flows
+        }
+    }
+
     fn check(&self) -> Result<(), ConfigError> {
         ensure(
             (1..=MAX_BUCKETS).contains(&self.divisor) && self.divisor.is_power_of_two(),
@@ -85,10 +103,19 @@ impl SfqConfig {
             "must be a power of two in 1..=65536",
         )?;
         ensure(
-            (1..=MAX_FLOWS).contains(&self.flows),
+            self.flows <= MAX_FLOWS,
             "flows",
             self.flows as f64,
-            "must be in 1..=65408",
+            "must be in 0..=65408 (0 = min(128, divisor))",
+        )?;
+        ensure(
+            self.flows <= self.divisor,
+            "flows",
+            self.flows as f64,
+            &format!(
+                "must be at most divisor ({}): a flow queue is a hash bucket",
+                self.divisor
+            ),
         )?;
         ensure(
             (1..=65_535).contains(&self.depth),
@@ -102,6 +129,20 @@ impl SfqConfig {
             1.0,
             "must be 0 (the link's buffer) or >= 2 (Linux rejects 1)",
         )?;
+        let most = self.depth as u64 * self.max_flows() as u64;
+        ensure(
+            self.limit as u64 <= most,
+            "limit",
+            self.limit as f64,
+            &format!(
+                "must be at most depth x flows ({} x {} = {most} packets)",
+                self.depth,
+                self.max_flows()
+            ),
+        )?;
+        if self.perturb > Duration::ZERO {
+            crate::algorithm::check_period("perturb", self.perturb)?;
+        }
         check_quantum(self.quantum)
     }
 }
@@ -162,7 +203,7 @@ impl<P: Packet> Sfq<P> {
     /// Derived constants of `cfg` (Linux `sfq_change`'s clamps).
     fn apply(&mut self, cfg: &SfqConfig) {
         let mut limits = Limits::new(self.link_limit, cfg.limit);
-        let max_flows = cfg.flows.min(cfg.divisor);
+        let max_flows = cfg.max_flows();
         limits.pkts = limits.pkts.min(cfg.depth as u64 * max_flows as u64);
         self.max_flows = max_flows
             .min(limits.pkts.min(u32::MAX as u64) as u32)
@@ -451,6 +492,63 @@ mod tests {
         ));
         // limit = min(100, depth x flows) = 4.
         assert_eq!(q.limits.pkts, 4);
+    }
+
+    /// Where Linux's sfq_change silently lowers `flows` to the divisor and `limit` to
+    /// depth x flows, aqmlab refuses with the key and value; `flows = 0` is Linux's default
+    /// (128, at most the divisor); `perturb` below 1 µs is refused (a timer firing more than
+    /// once per simulated microsecond).
+    #[test]
+    fn flows_limit_and_perturb_checks() {
+        let check = |cfg: SfqConfig| cfg.validate().map_err(|e| e.to_string());
+        let e = check(SfqConfig {
+            divisor: 64,
+            flows: 128,
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(
+            e.contains("'flows' = 128") && e.contains("divisor (64)"),
+            "{e}"
+        );
+        assert_eq!(
+            SfqConfig {
+                divisor: 16,
+                ..Default::default()
+            }
+            .max_flows(),
+            16
+        );
+        assert_eq!(SfqConfig::default().max_flows(), 128);
+        let e = check(SfqConfig {
+            depth: 10,
+            flows: 4,
+            limit: 41,
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(
+            e.contains("'limit' = 41") && e.contains("40 packets"),
+            "{e}"
+        );
+        check(SfqConfig {
+            depth: 10,
+            flows: 4,
+            limit: 40,
+            ..Default::default()
+        })
+        .unwrap();
+        let e = check(SfqConfig {
+            perturb: Duration(1),
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(e.contains("'perturb' = 0.000000001"), "{e}");
+        check(SfqConfig {
+            perturb: Duration(1_000),
+            ..Default::default()
+        })
+        .unwrap();
     }
 
     /// Perturbation: deterministic for a seed (the same key sequence and rehash), different

@@ -38,7 +38,7 @@
 //!
 //! Activations: one per CoDel run on a bin that found a packet (summed over bins).
 
-use crate::codel::{CodelParams, CodelQueue, CodelRules, CodelVars};
+use crate::codel::{CodelParams, CodelQueue, CodelRules, CodelVars, ControlLaw};
 use crate::error::{ensure, ConfigError};
 use crate::flowq::{check_flows, hash_key, FlowQueues, Limits, List};
 use crate::packet::Packet;
@@ -66,6 +66,10 @@ aqm_config! {
         pub interval: Duration = crate::codel::INTERVAL, "s";
         /// Mark CE instead of dropping ECN-capable packets (not in ns-2). Default false.
         pub ecn: bool = false, "bool";
+        /// Arithmetic of CoDel's control law interval/sqrt(count): "linux" (default;
+        /// Linux's 16-bit reciprocal square root, one Newton step per count) or "rfc"
+        /// (RFC 8289's exact square root, as ns-2 sfqcodel). See docs/aqm/codel.md.
+        pub control_law: ControlLaw = ControlLaw::Linux, "linux|rfc";
     }
 }
 
@@ -301,6 +305,7 @@ fn params(cfg: &SfqCodelConfig) -> CodelParams {
         interval: cfg.interval,
         ecn: cfg.ecn,
         ce_threshold: None,
+        law: cfg.control_law,
         rules: CodelRules::Ns2Sfq,
     }
 }
@@ -308,7 +313,7 @@ fn params(cfg: &SfqCodelConfig) -> CodelParams {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::codel::Codel;
+    use crate::codel::{control_law_rfc, newton_step, REC_INV_SQRT_ONE};
     use crate::testutil::{distinct_bucket_flows, ms, no_drop, TestPacket};
     use crate::time::BitsPerSec;
 
@@ -403,9 +408,14 @@ mod tests {
     /// drop comes INTERVAL after the first above-target dequeue, then drops follow
     /// control_law with count growing after each drop that keeps the bin dropping. After the
     /// bin drains and refills within 8 intervals, re-entry uses count - 2.
+    /// Run with `control_law = "rfc"`, ns-2's own arithmetic (`t + interval_ / sqrt(count_)`).
     #[test]
     fn ns2_codel_rules_per_bin() {
-        let mut s = q(SfqCodelConfig::default(), 100_000);
+        let rfc = SfqCodelConfig {
+            control_law: ControlLaw::Rfc,
+            ..Default::default()
+        };
+        let mut s = q(rfc, 100_000);
         for i in 0..3000 {
             s.enqueue(
                 Instant::ZERO,
@@ -462,8 +472,38 @@ mod tests {
         assert_eq!(v.count, n - 2);
         assert_eq!(
             v.drop_next,
-            Codel::control_law(entry, Duration::from_millis(100), n - 2)
+            control_law_rfc(entry, Duration::from_millis(100), n - 2)
         );
+    }
+
+    /// The default `control_law = "linux"` under the ns-2 rules: count grows after a drop that
+    /// keeps the bin dropping, each time with one Newton step (Linux `codel_Newton_step`), so
+    /// the third drop comes 50 ms after the second (rec_inv_sqrt 1/2 at count 2) instead of
+    /// 70.7 ms.
+    #[test]
+    fn linux_control_law_per_bin() {
+        let mut s = q(SfqCodelConfig::default(), 100_000);
+        for i in 0..3000 {
+            s.enqueue(
+                Instant::ZERO,
+                TestPacket::new(i, 1000).flow(7),
+                &mut no_drop(),
+            );
+        }
+        let b = s.queues().bucket_of(7);
+        let mut drops = Vec::new();
+        for k in 0..300u64 {
+            let t = ms(10 + k);
+            s.dequeue(t, &mut |_, _| drops.push(t.0));
+        }
+        // 110 ms; + 99.998474 ms -> 209.998474 (tick 210); + 50.001525 -> tick 260.
+        assert_eq!(&drops[..3], &[ms(110).0, ms(210).0, ms(260).0]);
+        let v = s.codel_vars(b).unwrap();
+        let mut rec = REC_INV_SQRT_ONE;
+        for c in 2..=v.count {
+            rec = newton_step(rec, c);
+        }
+        assert_eq!(v.rec_inv_sqrt, rec);
     }
 
     /// ns-2's small-queue test: no drop while the total backlog is at most the largest packet

@@ -44,7 +44,7 @@
 use std::collections::HashMap;
 
 use crate::classes::check_weight;
-use crate::codel::{CodelParams, CodelRules, CodelVars};
+use crate::codel::{CodelParams, CodelRules, CodelVars, ControlLaw};
 use crate::error::{ensure, ConfigError};
 use crate::flowq::{hash_key, FlowQueues, Limits, List};
 use crate::fq_codel::FlowQueue;
@@ -90,6 +90,10 @@ aqm_config! {
         pub limit: u32 = 0, "packets";
         /// Mark CE instead of dropping ECN-capable packets. Default false.
         pub ecn: bool = false, "bool";
+        /// Arithmetic of the reserved queue's CoDel control law interval/sqrt(count): "linux" (default;
+        /// Linux's 16-bit reciprocal square root, one Newton step per count) or "rfc"
+        /// (RFC 8289's exact square root). See docs/aqm/codel.md.
+        pub control_law: ControlLaw = ControlLaw::Linux, "linux|rfc";
     }
 }
 
@@ -824,6 +828,7 @@ fn params(cfg: &SqmConfig) -> CodelParams {
         interval: cfg.interval,
         ecn: cfg.ecn,
         ce_threshold: None,
+        law: cfg.control_law,
         rules: CodelRules::Rfc8289,
     }
 }

@@ -404,8 +404,11 @@ fn hashed_parameters() {
         let e = QdiscConfig::from_name(name, &[("tagret".into(), 1.0)]).unwrap_err();
         assert!(matches!(e, ConfigError::UnknownParam { .. }), "{e}");
         assert!(e.to_string().contains(name), "{e}");
+        // flows = 0 is refused, except by sfq, where it means Linux's default (128, at most
+        // the divisor); there flows above the divisor is refused.
+        let bad = if *name == "sfq" { 2048.0 } else { 0.0 };
         let e =
-            QdiscConfig::from_raw(name, &[("flows", RawParam::Number(0.0))], false).unwrap_err();
+            QdiscConfig::from_raw(name, &[("flows", RawParam::Number(bad))], false).unwrap_err();
         assert_eq!(e.key(), Some("flows"), "{name}");
         assert!(default.class_names().is_empty());
     }
@@ -567,4 +570,44 @@ fn time_units_at_the_boundaries() {
     assert_eq!(target.unit, "s");
     assert_eq!(target.default, 0.005);
     assert!(target.doc.contains("RFC 8289"));
+}
+
+/// Every AQM parameter that sets a timer period refuses a period below 1 µs (the timer would
+/// fire more than once per simulated microsecond; `sfq perturb=1ns` hung a run), naming the
+/// key and value, and accepts exactly 1 µs.
+#[test]
+fn timer_periods_below_one_microsecond_are_refused() {
+    let rows: &[(&str, &str, f64, f64)] = &[
+        // (qdisc, key, refused, accepted): periods in s, frequencies in Hz.
+        ("pi", "w", 2e6, 1e6),
+        ("pip", "w", 2e6, 1e6),
+        ("flc", "w", 2e6, 1e6),
+        ("aopc", "w", 2e6, 1e6),
+        ("pie", "t_update", 1e-9, 1e-6),
+        ("rem", "t_update", 1e-9, 1e-6),
+        ("pdlq", "t_update", 1e-9, 1e-6),
+        ("ared", "interval", 1e-9, 1e-6),
+        ("fq_pie", "t_update", 1e-9, 1e-6),
+        ("dualpi2", "tupdate", 1e-9, 1e-6),
+        ("sfq", "perturb", 1e-9, 1e-6),
+    ];
+    for &(name, key, bad, good) in rows {
+        let e = QdiscConfig::from_name(name, &[(key.to_string(), bad)]).unwrap_err();
+        assert_eq!(e.key(), Some(key), "{name}: {e}");
+        let text = e.to_string();
+        assert!(text.contains(&format!("{bad}")), "{name}: {text}");
+        assert!(text.contains("microsecond"), "{name}: {text}");
+        // The accepted value may fail another cross-field check of some laws (pdlq's filter
+        // weight); those are not about the timer.
+        if let Err(e) = QdiscConfig::from_name(name, &[(key.to_string(), good)]) {
+            assert!(!e.to_string().contains("microsecond"), "{name}: {e}");
+        }
+    }
+    // A late timer call skips the missed ticks in one step (no loop per tick).
+    let mut t = crate::algorithm::Periodic::new(Duration(1_000));
+    assert!(t.fire(Instant(10_000_000_000)));
+    assert_eq!(t.next(), Instant(10_000_001_000));
+    assert!(!t.fire(Instant(10_000_000_999)));
+    assert!(t.fire(Instant(10_000_001_000)));
+    assert_eq!(t.next(), Instant(10_000_002_000));
 }

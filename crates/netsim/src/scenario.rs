@@ -395,7 +395,7 @@ fn normalize_aqm(cfg: &AqmConfig) -> Map<String, Value> {
     normalized.insert("type".into(), cfg.name().into());
     for info in cfg.param_info() {
         if let Some(x) = cfg.get_param(info.name) {
-            normalized.insert(info.name.into(), x.into());
+            normalized.insert(info.name.into(), param_json(&info, x));
         }
     }
     normalized
@@ -715,12 +715,21 @@ pub fn read_policy(file: &str) -> std::result::Result<aqm::paqman::PaqmanPolicy,
 
 /// A flat qdisc's (hashed, DualPI2) normalised table: its type and every parameter in
 /// boundary units.
+/// A parameter's value in the normalized scenario: a choice by its name (`control_law =
+/// "linux"`), anything else as its number.
+fn param_json(info: &aqm::ParamInfo, x: f64) -> Value {
+    match info.choice_name(x) {
+        Some(name) => name.into(),
+        None => x.into(),
+    }
+}
+
 fn normalize_flat(cfg: &QdiscConfig) -> Map<String, Value> {
     let mut normalized = Map::new();
     normalized.insert("type".into(), cfg.name().into());
     for info in cfg.param_info() {
         if let Some(x) = cfg.get_param(info.name) {
-            normalized.insert(info.name.into(), x.into());
+            normalized.insert(info.name.into(), param_json(&info, x));
         }
     }
     normalized

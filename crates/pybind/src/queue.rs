@@ -4,7 +4,7 @@
 //! Times cross this boundary as seconds (`f64`) and are rounded to integer nanoseconds.
 
 use aqm::{
-    AqmConfig, BitsPerSec, DropReason, Enqueue, Instant, LinkInfo, Packet, QdiscConfig, QueueDisc,
+    AqmConfig, BitsPerSec, DropReason, Ecn, Enqueue, Instant, LinkInfo, Packet, Qdisc, QdiscConfig,
     QueueLimit, RawParam,
 };
 use pyo3::exceptions::PyValueError;
@@ -13,13 +13,12 @@ use pyo3::types::{PyAny, PyDict};
 
 use crate::{aqm_err, finite, whole};
 
-/// The packet type of a Python-driven queue: only what an AQM looks at.
+/// The packet type of a Python-driven queue: only what a qdisc looks at.
 #[derive(Debug, Clone, Copy)]
 struct PyPkt {
     size: u32,
     flow: u64,
-    ecn: bool,
-    ce: bool,
+    ecn: Ecn,
     t: Instant,
 }
 
@@ -31,16 +30,50 @@ impl Packet for PyPkt {
         self.flow
     }
     fn ecn_capable(&self) -> bool {
+        self.ecn.is_capable()
+    }
+    fn ecn(&self) -> Ecn {
         self.ecn
     }
     fn set_ce(&mut self) {
-        self.ce = true;
+        self.ecn = Ecn::Ce;
     }
     fn enqueued_at(&self) -> Instant {
         self.t
     }
     fn set_enqueued_at(&mut self, t: Instant) {
         self.t = t;
+    }
+}
+
+/// The ECN codepoint of an offered packet: a bool (True = ECT(0)) or a codepoint name.
+fn ecn_of(v: Option<&Bound<'_, PyAny>>) -> PyResult<Ecn> {
+    let Some(v) = v else { return Ok(Ecn::NotEct) };
+    if let Ok(b) = v.downcast::<pyo3::types::PyBool>() {
+        return Ok(if b.is_true() { Ecn::Ect0 } else { Ecn::NotEct });
+    }
+    let name = v
+        .extract::<String>()
+        .ok()
+        .map(|s| s.trim().to_ascii_lowercase());
+    match name.as_deref() {
+        Some("not-ect" | "notect" | "not_ect") => Ok(Ecn::NotEct),
+        Some("ect0" | "ect(0)") => Ok(Ecn::Ect0),
+        Some("ect1" | "ect(1)") => Ok(Ecn::Ect1),
+        Some("ce") => Ok(Ecn::Ce),
+        _ => Err(PyValueError::new_err(format!(
+            "ecn = {}: must be a bool or one of 'not-ect', 'ect0', 'ect1', 'ce'",
+            v.repr()?
+        ))),
+    }
+}
+
+fn ecn_name(e: Ecn) -> &'static str {
+    match e {
+        Ecn::NotEct => "not-ect",
+        Ecn::Ect0 => "ect0",
+        Ecn::Ect1 => "ect1",
+        Ecn::Ce => "ce",
     }
 }
 
@@ -85,22 +118,6 @@ impl RawParamOwned {
     }
 }
 
-/// Build an `AqmConfig` from a name and `{param: value}` (numbers in base units, or text with
-/// units such as `"5ms"`).
-pub(crate) fn config_from(
-    name: &str,
-    params: Option<&Bound<'_, PyDict>>,
-    require_unit: bool,
-) -> PyResult<AqmConfig> {
-    match qdisc_from(name, params, require_unit)? {
-        QdiscConfig::Fifo(a) => Ok(a),
-        other => Err(crate::AqmConfigError::new_err(format!(
-            "'{}' is a scheduler, not a single AQM",
-            other.name()
-        ))),
-    }
-}
-
 /// Build a `QdiscConfig` (an AQM or a scheduler) from a name and `{path: value}`.
 pub(crate) fn qdisc_from(
     name: &str,
@@ -137,12 +154,14 @@ pub(crate) fn qdisc_from(
     QdiscConfig::from_raw(name, &refs, require_unit).map_err(aqm_err)
 }
 
-/// A single queue discipline with an AQM, driven with explicit times (seconds).
+/// A queue discipline (a FIFO with an AQM, or any qdisc: fq_codel, fq_pie, sfq, sfq_codel,
+/// drr, wfq, dualpi2, sqm), driven with explicit times (seconds); each packet carries a flow
+/// key and an ECN codepoint.
 ///
 /// `Queue(aqm, params=None, limit_pkts=1000, link_rate_bps=10e6, seed=1, limit_bytes=None, mtu=1500)`
 #[pyclass(module = "aqmlab._core", name = "Queue")]
 pub struct PyQueue {
-    q: QueueDisc<PyPkt>,
+    q: Qdisc<PyPkt>,
     last_now: Instant,
 }
 
@@ -171,7 +190,7 @@ impl PyQueue {
         let limit_pkts = opt("limit_pkts", limit_pkts, 1, u32::MAX as u64, 1000)? as u32;
         let seed = opt("seed", seed, 0, u64::MAX, 1)?;
         let mtu = opt("mtu", mtu, 1, 65535, aqm::DEFAULT_MTU as u64)? as u32;
-        let cfg = config_from(aqm, params, false)?;
+        let cfg = qdisc_from(aqm, params, false)?;
         let limit = match limit_bytes {
             Some(b) => QueueLimit::Bytes(whole("limit_bytes", b, 1, u64::MAX)?),
             None => QueueLimit::Packets(limit_pkts),
@@ -180,37 +199,45 @@ impl PyQueue {
             rate: BitsPerSec(link_rate_bps.round() as u64),
             mtu,
         };
-        let q = QueueDisc::new(&cfg, limit, link, seed).map_err(aqm_err)?;
+        let q = Qdisc::new(&cfg, limit, link, seed).map_err(aqm_err)?;
         Ok(PyQueue {
             q,
             last_now: Instant(0),
         })
     }
 
-    /// Offer a packet at time `now_s`; returns "queued", "marked" or "dropped".
-    #[pyo3(signature = (now_s, size_bytes, flow=None, ecn=false))]
+    /// Offer a packet at time `now_s`; returns "queued", "marked" or "dropped" (the arrival's
+    /// fate; packets a scheduler drops to make room are counted in `stats()`). `flow` is the
+    /// packet's flow key (hashed by fq_codel, fq_pie, sfq, sfq_codel, sqm); `ecn` its ECN
+    /// codepoint: a bool (True = ECT(0)) or "not-ect", "ect0", "ect1", "ce".
+    #[pyo3(signature = (now_s, size_bytes, flow=None, ecn=None))]
     fn enqueue(
         &mut self,
         now_s: f64,
         size_bytes: &Bound<'_, PyAny>,
         flow: Option<&Bound<'_, PyAny>>,
-        ecn: bool,
+        ecn: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<&'static str> {
         let size_bytes = whole("size_bytes", size_bytes, 1, u32::MAX as u64)? as u32;
         let flow = flow.map_or(Ok(0), |f| whole("flow", f, 0, u64::MAX))?;
+        let ecn = ecn_of(ecn)?;
         let now = self.advance(now_s)?;
         let pkt = PyPkt {
             size: size_bytes,
             flow,
             ecn,
-            ce: false,
             t: now,
         };
-        Ok(match self.q.enqueue(now, pkt) {
-            Enqueue::Queued => "queued",
-            Enqueue::Marked => "marked",
-            Enqueue::Dropped(_, _) => "dropped",
-        })
+        Ok(
+            match self
+                .q
+                .enqueue(now, pkt, &mut |_p: PyPkt, _r: DropReason| {})
+            {
+                Enqueue::Queued => "queued",
+                Enqueue::Marked => "marked",
+                Enqueue::Dropped(_, _) => "dropped",
+            },
+        )
     }
 
     /// Take the next packet for transmission at `now_s`: its size in bytes, or None if empty.
@@ -233,30 +260,54 @@ impl PyQueue {
                 (
                     p.size,
                     now.saturating_duration_since(p.t).as_secs_f64(),
-                    p.ce,
+                    p.ecn == Ecn::Ce,
                 )
             }))
     }
 
-    /// Next time (s) the AQM needs `on_timer`, or None.
+    /// Like `dequeue` but returns the departing packet as a dict: `size` (bytes), `flow`,
+    /// `sojourn_s`, `ecn` (its codepoint now: "not-ect", "ect0", "ect1" or "ce"); None if
+    /// empty.
+    fn dequeue_packet<'py>(
+        &mut self,
+        py: Python<'py>,
+        now_s: f64,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let now = self.advance(now_s)?;
+        let Some(p) = self.q.dequeue(now, &mut |_p: PyPkt, _r: DropReason| {}) else {
+            return Ok(None);
+        };
+        let d = PyDict::new(py);
+        d.set_item("size", p.size)?;
+        d.set_item("flow", p.flow)?;
+        d.set_item(
+            "sojourn_s",
+            now.saturating_duration_since(p.t).as_secs_f64(),
+        )?;
+        d.set_item("ecn", ecn_name(p.ecn))?;
+        Ok(Some(d))
+    }
+
+    /// Next time (s) the qdisc needs `on_timer`, or None.
     fn poll_at(&self) -> Option<f64> {
         self.q.poll_at().map(|t| t.as_secs_f64())
     }
 
-    /// Run the AQM's periodic law at `now_s`.
+    /// Run the qdisc's periodic laws that are due at `now_s`.
     fn on_timer(&mut self, now_s: f64) -> PyResult<()> {
         let now = self.advance(now_s)?;
         self.q.on_timer(now);
         Ok(())
     }
 
-    /// Change one parameter while running (same names and units as `aqmlab aqms`).
+    /// Change one parameter (or parameter path) while running (same names and units as
+    /// `aqmlab aqms`).
     fn set_param(&mut self, key: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let x = param_value(&QdiscConfig::Fifo(self.q.config()), key, value)?;
+        let x = param_value(&self.q.config(), key, value)?;
         self.q.set_param(key, x).map_err(aqm_err)
     }
 
-    /// Current value of one parameter (None if unknown).
+    /// Current value of one parameter at the `f64` boundary (None if unknown).
     fn param(&self, key: &str) -> Option<f64> {
         self.q.param(key)
     }
@@ -279,14 +330,24 @@ impl PyQueue {
         self.q.len_bytes()
     }
 
-    /// Name of the AQM.
+    /// Name of the AQM or qdisc.
     #[getter]
     fn aqm(&self) -> &'static str {
         self.q.aqm_name()
     }
 
+    /// Backlogged flow queues of a hashed qdisc (fq_codel, fq_pie, sfq, sfq_codel, sqm), else
+    /// None.
+    #[getter]
+    fn active_flows(&self) -> Option<u32> {
+        self.q.active_flows()
+    }
+
     /// Counters: received, enqueued, dropped_enqueue, dropped_limit, dropped_early,
-    /// dropped_dequeue, marked, dequeued, activations, received_bytes, dequeued_bytes.
+    /// dropped_dequeue, dropped_victim, marked, dequeued, activations, received_bytes,
+    /// dequeued_bytes, and the drops by cause: `dropped_aqm` (early drops, the AQM's
+    /// decisions: dropped_early + dropped_dequeue) and `dropped_forced` (the buffer was full:
+    /// dropped_limit + dropped_victim).
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let s = self.q.stats();
         let d = PyDict::new(py);
@@ -296,6 +357,9 @@ impl PyQueue {
         d.set_item("dropped_limit", s.dropped_limit)?;
         d.set_item("dropped_early", s.dropped_early)?;
         d.set_item("dropped_dequeue", s.dropped_dequeue)?;
+        d.set_item("dropped_victim", s.dropped_victim)?;
+        d.set_item("dropped_aqm", s.dropped_aqm())?;
+        d.set_item("dropped_forced", s.dropped_forced())?;
         d.set_item("marked", s.marked)?;
         d.set_item("dequeued", s.dequeued)?;
         d.set_item("activations", s.activations)?;
@@ -304,9 +368,9 @@ impl PyQueue {
         Ok(d)
     }
 
-    /// The AQM configuration as JSON (serde form: time fields in integer nanoseconds).
+    /// The configuration as JSON (serde form: time fields in integer nanoseconds).
     fn config_json(&self) -> String {
-        serde_json::to_string(&self.q.config()).expect("AqmConfig serialises")
+        serde_json::to_string(&self.q.config()).expect("QdiscConfig serialises")
     }
 }
 

@@ -707,6 +707,16 @@ def register(app: typer.Typer) -> None:
                 con.print(groups)
             typer.echo(f"results written to {out}")
 
+    def _show_default(d: object) -> str:
+        """A parameter default as ``aqmlab aqms`` prints it: true/false, a name, a number."""
+        if d is None:
+            return "required"
+        if isinstance(d, bool):
+            return "true" if d else "false"
+        if isinstance(d, str):
+            return d
+        return f"{d:g}"
+
     @app.command("aqms")
     def aqms(
         as_json: Annotated[
@@ -729,8 +739,7 @@ def register(app: typer.Typer) -> None:
             for col in ("parameter", "unit", "default", "meaning"):
                 t.add_column(col)
             for p in params:
-                d = "required" if p["default"] is None else f"{p['default']:g}"
-                t.add_row(p["name"], p["unit"], d, p["doc"])
+                t.add_row(p["name"], p["unit"], _show_default(p["default"]), p["doc"])
             con.print(t)
             con.print()
 
