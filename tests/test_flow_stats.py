@@ -227,7 +227,9 @@ dst = "c"
     p = cli("run", str(f), "--no-plots", "--out", str(tmp_path / "r"))
     assert p.returncode == 0, p.stderr
     rows = [ln for ln in p.stdout.splitlines() if "(codel)" in ln or "(droptail)" in ln]
-    assert len(rows) == 1 and "narrow (codel)" in rows[0], p.stdout
+    # the AQM links, both directions of the duplex one; not the drop-tail access link
+    assert len(rows) == 2, p.stdout
+    assert any("narrow (codel)" in r for r in rows) and any("c->b (codel)" in r for r in rows)
     assert "flow groups" in p.stdout and "voip" in p.stdout and "bulk" in p.stdout
     s = json.loads((tmp_path / "r" / "summary.json").read_text())
     assert s["flows"][0]["queue_delay_link"] == "narrow"
