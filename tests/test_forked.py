@@ -19,7 +19,7 @@ from badinput import default_sigint, snapshot
 
 ROOT = Path(__file__).resolve().parents[1]
 ARGS = ["dumbbell", "--duration", "2s", "--flows", "2", "--out", "res"]
-FILES = [".aqmlab", "flows.parquet", "summary.json", "timeseries.parquet"]
+FILES = [".aqmlab", "flows.parquet", "scenario.toml", "summary.json", "timeseries.parquet"]
 
 # The command line with a SimResult method replaced (the forked worker inherits it).
 PATCHED = """
