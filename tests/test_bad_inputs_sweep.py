@@ -84,7 +84,12 @@ ROWS = [
         "more runs than the default max-runs",
         BIG_GRID,
         [],
-        ["--max-runs = 10000", "10100 runs (1 x 101 x 100 x 1 seeds)", "of memory per run", "CPU"],
+        [
+            "--max-runs = 10000",
+            "10100 runs (grid 1 x 101 x 100, 1 seed)",
+            "of memory per run",
+            "CPU",
+        ],
     ),
     ("max-runs", SWEEP_OK, ["--max-runs", "3"], ["--max-runs = 3", "has 4 runs"]),
     ("max-runs 0", SWEEP_OK, ["--max-runs", "0"], ["--max-runs = 0", ">= 1"]),

@@ -60,9 +60,9 @@ SECONDS_PER_RUN = 2e-3
 #: hops, its ACK, timers), per flow, and per long-lived flow and simulated second (the flows'
 #: own timers and slow starts); chosen from the measurements of
 #: ``benches/bench_sweep_estimate.py`` on the development machine (docs/sweep.md).
-SECONDS_PER_PACKET = 1e-6
-SECONDS_PER_FLOW = 50e-6
-SECONDS_PER_FLOW_SECOND = 25e-6
+SECONDS_PER_PACKET = 0.5e-6
+SECONDS_PER_FLOW = 30e-6
+SECONDS_PER_FLOW_SECOND = 5e-6
 
 
 def _capacity(n: dict[str, Any]) -> float:

@@ -302,10 +302,12 @@ def check_runs(spec: SweepSpec, max_runs: int | None) -> None:
         return
     from aqmlab.sweep.budget import estimate, fmt_bytes, fmt_seconds
 
-    parts = [f"{len(v)}" for v in spec.grid.values()]
+    parts = []
+    if spec.grid:
+        parts.append("grid " + " x ".join(str(len(v)) for v in spec.grid.values()))
     if spec.zip:
-        parts.append(f"{len(next(iter(spec.zip.values())))} (zip)")
-    parts.append(f"{len(spec.seeds)} seeds")
+        parts.append(f"zip {len(next(iter(spec.zip.values())))}")
+    parts.append(f"{len(spec.seeds)} seed" + ("s" if len(spec.seeds) != 1 else ""))
     try:
         est = estimate(spec, 1, sample=100)
         cost = (
@@ -315,7 +317,7 @@ def check_runs(spec: SweepSpec, max_runs: int | None) -> None:
     except ScenarioError:
         cost = ""
     _fail(
-        f"--max-runs = {max_runs}: {spec.label} has {runs} runs ({' x '.join(parts)}){cost}; "
+        f"--max-runs = {max_runs}: {spec.label} has {runs} runs ({', '.join(parts)}){cost}; "
         "raise --max-runs to run them all"
     )
 
