@@ -427,3 +427,25 @@ def test_workers_that_would_not_fit_in_memory_are_refused_and_the_default_is_low
     monkeypatch.setattr(budget, "available_memory", lambda: 200 * 2**20)
     with pytest.raises(ValueError, match="the largest run .* needs about 225 MiB"):
         sweep.prepare(spec, tmp_path / "c")
+
+
+def test_rfc7928_sigterm_keeps_the_finished_runs_and_exits_143(tmp_path):
+    p = subprocess.Popen(
+        [*AQMLAB, "rfc7928", "--quick", "--aqms", "codel", "--out", "r", "--workers", "1"],
+        cwd=tmp_path,
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while not list(tmp_path.glob("r/*/runs/*.json")) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 143, err
+    assert err.strip().splitlines() == [
+        "error: terminated; the finished runs are kept in r (run the same command again to finish)"
+    ], err
+    kept = list(tmp_path.glob("r/*/runs/*.json"))
+    assert kept and all((k.parent.parent / "results.parquet").is_file() for k in kept)

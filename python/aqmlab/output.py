@@ -46,6 +46,7 @@ __all__ = [
     "OutputError",
     "Interrupted",
     "signals_raise",
+    "signals_deferred",
     "check_output_dir",
     "check_output_file",
     "output_dir",
@@ -220,6 +221,29 @@ def signals_raise() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, old)
+
+
+@contextlib.contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM back while the block finishes what must not be left half-done
+    (a sweep's table and manifest after its runs); a signal that came meanwhile is raised as
+    :class:`Interrupted` when the block ends (unless the block raised already)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    got: list[int] = []
+
+    def _note(signum, _frame):
+        got.append(signum)
+
+    old = {sig: signal.signal(sig, _note) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+    if got:
+        raise Interrupted(got[0])
 
 
 def _make_parents(folder: Path) -> list[Path]:

@@ -164,7 +164,7 @@ def run(
         that section's sweep (a context manager is not needed).
     """
     from aqmlab import sweep as sw
-    from aqmlab.output import manifest_files, output_dir, refresh_manifest, write_atomic
+    from aqmlab.output import output_dir, signals_deferred
     from aqmlab.stats import across_seeds
 
     secs, specs, resume = prepare(aqms, out, quick=quick, workers=workers, dask=dask, force=force)
@@ -182,17 +182,27 @@ def run(
             result.tables[s.name] = df
             result.stats[s.name] = across_seeds(df, [m for m in s.metrics if m in df.columns])
     finally:
-        executor.close()
-        if result.tables:
-            with write_atomic(out / "summary.md") as tmp:
-                tmp.write_text(summary_markdown(result, quick))
-            write_html_report(out, [x for x in secs if x.name in result.tables])
-            # what aqmlab wrote: the pages and each section's sweep folder as its manifest says
-            written = ["summary.md", "report.html"]
-            for x in secs:
-                written += [f"{x.name}/{f}" for f in manifest_files(out / x.name)]
-            refresh_manifest(out, COMMAND, written)
+        with signals_deferred():  # a signal now waits until the pages and manifest are written
+            _finish(out, secs, result, executor, quick)
     return result
+
+
+def _finish(out: Path, secs: list[Section], result: SuiteResult, executor, quick: bool) -> None:
+    """Stop the workers; write ``summary.md``, ``report.html`` and the manifest of a run of the
+    suite (also an interrupted one)."""
+    from aqmlab.output import manifest_files, refresh_manifest, write_atomic
+
+    executor.close()
+    if not result.tables:
+        return
+    with write_atomic(out / "summary.md") as tmp:
+        tmp.write_text(summary_markdown(result, quick))
+    write_html_report(out, [x for x in secs if x.name in result.tables])
+    # what aqmlab wrote: the pages and each section's sweep folder as its manifest says
+    written = ["summary.md", "report.html"]
+    for x in secs:
+        written += [f"{x.name}/{f}" for f in manifest_files(out / x.name)]
+    refresh_manifest(out, COMMAND, written)
 
 
 def write_html_report(out: Path, secs: list[Section]) -> Path:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from aqmlab.output import signals_deferred
 from aqmlab.sweep.budget import DEFAULT_MAX_RUNS, DEFAULT_MAX_TIME, Estimate, check_budget
 from aqmlab.sweep.executors import DaskCluster, LocalPool, check_workers, default_workers
 from aqmlab.sweep.spec import Run, SweepSpec, check_runs, load_spec, run_key
@@ -193,7 +194,7 @@ def execute(prep: Prepared, progress: Progress | None = None):
 
     Ctrl-C (``KeyboardInterrupt``; the command line turns SIGTERM into one too) stops the
     workers, writes ``results.parquet`` from the runs that finished (``prep.kept`` of them) and
-    re-raises. Returns the results table as a pandas DataFrame.
+    re-raises; a signal that comes while the table is being written waits until it is. Returns the results table as a pandas DataFrame.
     """
     store = SweepStore.open(prep.out, prep.spec, prep.force, prep.trusted)
     total = len(prep.runs)
@@ -209,10 +210,11 @@ def execute(prep: Prepared, progress: Progress | None = None):
             if progress is not None:
                 progress(done, total, failed)
     finally:
-        if prep.own_executor:
-            prep.executor.close()
-        df = store.finish(prep.spec, prep.runs)
-        prep.kept = len(df)
+        with signals_deferred():  # a signal now waits until the table is written
+            if prep.own_executor:
+                prep.executor.close()
+            df = store.finish(prep.spec, prep.runs)
+            prep.kept = len(df)
     return df
 
 
