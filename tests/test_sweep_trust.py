@@ -449,3 +449,20 @@ def test_rfc7928_sigterm_keeps_the_finished_runs_and_exits_143(tmp_path):
     ], err
     kept = list(tmp_path.glob("r/*/runs/*.json"))
     assert kept and all((k.parent.parent / "results.parquet").is_file() for k in kept)
+
+
+def test_a_real_scheduler_passes_the_handshake_check(done, tmp_path):
+    pytest.importorskip("dask.distributed")
+    from aqmlab.sweep.executors import check_scheduler
+    from dask.distributed import LocalCluster
+
+    with LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, protocol="tcp",
+        dashboard_address=None, silence_logs=50,
+    ) as cluster:  # fmt: skip
+        address = cluster.scheduler_address
+        assert address.startswith("tcp://")
+        check_scheduler(address)
+        check_scheduler(address.removeprefix("tcp://"))
+        df = sweep.run(SPEC, tmp_path / "remote", dask=address)
+    pd.testing.assert_frame_equal(df.drop(columns="wall_s"), _table(done))
