@@ -21,7 +21,8 @@ Workers = Annotated[
     int | None,
     typer.Option(
         "--workers",
-        help="Local worker processes (default: all cores); with --dask local, the cluster's.",
+        help="Local worker processes (default: all cores; at most 4 x the cores); with "
+        "--dask local, the cluster's.",
         show_default=False,
     ),
 ]
@@ -85,7 +86,7 @@ MaxRuns = Annotated[
     int,
     typer.Option(
         "--max-runs",
-        help="Refuse a spec of more runs (default 10000); the message gives its estimated cost.",
+        help="Refuse a spec of more runs; the message gives its estimated cost.",
     ),
 ]
 MaxTime = Annotated[
