@@ -6,6 +6,7 @@ oversized sweeps (spec expansion, budget)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -247,6 +248,18 @@ def test_a_timeseries_part_is_listed_only_with_its_verified_record(tmp_path):
 # -- workers killed from outside; SIGTERM -------------------------------------------------------
 
 
+def _communicate(p: subprocess.Popen, timeout: float) -> tuple[str, str]:
+    """``p.communicate``; if it times out (or fails), kill ``p``'s whole session (the command,
+    its forkserver and workers: ``p`` is started with ``start_new_session``) and re-raise."""
+    try:
+        return p.communicate(timeout=timeout)
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+        raise
+
+
 def _children(pid: int) -> list[int]:
     out = []
     for task in Path(f"/proc/{pid}/task").iterdir():
@@ -281,6 +294,7 @@ def test_a_worker_killed_from_outside_fails_only_its_run_and_the_sweep_goes_on(t
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        start_new_session=True,
     )
     deadline = time.monotonic() + 120
     while not list((out / "runs").glob("*.json")) and time.monotonic() < deadline:
@@ -288,7 +302,7 @@ def test_a_worker_killed_from_outside_fails_only_its_run_and_the_sweep_goes_on(t
     workers = _grandchildren(p.pid)  # the CLI -> the forkserver -> the workers
     assert len(workers) == 2, workers
     os.kill(workers[0], signal.SIGKILL)
-    out_text, err = p.communicate(timeout=300)  # before the fix: a hang
+    out_text, err = _communicate(p, 300)  # before the fix: a hang
     assert p.returncode == 0, err
     assert "Traceback" not in err
     assert out_text.startswith("6 runs, 1 failed"), out_text
@@ -330,13 +344,14 @@ def test_sigterm_keeps_finished_runs_writes_the_table_and_exits_143(tmp_path):
         stderr=subprocess.PIPE,
         text=True,
         preexec_fn=default_sigint,
+        start_new_session=True,
     )
     deadline = time.monotonic() + 60
     while not list((out / "runs").glob("*.json")) and time.monotonic() < deadline:
         time.sleep(0.02)
     workers = _grandchildren(p.pid)
     p.send_signal(signal.SIGTERM)
-    _, err = p.communicate(timeout=60)
+    _, err = _communicate(p, 60)
     assert p.returncode == 143, err
     assert "Traceback" not in err
     kept = sorted(x.stem for x in (out / "runs").glob("*.json"))
@@ -437,12 +452,13 @@ def test_rfc7928_sigterm_keeps_the_finished_runs_and_exits_143(tmp_path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        start_new_session=True,
     )
     deadline = time.monotonic() + 60
     while not list(tmp_path.glob("r/*/runs/*.json")) and time.monotonic() < deadline:
         time.sleep(0.02)
     p.send_signal(signal.SIGTERM)
-    _, err = p.communicate(timeout=60)
+    _, err = _communicate(p, 60)
     assert p.returncode == 143, err
     assert err.strip().splitlines() == [
         "error: terminated; the finished runs are kept in r (run the same command again to finish)"
