@@ -108,7 +108,17 @@ def test_results_table_layout_and_records(local):
     assert (df["links.bottleneck.rate_bps"] == df["dumbbell.rate"].map(rate)).all()
     assert "links.bottleneck.aqm" not in df.columns, "strings are not flattened"
     rec = json.loads((out / "runs" / f"{df['run_key'][0]}.json").read_text())
-    assert set(rec) == {"run_key", "overrides", "seed", "summary", "error", "wall_s"}
+    assert set(rec) == {
+        "run_key",
+        "overrides",
+        "seed",
+        "scenario_sha256",
+        "summary",
+        "error",
+        "wall_s",
+        "timeseries_sha256",
+        "sha256",
+    }
     assert rec["overrides"] == {
         "aqm.type": "codel",
         "dumbbell.rate": "5Mbps",

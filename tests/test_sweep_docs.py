@@ -14,6 +14,7 @@ MODULES = [
     "aqmlab.sweep",
     "aqmlab.sweep.spec",
     "aqmlab.sweep.table",
+    "aqmlab.sweep.budget",
     "aqmlab.stats",
     "aqmlab.rfc7928",
 ]

@@ -36,6 +36,7 @@ __all__ = [
     "list_aqms",
     "list_schedulers",
     "aqm_config",
+    "aqm_list",
     "aqm_names",
     "describe_aqm",
     "scheduler_names",
@@ -43,6 +44,46 @@ __all__ = [
 
 Queue = _core.Queue
 AqmConfigError = _core.AqmConfigError
+
+
+def aqm_list(text: str, key: str = "--aqms") -> list[str]:
+    """A comma-separated list of AQM names (``--aqms codel,pie``), each known and none given
+    twice; an alias counts as its AQM (``fifo`` and ``taildrop`` are ``droptail``), as do names
+    that differ only in case. Returns the names as given, blanks dropped.
+
+    Raises
+    ------
+    AqmConfigError
+        ``KEY = 'TEXT': ...``: no name, an unknown name, or one AQM twice.
+
+    Examples
+    --------
+    >>> aqm_list("codel, pie")
+    ['codel', 'pie']
+    >>> aqm_list("fifo,droptail")
+    Traceback (most recent call last):
+    ...
+    _core.AqmConfigError: --aqms = 'fifo,droptail': 'fifo' and 'droptail' are the same AQM (droptail)
+    """
+    names = [a.strip() for a in str(text).split(",") if a.strip()]
+    if not names:
+        raise AqmConfigError(f"{key} = {text!r}: give at least one AQM")
+    seen: dict[str, str] = {}
+    for n in names:
+        try:
+            kind = aqm_config(n)["type"]
+        except ValueError as e:
+            raise AqmConfigError(f"{key} = {text!r}: {e}") from None
+        if kind in seen:
+            first = seen[kind]
+            why = (
+                f"{n!r} is given twice"
+                if first == n
+                else f"{first!r} and {n!r} are the same AQM ({kind})"
+            )
+            raise AqmConfigError(f"{key} = {text!r}: {why}")
+        seen[kind] = n
+    return names
 
 
 def aqm_names() -> list[str]:

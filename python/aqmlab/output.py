@@ -38,17 +38,21 @@ import shutil
 import signal
 import tempfile
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 __all__ = [
     "MANIFEST",
     "OutputError",
+    "Interrupted",
+    "signals_raise",
+    "signals_deferred",
     "check_output_dir",
     "check_output_file",
     "output_dir",
     "output_file",
     "manifest_command",
+    "manifest_files",
     "refresh_manifest",
     "write_atomic",
     "temp_file_beside",
@@ -61,6 +65,15 @@ _TMP_SUFFIX = ".aqmlab-tmp"
 
 class OutputError(ValueError):
     """An output path is not acceptable; the message names the path and the reason."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM (or SIGINT) turned into an exception by :func:`signals_raise`; ``signum`` is
+    the signal."""
+
+    def __init__(self, signum: int):
+        super().__init__(f"signal {signum}")
+        self.signum = signum
 
 
 def _umask() -> int:
@@ -201,13 +214,36 @@ def signals_raise() -> Iterator[None]:
         return
 
     def _raise(signum, _frame):
-        raise KeyboardInterrupt(f"signal {signum}")
+        raise Interrupted(signum)
 
     old = signal.signal(signal.SIGTERM, _raise)
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, old)
+
+
+@contextlib.contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM back while the block finishes what must not be left half-done
+    (a sweep's table and manifest after its runs); a signal that came meanwhile is raised as
+    :class:`Interrupted` when the block ends (unless the block raised already)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    got: list[int] = []
+
+    def _note(signum, _frame):
+        got.append(signum)
+
+    old = {sig: signal.signal(sig, _note) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+    if got:
+        raise Interrupted(got[0])
 
 
 def _make_parents(folder: Path) -> list[Path]:
@@ -229,10 +265,12 @@ def _remove_created(created: list[Path]) -> None:
             p.rmdir()
 
 
-def _manifest_text(folder: Path, command: str | None) -> str:
-    files = sorted(
-        f for f in _contents(folder) | {MANIFEST} if not Path(f).name.endswith(_TMP_SUFFIX)
-    )
+def _manifest_text(folder: Path, command: str | None, ours: set[str] | None = None) -> str:
+    """The manifest of ``folder``: what it holds (of ``ours`` only, when given)."""
+    held = _contents(folder)
+    if ours is not None:
+        held &= ours
+    files = sorted(f for f in held | {MANIFEST} if not Path(f).name.endswith(_TMP_SUFFIX))
     from aqmlab import __version__
 
     data = {"tool": "aqmlab", "version": __version__, "command": command, "files": files}
@@ -341,7 +379,8 @@ def output_file(
 
 # -- folders that grow in place (a sweep's records) -------------------------------------------
 # A sweep writes each finished run into its folder as it finishes, so that Ctrl-C keeps them;
-# the folder itself was created by output_dir. These keep it a replaceable aqmlab result.
+# the folder itself was created by output_dir. These keep it a replaceable aqmlab result that
+# lists only what aqmlab wrote: a user's file put into it is never adopted.
 
 
 def manifest_command(folder: str | os.PathLike[str]) -> str | None:
@@ -355,9 +394,29 @@ def manifest_command(folder: str | os.PathLike[str]) -> str | None:
         return None
 
 
-def refresh_manifest(folder: str | os.PathLike[str], command: str | None) -> None:
-    """Rewrite the manifest of an aqmlab folder (atomically) so that it lists what it holds now;
-    temporaries (``.*.aqmlab-tmp``) are removed first."""
+def manifest_files(folder: str | os.PathLike[str]) -> set[str]:
+    """The relative paths an aqmlab folder's manifest lists (empty if it is not one)."""
+    return _manifest_files(Path(folder)) or set()
+
+
+def _with_parents(paths: Iterable[str]) -> set[str]:
+    """``paths`` and every folder above them, folders ending in '/' as the manifest has them."""
+    out: set[str] = set()
+    for p in paths:
+        out.add(p)
+        parts = p.rstrip("/").split("/")[:-1]
+        out.update("/".join(parts[: i + 1]) + "/" for i in range(len(parts)))
+    return out
+
+
+def refresh_manifest(
+    folder: str | os.PathLike[str], command: str | None, written: Iterable[str] = ()
+) -> None:
+    """Rewrite the manifest of an aqmlab folder (atomically) so that it lists what aqmlab wrote
+    there: what the manifest listed already and ``written`` (paths relative to ``folder``, with
+    their folders), as far as they still exist. Anything else found in the folder (a file a
+    user put there) is not listed, so the folder is not replaced without ``force`` while it is
+    there. Temporaries (``.*.aqmlab-tmp``) are removed first."""
     p = Path(folder)
     for root, dirs, files in os.walk(p):
         for f in files:
@@ -367,7 +426,8 @@ def refresh_manifest(folder: str | os.PathLike[str], command: str | None) -> Non
         for d in dirs:
             if d.startswith(".") and d.endswith(_TMP_SUFFIX):
                 shutil.rmtree(Path(root) / d, ignore_errors=True)
-    text = _manifest_text(p, command)
+    ours = _with_parents(manifest_files(p) | set(written))
+    text = _manifest_text(p, command, ours)
     with write_atomic(p / MANIFEST) as tmp:
         tmp.write_text(text)
 

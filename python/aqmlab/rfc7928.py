@@ -85,23 +85,6 @@ def sections(aqms: Sequence[str], quick: bool = False, folder: Path = SUITE_DIR)
     return sorted(out, key=lambda s: [int(x) for x in s.rfc_section.split(".")])
 
 
-def _check_aqms(aqms: Sequence[str], text: str) -> list[str]:
-    from aqmlab.aqm import aqm_config
-
-    names = [a.strip() for a in aqms if a.strip()]
-    if not names:
-        raise ScenarioError(f"--aqms = {text!r}: give at least one AQM")
-    for n in names:
-        try:
-            aqm_config(n)
-        except ValueError as e:
-            raise ScenarioError(f"--aqms = {text!r}: {e}") from None
-    dup = next((n for i, n in enumerate(names) if n in names[:i]), None)
-    if dup is not None:
-        raise ScenarioError(f"--aqms = {text!r}: {dup!r} is given twice")
-    return names
-
-
 def with_derived(df):
     """The results table with ``loss_pct`` (100 x bottleneck drops / arrivals) and, for runs
     with less-than-best-effort flows, ``lbe_share_pct`` (100 x their part of the goodput,
@@ -134,10 +117,11 @@ def prepare(
         One line naming the key and value.
     """
     from aqmlab import sweep as sw
+    from aqmlab.aqm import aqm_list
     from aqmlab.output import check_output_dir, manifest_command
 
     text = aqms if isinstance(aqms, str) else ",".join(aqms)
-    names = _check_aqms(text.split(","), text)
+    names = aqm_list(text)
     secs = sections(names, quick)
     specs = [sw.load_spec(s.spec, name=s.name) for s in secs]
     sw.check_workers(workers)
@@ -180,7 +164,7 @@ def run(
         that section's sweep (a context manager is not needed).
     """
     from aqmlab import sweep as sw
-    from aqmlab.output import output_dir, refresh_manifest, write_atomic
+    from aqmlab.output import output_dir, signals_deferred
     from aqmlab.stats import across_seeds
 
     secs, specs, resume = prepare(aqms, out, quick=quick, workers=workers, dask=dask, force=force)
@@ -198,13 +182,27 @@ def run(
             result.tables[s.name] = df
             result.stats[s.name] = across_seeds(df, [m for m in s.metrics if m in df.columns])
     finally:
-        executor.close()
-        if result.tables:
-            with write_atomic(out / "summary.md") as tmp:
-                tmp.write_text(summary_markdown(result, quick))
-            write_html_report(out, [x for x in secs if x.name in result.tables])
-            refresh_manifest(out, COMMAND)
+        with signals_deferred():  # a signal now waits until the pages and manifest are written
+            _finish(out, secs, result, executor, quick)
     return result
+
+
+def _finish(out: Path, secs: list[Section], result: SuiteResult, executor, quick: bool) -> None:
+    """Stop the workers; write ``summary.md``, ``report.html`` and the manifest of a run of the
+    suite (also an interrupted one)."""
+    from aqmlab.output import manifest_files, refresh_manifest, write_atomic
+
+    executor.close()
+    if not result.tables:
+        return
+    with write_atomic(out / "summary.md") as tmp:
+        tmp.write_text(summary_markdown(result, quick))
+    write_html_report(out, [x for x in secs if x.name in result.tables])
+    # what aqmlab wrote: the pages and each section's sweep folder as its manifest says
+    written = ["summary.md", "report.html"]
+    for x in secs:
+        written += [f"{x.name}/{f}" for f in manifest_files(out / x.name)]
+    refresh_manifest(out, COMMAND, written)
 
 
 def write_html_report(out: Path, secs: list[Section]) -> Path:

@@ -150,6 +150,12 @@ class Scenario:
                 return k
         return "explicit"
 
+    @property
+    def memory_bytes(self) -> float:
+        """The run's estimated memory, bytes: the estimate the core's size limit (8 GiB) checks
+        (time series, flows, cwnd traces; ``docs/scenario.md``)."""
+        return self._core.memory_bytes()
+
     def link_aliases(self) -> dict[str, str]:
         """The core's link names mapped to the names results use (``R1->R2`` -> ``bottleneck``)."""
         return dict(self._core.link_aliases())

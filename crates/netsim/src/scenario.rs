@@ -767,6 +767,9 @@ pub struct Scenario {
     pub link_aliases: Vec<(String, String)>,
     /// The scenario with defaults filled in and quantities in SI base units.
     pub normalized: Value,
+    /// Estimated memory of the run, bytes: the time series, the flows and the cwnd traces as
+    /// the size limit ([`MAX_MEMORY_BYTES`]) counts them.
+    pub memory_bytes: f64,
 }
 
 impl Scenario {
@@ -965,6 +968,7 @@ impl Scenario {
             traced: cwnd_trace.len(),
         };
         cost.check(doc, biggest)?;
+        let memory_bytes = cost.bytes();
         let mut config = SimConfig {
             scenario: name,
             seed,
@@ -988,6 +992,7 @@ impl Scenario {
             config,
             link_aliases,
             normalized,
+            memory_bytes,
         })
     }
 }
@@ -1132,13 +1137,39 @@ struct Cost {
 }
 
 impl Cost {
+    /// Time-series rows (samples x monitored links).
+    fn rows(&self) -> f64 {
+        (self.duration / self.sample_interval).ceil() * self.monitored.max(1.0)
+    }
+
+    /// Estimated memory of the time series, bytes.
+    fn timeseries_bytes(&self) -> f64 {
+        self.rows() * (BYTES_PER_SAMPLE + self.classes * BYTES_PER_CLASS_SAMPLE)
+    }
+
+    /// Estimated memory of the flows, bytes.
+    fn flow_bytes(&self) -> f64 {
+        self.flows * BYTES_PER_FLOW
+    }
+
+    /// Estimated memory of the congestion-window traces, bytes.
+    fn cwnd_bytes(&self) -> f64 {
+        let interval = self.cwnd_interval.unwrap_or(self.sample_interval);
+        (self.duration / interval).ceil() * self.traced as f64 * 40.0
+    }
+
+    /// Estimated memory of the whole run, bytes (what [`Scenario::memory_bytes`] reports).
+    fn bytes(&self) -> f64 {
+        self.timeseries_bytes() + self.flow_bytes() + self.cwnd_bytes()
+    }
+
     /// Refuses runs whose memory would exceed [`MAX_MEMORY_BYTES`], in microseconds, naming
     /// the key to change (`biggest`: the flow group with the most flows).
     fn check(&self, doc: &Value, biggest: Option<usize>) -> Result<()> {
         let gib = |b: f64| b / (1024.0 * 1024.0 * 1024.0);
         let limit = gib(MAX_MEMORY_BYTES);
-        let rows = (self.duration / self.sample_interval).ceil() * self.monitored.max(1.0);
-        let ts = rows * (BYTES_PER_SAMPLE + self.classes * BYTES_PER_CLASS_SAMPLE);
+        let rows = self.rows();
+        let ts = self.timeseries_bytes();
         if ts > MAX_MEMORY_BYTES {
             return Err(err(
                 "sample_interval",
@@ -1150,7 +1181,7 @@ impl Cost {
                 ),
             ));
         }
-        let fl = self.flows * BYTES_PER_FLOW;
+        let fl = self.flow_bytes();
         if fl > MAX_MEMORY_BYTES {
             let i = biggest.unwrap_or(0);
             let key = format!("flows[{i}].count");
@@ -1165,8 +1196,7 @@ impl Cost {
                 ),
             ));
         }
-        let interval = self.cwnd_interval.unwrap_or(self.sample_interval);
-        let cw = (self.duration / interval).ceil() * self.traced as f64 * 40.0;
+        let cw = self.cwnd_bytes();
         if cw > MAX_MEMORY_BYTES {
             return Err(err(
                 "cwnd_interval",

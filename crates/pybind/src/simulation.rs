@@ -36,6 +36,11 @@ impl PyScenario {
     fn link_aliases(&self) -> Vec<(String, String)> {
         self.sc.link_aliases.clone()
     }
+
+    /// The run's estimated memory, bytes (the estimate the 8 GiB size limit checks).
+    fn memory_bytes(&self) -> f64 {
+        self.sc.memory_bytes
+    }
 }
 
 /// A packet-level simulation. `Simulation(scenario, seed=None)`; times in seconds.

@@ -223,9 +223,11 @@ def evaluate(
     if arrivals < 100:
         _fail("--arrivals", arrivals, "must be >= 100")
     names = tuple(c.strip() for c in compare.split(",") if c.strip())
-    for c in names:
+    for i, c in enumerate(names):
         if c not in ("codel", "droptail"):
             _fail("--compare", compare, f"unknown AQM {c!r} (expected codel, droptail)")
+        if c in names[:i]:
+            _fail("--compare", compare, f"{c!r} is given twice")
     events = runs * arrivals * (len(names) + 1)
     if events > MAX_EVENTS:
         _fail("--arrivals", arrivals, f"{runs} runs x {arrivals} arrivals x {len(names) + 1} AQMs "

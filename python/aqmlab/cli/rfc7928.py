@@ -3,6 +3,7 @@
 Runs the RFC 7928 suite (:mod:`aqmlab.rfc7928`, ``docs/rfc7928.md``): every section under
 ``scenarios/rfc7928/`` as a sweep over seeds and the AQMs into ``DIR/<section>/``, then
 ``DIR/summary.md``. Everything is checked before anything runs (one line ``error: ...``, exit 2).
+Ctrl-C and SIGTERM keep the finished runs (exit 130 and 143, one line).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Annotated
 import typer
 
 from aqmlab.cli._common import fail as _fail
-from aqmlab.cli.sweep import Dask, ProgressBar, Workers
+from aqmlab.cli.sweep import Dask, ProgressBar, Workers, interrupted
 
 DEFAULT_AQMS = "droptail,red,pie,codel,fq_codel"
 
@@ -47,11 +48,8 @@ def register(app: typer.Typer) -> None:
         """The RFC 7928 AQM characterization suite: every guideline section as a sweep over
         seeds and AQMs, with a table of means and 95 % confidence intervals."""
         from aqmlab import rfc7928 as suite
+        from aqmlab.output import signals_raise
 
-        try:
-            suite.prepare(aqms, out, quick=quick, workers=workers, dask=dask, force=force)
-        except ValueError as e:
-            _fail(str(e))
         bars: list[ProgressBar] = []
 
         def progress(name: str):
@@ -61,14 +59,27 @@ def register(app: typer.Typer) -> None:
             return bars[-1]
 
         try:
-            res = suite.run(
-                aqms, out, quick=quick, workers=workers, dask=dask, force=force, progress=progress
-            )
-        except ValueError as e:
-            _fail(str(e))
-        finally:
-            if bars:
-                bars[-1].__exit__(None, None, None)
+            with signals_raise():  # SIGTERM as Ctrl-C: the finished runs are kept
+                try:
+                    suite.prepare(aqms, out, quick=quick, workers=workers, dask=dask, force=force)
+                    res = suite.run(
+                        aqms,
+                        out,
+                        quick=quick,
+                        workers=workers,
+                        dask=dask,
+                        force=force,
+                        progress=progress,
+                    )
+                except ValueError as e:
+                    _fail(str(e))
+                finally:
+                    if bars:
+                        bars[-1].__exit__(None, None, None)
+        except KeyboardInterrupt as e:
+            word, code = interrupted(e)
+            _fail(f"{word}; the finished runs are kept in {out} (run the same command again "
+                  "to finish)", code)  # fmt: skip
         runs = sum(len(t) for t in res.tables.values())
         failed = sum(int(t["error"].notna().sum()) for t in res.tables.values())
         typer.echo(

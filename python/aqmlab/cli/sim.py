@@ -759,19 +759,12 @@ def register(app: typer.Typer) -> None:
         """The default demo: a dumbbell with a load step under drop-tail, RED, PI, PIE and CoDel."""
         from rich.console import Console
 
-        from aqmlab.aqm import aqm_config
+        from aqmlab.aqm import aqm_list
         from aqmlab.compare import compare_aqms, default_demo_scenario
         from aqmlab.scenario import load_scenario
 
-        names = [a.strip() for a in aqms_.split(",") if a.strip()]
         try:
-            if not names:
-                raise ValueError(f"--aqms = {aqms_!r}: give at least one AQM")
-            for n in names:
-                try:
-                    aqm_config(n)
-                except ValueError as e:
-                    raise ValueError(f"--aqms = {aqms_!r}: {e}") from None
+            names = aqm_list(aqms_)
             base = load_scenario(scenario) if scenario else default_demo_scenario()
             base = base.replace(seed=seed)
             result = compare_aqms(base, names, out, progress_factory=_progress, force=force)

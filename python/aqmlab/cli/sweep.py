@@ -1,12 +1,14 @@
-"""``aqmlab sweep SPEC.toml --out DIR [--workers N | --dask ADDRESS|local] [--timeseries]``.
+"""``aqmlab sweep SPEC.toml --out DIR [--workers N | --dask ADDRESS|local] [--timeseries]
+[--max-runs N] [--max-time T]``.
 
 The spec and every option are checked before anything runs (one line ``error: ...``, exit 2, no
-output); runs are written to ``DIR`` as they finish, so Ctrl-C keeps them and a rerun resumes
-(``docs/sweep.md``). Progress with an ETA goes to stderr on a terminal.
+output); runs are written to ``DIR`` as they finish, so Ctrl-C and SIGTERM keep them and a
+rerun resumes (``docs/sweep.md``). Progress with an ETA goes to stderr on a terminal.
 """
 
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -19,7 +21,8 @@ Workers = Annotated[
     int | None,
     typer.Option(
         "--workers",
-        help="Local worker processes (default: all cores); with --dask local, the cluster's.",
+        help="Local worker processes (default: all cores; at most 4 x the cores); with "
+        "--dask local, the cluster's.",
         show_default=False,
     ),
 ]
@@ -79,6 +82,29 @@ class ProgressBar:
         self._prog.update(self._task, completed=done, failed=failed)
 
 
+MaxRuns = Annotated[
+    int,
+    typer.Option(
+        "--max-runs",
+        help="Refuse a spec of more runs; the message gives its estimated cost.",
+    ),
+]
+MaxTime = Annotated[
+    str,
+    typer.Option(
+        "--max-time",
+        help="Refuse a sweep whose estimated wall-clock time is longer (a time with a unit).",
+    ),
+]
+
+
+def interrupted(e: KeyboardInterrupt) -> tuple[str, int]:
+    """``(word, exit status)`` of an interruption: SIGTERM is 143, Ctrl-C 130."""
+    if getattr(e, "signum", None) == signal.SIGTERM:
+        return "terminated", 128 + signal.SIGTERM
+    return "interrupted", 130
+
+
 def counts_line(df) -> str:
     """``N runs, F failed`` for a results table."""
     failed = int(df["error"].notna().sum()) if "error" in df.columns else 0
@@ -107,30 +133,47 @@ def register(app: typer.Typer) -> None:
                 show_default=False,
             ),
         ] = False,
+        max_runs: MaxRuns = 10_000,
+        max_time: MaxTime = "24h",
     ) -> None:
         """Run a scenario over seeds and a grid of overrides; one row per run in
         OUT/results.parquet."""
         from aqmlab import sweep as sw
+        from aqmlab.output import signals_raise
+        from aqmlab.units import UnitError, parse_time
 
-        try:
-            prep = sw.prepare(
-                spec, out, workers=workers, dask=dask, timeseries=timeseries, force=force
-            )
-        except ValueError as e:
+        try:  # on the command line a time has a unit
+            parse_time(max_time, require_unit=True, key="--max-time")
+        except UnitError as e:
             _fail(str(e))
-        if prep.skipped:
-            typer.echo(
-                f"resuming {out}: {prep.skipped} of {len(prep.runs)} runs already done",
-                err=True,
-            )
+        prep = None
         try:
-            with ProgressBar(prep.spec.name) as bar:
-                df = sw.execute(prep, progress=bar)
-        except KeyboardInterrupt:
-            kept = len(sw.SweepStore(out, True).done() & {r.key for r in prep.runs})
+            with signals_raise():  # SIGTERM as Ctrl-C: finished runs kept, table written
+                try:
+                    prep = sw.prepare(
+                        spec,
+                        out,
+                        workers=workers,
+                        dask=dask,
+                        timeseries=timeseries,
+                        force=force,
+                        max_runs=max_runs,
+                        max_time=max_time,
+                    )
+                except ValueError as e:
+                    _fail(str(e))
+                line = prep.resume_line()
+                if line is not None:
+                    typer.echo(line, err=True)
+                with ProgressBar(prep.spec.name) as bar:
+                    df = sw.execute(prep, progress=bar)
+        except KeyboardInterrupt as e:
+            word, code = interrupted(e)
+            if prep is None:
+                _fail(word, code)
             _fail(
-                f"interrupted; {kept} of {len(prep.runs)} runs kept in {out} "
+                f"{word}; {prep.kept} of {len(prep.runs)} runs kept in {out} "
                 "(run the same command again to finish)",
-                130,
+                code,
             )
         typer.echo(f"{counts_line(df)}; results written to {out / 'results.parquet'}")

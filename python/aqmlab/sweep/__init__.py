@@ -18,15 +18,18 @@ Examples
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from aqmlab.output import signals_deferred
+from aqmlab.sweep.budget import DEFAULT_MAX_RUNS, DEFAULT_MAX_TIME, Estimate, check_budget
 from aqmlab.sweep.executors import DaskCluster, LocalPool, check_workers, default_workers
-from aqmlab.sweep.spec import Run, SweepSpec, load_spec, run_key
+from aqmlab.sweep.spec import Run, SweepSpec, check_runs, load_spec, run_key
 from aqmlab.sweep.store import SweepStore
 from aqmlab.sweep.table import flatten_summary, records_table
 
@@ -45,6 +48,9 @@ __all__ = [
     "default_workers",
     "check_workers",
     "SweepStore",
+    "Estimate",
+    "DEFAULT_MAX_RUNS",
+    "DEFAULT_MAX_TIME",
 ]
 
 #: progress(done, total, failed): called after each finished run (skipped runs count as done).
@@ -53,7 +59,13 @@ Progress = Callable[[int, int, int], None]
 
 @dataclass
 class Prepared:
-    """A sweep checked and ready to run: spec, output folder, executor, the runs to do."""
+    """A sweep checked and ready to run: spec, output folder, executor, the runs to do.
+
+    ``trusted`` maps the runs whose record verified to their scenario checksums; ``rejected``
+    lists the records that did not verify (``(runs/KEY.json, why)``: those runs run again);
+    ``sweep_json_missing`` says that a resumed folder had lost its ``sweep.json``; ``estimate``
+    is the sweep's estimated cost; ``kept`` is set by :func:`execute`: the runs in the table.
+    """
 
     spec: SweepSpec
     out: Path
@@ -62,10 +74,47 @@ class Prepared:
     todo: list[Run]
     force: bool
     own_executor: bool = True
+    trusted: dict[str, str] = field(default_factory=dict)
+    rejected: list[tuple[str, str]] = field(default_factory=list)
+    sweep_json_missing: bool = False
+    estimate: Estimate | None = None
+    kept: int = 0
 
     @property
     def skipped(self) -> int:
         return len(self.runs) - len(self.todo)
+
+    def resume_line(self) -> str | None:
+        """One line on what resuming found (None when nothing was resumed): the runs already
+        done, the records that did not verify (they run again) and a missing sweep.json."""
+        if not self.skipped and not self.rejected and not self.sweep_json_missing:
+            return None
+        parts = [f"resuming {self.out}: {self.skipped} of {len(self.runs)} runs already done"]
+        if self.sweep_json_missing:
+            parts.append("sweep.json was missing (records checked against the spec)")
+        if self.rejected:
+            shown = "; ".join(f"{name}: {why}" for name, why in self.rejected[:3])
+            more = f"; and {len(self.rejected) - 3} more" if len(self.rejected) > 3 else ""
+            n = len(self.rejected)
+            parts.append(
+                f"{n} record{'s' if n != 1 else ''} did not verify and run again ({shown}{more})"
+            )
+        return "; ".join(parts)
+
+
+def _max_time(max_time: float | str | None) -> tuple[float | None, str]:
+    """``max_time`` in seconds (a number, or a time with a unit: ``"24h"``) and as given."""
+    if max_time is None:
+        return None, ""
+    from aqmlab.units import UnitError, parse_time
+
+    try:
+        secs = parse_time(max_time, key="--max-time")
+    except UnitError as e:
+        raise ValueError(str(e)) from None
+    if not math.isfinite(secs) or secs <= 0:
+        raise ValueError(f"--max-time = {max_time}: must be a time > 0, e.g. 24h")
+    return secs, str(max_time)
 
 
 def prepare(
@@ -77,42 +126,77 @@ def prepare(
     timeseries: bool | None = None,
     force: bool = False,
     executor: LocalPool | DaskCluster | None = None,
+    max_runs: int | None = DEFAULT_MAX_RUNS,
+    max_time: float | str | None = DEFAULT_MAX_TIME,
 ) -> Prepared:
     """Check everything a sweep needs before anything runs or is written (see :func:`run`).
 
     ``executor`` runs the sweep on an existing pool or cluster (which the caller closes);
-    ``workers`` and ``dask`` are then not used.
+    ``workers`` and ``dask`` are then not used. A resumed folder's records are verified here
+    (:meth:`SweepStore.verify`).
 
     Raises
     ------
     ValueError
-        A one-line message naming the key and value: the spec, ``workers``, ``dask`` or the
-        output folder.
+        A one-line message naming the key and value: the spec, ``workers``, ``dask``,
+        ``max_runs``, ``max_time`` (with the estimate) or the output folder.
     """
-    sp = load_spec(spec)
+    if isinstance(spec, SweepSpec):
+        sp = spec
+        check_runs(sp, max_runs)
+    else:
+        sp = load_spec(spec, max_runs=max_runs)
     if timeseries is not None:
         sp.timeseries = bool(timeseries) or sp.timeseries
     check_workers(workers)
+    limit, limit_text = _max_time(max_time)
     resumed = SweepStore.check(out, sp, force)
     runs = sp.runs()
-    if resumed and not force:
-        done = SweepStore(Path(out), True).done()
-        todo = [r for r in runs if r.key not in done]
-    else:
-        todo = list(runs)
+    trusted: dict[str, str] = {}
+    rejected: list[tuple[str, str]] = []
+    missing = False
+    if resumed:
+        trusted, rejected = SweepStore(Path(out), True).verify(sp, runs)
+        missing = SweepStore.sweep_json_missing(out)
+    todo = [r for r in runs if r.key not in trusted]
     own = executor is None
+    remote = (
+        (dask is not None and dask != "local")
+        if own
+        else (isinstance(executor, DaskCluster) and executor.address != "local")
+    )
+    est = None
+    if not remote:
+        asked = workers if own else executor.workers
+        est, n = check_budget(
+            sp, sp.label, asked, default_workers(), limit, limit_text, todo=len(todo)
+        )
+        if own and workers is None:
+            workers = n
     if executor is None:
         executor = DaskCluster(dask, workers) if dask is not None else LocalPool(workers)
-    return Prepared(sp, Path(out), executor, runs, todo, force, own)
+    if remote:
+        try:
+            est, _ = check_budget(
+                sp, sp.label, executor.workers, 1, limit, limit_text, local=False, todo=len(todo)
+            )
+        except ValueError:
+            if own:
+                executor.close()
+            raise
+    return Prepared(
+        sp, Path(out), executor, runs, todo, force, own, trusted, rejected, missing, est
+    )
 
 
 def execute(prep: Prepared, progress: Progress | None = None):
     """Run a prepared sweep: write each run as it finishes, then ``results.parquet``.
 
-    Ctrl-C (``KeyboardInterrupt``) stops the workers, writes ``results.parquet`` from the runs
-    that finished and re-raises. Returns the results table as a pandas DataFrame.
+    Ctrl-C (``KeyboardInterrupt``; the command line turns SIGTERM into one too) stops the
+    workers, writes ``results.parquet`` from the runs that finished (``prep.kept`` of them) and
+    re-raises; a signal that comes while the table is being written waits until it is. Returns the results table as a pandas DataFrame.
     """
-    store = SweepStore.open(prep.out, prep.spec, prep.force)
+    store = SweepStore.open(prep.out, prep.spec, prep.force, prep.trusted)
     total = len(prep.runs)
     done = prep.skipped
     failed = 0
@@ -126,9 +210,11 @@ def execute(prep: Prepared, progress: Progress | None = None):
             if progress is not None:
                 progress(done, total, failed)
     finally:
-        if prep.own_executor:
-            prep.executor.close()
-        df = store.finish(prep.spec, prep.runs)
+        with signals_deferred():  # a signal now waits until the table is written
+            if prep.own_executor:
+                prep.executor.close()
+            df = store.finish(prep.spec, prep.runs)
+            prep.kept = len(df)
     return df
 
 
@@ -141,6 +227,8 @@ def run(
     timeseries: bool | None = None,
     force: bool = False,
     progress: Progress | None = None,
+    max_runs: int | None = DEFAULT_MAX_RUNS,
+    max_time: float | str | None = DEFAULT_MAX_TIME,
 ):
     """Run a sweep and return its results table.
 
@@ -150,9 +238,10 @@ def run(
         The sweep spec (TOML file or the same data; :func:`load_spec`).
     out : path
         The output folder (``docs/sweep.md``). A folder holding a sweep of the same base
-        scenario is resumed: runs already recorded are skipped.
+        scenario is resumed: runs whose record verifies are skipped, the others run again.
     workers : int, optional
-        Local worker processes (default: all cores); with ``dask="local"``, the LocalCluster's.
+        Local worker processes (default: all cores, fewer if their runs would not fit in the
+        memory available); with ``dask="local"``, the LocalCluster's. At most 4 x the cores.
     dask : str, optional
         ``"local"`` (start a ``LocalCluster``) or a scheduler address (``tcp://host:8786``).
     timeseries : bool, optional
@@ -162,6 +251,11 @@ def run(
         resume.
     progress : callable, optional
         ``progress(done, total, failed)`` after each run.
+    max_runs : int or None
+        Refuse a spec of more runs (None: no limit).
+    max_time : float, str or None
+        Refuse a sweep whose estimated wall-clock time is longer: seconds, or a time with a
+        unit (``"24h"``); None: no limit.
 
     Returns
     -------
@@ -172,10 +266,20 @@ def run(
     Raises
     ------
     ValueError
-        Bad input (spec, workers, dask address, output folder), before anything runs.
+        Bad input (spec, workers, dask address, output folder, a sweep beyond ``max_runs`` or
+        ``max_time``, workers that would not fit in memory), before anything runs.
     """
     t0 = time.perf_counter()
-    prep = prepare(spec, out, workers=workers, dask=dask, timeseries=timeseries, force=force)
+    prep = prepare(
+        spec,
+        out,
+        workers=workers,
+        dask=dask,
+        timeseries=timeseries,
+        force=force,
+        max_runs=max_runs,
+        max_time=max_time,
+    )
     df = execute(prep, progress)
     df.attrs["wall_s"] = time.perf_counter() - t0
     return df

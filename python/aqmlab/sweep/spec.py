@@ -35,15 +35,24 @@ import copy
 import hashlib
 import itertools
 import json
+import math
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from aqmlab.scenario import Scenario, ScenarioError, _plain, _resolve_files, set_key
+from aqmlab.scenario import Scenario, ScenarioError, _path, _plain, _resolve_files, set_key
 
-__all__ = ["SweepSpec", "Run", "load_spec", "run_key", "RESERVED_COLUMNS"]
+__all__ = [
+    "SweepSpec",
+    "Run",
+    "load_spec",
+    "check_runs",
+    "run_key",
+    "scenario_sha256",
+    "RESERVED_COLUMNS",
+]
 
 #: Keys a spec may have at its top level.
 SPEC_KEYS = ("base", "seeds", "grid", "zip", "timeseries", "name")
@@ -61,6 +70,23 @@ def run_key(overrides: Mapping[str, Any], seed: int) -> str:
     """
     doc = json.dumps({"overrides": dict(overrides), "seed": int(seed)}, sort_keys=True)
     return hashlib.sha256(doc.encode()).hexdigest()[:16]
+
+
+def _canonical(data: Any) -> str:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"))
+
+
+def scenario_sha256(scenario: Scenario | Mapping[str, Any]) -> str:
+    """SHA-256 (hex) of a scenario as the schema normalizes it (every default filled in, every
+    quantity in SI base units; canonical JSON): two documents that describe the same run, e.g.
+    ``"10Mbps"`` and ``"10000kbps"``, have the same checksum. A run record carries it.
+
+    >>> a = scenario_sha256({"dumbbell": {"rate": "10Mbps"}, "flows": [{"count": 1}]})
+    >>> a == scenario_sha256({"dumbbell": {"rate": "10000kbps"}, "flows": [{"count": 1}]})
+    True
+    """
+    sc = scenario if isinstance(scenario, Scenario) else Scenario(scenario)
+    return hashlib.sha256(_canonical(sc.normalized).encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -90,6 +116,8 @@ class SweepSpec:
         A label (the spec file's stem by default).
     text : str
         The spec as given (TOML), copied to ``DIR/spec.toml``.
+    label : str
+        How messages name the spec (its file name).
     """
 
     base: dict[str, Any]
@@ -99,6 +127,10 @@ class SweepSpec:
     timeseries: bool = False
     name: str = "sweep"
     text: str = ""
+    label: str = "sweep spec"
+    #: (estimated memory bytes, estimated CPU seconds) of each combination, as load_spec
+    #: found them while validating (:mod:`aqmlab.sweep.budget`)
+    costs: list[tuple[float, float]] = field(default_factory=list, repr=False, compare=False)
 
     @property
     def override_keys(self) -> list[str]:
@@ -115,6 +147,23 @@ class SweepSpec:
             for vals in itertools.product(*self.grid.values())
         ]
         return [{**g, **z} for g in grid_rows for z in (zip_rows or [{}])]
+
+    def combination_count(self) -> int:
+        """How many combinations :meth:`combinations` gives (without building them)."""
+        zip_len = len(next(iter(self.zip.values()))) if self.zip else 1
+        return math.prod(len(v) for v in self.grid.values()) * zip_len
+
+    def combination(self, i: int) -> dict[str, Any]:
+        """The ``i``-th of :meth:`combinations` (without building the others)."""
+        zip_len = len(next(iter(self.zip.values()))) if self.zip else 1
+        g, z = divmod(i, zip_len)
+        picked: dict[str, Any] = {}
+        for k in reversed(self.grid):  # the last grid key varies fastest, as in the product
+            g, j = divmod(g, len(self.grid[k]))
+            picked[k] = self.grid[k][j]
+        out = {k: picked[k] for k in self.grid}
+        out.update({k: v[z] for k, v in self.zip.items()})
+        return out
 
     def runs(self) -> list[Run]:
         """Every run, in a fixed order: combinations, then seeds."""
@@ -169,7 +218,54 @@ def _value_list(section: str, key: str, values: Any) -> list[Any]:
         _fail(f"{where} = {json.dumps(_plain(values, where))}: must be a list of values")
     if not values:
         _fail(f"{where} = []: give at least one value")
-    return [_plain(v, f"{where}[{i}]") for i, v in enumerate(values)]
+    out = [_plain(v, f"{where}[{i}]") for i, v in enumerate(values)]
+    if section == "grid":  # in a zip list a value may repeat (the other lists tell the rows apart)
+        seen: set[str] = set()
+        for v in out:
+            if _canonical(v) in seen:
+                _fail(
+                    f"{where} = {json.dumps(out)}: {json.dumps(v)} is given twice (every run "
+                    "would count twice)"
+                )
+            seen.add(_canonical(v))
+    return out
+
+
+def _check_paths(grid: Mapping[str, Any], zipped: Mapping[str, Any]) -> None:
+    """Refuse two override keys that name one scenario value, or a value inside the other's
+    table (``flows.0.count`` and ``flows[0].count``; ``aqm`` and ``aqm.type``): one of them
+    would overwrite the other in every run."""
+    seen: list[tuple[str, list[str | int]]] = []
+    for section, table in (("grid", grid), ("zip", zipped)):
+        for key in table:
+            where = f'{section}."{key}"'
+            path = _path(key, where)
+            for other, opath in seen:
+                n = min(len(path), len(opath))
+                if path[:n] == opath[:n]:
+                    same = "the same scenario key as" if len(path) == len(opath) else "overlaps"
+                    _fail(f"{where}: {same} {other}; give each key once")
+            seen.append((where, path))
+
+
+def _duplicate_runs(spec: SweepSpec, combos: list[dict[str, Any]], i: int, j: int) -> str:
+    """The message for combinations ``i`` < ``j`` that give one scenario."""
+    a, b = combos[i], combos[j]
+    differ = [k for k in a if _canonical(a[k]) != _canonical(b[k])]
+    if differ:
+        where = ", ".join(
+            f'{"grid" if k in spec.grid else "zip"}."{k}" = {json.dumps(a[k])} and '
+            f"{json.dumps(b[k])}"
+            for k in differ
+        )
+        return f"{where}: give the same scenario (every run would count twice)"
+    # equal values everywhere: two positions of the zip lists are the same row
+    n = len(next(iter(spec.zip.values())))
+    rows = [tuple(_canonical(v[p]) for v in spec.zip.values()) for p in range(n)]
+    p = next(p for p in range(n) if rows[p] in rows[:p])
+    q = rows.index(rows[p])
+    shown = ", ".join(f'zip."{k}" = {json.dumps(v)}' for k, v in spec.zip.items())
+    return f"{shown}: positions {q} and {p} are the same run (every run would count twice)"
 
 
 def _overrides(doc: Mapping[str, Any], section: str) -> dict[str, list[Any]]:
@@ -187,19 +283,65 @@ def _overrides(doc: Mapping[str, Any], section: str) -> dict[str, list[Any]]:
     return out
 
 
-def load_spec(spec: str | Path | Mapping[str, Any], name: str | None = None) -> SweepSpec:
+def check_runs(spec: SweepSpec, max_runs: int | None) -> None:
+    """Refuse a spec of more than ``max_runs`` runs (``--max-runs``), with its cost estimated
+    from a sample of its combinations, before any run is built.
+
+    Raises
+    ------
+    ScenarioError
+        ``--max-runs = N: ...``, or ``max_runs`` is not a whole number >= 1.
+    """
+    if max_runs is None:
+        return
+    if isinstance(max_runs, bool) or not isinstance(max_runs, int) or max_runs < 1:
+        _fail(f"--max-runs = {max_runs!r}: must be a whole number >= 1")
+    combos = spec.combination_count()
+    runs = combos * len(spec.seeds)
+    if runs <= max_runs:
+        return
+    from aqmlab.sweep.budget import estimate, fmt_bytes, fmt_seconds
+
+    parts = []
+    if spec.grid:
+        parts.append("grid " + " x ".join(str(len(v)) for v in spec.grid.values()))
+    if spec.zip:
+        parts.append(f"zip {len(next(iter(spec.zip.values())))}")
+    parts.append(f"{len(spec.seeds)} seed" + ("s" if len(spec.seeds) != 1 else ""))
+    try:
+        est = estimate(spec, 1, sample=100)
+        cost = (
+            f"; about {fmt_bytes(est.memory_bytes)} of memory per run and "
+            f"{fmt_seconds(est.cpu_seconds)} of CPU time in all (a rough estimate)"
+        )
+    except ScenarioError:
+        cost = ""
+    _fail(
+        f"--max-runs = {max_runs}: {spec.label} has {runs} runs ({', '.join(parts)}){cost}; "
+        "raise --max-runs to run them all"
+    )
+
+
+def load_spec(
+    spec: str | Path | Mapping[str, Any],
+    name: str | None = None,
+    max_runs: int | None = None,
+) -> SweepSpec:
     """Read and validate a sweep spec: a TOML file or the same data as a dict.
 
-    Every combination of overrides is applied to the base and validated by the scenario schema,
-    so a spec that loads runs (a run may still fail while it is built or simulated, e.g. an
+    ``max_runs``: refuse a spec of more runs (:func:`check_runs`) before its combinations are
+    built. Every combination of overrides is applied to the base and validated by the scenario
+    schema, so a spec that loads runs (a run may still fail while it is built or simulated, e.g. an
     unroutable flow; such a run is recorded with its error).
 
     Raises
     ------
     ScenarioError
         One line naming the key and the value: an unknown spec key, an empty or non-list value
-        list, ``[zip]`` lists of unequal length, a key both in ``[grid]`` and ``[zip]``, a bad
-        seed, a base scenario that cannot be read, or a combination the schema refuses.
+        list, a value given twice in a ``[grid]`` list, ``[zip]`` lists of unequal length, a
+        key both in ``[grid]`` and ``[zip]`` (or two keys naming one value, or one inside the
+        other), a bad seed, a base scenario that cannot be read, a combination the schema
+        refuses, or two combinations that give the same scenario (``fifo`` and ``droptail``).
     """
     if isinstance(spec, SweepSpec):
         return spec
@@ -267,6 +409,7 @@ def load_spec(spec: str | Path | Mapping[str, Any], name: str | None = None) -> 
     both = [k for k in grid if k in zipped]
     if both:
         _fail(f'zip."{both[0]}": also in [grid]; give each key once')
+    _check_paths(grid, zipped)
     lengths = {k: len(v) for k, v in zipped.items()}
     if len(set(lengths.values())) > 1:
         first = next(iter(lengths))
@@ -284,11 +427,26 @@ def load_spec(spec: str | Path | Mapping[str, Any], name: str | None = None) -> 
         timeseries=timeseries,
         name=sweep_name,
         text=text,
+        label=label,
     )
-    for combo in out.combinations():
+    check_runs(out, max_runs)
+    from aqmlab.sweep.budget import run_seconds
+
+    combos = out.combinations()
+    seen: dict[str, int] = {}
+    for i, combo in enumerate(combos):
         try:
-            Scenario(resolve(base_doc, combo, seeds[0]))
+            sc = Scenario(resolve(base_doc, combo, seeds[0]))
         except ScenarioError as e:
             shown = ", ".join(f"{k} = {json.dumps(v)}" for k, v in combo.items())
             _fail(f"{label}: {e} (in the run with {shown})" if shown else f"{label}: {e}")
+        # two combinations that describe one scenario (a value given twice, an alias such as
+        # fifo for droptail, one rate in two units) would each count every run twice
+        norm = sc.normalized
+        norm.pop("name", None)
+        h = _canonical(norm)
+        if h in seen:
+            _fail(f"{label}: {_duplicate_runs(out, combos, seen[h], i)}")
+        seen[h] = i
+        out.costs.append((sc.memory_bytes, run_seconds(sc)))
     return out

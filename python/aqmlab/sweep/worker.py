@@ -3,7 +3,8 @@
 :func:`execute` is a plain function of plain data, so that it pickles to any worker: it applies
 the overrides to the base scenario, simulates, and returns the run's record and, if asked, its
 time series as Parquet bytes. It never raises for a failed run: the error is in the record.
-A local worker process imports aqmlab once (:func:`init_worker`) and runs many simulations.
+A local worker process imports aqmlab once (:func:`init_worker`) and runs many simulations, one
+task at a time from its pipe (:func:`serve`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import signal
 import time
 from typing import Any
 
-__all__ = ["execute", "init_worker", "run_task"]
+__all__ = ["execute", "failed_record", "init_worker", "run_task", "serve"]
 
 
 def _one_line(e: BaseException) -> str:
@@ -33,22 +34,28 @@ def execute(
     Returns
     -------
     record : dict
-        ``{"run_key", "overrides", "seed", "summary", "error", "wall_s"}``; ``summary`` is the
-        run's summary.json (None if it failed), ``error`` the one-line error (None if it ran),
-        ``wall_s`` the wall-clock seconds of the whole run in the worker (set-up included).
+        ``{"run_key", "overrides", "seed", "scenario_sha256", "summary", "error", "wall_s"}``;
+        ``scenario_sha256`` the checksum of the run's normalized scenario
+        (:func:`aqmlab.sweep.spec.scenario_sha256`), ``summary`` the run's summary.json (None if
+        it failed), ``error`` the one-line error (None if it ran), ``wall_s`` the wall-clock
+        seconds of the whole run in the worker (set-up included).
     timeseries : bytes or None
         The run's ``timeseries.parquet`` content when asked for and the run succeeded.
     """
+    from aqmlab.scenario import Scenario
     from aqmlab.sim import simulate
-    from aqmlab.sweep.spec import resolve
+    from aqmlab.sweep.spec import resolve, scenario_sha256
 
     t0 = time.perf_counter()
     summary = None
     error = None
     ts_bytes = None
+    checksum = None
     try:
+        sc = Scenario(resolve(base, overrides, seed))
+        checksum = scenario_sha256(sc)
         # as `aqmlab run`: with an [sqm] table, Simulation.run runs SQM's online controller
-        res = simulate(resolve(base, overrides, seed))
+        res = simulate(sc)
         summary = res.summary
         if timeseries:
             import pyarrow.parquet as pq
@@ -66,6 +73,7 @@ def execute(
         "run_key": key,
         "overrides": overrides,
         "seed": seed,
+        "scenario_sha256": checksum,
         "summary": summary,
         "error": error,
         "wall_s": time.perf_counter() - t0,
@@ -73,13 +81,47 @@ def execute(
     return record, ts_bytes
 
 
+def failed_record(
+    base: dict[str, Any], key: str, overrides: dict[str, Any], seed: int, error: str
+) -> dict[str, Any]:
+    """The record of a run that returned nothing because its worker died (computed by the
+    parent: the scenario checksum, no summary, ``error``)."""
+    from aqmlab.sweep.spec import resolve, scenario_sha256
+
+    return {
+        "run_key": key,
+        "overrides": overrides,
+        "seed": seed,
+        "scenario_sha256": scenario_sha256(resolve(base, overrides, seed)),
+        "summary": None,
+        "error": error,
+        "wall_s": 0.0,
+    }
+
+
 def init_worker() -> None:
-    """Initializer of a local worker process: import the simulator once; leave Ctrl-C to the
-    parent (which stops the pool and keeps the finished runs)."""
+    """Initializer of a local worker process: import the simulator once; leave Ctrl-C and
+    SIGTERM to the parent (which stops the workers and keeps the finished runs)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     import aqmlab.sim  # noqa: F401
 
 
 def run_task(task: tuple[dict[str, Any], str, dict[str, Any], int, bool]):
     """A local worker's task: ``(base, run_key, overrides, seed, timeseries)``."""
     return execute(*task)
+
+
+def serve(conn) -> None:
+    """A local worker process: run the tasks received on ``conn`` (a ``multiprocessing``
+    connection) one at a time and send back each result, until ``None`` or the parent is gone.
+    """
+    init_worker()
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):
+            return
+        if task is None:
+            return
+        conn.send(run_task(task))
