@@ -166,3 +166,24 @@ def test_a_reproduction_run_reruns(tmp_path):
     runs = sorted((out / "runs").glob("*/seed-*"))
     assert runs, "no run folders"
     assert_rerun_reproduces(runs[0], tmp_path)
+
+
+def test_a_sweep_run_reruns(tmp_path):
+    from aqmlab import sweep
+
+    spec = {
+        "base": {"duration": "1.5s", "dumbbell": {"rate": "5Mbps"}, "flows": [{"count": 2}]},
+        "seeds": [1, 2],
+        "grid": {"aqm.type": ["codel", "pie"]},
+    }
+    sweep.run(spec, tmp_path / "sw", workers=1)
+    records = sorted((tmp_path / "sw" / "runs").glob("*.json"))
+    assert len(records) == 4
+    rec = json.loads(records[-1].read_text())
+    toml = records[-1].with_suffix(".toml")
+    assert toml.read_text() == rec["scenario_toml"]
+    again = tmp_path / "again"
+    cli("run", str(toml), "--no-plots", "--quiet", "--out", str(again))
+    want = {k: v for k, v in rec["summary"].items() if k not in ("wall_seconds", "meta")}
+    assert comparable(again / "summary.json") == json.dumps(want, indent=2)
+    assert set(rec["summary"]["meta"]) == META

@@ -244,6 +244,12 @@ class SweepStore:
             with write_atomic(part / "part-0.parquet") as tmp:
                 tmp.write_bytes(timeseries)
             self.written.add(f"timeseries/run_key={key}/part-0.parquet")
+        if sealed.get("scenario_toml"):
+            # the run's normalized scenario, to rerun it with `aqmlab run` (written for the
+            # user; resuming reads only the checksummed record, which holds the same text)
+            with write_atomic(self.runs_dir / f"{key}.toml") as tmp:
+                tmp.write_text(sealed["scenario_toml"])
+            self.written.add(f"runs/{key}.toml")
         with write_atomic(self.runs_dir / f"{key}.json") as tmp:
             tmp.write_text(json.dumps(sealed) + "\n")
         self.written.add(f"runs/{key}.json")

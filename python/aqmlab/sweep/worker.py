@@ -34,9 +34,11 @@ def execute(
     Returns
     -------
     record : dict
-        ``{"run_key", "overrides", "seed", "scenario_sha256", "summary", "error", "wall_s"}``;
-        ``scenario_sha256`` the checksum of the run's normalized scenario
-        (:func:`aqmlab.sweep.spec.scenario_sha256`), ``summary`` the run's summary.json (None if
+        ``{"run_key", "overrides", "seed", "scenario_sha256", "scenario_toml", "summary",
+        "error", "wall_s"}``; ``scenario_sha256`` the checksum of the run's normalized scenario
+        (:func:`aqmlab.sweep.spec.scenario_sha256`), ``scenario_toml`` that scenario as the
+        ``scenario.toml`` of a result folder (None if it did not validate), ``summary`` the
+        run's summary.json with its ``meta`` (None if
         it failed), ``error`` the one-line error (None if it ran), ``wall_s`` the wall-clock
         seconds of the whole run in the worker (set-up included).
     timeseries : bytes or None
@@ -51,9 +53,11 @@ def execute(
     error = None
     ts_bytes = None
     checksum = None
+    text = None
     try:
         sc = Scenario(resolve(base, overrides, seed))
         checksum = scenario_sha256(sc)
+        text = sc.to_toml()
         # as `aqmlab run`: with an [sqm] table, Simulation.run runs SQM's online controller
         res = simulate(sc)
         summary = res.summary
@@ -74,6 +78,7 @@ def execute(
         "overrides": overrides,
         "seed": seed,
         "scenario_sha256": checksum,
+        "scenario_toml": text,
         "summary": summary,
         "error": error,
         "wall_s": time.perf_counter() - t0,
