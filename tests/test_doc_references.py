@@ -63,7 +63,11 @@ OUTPUTS = [
         re.compile(r"scenarios/[\w.-]+"),
         "a reproduction's output folder holds its scenarios/ (docs/repro.md)",
     ),
-    (("*rfc7928*",), re.compile(r"summary\.md"), "the RFC 7928 suite's summary (docs/rfc7928.md)"),
+    (
+        ("*rfc7928*", "docs/sweep.md", "tests/test_sweep_trust.py"),
+        re.compile(r"summary\.md"),
+        "the RFC 7928 suite's summary (docs/rfc7928.md)",
+    ),
 ]
 
 

@@ -113,6 +113,7 @@ def test_results_table_layout_and_records(local):
         "overrides",
         "seed",
         "scenario_sha256",
+        "scenario_toml",
         "summary",
         "error",
         "wall_s",
