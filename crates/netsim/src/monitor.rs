@@ -161,21 +161,20 @@ const FLOW_SUB: u64 = 1 << FLOW_SUB_BITS;
 pub struct FlowHistogram {
     /// Bin index of `counts[0]`.
     base: u16,
+    /// Values per bin (at most 2^32 - 1 per bin: 4.3 billion packets of one flow in one bin).
     counts: Vec<u32>,
-    total: u64,
+    /// Sum of the values (ns), for the exact mean.
     sum: u64,
 }
 
 impl FlowHistogram {
-    #[inline]
+    /// The bin of `v`: `v` itself below 16, else `(e - 4) * 16 + (v >> (e - 4))` in octave
+    /// `e` (`2^e <= v < 2^(e+1)`), without a branch.
+    #[inline(always)]
     fn index(v: u64) -> usize {
-        if v < FLOW_SUB {
-            v as usize
-        } else {
-            let e = 63 - v.leading_zeros();
-            let m = (v >> (e - FLOW_SUB_BITS)) & (FLOW_SUB - 1);
-            ((e - FLOW_SUB_BITS + 1) as u64 * FLOW_SUB + m) as usize
-        }
+        let e = 63 - (v | FLOW_SUB).leading_zeros();
+        let shift = e - FLOW_SUB_BITS;
+        ((shift as u64) * FLOW_SUB + (v >> shift)) as usize
     }
 
     /// Value range `[lo, hi)` of bin `i`.
@@ -200,21 +199,22 @@ impl FlowHistogram {
         }
     }
 
-    /// Records one value.
-    #[inline]
+    /// Records one value (a bin index, a bounds test, two additions).
+    #[inline(always)]
     pub fn record(&mut self, v: u64) {
         let k = self.slot(Self::index(v));
-        self.counts[k] = self.counts[k].saturating_add(1);
-        self.total += 1;
-        self.sum = self.sum.saturating_add(v);
+        self.counts[k] += 1;
+        self.sum = self.sum.wrapping_add(v);
     }
 
     /// The position of bin `i` in `counts`, widening the stored range if needed.
-    #[inline]
+    #[inline(always)]
     fn slot(&mut self, i: usize) -> usize {
-        match i.checked_sub(self.base as usize) {
-            Some(k) if k < self.counts.len() => k,
-            _ => self.widen(i),
+        let k = i.wrapping_sub(self.base as usize);
+        if k < self.counts.len() {
+            k
+        } else {
+            self.widen(i)
         }
     }
 
@@ -246,30 +246,29 @@ impl FlowHistogram {
                 self.counts[j] = self.counts[j].saturating_add(c);
             }
         }
-        self.total += other.total;
-        self.sum = self.sum.saturating_add(other.sum);
+        self.sum = self.sum.wrapping_add(other.sum);
     }
 
     /// Number of recorded values.
     pub fn count(&self) -> u64 {
-        self.total
+        self.counts.iter().map(|&c| c as u64).sum()
     }
 
     /// Exact mean, 0 if empty.
     pub fn mean(&self) -> f64 {
-        if self.total == 0 {
-            0.0
-        } else {
-            self.sum as f64 / self.total as f64
+        match self.count() {
+            0 => 0.0,
+            n => self.sum as f64 / n as f64,
         }
     }
 
     /// The `q`-quantile (`0 <= q <= 1`) within 3.1 % relative error; 0 if empty.
     pub fn quantile(&self, q: f64) -> f64 {
-        if self.total == 0 {
+        let total = self.count();
+        if total == 0 {
             return 0.0;
         }
-        let rank = ((q.clamp(0.0, 1.0) * self.total as f64).ceil() as u64).max(1);
+        let rank = ((q.clamp(0.0, 1.0) * total as f64).ceil() as u64).max(1);
         let mut acc = 0u64;
         for (k, &c) in self.counts.iter().enumerate() {
             acc += c as u64;
@@ -282,7 +281,7 @@ impl FlowHistogram {
 
     /// Mean and quantiles in milliseconds, `None` if empty.
     pub fn stats_ms(&self) -> Option<DelayStats> {
-        (self.total > 0).then(|| DelayStats {
+        (self.count() > 0).then(|| DelayStats {
             mean: self.mean() / 1e6,
             p50: self.quantile(0.5) / 1e6,
             p95: self.quantile(0.95) / 1e6,
@@ -293,7 +292,6 @@ impl FlowHistogram {
     /// Forgets every value and keeps its memory (end of warm-up).
     pub fn clear(&mut self) {
         self.counts.iter_mut().for_each(|c| *c = 0);
-        self.total = 0;
         self.sum = 0;
     }
 
@@ -358,18 +356,26 @@ impl IntervalDelay {
 
 impl LinkMonitor {
     /// Records the sojourn time of a dequeued packet of flow `flow`.
-    #[inline]
+    #[inline(always)]
     pub fn on_dequeue(&mut self, sojourn: Ns, after_warmup: bool, flow: u32) {
         self.interval_delay_sum += sojourn;
         self.interval_delay_count += 1;
         if after_warmup {
             self.delay.record(sojourn);
-            let f = flow as usize;
-            if f >= self.flows.len() {
-                self.flows.resize_with(f + 1, FlowHistogram::default);
+            match self.flows.get_mut(flow as usize) {
+                Some(h) => h.record(sojourn),
+                None => self.first_of_flow(flow, sojourn),
             }
-            self.flows[f].record(sojourn);
         }
+    }
+
+    /// The first sojourn of a flow with a higher id than any seen so far.
+    #[cold]
+    #[inline(never)]
+    fn first_of_flow(&mut self, flow: u32, sojourn: Ns) {
+        self.flows
+            .resize_with(flow as usize + 1, FlowHistogram::default);
+        self.flows[flow as usize].record(sojourn);
     }
 
     /// Records the sojourn time of a packet of class `class`: in the interval's sums always,
