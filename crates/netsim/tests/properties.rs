@@ -332,10 +332,13 @@ fn check(seed: u64, cfg: &SimConfig) -> Result<(), String> {
         // RTT statistics exist for every flow that got an ACK of new data in its window
         let acked0 = at_warmup.get(i).map_or(0, |st| st.bytes_acked);
         let tcp = f.kind != "udp_cbr" && f.kind != "udp_onoff";
-        if tcp && *t > 0.0 && at_end[i].bytes_acked > acked0 && stop_ns.is_none() {
-            if f.rtt_ms_mean.is_none() || f.rtt_samples == 0 {
-                return err(&format!("flow {}: ACKs in the window but no RTT", f.id));
-            }
+        if tcp
+            && *t > 0.0
+            && at_end[i].bytes_acked > acked0
+            && stop_ns.is_none()
+            && (f.rtt_ms_mean.is_none() || f.rtt_samples == 0)
+        {
+            return err(&format!("flow {}: ACKs in the window but no RTT", f.id));
         }
         if f.rtt_ms_mean.is_some() != (f.rtt_samples > 0) {
             return err(&format!("flow {}: rtt_ms_mean without samples", f.id));
