@@ -2005,6 +2005,10 @@ mod tests {
         );
         let ok = doc.replace("\"c\"", "\"b\"");
         let sc = parse(&ok).unwrap();
-        assert_eq!(sc.config.monitor, Some(vec!["a->b".to_string()]));
+        // a duplex link is monitored in both directions
+        assert_eq!(
+            sc.config.monitor,
+            Some(vec!["a->b".to_string(), "b->a".to_string()])
+        );
     }
 }
