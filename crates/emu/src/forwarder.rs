@@ -12,8 +12,8 @@ use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use netsim::monitor::LogHistogram;
-use netsim::results::{ClassSeries, LinkSummary, TimeSeries};
+use experiment::monitor::LogHistogram;
+use experiment::results::{ClassSeries, LinkSummary, TimeSeries};
 use serde::Serialize;
 
 use crate::clock::{now_ns, realtime_priority, tight_timer_slack};

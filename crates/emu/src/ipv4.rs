@@ -69,8 +69,8 @@ pub fn flow_hash(pkt: &[u8]) -> u64 {
         };
     let a = u32::from_be_bytes([pkt[12], pkt[13], pkt[14], pkt[15]]) as u64;
     let b = u32::from_be_bytes([pkt[16], pkt[17], pkt[18], pkt[19]]) as u64;
-    let h = netsim::rng::splitmix64((a << 32) | b);
-    netsim::rng::splitmix64(h ^ ((proto as u64) << 32 | ports as u64))
+    let h = experiment::rng::splitmix64((a << 32) | b);
+    experiment::rng::splitmix64(h ^ ((proto as u64) << 32 | ports as u64))
 }
 
 /// Sets CE in an ECN-capable IPv4 header and updates its checksum incrementally (RFC 1624).

@@ -10,17 +10,17 @@
 //!   jitter; only the release instants (the writes) carry the forwarder's timing error.
 //! * [`DelayLine`]: the ACK direction, a constant delay with an unlimited FIFO and no rate.
 //!
-//! Statistics follow the simulator's results contract (`netsim::results`) and exclude the
+//! Statistics follow the simulator's results contract (`experiment::results`) and exclude the
 //! warm-up: sojourn times of dequeued packets, the time-average queue, counters, utilization
 //! (transmission time inside the window, pro rata), one time-series row per sample interval.
 
 use std::collections::VecDeque;
 
 use aqm::{BitsPerSec, Enqueue, Instant, LinkInfo, Qdisc, QdiscConfig, QueueLimit, QueueStats};
-use netsim::monitor::{
+use experiment::monitor::{
     class_base, class_counters, class_summaries, push_class_rows, IntervalDelay, LogHistogram,
 };
-use netsim::results::{
+use experiment::results::{
     ActiveFlows, ClassSeries, DelayHistogram, DelayStats, LinkSummary, TimeSeries,
 };
 

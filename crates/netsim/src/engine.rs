@@ -13,24 +13,7 @@
 use crate::packet::Packet;
 use crate::pipes::Pipes;
 
-/// Simulation time or duration in integer nanoseconds.
-pub type Ns = u64;
-
-/// Nanoseconds per second.
-pub const NS_PER_SEC: u64 = 1_000_000_000;
-
-/// Converts seconds (the JSON boundary unit) to integer nanoseconds by the one rounding rule
-/// of the whole project, [`aqm::Duration::try_from_secs_f64`]: to the nearest nanosecond,
-/// halves away from zero. Negative, non-finite or too large input maps to 0; callers validate
-/// before converting.
-pub fn secs_to_ns(s: f64) -> Ns {
-    aqm::Duration::try_from_secs_f64(s).map_or(0, aqm::Duration::as_nanos)
-}
-
-/// Converts integer nanoseconds to seconds.
-pub fn ns_to_secs(ns: Ns) -> f64 {
-    ns as f64 / NS_PER_SEC as f64
-}
+pub use experiment::time::{ns_to_secs, secs_to_ns, Ns, NS_PER_SEC};
 
 /// Everything that can happen in a simulation. Small and `Copy`: the heap
 /// stores events by value, and the handler dispatches with one `match`.
@@ -501,7 +484,7 @@ mod tests {
     #[test]
     fn pops_in_key_order_under_random_interleaving() {
         use std::collections::BTreeMap;
-        let mut rng = crate::rng::Rng::derive(7, crate::rng::Stream::Flow, 0);
+        let mut rng = experiment::rng::Rng::derive(7, experiment::rng::Stream::Flow, 0);
         let mut q = EventQueue::new();
         let mut reference = BTreeMap::new();
         let (mut seq, mut now) = (0u64, 0u64);
@@ -653,7 +636,7 @@ mod pipe_order_tests {
     fn arrivals_come_out_as_per_link_pipe_events_did() {
         let delays = [10, 10, 25, 0, 25, 10];
         for seed in 0..20 {
-            let mut rng = crate::rng::Rng::derive(seed, crate::rng::Stream::Flow, 1);
+            let mut rng = experiment::rng::Rng::derive(seed, experiment::rng::Stream::Flow, 1);
             let mut q = EventQueue::new();
             q.set_links(delays.iter().map(|&d| (d, 0)));
             let mut r = Reference {

@@ -81,7 +81,7 @@ mod tests {
             let p = 1u64 << k;
             ds.extend([p - 1, p, p + 1]);
         }
-        let mut rng = crate::rng::Rng::derive(3, crate::rng::Stream::Flow, 0);
+        let mut rng = experiment::rng::Rng::derive(3, experiment::rng::Stream::Flow, 0);
         let mut draw = || ((rng.uniform() * 2f64.powi(53)) as u64) << 11 | 0x5a5;
         for _ in 0..200 {
             let x = draw();

@@ -14,8 +14,8 @@ use std::collections::BTreeMap;
 
 use crate::config::FlowGroup;
 use crate::engine::{ns_to_secs, Ns};
-use crate::monitor::{FlowHistogram, LinkMonitor};
-use crate::results::{jain, DelayStats, FlowSummary, GroupSummary};
+use experiment::monitor::{FlowHistogram, LinkMonitor};
+use experiment::results::{jain, DelayStats, FlowSummary, GroupSummary};
 use crate::traffic::{Flow, FlowKind};
 
 /// A monitored link as the report sees it: its name, its monitor, and its id (to find it on

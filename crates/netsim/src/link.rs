@@ -41,10 +41,10 @@
 
 use crate::engine::{Event, EventQueue, Ns, NS_PER_SEC};
 use crate::fastdiv::Divisor;
-use crate::monitor::LinkMonitor;
+use experiment::monitor::LinkMonitor;
 use crate::packet::{Packet, F_CE, F_CE_IN};
 use crate::queue::{inst, Queue};
-use crate::rng::Rng;
+use experiment::rng::Rng;
 use crate::trace::{TraceBuf, TraceKind};
 
 /// Cumulative per-link counters (packets unless named otherwise). (`repr(C)`: those every

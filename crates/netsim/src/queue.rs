@@ -11,7 +11,7 @@ impl aqm::Packet for Packet {
     }
     #[inline]
     fn flow_hash(&self) -> u64 {
-        crate::rng::splitmix64(self.flow as u64)
+        experiment::rng::splitmix64(self.flow as u64)
     }
     #[inline]
     fn ecn_capable(&self) -> bool {

@@ -17,16 +17,16 @@ use crate::config::{ConfigError, FlowGroup, SimConfig, DEFAULT_START_JITTER};
 use crate::engine::{ns_to_secs, secs_to_ns, Due, Event, EventQueue, Ns};
 use crate::flow_report::{flow_reports, MonitoredLink};
 use crate::link::{Link, LinkCounters};
-use crate::monitor::{
+use experiment::monitor::{
     class_base, class_counters, class_summaries, push_class_rows, FlowHistogram, IntervalDelay,
 };
 use crate::node::Node;
 use crate::packet::{Packet, F_ACK};
-use crate::results::{
+use experiment::results::{
     jain, ActiveFlows, ClassSeries, CwndTrace, DelayHistogram, DelayStats, Fairness, LinkSummary,
     SimResults, Summary, TimeSeries, JAIN_SCOPE,
 };
-use crate::rng::{derive_seed, Rng, Stream};
+use experiment::rng::{derive_seed, Rng, Stream};
 use crate::routing::{Routes, NO_ROUTE};
 use crate::tcp::{CcKind, TcpParams};
 use crate::trace::{TraceBatch, TraceBuf};
@@ -308,7 +308,7 @@ impl Simulation {
             ));
         }
         for &m in &built.monitor {
-            let mut mon = Box::<crate::monitor::LinkMonitor>::default();
+            let mut mon = Box::<experiment::monitor::LinkMonitor>::default();
             mon.set_classes(links[m as usize].queue.num_classes());
             links[m as usize].mon = Some(mon);
         }
@@ -1101,7 +1101,7 @@ impl Simulation {
 
     /// The flow hash the queue disciplines see for flow `id` (SQM's `flows.HASH.*` paths).
     pub fn flow_hash(&self, id: u32) -> u64 {
-        crate::rng::splitmix64(id as u64)
+        experiment::rng::splitmix64(id as u64)
     }
 
     /// SQM's elephant slots on link `name`: for each slot the flow id holding it (`None`:

@@ -2,8 +2,8 @@
 //! and Poisson arrivals of Pareto-sized short TCP flows.
 
 use crate::engine::Ns;
-use crate::monitor::FlowHistogram;
-use crate::rng::Rng;
+use experiment::monitor::FlowHistogram;
+use experiment::rng::Rng;
 use crate::tcp::{CcKind, TcpParams, TcpReceiver, TcpSender};
 use crate::udp::UdpSource;
 

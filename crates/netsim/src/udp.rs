@@ -3,7 +3,7 @@
 
 use crate::engine::{secs_to_ns, Ns, NS_PER_SEC};
 use crate::packet::{Packet, F_UDP};
-use crate::rng::Rng;
+use experiment::rng::Rng;
 
 /// IP + UDP header bytes: payload = packet size - 28.
 pub const UDP_HEADER_BYTES: u32 = 28;
@@ -82,7 +82,7 @@ impl UdpSource {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rng::Stream;
+    use experiment::rng::Stream;
 
     /// Reference: on/off duty cycle on/(on+off) = 0.25 with on = 0.1 s,
     /// off = 0.3 s; over 2000 s (~5000 cycles) the fraction of packets

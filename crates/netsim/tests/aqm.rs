@@ -7,7 +7,7 @@
 mod common;
 
 use common::*;
-use netsim::results::LinkSummary;
+use experiment::results::LinkSummary;
 use serde_json::{json, Value};
 
 fn scenario(aqm: Value, buffer: u32, flows: u32) -> LinkSummary {

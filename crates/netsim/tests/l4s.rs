@@ -4,7 +4,7 @@
 use netsim::scenario::Scenario;
 use netsim::Simulation;
 
-fn run(json: &str, secs: u64) -> netsim::results::Summary {
+fn run(json: &str, secs: u64) -> experiment::results::Summary {
     let sc = Scenario::from_json(json).unwrap();
     let mut sim = Simulation::new(sc.config).unwrap();
     sim.run_until(aqm::Instant(secs * 1_000_000_000));

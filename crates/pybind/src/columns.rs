@@ -1,6 +1,6 @@
 //! Result columns as Python dicts `{column: list}` (the simulator's and the emulator's alike).
 
-use netsim::results::{ClassSeries, TimeSeries};
+use experiment::results::{ClassSeries, TimeSeries};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 

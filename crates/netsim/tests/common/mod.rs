@@ -38,6 +38,6 @@ pub fn run(cfg: SimConfig) -> Simulation {
 }
 
 /// The bottleneck summary of a dumbbell.
-pub fn bottleneck(s: &Summary) -> &netsim::results::LinkSummary {
+pub fn bottleneck(s: &Summary) -> &experiment::results::LinkSummary {
     &s.links["R1->R2"]
 }

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use aqm::{Qdisc, QueueStats};
 
-use crate::engine::Ns;
-use crate::results::{ClassSeries, ClassSummary, DelayStats};
+use crate::time::Ns;
+use crate::results::{ClassSeries, ClassSummary, DelayHistogram, DelayStats};
 
 /// Sub-bucket bits of [`LogHistogram`]: each power-of-two range is split into
 /// `2^SUB_BITS = 32` equal bins.
@@ -141,6 +141,19 @@ impl LogHistogram {
         self.counts.iter_mut().for_each(|c| *c = 0);
         self.total = 0;
         self.sum = 0;
+    }
+}
+
+impl DelayHistogram {
+    /// The non-empty bins of a monitor's delay histogram (ns) in the summary's form (ms).
+    pub fn from_log(h: &LogHistogram) -> Self {
+        let mut out = DelayHistogram::default();
+        for (lo, hi, c) in h.nonempty_bins() {
+            out.lo_ms.push(lo as f64 / 1e6);
+            out.hi_ms.push(hi as f64 / 1e6);
+            out.counts.push(c);
+        }
+        out
     }
 }
 

@@ -27,7 +27,7 @@ pub struct DelayStats {
 /// order: bin `i` holds the packets whose sojourn `d` satisfies `lo_ms[i] <= d < hi_ms[i]`.
 ///
 /// The bins are those of the log-linear histogram the quantiles come from
-/// ([`crate::monitor::LogHistogram`]): one bin per nanosecond below 32 ns, then 32 equal bins
+/// (`monitor::LogHistogram`, which builds this): one bin per nanosecond below 32 ns, then 32 equal bins
 /// per power of two, so `hi - lo <= lo / 32`. The CDF is exact at every bin edge; a quantile
 /// read at a bin's midpoint is within 1/64 (1.6 %) of the exact order statistic. The bins are
 /// the same in every run, so histograms of several runs merge by adding the counts of equal
@@ -42,18 +42,6 @@ pub struct DelayHistogram {
     pub counts: Vec<u64>,
 }
 
-impl DelayHistogram {
-    /// The non-empty bins of a monitor's delay histogram (ns) in the summary's form (ms).
-    pub fn from_log(h: &crate::monitor::LogHistogram) -> Self {
-        let mut out = DelayHistogram::default();
-        for (lo, hi, c) in h.nonempty_bins() {
-            out.lo_ms.push(lo as f64 / 1e6);
-            out.hi_ms.push(hi as f64 / 1e6);
-            out.counts.push(c);
-        }
-        out
-    }
-}
 
 /// Per-link summary (post-warm-up).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -1,0 +1,18 @@
+//! The simulator's input and output contract, shared by the simulator (`netsim`), the live
+//! emulator (`emu`) and the Python bindings:
+//!
+//! * [`time`]: integer nanoseconds and the one conversion from seconds;
+//! * [`rng`]: per-component seeded random streams;
+//! * [`results`]: the results contract (summary, time series, per-flow rows, traces);
+//! * [`monitor`]: the bounded-memory statistics behind it (log-linear histograms, per-link
+//!   monitor state, per-class rows and summaries of any qdisc).
+//!
+//! Nothing here runs a simulation: the engine is `netsim`.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod monitor;
+pub mod results;
+pub mod rng;
+pub mod time;
