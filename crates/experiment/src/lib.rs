@@ -2,6 +2,7 @@
 //! emulator (`emu`) and the Python bindings:
 //!
 //! * [`time`]: integer nanoseconds and the one conversion from seconds;
+//! * [`cc`]: the registry of congestion controllers (names, ECN, help);
 //! * [`rng`]: per-component seeded random streams;
 //! * [`results`]: the results contract (summary, time series, per-flow rows, traces);
 //! * [`monitor`]: the bounded-memory statistics behind it (log-linear histograms, per-link
@@ -12,6 +13,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod cc;
 pub mod monitor;
 pub mod results;
 pub mod rng;

@@ -1574,15 +1574,9 @@ fn flow_group(
 
     type TcpOpts = (CcKind, bool, bool, bool, bool, u32, f64);
     let tcp_opts = |t: &mut Table<'_>| -> Result<TcpOpts> {
-        let ccs = ["newreno", "reno", "cubic", "dctcp", "prague", "ledbat"];
-        let cc = match t.choice("cc", &ccs, "newreno")? {
-            "reno" => CcKind::Reno,
-            "cubic" => CcKind::Cubic,
-            "dctcp" => CcKind::Dctcp,
-            "prague" => CcKind::Prague,
-            "ledbat" => CcKind::Ledbat,
-            _ => CcKind::Newreno,
-        };
+        let ccs: Vec<&str> = CcKind::ALL.iter().map(|k| k.name()).collect();
+        let cc = t.choice("cc", &ccs, CcKind::default().name())?;
+        let cc = CcKind::from_name(cc).expect("a registered name");
         // DCTCP and Prague need ECN (Linux TCP_CONG_NEEDS_ECN): on unless refused.
         let ecn = t.boolean("ecn", cc.needs_ecn())?;
         if cc.needs_ecn() && !ecn {

@@ -87,6 +87,24 @@ fn rustc_version() -> &'static str {
     env!("AQMLAB_RUSTC_VERSION")
 }
 
+/// The registry of congestion controllers (`experiment::cc`), in its order: per controller a
+/// dict `name`, `needs_ecn`, `ect1`, `kernel` (the Linux module, or None) and `help`.
+#[pyfunction]
+fn congestion_controllers(py: Python<'_>) -> PyResult<Vec<Bound<'_, pyo3::types::PyDict>>> {
+    experiment::cc::CONGESTION_CONTROLLERS
+        .iter()
+        .map(|c| {
+            let d = pyo3::types::PyDict::new(py);
+            d.set_item("name", c.name)?;
+            d.set_item("needs_ecn", c.needs_ecn)?;
+            d.set_item("ect1", c.ect1)?;
+            d.set_item("kernel", c.kernel)?;
+            d.set_item("help", c.help)?;
+            Ok(d)
+        })
+        .collect()
+}
+
 /// Parse a quantity (`kind`: time, rate, size, packet_rate) to its SI base unit; with
 /// `require_unit` a bare number is an error (the command line's rule).
 #[pyfunction]
@@ -127,6 +145,7 @@ fn secs_to_ns(key: &str, s: f64) -> PyResult<u64> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(core_version, m)?)?;
     m.add_function(wrap_pyfunction!(rustc_version, m)?)?;
+    m.add_function(wrap_pyfunction!(congestion_controllers, m)?)?;
     m.add("AqmConfigError", m.py().get_type::<AqmConfigError>())?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
     m.add("ArgumentError", m.py().get_type::<ArgumentError>())?;

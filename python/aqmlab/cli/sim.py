@@ -67,6 +67,23 @@ def _import_tables() -> None:
     import rich.table  # noqa: F401
 
 
+def _cc_help() -> str:
+    """``--cc``'s help: the registry's names (``aqmlab._core.congestion_controllers``)."""
+    from aqmlab import _core
+
+    ccs = _core.congestion_controllers()
+    names = " | ".join(c["name"] for c in ccs)
+    ecn = ", ".join(c["name"] for c in ccs if c["needs_ecn"])
+    return f"{names} ({ecn} imply --ecn)"
+
+
+def _needs_ecn() -> set[str]:
+    """The congestion controllers that need ECN (the registry's)."""
+    from aqmlab import _core
+
+    return {c["name"] for c in _core.congestion_controllers() if c["needs_ecn"]}
+
+
 def _shown_links(summary: dict) -> list[str]:
     """The links a run's table shows: a dumbbell's or parking lot's bottlenecks; otherwise
     the links running an AQM other than drop-tail; otherwise the busiest link."""
@@ -492,7 +509,7 @@ def build_dumbbell(
         "count": flows,
         "cc": cc,
         # DCTCP and Prague need ECN (the scenario refuses ecn = false with them).
-        "ecn": ecn or cc.strip().lower() in ("dctcp", "prague"),
+        "ecn": ecn or cc.strip().lower() in _needs_ecn(),
         "delack": delack,
         "sack": sack,
         "init_cwnd": init_cwnd,
@@ -627,12 +644,7 @@ def register(app: typer.Typer) -> None:
                 "--aqm-param", help="AQM parameter key=value, times with a unit (repeatable)."
             ),
         ] = None,
-        cc: Annotated[
-            str,
-            typer.Option(
-                help="newreno | reno | cubic | dctcp | prague (these two imply --ecn) | ledbat"
-            ),
-        ] = "newreno",
+        cc: Annotated[str, typer.Option(help=_cc_help())] = "newreno",
         ecn: Annotated[
             bool,
             typer.Option(

@@ -25,9 +25,19 @@ __all__ = ["FlowPlan", "available_cc", "plan_flows", "kernel_cc_name", "take_ker
 PORT = 5201
 #: Most flow groups (one receiver address each).
 MAX_GROUPS = 250
-_SIM_TO_KERNEL = {"newreno": "reno", "reno": "reno", "cubic": "cubic", "dctcp": "dctcp"}
+
+
+def _registry() -> list[dict]:
+    """The simulator's congestion controllers (``aqmlab._core.congestion_controllers``)."""
+    from aqmlab import _core
+
+    return _core.congestion_controllers()
+
+
+#: The simulator's names mapped to the kernel's modules of the same algorithms.
+_SIM_TO_KERNEL = {c["name"]: c["kernel"] for c in _registry() if c["kernel"]}
 #: Congestion controls the simulator's schema knows.
-_SIM_CC = ("newreno", "reno", "cubic", "dctcp", "prague", "ledbat")
+_SIM_CC = tuple(c["name"] for c in _registry())
 
 
 def take_kernel_cc(data: dict) -> dict[int, str]:

@@ -45,16 +45,13 @@ pub enum RecoveryKind {
 }
 
 impl RecoveryKind {
-    /// The recovery for controller `cc`: SACK recovery if `sack`, else
-    /// Reno's for Reno and NewReno's for NewReno and CUBIC.
+    /// The recovery for controller `cc`: SACK recovery if `sack`, else the one
+    /// its registry line names (Reno's for Reno, NewReno's for the others).
     pub fn new(cc: CcKind, sack: bool) -> Self {
-        match (sack, cc) {
+        match (sack, cc.recovery()) {
             (true, _) => RecoveryKind::Sack,
-            (false, CcKind::Reno) => RecoveryKind::Reno,
-            (
-                false,
-                CcKind::Newreno | CcKind::Cubic | CcKind::Dctcp | CcKind::Prague | CcKind::Ledbat,
-            ) => RecoveryKind::NewReno,
+            (false, experiment::cc::Recovery::Reno) => RecoveryKind::Reno,
+            (false, experiment::cc::Recovery::NewReno) => RecoveryKind::NewReno,
         }
     }
 }

@@ -23,9 +23,10 @@
 //! controllers whose [`Controller`] impl is a `match`), so the per-packet
 //! path has no `dyn`.
 //!
-//! Adding a controller (DCTCP, RFC 8257; TCP Prague) takes a file here
-//! implementing [`Controller`], a variant of [`AnyController`] and of
-//! [`CcKind`]. The per-ACK ECN data DCTCP's EWMA of the marked fraction
+//! Adding a controller takes a file here implementing [`Controller`] (and
+//! `with_window(cwnd, ssthresh)`) and one line in the registry,
+//! `experiment::cc` (`with_congestion_controllers`), from which the module,
+//! [`CcKind`], [`AnyController`] and its dispatch are generated. The per-ACK ECN data DCTCP's EWMA of the marked fraction
 //! needs (RFC 8257 §3.3) is in [`AckEvent`] (`acked`, `acked_bytes`, `ece`,
 //! `ece_acked`, `ece_bytes`), and `ack`/`snd_max` let the controller delimit
 //! its own once-per-RTT observation windows (Linux `dctcp_update_alpha`'s
@@ -42,70 +43,61 @@
 //! grows during the CWR period (Linux `tcp_prague` runs its `cong_control`
 //! on every ACK), and its reductions set `ssthresh` to the reduced window.
 
-pub mod cubic;
-pub mod dctcp;
-pub mod ledbat;
-pub mod newreno;
-pub mod prague;
-pub mod reno;
-
-use serde::{Deserialize, Serialize};
-
 use crate::engine::Ns;
-pub use cubic::Cubic;
-pub use dctcp::Dctcp;
-pub use ledbat::Ledbat;
-pub use newreno::NewReno;
-pub use prague::Prague;
-pub use reno::Reno;
+pub use experiment::cc::CcKind;
+
+/// The controllers' modules, their types, [`AnyController`] (one variant per [`CcKind`], of
+/// the same name) and its constructor and dispatch, all from the one registry line each
+/// controller has (`experiment::with_congestion_controllers`).
+macro_rules! controllers {
+    ($($variant:ident($module:ident::$ty:ident) = $name:literal, ecn: $ecn:literal,
+       ect1: $ect1:literal, recovery: $rec:ident, kernel: $kernel:expr, $help:literal;)*) => {
+        $(
+            pub mod $module;
+            pub use $module::$ty;
+        )*
+
+        /// The controllers, for static dispatch.
+        #[derive(Clone, Copy, Debug)]
+        pub enum AnyController {
+            $(
+                #[doc = $help]
+                $variant($ty),
+            )*
+        }
+
+        macro_rules! dispatch {
+            ($self_:expr, $c:ident => $e:expr) => {
+                match $self_ {
+                    $(AnyController::$variant($c) => $e,)*
+                }
+            };
+        }
+
+        impl AnyController {
+            /// Controller for `kind` in its initial state but with the given window
+            /// and threshold (segments; hand-worked examples and tests).
+            pub fn with_window(kind: CcKind, cwnd: f64, ssthresh: f64) -> Self {
+                match kind {
+                    $(CcKind::$variant => AnyController::$variant($ty::with_window(cwnd, ssthresh)),)*
+                }
+            }
+
+            /// Which algorithm this is.
+            pub fn kind(&self) -> CcKind {
+                match self {
+                    $(AnyController::$variant(_) => CcKind::$variant,)*
+                }
+            }
+        }
+    };
+}
+
+experiment::with_congestion_controllers!(controllers);
 
 /// The loss window, 1 segment: `cwnd` after a retransmission timeout,
 /// according to RFC 5681 §3.1 (LW = 1 full-sized segment).
 pub const LOSS_WINDOW: f64 = 1.0;
-
-/// Congestion-control algorithm.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CcKind {
-    /// Reno (RFC 5681).
-    Reno,
-    /// NewReno (RFC 6582).
-    #[default]
-    Newreno,
-    /// CUBIC (RFC 9438) with NewReno loss recovery.
-    Cubic,
-    /// DCTCP (RFC 8257) with NewReno loss recovery; ECT(0).
-    Dctcp,
-    /// TCP Prague (L4S) with NewReno loss recovery; ECT(1).
-    Prague,
-    /// LEDBAT (RFC 6817), less than best effort, with NewReno loss recovery.
-    Ledbat,
-}
-
-impl CcKind {
-    /// Lower-case name as used in configs and results.
-    pub fn name(self) -> &'static str {
-        match self {
-            CcKind::Reno => "reno",
-            CcKind::Newreno => "newreno",
-            CcKind::Cubic => "cubic",
-            CcKind::Dctcp => "dctcp",
-            CcKind::Prague => "prague",
-            CcKind::Ledbat => "ledbat",
-        }
-    }
-
-    /// The algorithm needs ECN (DCTCP, Prague: Linux `TCP_CONG_NEEDS_ECN`); its receiver
-    /// echoes CE per segment (RFC 8257 §3.2) instead of RFC 3168's latched ECE.
-    pub fn needs_ecn(self) -> bool {
-        matches!(self, CcKind::Dctcp | CcKind::Prague)
-    }
-
-    /// Data segments carry ECT(1), the L4S identifier (RFC 9331), instead of ECT(0).
-    pub fn sends_ect1(self) -> bool {
-        self == CcKind::Prague
-    }
-}
 
 /// The sender's congestion state when an ACK is processed (Linux
 /// `icsk_ca_state`; the Loss state after a timeout is not distinguished
@@ -219,66 +211,11 @@ pub trait Controller {
     fn on_recovery_end(&mut self, now: Ns);
 }
 
-/// The controllers, for static dispatch.
-#[derive(Clone, Copy, Debug)]
-pub enum AnyController {
-    /// Reno window law, Reno recovery.
-    Reno(Reno),
-    /// Reno window law, NewReno recovery.
-    NewReno(NewReno),
-    /// CUBIC window law, NewReno recovery.
-    Cubic(Cubic),
-    /// DCTCP (Reno window law with the alpha cut), NewReno recovery.
-    Dctcp(Dctcp),
-    /// TCP Prague, NewReno recovery.
-    Prague(Prague),
-    /// LEDBAT, NewReno recovery.
-    Ledbat(Ledbat),
-}
-
-macro_rules! dispatch {
-    ($self:expr, $c:ident => $e:expr) => {
-        match $self {
-            AnyController::Reno($c) => $e,
-            AnyController::NewReno($c) => $e,
-            AnyController::Cubic($c) => $e,
-            AnyController::Dctcp($c) => $e,
-            AnyController::Prague($c) => $e,
-            AnyController::Ledbat($c) => $e,
-        }
-    };
-}
-
 impl AnyController {
     /// Controller for `kind` with initial window `init_cwnd` segments and
     /// infinite `ssthresh`.
     pub fn new(kind: CcKind, init_cwnd: u32) -> Self {
         Self::with_window(kind, init_cwnd as f64, f64::INFINITY)
-    }
-
-    /// Controller for `kind` in its initial state but with the given window
-    /// and threshold (segments; hand-worked examples and tests).
-    pub fn with_window(kind: CcKind, cwnd: f64, ssthresh: f64) -> Self {
-        match kind {
-            CcKind::Reno => AnyController::Reno(Reno::with_window(cwnd, ssthresh)),
-            CcKind::Newreno => AnyController::NewReno(NewReno::with_window(cwnd, ssthresh)),
-            CcKind::Cubic => AnyController::Cubic(Cubic::with_window(cwnd, ssthresh)),
-            CcKind::Dctcp => AnyController::Dctcp(Dctcp::with_window(cwnd, ssthresh)),
-            CcKind::Prague => AnyController::Prague(Prague::with_window(cwnd, ssthresh)),
-            CcKind::Ledbat => AnyController::Ledbat(Ledbat::with_window(cwnd, ssthresh)),
-        }
-    }
-
-    /// Which algorithm this is.
-    pub fn kind(&self) -> CcKind {
-        match self {
-            AnyController::Reno(_) => CcKind::Reno,
-            AnyController::NewReno(_) => CcKind::Newreno,
-            AnyController::Cubic(_) => CcKind::Cubic,
-            AnyController::Dctcp(_) => CcKind::Dctcp,
-            AnyController::Prague(_) => CcKind::Prague,
-            AnyController::Ledbat(_) => CcKind::Ledbat,
-        }
     }
 }
 
