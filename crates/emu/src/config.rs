@@ -1,11 +1,11 @@
 //! What the emulator takes from a simulator scenario: the dumbbell's bottleneck (rate,
 //! two-way propagation delay, buffer, queue discipline) and the statistics settings, read
-//! from the very [`netsim::SimConfig`] the scenario schema (`netsim::scenario`) produces, so
+//! from the very [`experiment::config::SimConfig`] the scenario schema (`experiment::scenario`) produces, so
 //! `--aqm`, `--aqm-param` and TOML mean exactly what they mean to the simulator.
 
 use aqm::{BitsPerSec, QdiscConfig, QueueLimit};
-use netsim::config::{FlowGroup, TopologyConfig};
-use netsim::SimConfig;
+use experiment::config::{FlowGroup, TopologyConfig};
+use experiment::config::SimConfig;
 
 /// The emulated dumbbell.
 #[derive(Clone, Debug)]
@@ -56,7 +56,7 @@ impl EmuConfig {
                 "the emulator runs a fixed rate (varying capacity is simulator-only)".into(),
             ));
         }
-        if d.access != netsim::config::Access::Link {
+        if d.access != experiment::config::Access::Link {
             return Err((
                 "dumbbell.access".into(),
                 "the emulator's hosts sit in namespaces behind the forwarder (access = \"none\" \

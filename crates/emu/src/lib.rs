@@ -16,7 +16,7 @@
 //!
 //! Modules: [`clock`] (`CLOCK_MONOTONIC` ns), [`tun`] (devices), [`ipv4`] (header fields,
 //! CE marking with RFC 1624 checksum update), [`packet`] (a real packet as
-//! [`aqm::Packet`]), [`config`] (the link from a `netsim` scenario), [`link`] (the emulated
+//! [`aqm::Packet`]), [`config`] (the link from a scenario of `experiment`), [`link`] (the emulated
 //! links as pure logic, time passed in), [`forwarder`] (the I/O loop).
 //!
 //! Namespaces, addresses, sysctls and the traffic programs are set up by the Python side

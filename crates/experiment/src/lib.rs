@@ -3,6 +3,9 @@
 //!
 //! * [`time`]: integer nanoseconds and the one conversion from seconds;
 //! * [`cc`]: the registry of congestion controllers (names, ECN, help);
+//! * [`scenario`]: the scenario schema: user-facing TOML/JSON in, validated once, errors
+//!   naming the key and value, out the normalized [`config::SimConfig`];
+//! * [`config`]: that configuration (SI units), the engine's input;
 //! * [`rng`]: per-component seeded random streams;
 //! * [`results`]: the results contract (summary, time series, per-flow rows, traces);
 //! * [`monitor`]: the bounded-memory statistics behind it (log-linear histograms, per-link
@@ -14,7 +17,9 @@
 #![warn(missing_docs)]
 
 pub mod cc;
+pub mod config;
 pub mod monitor;
 pub mod results;
 pub mod rng;
+pub mod scenario;
 pub mod time;

@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::config::FlowGroup;
+use experiment::config::FlowGroup;
 use crate::engine::{ns_to_secs, Ns};
 use experiment::monitor::{FlowHistogram, LinkMonitor};
 use experiment::results::{jain, DelayStats, FlowSummary, GroupSummary};

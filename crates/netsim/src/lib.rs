@@ -54,7 +54,6 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod config;
 pub mod engine;
 pub mod fastdiv;
 mod flow_report;
@@ -64,7 +63,6 @@ pub mod packet;
 pub mod pipes;
 pub mod queue;
 pub mod routing;
-pub mod scenario;
 pub mod sim;
 pub mod tcp;
 pub mod topology;
@@ -72,6 +70,6 @@ pub mod trace;
 pub mod traffic;
 pub mod udp;
 
-pub use config::{ConfigError, SimConfig};
+pub use experiment::config::{ConfigError, SimConfig};
 pub use experiment::results::{SimResults, Summary};
 pub use sim::{Conservation, ConservationError, FlowStatus, LinkStatus, SimError, Simulation};

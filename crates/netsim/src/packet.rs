@@ -37,9 +37,7 @@ pub const F_ECT1: u32 = 1 << 8;
 pub const CLASS_SHIFT: u32 = 16;
 const CLASS_MASK: u32 = 0xff << CLASS_SHIFT;
 
-/// TCP/IP header bytes of every segment (20 IP + 20 TCP); a pure ACK is
-/// exactly this size.
-pub const HEADER_BYTES: u32 = 40;
+pub use experiment::config::HEADER_BYTES;
 
 /// A packet in flight (48 bytes).
 ///

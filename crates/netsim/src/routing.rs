@@ -3,19 +3,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use serde::{Deserialize, Serialize};
-
-/// Path metric of the static routing.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Metric {
-    /// Fewest hops (BFS-equivalent); ties broken by lowest link index.
-    #[default]
-    Hops,
-    /// Smallest total propagation delay, then fewest hops; ties broken by
-    /// lowest link index.
-    Delay,
-}
+pub use experiment::config::Metric;
 
 /// Marker for "no route".
 pub const NO_ROUTE: u32 = u32::MAX;

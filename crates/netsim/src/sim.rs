@@ -13,7 +13,7 @@ use std::fmt;
 
 use aqm::{Instant, LinkInfo, QdiscConfig, QueueStats};
 
-use crate::config::{ConfigError, FlowGroup, SimConfig, DEFAULT_START_JITTER};
+use experiment::config::{ConfigError, FlowGroup, SimConfig, DEFAULT_START_JITTER};
 use crate::engine::{ns_to_secs, secs_to_ns, Due, Event, EventQueue, Ns};
 use crate::flow_report::{flow_reports, MonitoredLink};
 use crate::link::{Link, LinkCounters};
@@ -457,7 +457,7 @@ impl Simulation {
             ev.schedule(warmup, Event::Warmup);
         }
         let mut rate_changes = Vec::new();
-        if let crate::config::TopologyConfig::Dumbbell(d) = &cfg.topology {
+        if let experiment::config::TopologyConfig::Dumbbell(d) = &cfg.topology {
             for c in &d.rate_changes {
                 let l = link_index["R1->R2"];
                 ev.schedule(

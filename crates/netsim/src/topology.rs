@@ -21,7 +21,7 @@ use std::collections::HashMap;
 
 use aqm::{QdiscConfig, QueueLimit};
 
-use crate::config::{
+use experiment::config::{
     check, droptail, Access, ConfigError, DumbbellConfig, FlowGroup, ParkingLotConfig, SimConfig,
     TopologyConfig, DEFAULT_LINK_BUFFER,
 };
@@ -447,7 +447,7 @@ fn build_bare_dumbbell(
 /// `why` is the error's reason.
 fn reject_endpoints(
     gi: usize,
-    at: &crate::config::Endpoints,
+    at: &experiment::config::Endpoints,
     why: &str,
 ) -> Result<(), ConfigError> {
     if at.src.is_some() || at.dst.is_some() {

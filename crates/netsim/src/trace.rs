@@ -24,8 +24,7 @@ use crate::packet::Packet;
 /// the capacity stays at its initial value on long runs.
 pub const TRACE_SLACK: usize = 4096;
 
-/// Default rows per batch (and per Parquet row group): 65 536 rows, about 1.7 MiB.
-pub const DEFAULT_TRACE_BATCH: usize = 65_536;
+pub use experiment::config::DEFAULT_TRACE_BATCH;
 
 /// What happened to the packet. The discriminant is the code in [`TraceBuf::kind`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,8 +5,7 @@ use crate::engine::{secs_to_ns, Ns, NS_PER_SEC};
 use crate::packet::{Packet, F_UDP};
 use experiment::rng::Rng;
 
-/// IP + UDP header bytes: payload = packet size - 28.
-pub const UDP_HEADER_BYTES: u32 = 28;
+pub use experiment::config::UDP_HEADER_BYTES;
 
 /// A UDP source.
 #[derive(Clone, Debug)]

@@ -94,7 +94,7 @@ fn zero_ns_serialisation_delivers_same_instant_packets_together() {
 #[test]
 fn config_errors_name_key_and_value() {
     let mut cfg = mixed(1);
-    if let netsim::config::TopologyConfig::Dumbbell(d) = &mut cfg.topology {
+    if let experiment::config::TopologyConfig::Dumbbell(d) = &mut cfg.topology {
         d.bottleneck_rate = -5.0;
     }
     let e = Simulation::new(cfg).unwrap_err();
@@ -120,8 +120,7 @@ fn config_errors_name_key_and_value() {
         }))
         .unwrap()
     };
-    let e = explicit(json!([{"kind": "tcp", "src": "a", "dst": "zz"}]))
-        .validate()
+    let e = Simulation::new(explicit(json!([{"kind": "tcp", "src": "a", "dst": "zz"}])))
         .unwrap_err();
     assert_eq!(
         e,
@@ -130,9 +129,10 @@ fn config_errors_name_key_and_value() {
             name: "zz".into()
         }
     );
-    let e = explicit(json!([{"kind": "tcp", "name": "g", "src": "a", "dst": "c"}]))
-        .validate()
-        .unwrap_err();
+    let e = Simulation::new(explicit(
+        json!([{"kind": "tcp", "name": "g", "src": "a", "dst": "c"}]),
+    ))
+    .unwrap_err();
     assert_eq!(
         e,
         ConfigError::Unroutable {
@@ -163,7 +163,6 @@ fn schema_example_runs() {
     let start = doc.find("```json").expect("example block") + 7;
     let end = start + doc[start..].find("```").unwrap();
     let cfg = SimConfig::from_json(&doc[start..end]).expect("example parses");
-    cfg.validate().expect("example validates");
     let sim = run(cfg);
     let r = sim.results();
     assert!(r.summary.links.contains_key("R1->R2"));

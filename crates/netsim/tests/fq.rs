@@ -169,7 +169,7 @@ fn active_flow_time_series() {
 /// errors naming the key; the scenario schema takes the same names and units.
 #[test]
 fn fq_codel_parameters_in_scenarios() {
-    use netsim::scenario::Scenario;
+    use experiment::scenario::Scenario;
     let doc = r#"{"seed": 1, "duration": "4s", "dumbbell": {"rate": "10Mbps", "rtt": "20ms",
         "buffer": 100}, "aqm": {"type": "fq_codel", "target": "2ms", "quantum": "3000B",
         "ce_threshold": "1ms"}, "flows": [{"count": 2}]}"#;

@@ -1,7 +1,7 @@
 //! L4S validation: DualPI2 with a CUBIC (ECT(0)) and a Prague (ECT(1)) flow,
 //! and DCTCP alone at a step-marking threshold.
 
-use netsim::scenario::Scenario;
+use experiment::scenario::Scenario;
 use netsim::Simulation;
 
 fn run(json: &str, secs: u64) -> experiment::results::Summary {

@@ -1,7 +1,7 @@
 //! Less-than-best-effort sending (LEDBAT, RFC 6817) and varying capacity
 //! (`[dumbbell] rate_changes`): the two models behind RFC 7928 §4.4 and §7.2.6 in the suite.
 
-use netsim::scenario::Scenario;
+use experiment::scenario::Scenario;
 use netsim::Simulation;
 
 fn sim(json: &str) -> Simulation {

@@ -68,11 +68,11 @@ fn goodput_windows(cfg: &SimConfig, s: &netsim::Summary) -> Vec<f64> {
     let mut stops = Vec::new();
     for g in &cfg.flows {
         let (n, stop) = match g {
-            netsim::config::FlowGroup::Tcp(t) => (t.count, t.stop),
-            netsim::config::FlowGroup::UdpCbr(u) | netsim::config::FlowGroup::UdpOnoff(u) => {
+            experiment::config::FlowGroup::Tcp(t) => (t.count, t.stop),
+            experiment::config::FlowGroup::UdpCbr(u) | experiment::config::FlowGroup::UdpOnoff(u) => {
                 (u.count, u.stop)
             }
-            netsim::config::FlowGroup::ShortTcp(_) => (0, None),
+            experiment::config::FlowGroup::ShortTcp(_) => (0, None),
         };
         stops.extend(std::iter::repeat_n(stop, n as usize));
     }
@@ -121,7 +121,7 @@ fn goodput_sum_within_capacity_short_runs() {
             json!({"type": "droptail"}),
             json!([{"kind": "tcp", "count": 10, "start": 0.0, "start_jitter": 0.1, "sack": sack}]),
         );
-        if let netsim::config::TopologyConfig::Dumbbell(d) = &mut cfg.topology {
+        if let experiment::config::TopologyConfig::Dumbbell(d) = &mut cfg.topology {
             d.loss = 0.02;
         }
         let mut sim = Simulation::new(cfg.clone()).unwrap();

@@ -8,7 +8,7 @@
 //! (the failure message prints it together with the config).
 
 use aqm::{AqmConfig, Instant, QdiscConfig};
-use netsim::config::FlowGroup;
+use experiment::config::FlowGroup;
 use netsim::{SimConfig, SimResults, Simulation};
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -230,7 +230,7 @@ fn w_stop(cfg: &SimConfig, i: usize) -> Option<f64> {
 fn check(seed: u64, cfg: &SimConfig) -> Result<(), String> {
     let err = |what: &str| Err::<(), String>(what.to_string());
     let (rate, buffer, access) = match &cfg.topology {
-        netsim::config::TopologyConfig::Dumbbell(d) => (
+        experiment::config::TopologyConfig::Dumbbell(d) => (
             d.bottleneck_rate,
             d.buffer_pkts.expect("pkts") as u64,
             d.access_rate.unwrap_or(10.0 * d.bottleneck_rate),

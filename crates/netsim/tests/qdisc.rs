@@ -1,6 +1,6 @@
 //! Queue-discipline trees in whole scenarios: DRR and WFQ classes chosen by flow groups.
 
-use netsim::scenario::Scenario;
+use experiment::scenario::Scenario;
 use netsim::Simulation;
 
 fn drr_scenario(seed: u64) -> String {

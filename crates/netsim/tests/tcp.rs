@@ -45,7 +45,7 @@ fn newreno_random_loss_matches_padhye() {
             json!([{"kind": "tcp", "count": 1, "cc": "newreno", "start": 0.0}]),
         );
         let mut cfg = cfg;
-        if let netsim::config::TopologyConfig::Dumbbell(d) = &mut cfg.topology {
+        if let experiment::config::TopologyConfig::Dumbbell(d) = &mut cfg.topology {
             d.loss = p;
         }
         let sim = run(cfg);

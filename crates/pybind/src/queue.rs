@@ -139,7 +139,7 @@ pub(crate) fn qdisc_from(
             let mut raw = raw_param(&key, &v)?;
             if let (true, RawParamOwned::Text(file)) = (files.contains(&key.as_str()), &raw) {
                 // A table-valued parameter names a file (PAQMAN's policy): read it here.
-                let p = netsim::scenario::read_policy(file).map_err(|reason| {
+                let p = experiment::scenario::read_policy(file).map_err(|reason| {
                     crate::AqmConfigError::new_err(format!(
                         "aqm parameter '{key}' = '{file}': {reason}"
                     ))

@@ -1,8 +1,8 @@
-//! `aqmlab._core.Scenario` (the scenario schema of `netsim::scenario`: parse and validate once)
+//! `aqmlab._core.Scenario` (the scenario schema of `experiment::scenario`: parse and validate once)
 //! and `aqmlab._core.Simulation`, a steppable `netsim::Simulation` built from a `Scenario`.
 //! Long runs release the GIL.
 
-use netsim::scenario::Scenario;
+use experiment::scenario::Scenario;
 use netsim::{SimError, Simulation};
 use pyo3::prelude::*;
 use pyo3::types::{PyAny, PyDict};

@@ -55,8 +55,7 @@ pub use recovery::DUPTHRESH;
 pub use rtt::{CLOCK_G, DEFAULT_MIN_RTO, INITIAL_RTO, MAX_RTO, RTO_ALPHA, RTO_BETA, RTO_K};
 pub use sender::{TcpSender, TcpStats};
 
-/// Default initial window, 10 segments (RFC 6928, Linux default).
-pub const DEFAULT_INIT_CWND: u32 = 10;
+pub use experiment::config::DEFAULT_INIT_CWND;
 
 /// Per-flow TCP parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -11,8 +11,7 @@ use std::fmt;
 use aqm::QdiscConfig;
 use serde::{Deserialize, Serialize};
 
-use crate::routing::Metric;
-use crate::tcp::CcKind;
+use crate::cc::CcKind;
 
 /// Default monitor sample interval, 10 ms.
 pub const DEFAULT_SAMPLE_INTERVAL: f64 = 0.01;
@@ -31,6 +30,28 @@ pub const DEFAULT_MIN_RTO_S: f64 = 0.2;
 pub const DEFAULT_START_JITTER: f64 = 1.0;
 /// Largest packet size accepted, bytes.
 pub const MAX_PACKET_SIZE: u32 = 65_535;
+/// Initial congestion window, segments (RFC 6928, Linux's default).
+pub const DEFAULT_INIT_CWND: u32 = 10;
+/// Bytes of TCP/IP headers in every TCP packet: a packet's size is its IP size, so a full
+/// segment carries `packet_size - 40` bytes of payload.
+pub const HEADER_BYTES: u32 = 40;
+/// Bytes of UDP/IP headers in every datagram.
+pub const UDP_HEADER_BYTES: u32 = 28;
+/// Default trace batch: rows per traced link held before the caller drains them.
+pub const DEFAULT_TRACE_BATCH: usize = 65_536;
+
+/// Path metric of the static routing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// Fewest hops (BFS-equivalent); ties broken by lowest link index.
+    #[default]
+    Hops,
+    /// Smallest total propagation delay, then fewest hops; ties broken by
+    /// lowest link index.
+    Delay,
+}
+
 
 fn default_sample_interval() -> f64 {
     DEFAULT_SAMPLE_INTERVAL
@@ -45,7 +66,7 @@ fn default_count() -> u32 {
     1
 }
 fn default_init_cwnd() -> u32 {
-    crate::tcp::DEFAULT_INIT_CWND
+    DEFAULT_INIT_CWND
 }
 fn default_min_rto() -> f64 {
     DEFAULT_MIN_RTO_S
@@ -99,11 +120,11 @@ pub struct SimConfig {
     #[serde(default)]
     pub cwnd_interval: Option<f64>,
     /// Names of the links whose per-packet queue events can be traced
-    /// ([`crate::Simulation::start_trace`]; see [`crate::trace`]).
+    /// (`netsim::Simulation::start_trace`; see `netsim::trace`).
     #[serde(default)]
     pub trace: Vec<String>,
     /// Rows per trace batch (per traced link) before the traced driver stops to let the
-    /// caller drain (default [`crate::trace::DEFAULT_TRACE_BATCH`]).
+    /// caller drain (default [`DEFAULT_TRACE_BATCH`]).
     #[serde(default)]
     pub trace_batch: Option<usize>,
 }
@@ -636,7 +657,8 @@ pub enum ConfigError {
 }
 
 impl ConfigError {
-    pub(crate) fn invalid(key: impl Into<String>, value: impl fmt::Display, reason: &str) -> Self {
+    /// An out-of-range value of `key`.
+    pub fn invalid(key: impl Into<String>, value: impl fmt::Display, reason: &str) -> Self {
         ConfigError::Invalid {
             key: key.into(),
             value: value.to_string(),
@@ -679,9 +701,10 @@ impl fmt::Display for ConfigError {
 impl std::error::Error for ConfigError {}
 
 /// Validation helpers: each returns a typed error naming `key`.
-pub(crate) mod check {
+pub mod check {
     use super::ConfigError;
 
+    /// `v` is finite and > 0.
     pub fn positive(key: &str, v: f64) -> Result<(), ConfigError> {
         if v.is_finite() && v > 0.0 {
             Ok(())
@@ -689,6 +712,7 @@ pub(crate) mod check {
             Err(ConfigError::invalid(key, v, "must be a finite number > 0"))
         }
     }
+    /// `v` is finite and >= 0.
     pub fn non_negative(key: &str, v: f64) -> Result<(), ConfigError> {
         if v.is_finite() && v >= 0.0 {
             Ok(())
@@ -696,6 +720,7 @@ pub(crate) mod check {
             Err(ConfigError::invalid(key, v, "must be a finite number >= 0"))
         }
     }
+    /// `v` is in [0, 1).
     pub fn probability(key: &str, v: f64) -> Result<(), ConfigError> {
         if v.is_finite() && (0.0..1.0).contains(&v) {
             Ok(())
@@ -703,6 +728,7 @@ pub(crate) mod check {
             Err(ConfigError::invalid(key, v, "must be in [0, 1)"))
         }
     }
+    /// `v` is a rate in bit/s the links take.
     pub fn rate(key: &str, v: f64) -> Result<(), ConfigError> {
         if v.is_finite() && (1.0..=1e15).contains(&v) {
             Ok(())
@@ -714,6 +740,7 @@ pub(crate) mod check {
             ))
         }
     }
+    /// `v`, if given, is finite and >= 0.
     pub fn opt_non_negative(key: &str, v: Option<f64>) -> Result<(), ConfigError> {
         v.map_or(Ok(()), |v| non_negative(key, v))
     }
@@ -730,16 +757,9 @@ impl SimConfig {
         serde_json::to_string_pretty(self).expect("SimConfig serialises")
     }
 
-    /// Checks every value, resolves every name and checks that every flow is
-    /// routable. `Simulation::new` performs the same checks.
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        self.validate_scalars()?;
-        crate::topology::build(self).map(|_| ())
-    }
-
     /// Range checks of the scalar fields (names are resolved by the
     /// topology builder).
-    pub(crate) fn validate_scalars(&self) -> Result<(), ConfigError> {
+    pub fn validate_scalars(&self) -> Result<(), ConfigError> {
         use check::*;
         positive("duration", self.duration)?;
         non_negative("warmup", self.warmup)?;
@@ -864,7 +884,7 @@ fn tcp_common(
     init_cwnd: u32,
     min_rto: f64,
 ) -> Result<(), ConfigError> {
-    if packet_size <= crate::packet::HEADER_BYTES || packet_size > MAX_PACKET_SIZE {
+    if packet_size <= HEADER_BYTES || packet_size > MAX_PACKET_SIZE {
         return Err(ConfigError::invalid(
             k("packet_size"),
             packet_size,

@@ -2,7 +2,7 @@
 //! `aqmlab dumbbell` options, Python dicts) and the only one Python sees. It is parsed here,
 //! validated here with errors that name the key path and value
 //! (`dumbbell.rate = "1e400bps": not a finite rate`), and converted once into the internal
-//! [`SimConfig`] that [`crate::Simulation::new`] builds.
+//! [`SimConfig`] that `netsim::Simulation::new` builds.
 //!
 //! Units: a quantity is a number in the SI base unit (seconds, bits/s, bytes) or a string with
 //! a unit (`"10Mbps"`, `"5ms"`, `"1500B"`; see [`aqm::units`]). The field-by-field reference is
@@ -10,7 +10,7 @@
 //! in and every quantity in base units.
 //!
 //! ```
-//! use netsim::scenario::Scenario;
+//! use experiment::scenario::Scenario;
 //! let sc = Scenario::from_json(r#"{"duration": "5s", "dumbbell": {"rate": "10Mbps"},
 //!                                   "aqm": {"type": "codel", "target": "5ms"},
 //!                                   "flows": [{"count": 4, "ecn": true}]}"#).unwrap();
@@ -33,7 +33,8 @@ use crate::config::{
     Access, DumbbellConfig, ExplicitTopology, FlowGroup, LinkConfig, ParkingLotConfig, RateChange,
     RouteConfig, ShortTcpGroup, SimConfig, TcpGroup, TopologyConfig, UdpGroup, DEFAULT_MIN_RTO_S,
 };
-use crate::tcp::{CcKind, DEFAULT_INIT_CWND};
+use crate::cc::CcKind;
+use crate::config::DEFAULT_INIT_CWND;
 
 /// Largest estimated memory of a run the schema accepts, bytes (8 GiB: a third of the
 /// 24 GiB machines the project is developed on).
@@ -761,7 +762,7 @@ enum Topo {
 /// A validated scenario: the simulator config plus what the front ends need.
 #[derive(Debug, Clone)]
 pub struct Scenario {
-    /// The internal config [`crate::Simulation::new`] builds.
+    /// The internal config `netsim::Simulation::new` builds.
     pub config: SimConfig,
     /// Core link names and the names results use (`R1->R2` -> `bottleneck`).
     pub link_aliases: Vec<(String, String)>,
@@ -798,8 +799,8 @@ impl Scenario {
         }
         let sample_interval = t.time_or("sample_interval", true, 0.01)?;
         let routing = match t.choice("routing", &["hops", "delay"], "hops")? {
-            "delay" => crate::routing::Metric::Delay,
-            _ => crate::routing::Metric::Hops,
+            "delay" => crate::config::Metric::Delay,
+            _ => crate::config::Metric::Hops,
         };
         let cwnd_interval = t.time("cwnd_interval", true)?;
 
@@ -1064,7 +1065,7 @@ fn parse_trace(
         "batch",
         1,
         1 << 24,
-        crate::trace::DEFAULT_TRACE_BATCH as u64,
+        crate::config::DEFAULT_TRACE_BATCH as u64,
     )? as usize;
     Ok((links, batch, Value::Object(t.finish()?)))
 }
@@ -1901,7 +1902,7 @@ mod tests {
         assert_eq!(sc.normalized["flows"][0]["cc"], "newreno");
         // prr is written only when given, so older scenarios normalise as before.
         assert!(sc.normalized["flows"][0].get("prr").is_none());
-        c.validate().unwrap();
+        c.validate_scalars().unwrap();
     }
 
     #[test]
