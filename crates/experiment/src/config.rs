@@ -52,7 +52,6 @@ pub enum Metric {
     Delay,
 }
 
-
 fn default_sample_interval() -> f64 {
     DEFAULT_SAMPLE_INTERVAL
 }

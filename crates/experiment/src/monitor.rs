@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use aqm::{Qdisc, QueueStats};
 
-use crate::time::Ns;
 use crate::results::{ClassSeries, ClassSummary, DelayHistogram, DelayStats};
+use crate::time::Ns;
 
 /// Sub-bucket bits of [`LogHistogram`]: each power-of-two range is split into
 /// `2^SUB_BITS = 32` equal bins.

@@ -42,7 +42,6 @@ pub struct DelayHistogram {
     pub counts: Vec<u64>,
 }
 
-
 /// Per-link summary (post-warm-up).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LinkSummary {

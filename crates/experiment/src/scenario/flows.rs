@@ -1,0 +1,401 @@
+//! Flow groups (`[[flows]]`): their kind, TCP options, times and where they attach.
+
+use aqm::units::{self, Kind};
+use serde_json::Value;
+
+use super::error::{err, Result};
+use super::table::Table;
+use super::topology::pkt_size;
+use super::Topo;
+use crate::cc::CcKind;
+use crate::config::{
+    Access, FlowGroup, ShortTcpGroup, TcpGroup, UdpGroup, DEFAULT_INIT_CWND, DEFAULT_MIN_RTO_S,
+};
+
+/// Every key some kind of flow group takes.
+pub(super) const FLOW_KEYS: &[&str] = &[
+    "count",
+    "cc",
+    "ecn",
+    "delack",
+    "sack",
+    "prr",
+    "init_cwnd",
+    "min_rto",
+    "start_jitter",
+    "size",
+    "rwnd",
+    "cwnd_trace",
+    "arrival_rate",
+    "mean_size",
+    "pareto_shape",
+    "rate",
+    "on_time",
+    "off_time",
+];
+
+pub(super) fn flow_group(
+    i: usize,
+    v: &Value,
+    topo: &Topo,
+    default_pkt: u32,
+    duration: f64,
+) -> Result<(FlowGroup, bool, Value)> {
+    let path = format!("flows[{i}]");
+    let mut t = Table::new(path.clone(), v)?;
+    let kind = t.choice("kind", &["tcp", "tcp_short", "udp_cbr", "udp_onoff"], "tcp")?;
+    let name = t.string("name")?.or_else(|| Some(path.clone()));
+    let start = t.time("start", false)?;
+    let stop = t.time("stop", false)?;
+    if let Some(s) = stop {
+        let s0 = start.unwrap_or(0.0);
+        if s <= s0 {
+            return Err(err(
+                &t.key("stop"),
+                v.get("stop"),
+                format!("must be after start = {s0} s"),
+            ));
+        }
+    }
+    if start.is_some_and(|s| s >= duration) {
+        return Err(err(
+            &t.key("start"),
+            v.get("start"),
+            format!("must be before the end, duration = {duration} s"),
+        ));
+    }
+
+    // Attachment.
+    let (src, dst, fpath, extra_delay) = attachment(&mut t, v, topo)?;
+    let class = t.string("class")?;
+    if let Some(c) = &class {
+        // Builders: the [aqm] of the bottleneck(s) must have the class. Explicit topologies
+        // are checked along each flow's path when the simulation is built.
+        let aqm = match topo {
+            Topo::Dumbbell(d, _) => Some(&d.aqm),
+            Topo::ParkingLot(p, _) => Some(&p.aqm),
+            Topo::Explicit(..) => None,
+        };
+        if let Some(aqm) = aqm {
+            let names = aqm.class_names();
+            if names.is_empty() {
+                return Err(err(
+                    &t.key("class"),
+                    v.get("class"),
+                    format!(
+                        "the [aqm] ({}) has no classes; use a class-based AQM such as type = \"drr\"",
+                        aqm.name()
+                    ),
+                ));
+            }
+            if !names.contains(&c.as_str()) {
+                return Err(err(
+                    &t.key("class"),
+                    v.get("class"),
+                    format!("no such class in [aqm] (classes: {})", names.join(", ")),
+                ));
+            }
+        }
+    }
+    let packet_size = pkt_size(&mut t, "packet_size")?.unwrap_or(default_pkt);
+    t.put("packet_size", packet_size);
+
+    type TcpOpts = (CcKind, bool, bool, bool, bool, u32, f64);
+    let tcp_opts = |t: &mut Table<'_>| -> Result<TcpOpts> {
+        let ccs: Vec<&str> = CcKind::ALL.iter().map(|k| k.name()).collect();
+        let cc = t.choice("cc", &ccs, CcKind::default().name())?;
+        let cc = CcKind::from_name(cc).expect("a registered name");
+        // DCTCP and Prague need ECN (Linux TCP_CONG_NEEDS_ECN): on unless refused.
+        let ecn = t.boolean("ecn", cc.needs_ecn())?;
+        if cc.needs_ecn() && !ecn {
+            return Err(err(
+                &t.key("ecn"),
+                v.get("ecn"),
+                format!(
+                    "cc = \"{}\" needs ECN (remove ecn or set it to true)",
+                    cc.name()
+                ),
+            ));
+        }
+        let delack = t.boolean("delack", false)?;
+        let sack = t.boolean("sack", false)?;
+        // Written to the normalized scenario only when given (older scenarios unchanged).
+        let prr = t.raw("prr").is_some() && t.boolean("prr", false)?;
+        if prr && !sack {
+            return Err(err(
+                &t.key("prr"),
+                v.get("prr"),
+                "needs sack = true (PRR paces the SACK recovery)",
+            ));
+        }
+        let init_cwnd = t.int_or("init_cwnd", 1, 10_000, DEFAULT_INIT_CWND as u64)? as u32;
+        let min_rto = t.time_or("min_rto", true, DEFAULT_MIN_RTO_S)?;
+        Ok((cc, ecn, delack, sack, prr, init_cwnd, min_rto))
+    };
+
+    let mut trace = false;
+    let group = match kind {
+        "tcp" => {
+            let count = t.int_or("count", 1, u32::MAX as u64, 1)? as u32;
+            let (cc, ecn, delayed_ack, sack, prr, init_cwnd, min_rto) = tcp_opts(&mut t)?;
+            let start_jitter = t.time("start_jitter", false)?;
+            let size = t.quantity("size", Kind::Size)?;
+            if let Some(s) = size {
+                if s < 1.0 {
+                    return Err(err(&t.key("size"), v.get("size"), "must be >= 1 byte"));
+                }
+            }
+            let rwnd = t.int("rwnd", 1, u32::MAX as u64)?.map(|x| x as u32);
+            trace = t.boolean("cwnd_trace", false)?;
+            FlowGroup::Tcp(TcpGroup {
+                name,
+                count,
+                cc,
+                ecn,
+                delayed_ack,
+                sack,
+                prr,
+                packet_size,
+                bytes: size.map(|s| s.round() as u64),
+                start,
+                start_jitter,
+                stop,
+                init_cwnd,
+                min_rto,
+                rwnd,
+                src,
+                dst,
+                path: fpath,
+                extra_delay,
+                class,
+            })
+        }
+        "tcp_short" => {
+            let (cc, ecn, delayed_ack, sack, prr, init_cwnd, min_rto) = tcp_opts(&mut t)?;
+            let ar = t.number(
+                "arrival_rate",
+                f64::NAN,
+                |x| x > 0.0,
+                "must be > 0 (flows per second)",
+            )?;
+            if ar.is_nan() {
+                return Err(err(
+                    &t.key("arrival_rate"),
+                    None,
+                    "required for a tcp_short group (flows per second)",
+                ));
+            }
+            let ms = t.quantity("mean_size", Kind::Size)?;
+            let ms = t.required("mean_size", ms, "for a tcp_short group, e.g. \"100kB\"")?;
+            if ms <= 0.0 {
+                return Err(err(&t.key("mean_size"), v.get("mean_size"), "must be > 0"));
+            }
+            let shape = t.number(
+                "pareto_shape",
+                1.2,
+                |x| x > 1.0,
+                "must be > 1 (finite mean)",
+            )?;
+            FlowGroup::ShortTcp(ShortTcpGroup {
+                name,
+                arrival_rate: ar,
+                mean_size: ms,
+                pareto_shape: shape,
+                cc,
+                ecn,
+                delayed_ack,
+                sack,
+                prr,
+                packet_size,
+                start,
+                stop,
+                init_cwnd,
+                min_rto,
+                src,
+                dst,
+                path: fpath,
+                extra_delay,
+                class,
+            })
+        }
+        _ => {
+            let count = t.int_or("count", 1, u32::MAX as u64, 1)? as u32;
+            let rate = t.rate("rate")?;
+            let rate = t.required("rate", rate, &format!("the sending rate of a {kind} group"))?;
+            let start_jitter = t.time("start_jitter", false)?;
+            let (on_mean, off_mean) = if kind == "udp_onoff" {
+                let on = t.time("on_time", true)?;
+                let on = t.required("on_time", on, "mean on period of a udp_onoff group")?;
+                let off = t.time("off_time", true)?;
+                let off = t.required("off_time", off, "mean off period of a udp_onoff group")?;
+                (Some(on), Some(off))
+            } else {
+                (None, None)
+            };
+            if packet_size <= 28 {
+                return Err(err(
+                    &t.key("packet_size"),
+                    v.get("packet_size"),
+                    "must be > 28 bytes",
+                ));
+            }
+            let g = UdpGroup {
+                name,
+                count,
+                rate,
+                packet_size,
+                start,
+                start_jitter,
+                stop,
+                on_mean,
+                off_mean,
+                src,
+                dst,
+                path: fpath,
+                extra_delay,
+                class,
+            };
+            if kind == "udp_cbr" {
+                FlowGroup::UdpCbr(g)
+            } else {
+                FlowGroup::UdpOnoff(g)
+            }
+        }
+    };
+    // A key of another kind is named as such rather than as an unknown key.
+    for (k, val) in t.map {
+        if !t.known.contains(&k.as_str()) && FLOW_KEYS.contains(&k.as_str()) {
+            return Err(err(
+                &t.key(k),
+                Some(val),
+                format!("not used by kind = \"{kind}\""),
+            ));
+        }
+    }
+    Ok((group, trace, Value::Object(t.finish()?)))
+}
+
+pub(super) type Attach = (Option<String>, Option<String>, Option<[u32; 2]>, Vec<f64>);
+
+pub(super) fn attachment(t: &mut Table<'_>, v: &Value, topo: &Topo) -> Result<Attach> {
+    let src = t.string("src")?;
+    let dst = t.string("dst")?;
+    let path_v = t.raw("path");
+    let ed_v = t.raw("extra_delay");
+    let mut extra = Vec::new();
+    if let Some(ed) = ed_v {
+        let one = |x: &Value, key: String| -> Result<f64> {
+            let secs = match x {
+                Value::Number(n) => n.as_f64(),
+                Value::String(s) => units::parse(Kind::Time, s).ok(),
+                _ => None,
+            };
+            secs.filter(|s| s.is_finite() && *s >= 0.0)
+                .ok_or_else(|| err(&key, Some(x), "must be a time >= 0, e.g. \"20ms\""))
+        };
+        match ed {
+            Value::Array(a) => {
+                for (j, x) in a.iter().enumerate() {
+                    extra.push(one(x, format!("{}[{j}]", t.key("extra_delay")))?);
+                }
+            }
+            x => extra.push(one(x, t.key("extra_delay"))?),
+        }
+        t.put("extra_delay", extra.clone());
+    }
+    match topo {
+        Topo::Explicit(e, _) => {
+            if path_v.is_some() {
+                return Err(err(
+                    &t.key("path"),
+                    path_v,
+                    "only for parking_lot topologies",
+                ));
+            }
+            if ed_v.is_some() {
+                return Err(err(
+                    &t.key("extra_delay"),
+                    ed_v,
+                    "only for [dumbbell] and [parking_lot] (set link delays instead)",
+                ));
+            }
+            for (k, n) in [("src", &src), ("dst", &dst)] {
+                let n = t.required(k, n.as_ref(), "a node name for explicit topologies")?;
+                if !e.nodes.contains(n) {
+                    return Err(err(&t.key(k), v.get(k), "no such node"));
+                }
+            }
+            if src == dst {
+                return Err(err(&t.key("dst"), v.get("dst"), "must differ from src"));
+            }
+            Ok((src, dst, None, extra))
+        }
+        Topo::Dumbbell(..) | Topo::ParkingLot(..) => {
+            if let (Topo::Dumbbell(d, _), Some(ed)) = (topo, ed_v) {
+                if d.access == Access::None {
+                    return Err(err(
+                        &t.key("extra_delay"),
+                        Some(ed),
+                        "needs access links (not with dumbbell.access = \"none\")",
+                    ));
+                }
+            }
+            for k in ["src", "dst"] {
+                if t.has(k) {
+                    return Err(err(
+                        &t.key(k),
+                        v.get(k),
+                        "only for explicit topologies ([[links]])",
+                    ));
+                }
+            }
+            let path = match (topo, path_v) {
+                (_, None) => None,
+                (Topo::ParkingLot(p, _), Some(pv)) => {
+                    let hops = p.hops;
+                    let bad = || {
+                        err(
+                            &t.key("path"),
+                            Some(pv),
+                            format!(
+                                "\"long\", a hop index in 0..{}, or [entry, exit] routers",
+                                hops - 1
+                            ),
+                        )
+                    };
+                    Some(match pv {
+                        Value::String(s) if s == "long" => [0, hops],
+                        Value::Number(n) => {
+                            let h = n.as_u64().filter(|h| *h < hops as u64).ok_or_else(bad)? as u32;
+                            [h, h + 1]
+                        }
+                        Value::Array(a) if a.len() == 2 => {
+                            let r: Vec<u32> = a
+                                .iter()
+                                .filter_map(|x| x.as_u64())
+                                .filter(|x| *x <= hops as u64)
+                                .map(|x| x as u32)
+                                .collect();
+                            if r.len() != 2 || r[0] >= r[1] {
+                                return Err(bad());
+                            }
+                            [r[0], r[1]]
+                        }
+                        _ => return Err(bad()),
+                    })
+                }
+                (_, Some(pv)) => {
+                    return Err(err(
+                        &t.key("path"),
+                        Some(pv),
+                        "only for parking_lot topologies",
+                    ))
+                }
+            };
+            if let Some(p) = path {
+                t.put("path", vec![p[0], p[1]]);
+            }
+            Ok((None, None, path, extra))
+        }
+    }
+}

@@ -1,0 +1,135 @@
+//! Unit tests of the scenario schema.
+
+use super::*;
+#[allow(unused_imports)]
+use super::{cost, error, flows, qdisc, table, topology, trace};
+
+fn parse(s: &str) -> std::result::Result<Scenario, String> {
+    Scenario::from_json(s).map_err(|e| e.to_string())
+}
+
+const BASE: &str = r#""dumbbell": {"rate": "10Mbps"}"#;
+
+#[test]
+fn defaults_units_and_aliases() {
+    let sc = parse(&format!(r#"{{{BASE}, "flows": [{{"count": 3}}]}}"#)).unwrap();
+    let c = &sc.config;
+    assert_eq!(
+        (c.duration, c.warmup, c.sample_interval, c.seed),
+        (60.0, 0.0, 0.01, 1)
+    );
+    let TopologyConfig::Dumbbell(d) = &c.topology else {
+        panic!()
+    };
+    assert_eq!(
+        (d.bottleneck_rate, d.rtt, d.buffer_pkts),
+        (10e6, 0.1, Some(100))
+    );
+    assert_eq!(sc.normalized["dumbbell"]["rate"], 10e6);
+    assert_eq!(sc.normalized["flows"][0]["cc"], "newreno");
+    // prr is written only when given, so older scenarios normalise as before.
+    assert!(sc.normalized["flows"][0].get("prr").is_none());
+    c.validate_scalars().unwrap();
+}
+
+#[test]
+fn errors_name_key_and_value() {
+    let cases = [
+        (
+            r#"{"seed": -1, "dumbbell": {"rate": 1e7}, "flows": [{}]}"#,
+            "seed = -1: must be a whole number >= 0",
+        ),
+        (
+            r#"{"dumbbell": {"rate": "10Mbpz"}, "flows": [{}]}"#,
+            "dumbbell.rate = \"10Mbpz\": unknown rate unit 'Mbpz'",
+        ),
+        (
+            r#"{"dumbbell": {"rat": "10Mbps"}, "flows": [{}]}"#,
+            "dumbbell.rat = \"10Mbps\": unknown key (did you mean 'rate'?)",
+        ),
+        (
+            r#"{"dumbbell": {"rate": 1e7}, "flows": [{"count": -3}]}"#,
+            "flows[0].count = -3: must be a whole number in [1, 4294967295]",
+        ),
+        (
+            r#"{"dumbbell": {"rate": 1e7}, "aqm": {"type": "codel", "tagret": "5ms"}, "flows": [{}]}"#,
+            "aqm.tagret = \"5ms\": unknown parameter 'tagret' for AQM 'codel'",
+        ),
+        (
+            r#"{"dumbbell": {"rate": 1e7}, "aqm": {"type": "codel", "target": "-5ms"}, "flows": [{}]}"#,
+            "aqm.target = \"-5ms\":",
+        ),
+        (
+            r#"{"dumbbell": {"rate": 1e7}, "flows": [{"kind": "udp_cbr"}]}"#,
+            "flows[0].rate: required",
+        ),
+        (
+            r#"{"dumbbell": {"rate": 1e7}, "flows": [{"rate": "1Mbps"}]}"#,
+            "flows[0].rate = \"1Mbps\": not used by kind = \"tcp\"",
+        ),
+        (
+            r#"{"dumbbell": {"rate": 1e7}, "warmup": "70s", "flows": [{}]}"#,
+            "warmup = \"70s\": must be shorter than duration",
+        ),
+        (
+            r#"{"dumbbell": {"rate": 1e7}, "flows": []}"#,
+            "flows = []: give at least one flow group",
+        ),
+        (
+            r#"{"dumbbell": {"rate": 1e7}, "sample_interval": "1ns", "flows": [{}]}"#,
+            "sample_interval = \"1ns\": 6.000e10 time-series rows",
+        ),
+        (
+            r#"{"dumbbell": {"rate": 1e7}, "flows": [{"count": 10000000}]}"#,
+            "flows[0].count = 10000000: 10000000 flows in all would need about",
+        ),
+        (r#"{"flows": [{}]}"#, "scenario: give exactly one topology"),
+        (
+            r#"{"dumbbell": {"rate": 1e7}, "flows": [{"prr": true}]}"#,
+            "flows[0].prr = true: needs sack = true",
+        ),
+        (
+            r#"{"dumbbell": {"rate": 1e7}, "flows": [{"sack": true, "prr": 1}]}"#,
+            "flows[0].prr = 1: must be true or false",
+        ),
+    ];
+    for (doc, want) in cases {
+        let got = parse(doc).unwrap_err();
+        assert!(got.starts_with(want), "{doc}\n got:  {got}\n want: {want}");
+    }
+}
+
+#[test]
+fn ecn_default_follows_flows_unless_set() {
+    let ecn = |aqm: &str, flow_ecn: bool| {
+        let doc = format!(r#"{{{BASE}, "aqm": {aqm}, "flows": [{{"ecn": {flow_ecn}}}]}}"#);
+        parse(&doc)
+            .unwrap()
+            .config
+            .topology
+            .aqm()
+            .unwrap()
+            .get_param("ecn")
+    };
+    assert_eq!(ecn(r#"{"type": "codel"}"#, true), Some(1.0));
+    assert_eq!(ecn(r#"{"type": "codel"}"#, false), Some(0.0));
+    assert_eq!(ecn(r#"{"type": "codel", "ecn": false}"#, true), Some(0.0));
+}
+
+#[test]
+fn explicit_topology_names_checked() {
+    let doc = r#"{"nodes": [{"name": "a"}, {"name": "b"}],
+        "links": [{"src": "a", "dst": "b", "rate": "1Mbps", "delay": "5ms"}],
+        "flows": [{"src": "a", "dst": "c"}]}"#;
+    assert_eq!(
+        parse(doc).unwrap_err(),
+        "flows[0].dst = \"c\": no such node"
+    );
+    let ok = doc.replace("\"c\"", "\"b\"");
+    let sc = parse(&ok).unwrap();
+    // a duplex link is monitored in both directions
+    assert_eq!(
+        sc.config.monitor,
+        Some(vec!["a->b".to_string(), "b->a".to_string()])
+    );
+}
