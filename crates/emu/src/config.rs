@@ -4,8 +4,8 @@
 //! `--aqm`, `--aqm-param` and TOML mean exactly what they mean to the simulator.
 
 use aqm::{BitsPerSec, QdiscConfig, QueueLimit};
-use experiment::config::{FlowGroup, TopologyConfig};
 use experiment::config::SimConfig;
+use experiment::config::{FlowGroup, TopologyConfig};
 
 /// The emulated dumbbell.
 #[derive(Clone, Debug)]

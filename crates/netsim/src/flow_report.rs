@@ -12,11 +12,11 @@
 
 use std::collections::BTreeMap;
 
-use experiment::config::FlowGroup;
 use crate::engine::{ns_to_secs, Ns};
+use crate::traffic::{Flow, FlowKind};
+use experiment::config::FlowGroup;
 use experiment::monitor::{FlowHistogram, LinkMonitor};
 use experiment::results::{jain, DelayStats, FlowSummary, GroupSummary};
-use crate::traffic::{Flow, FlowKind};
 
 /// A monitored link as the report sees it: its name, its monitor, and its id (to find it on
 /// a flow's path).

@@ -41,11 +41,11 @@
 
 use crate::engine::{Event, EventQueue, Ns, NS_PER_SEC};
 use crate::fastdiv::Divisor;
-use experiment::monitor::LinkMonitor;
 use crate::packet::{Packet, F_CE, F_CE_IN};
 use crate::queue::{inst, Queue};
-use experiment::rng::Rng;
 use crate::trace::{TraceBuf, TraceKind};
+use experiment::monitor::LinkMonitor;
+use experiment::rng::Rng;
 
 /// Cumulative per-link counters (packets unless named otherwise). (`repr(C)`: those every
 /// hop updates first.)

@@ -21,12 +21,12 @@ use std::collections::HashMap;
 
 use aqm::{QdiscConfig, QueueLimit};
 
+use crate::engine::{secs_to_ns, Ns};
+use crate::routing::{Edge, Routes, NO_ROUTE};
 use experiment::config::{
     check, droptail, Access, ConfigError, DumbbellConfig, FlowGroup, ParkingLotConfig, SimConfig,
     TopologyConfig, DEFAULT_LINK_BUFFER,
 };
-use crate::engine::{secs_to_ns, Ns};
-use crate::routing::{Edge, Routes, NO_ROUTE};
 
 /// A resolved unidirectional link.
 #[derive(Clone, Debug)]

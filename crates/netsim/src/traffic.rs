@@ -2,10 +2,10 @@
 //! and Poisson arrivals of Pareto-sized short TCP flows.
 
 use crate::engine::Ns;
-use experiment::monitor::FlowHistogram;
-use experiment::rng::Rng;
 use crate::tcp::{CcKind, TcpParams, TcpReceiver, TcpSender};
 use crate::udp::UdpSource;
+use experiment::monitor::FlowHistogram;
+use experiment::rng::Rng;
 
 /// Kind of a flow, as reported in results.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -120,8 +120,8 @@ fn config_errors_name_key_and_value() {
         }))
         .unwrap()
     };
-    let e = Simulation::new(explicit(json!([{"kind": "tcp", "src": "a", "dst": "zz"}])))
-        .unwrap_err();
+    let e =
+        Simulation::new(explicit(json!([{"kind": "tcp", "src": "a", "dst": "zz"}]))).unwrap_err();
     assert_eq!(
         e,
         ConfigError::UnknownNode {

@@ -69,9 +69,8 @@ fn goodput_windows(cfg: &SimConfig, s: &netsim::Summary) -> Vec<f64> {
     for g in &cfg.flows {
         let (n, stop) = match g {
             experiment::config::FlowGroup::Tcp(t) => (t.count, t.stop),
-            experiment::config::FlowGroup::UdpCbr(u) | experiment::config::FlowGroup::UdpOnoff(u) => {
-                (u.count, u.stop)
-            }
+            experiment::config::FlowGroup::UdpCbr(u)
+            | experiment::config::FlowGroup::UdpOnoff(u) => (u.count, u.stop),
             experiment::config::FlowGroup::ShortTcp(_) => (0, None),
         };
         stops.extend(std::iter::repeat_n(stop, n as usize));

@@ -1,0 +1,141 @@
+//! The simulation: owns the event queue, links, routes and flows, runs the
+//! event loop, and exposes stepping, inspection, re-parameterisation and
+//! results.
+//!
+//! Timers of TCP endpoints and AQMs are lazy: a component only stores its
+//! deadline; the simulation keeps at most one pending event per timer at
+//! the earliest known deadline and, when that event fires, either runs the
+//! timer (deadline reached) or re-arms it at the current deadline. This
+//! avoids one heap operation per ACK for the retransmission timer.
+
+mod build;
+mod control;
+mod inspect;
+mod report;
+mod run;
+mod tracing;
+
+use std::collections::HashMap;
+use std::fmt;
+
+use aqm::QueueStats;
+
+use crate::engine::{secs_to_ns, EventQueue, Ns};
+use crate::link::{Link, LinkCounters};
+use crate::node::Node;
+use crate::packet::Packet;
+use crate::routing::Routes;
+use crate::tcp::{CcKind, TcpParams};
+use crate::traffic::{Flow, ShortFlowGen};
+use experiment::config::SimConfig;
+use experiment::results::{ClassSeries, CwndTrace, TimeSeries};
+
+pub use inspect::{Conservation, ConservationError, FlowStatus, LinkStatus, SimError};
+
+/// Runtime state of a flow group.
+#[derive(Clone, Debug)]
+enum GroupRt {
+    Static,
+    Short(ShortFlowGen),
+}
+
+/// Most rows [`Simulation::new`] reserves per time series (about 20 MB for the monitor's).
+const RESERVED_ROWS: usize = 1 << 18;
+
+/// A running simulation.
+pub struct Simulation {
+    cfg: SimConfig,
+    now: Ns,
+    warmup: Ns,
+    sample_interval: Ns,
+    cwnd_interval: Ns,
+    ev: EventQueue,
+    events: u64,
+    nodes: Vec<Node>,
+    links: Vec<Link>,
+    link_index: HashMap<String, u32>,
+    /// AQM activations of queue disciplines replaced by `set_aqm`.
+    activations_base: Vec<u64>,
+    /// Active-flow integral (flow x ns) and peak (since the warm-up) of hashed queue
+    /// disciplines replaced by `set_aqm`.
+    flow_base: Vec<(u128, u32)>,
+    routes: Routes,
+    flows: Vec<Flow>,
+    groups: Vec<GroupRt>,
+    monitored: Vec<u32>,
+    cwnd_flows: Vec<u32>,
+    ts: TimeSeries,
+    /// Link id of each time-series row (`ts.link` is filled by `results`).
+    ts_link: Vec<u32>,
+    /// Per-class rows (link and class names empty here; `cts_ids` holds (link id, class)).
+    cts: ClassSeries,
+    cts_ids: Vec<(u32, u8)>,
+    cwnd: CwndTrace,
+    out_buf: Vec<Packet>,
+    sent: u64,
+    delivered: u64,
+    warm: bool,
+    link_snap: Vec<LinkSnap>,
+    /// Class index of each flow group's packets (0: unclassified, the first class).
+    group_class: Vec<u8>,
+    /// True if some group has a class: only then does `emit` stamp packets.
+    classed: bool,
+    /// Per link, the class counters at the end of the warm-up.
+    class_snap: Vec<Vec<QueueStats>>,
+    /// Scheduled rate changes: (link id, new rate in bit/s), by [`Event::RateChange`] index.
+    rate_changes: Vec<(u32, u64)>,
+    /// Link ids named by `SimConfig::trace` (traced once [`Simulation::start_trace`] ran).
+    trace_links: Vec<u32>,
+    /// True once [`Simulation::start_trace`] gave the traced links their buffers.
+    tracing: bool,
+}
+
+/// A link's statistics at the end of the warm-up.
+#[derive(Clone, Copy, Debug, Default)]
+struct LinkSnap {
+    ctr: LinkCounters,
+    activations: u64,
+    area: (u128, u128),
+    /// Active-flow integral (hashed qdiscs), flow x ns.
+    flow_area: u128,
+    /// [`Link::tx_work_at`] at the warm-up instant.
+    work: u128,
+    /// [`Link::capacity_at`] at the warm-up instant.
+    cap: u128,
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(super) fn tcp_params(
+    cc: CcKind,
+    ecn: bool,
+    delayed_ack: bool,
+    sack: bool,
+    prr: bool,
+    packet_size: u32,
+    init_cwnd: u32,
+    min_rto: f64,
+    rwnd: Option<u32>,
+) -> TcpParams {
+    TcpParams {
+        cc,
+        ecn,
+        delayed_ack,
+        mss: packet_size - crate::packet::HEADER_BYTES,
+        init_cwnd,
+        min_rto: secs_to_ns(min_rto),
+        rwnd,
+        sack,
+        prr,
+    }
+}
+
+impl fmt::Debug for Simulation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Simulation")
+            .field("now", &self.now)
+            .field("events", &self.events)
+            .field("links", &self.links.len())
+            .field("flows", &self.flows.len())
+            .finish()
+    }
+}

@@ -1,0 +1,353 @@
+//! The event loop and what each event does: transmissions, arrivals, deliveries to the
+//! endpoints, timers, flow starts and short-flow arrivals, the end of the warm-up.
+
+use aqm::Instant;
+
+use super::{GroupRt, LinkSnap, Simulation};
+use crate::engine::{secs_to_ns, Due, Event, Ns};
+use crate::packet::{Packet, F_ACK};
+use crate::routing::NO_ROUTE;
+use crate::traffic::{Endpoint, Flow, FlowKind};
+use crate::udp::UDP_HEADER_BYTES;
+use experiment::monitor::{class_base, FlowHistogram};
+
+impl Simulation {
+    /// Processes every event up to and including time `t`; afterwards
+    /// `now() == max(now, t)`.
+    pub fn run_until(&mut self, t: Instant) {
+        let limit = t.0;
+        while let Some((time, due)) = self.ev.pop_until(limit) {
+            self.now = time;
+            self.events += 1;
+            self.handle(due);
+        }
+        self.now = self.now.max(limit);
+    }
+
+    /// The configured end of the run (the duration), as an instant.
+    pub fn end(&self) -> Instant {
+        Instant(secs_to_ns(self.cfg.duration))
+    }
+
+    /// Runs to the configured duration.
+    pub fn run(&mut self) {
+        self.run_until(self.end());
+    }
+
+    #[inline(always)]
+    pub(super) fn handle(&mut self, due: Due) {
+        match due {
+            Due::Event(ev) => self.handle_event(ev),
+            Due::Arrival {
+                link,
+                to,
+                pkt,
+                more,
+            } => {
+                self.deliver(to, pkt);
+                for _ in 0..more {
+                    let p = self.ev.pipe_take(link);
+                    self.deliver(to, p);
+                }
+            }
+        }
+    }
+
+    #[inline]
+    pub(super) fn handle_event(&mut self, ev: Event) {
+        let now = self.now;
+        match ev {
+            Event::TxDone(l) => {
+                self.links[l as usize].tx_done(now, l, &mut self.ev);
+                self.arm_aqm(l, now);
+            }
+            Event::AqmTimer(l) => {
+                let link = &mut self.links[l as usize];
+                if link.aqm_timer_at == Some(now) {
+                    link.aqm_timer_at = None;
+                }
+                link.aqm_timer(now);
+                self.arm_aqm(l, now + 1);
+            }
+            Event::Rto(f) => {
+                let mut out = std::mem::take(&mut self.out_buf);
+                let flow = &mut self.flows[f as usize];
+                if let Endpoint::Tcp { snd, .. } = &mut flow.ep {
+                    if snd.rto_event == Some(now) {
+                        snd.rto_event = None;
+                    }
+                    if matches!(snd.rto_deadline, Some(d) if d <= now) {
+                        snd.on_rto(now, &mut out);
+                    }
+                }
+                let src = flow.src;
+                self.emit(src, &mut out);
+                self.out_buf = out;
+                self.arm_tcp(f);
+            }
+            Event::DelAck(f) => {
+                let mut out = std::mem::take(&mut self.out_buf);
+                let flow = &mut self.flows[f as usize];
+                if let Endpoint::Tcp { rcv, .. } = &mut flow.ep {
+                    if rcv.delack_event == Some(now) {
+                        rcv.delack_event = None;
+                    }
+                    if matches!(rcv.delack_deadline, Some(d) if d <= now) {
+                        rcv.on_delack(&mut out);
+                    }
+                }
+                let dst = flow.dst;
+                self.emit(dst, &mut out);
+                self.out_buf = out;
+                self.arm_tcp(f);
+            }
+            Event::FlowStart(f) => self.start_flow(f),
+            Event::FlowStop(f) => {
+                let flow = &mut self.flows[f as usize];
+                // The goodput window ends here: what is delivered later
+                // (data already in flight) is not counted.
+                flow.stop_snap = Some(flow.snapshot());
+                match &mut flow.ep {
+                    Endpoint::Tcp { snd, .. } => snd.stop(),
+                    Endpoint::Udp(u) => u.stopped = true,
+                }
+            }
+            Event::UdpSend(f) => {
+                let flow = &mut self.flows[f as usize];
+                if let Endpoint::Udp(u) = &mut flow.ep {
+                    let (p, next) = u.on_send(now, f);
+                    if let Some(t) = next {
+                        self.ev.schedule(t, Event::UdpSend(f));
+                    }
+                    if let Some(p) = p {
+                        let src = flow.src;
+                        self.sent += 1;
+                        self.forward(src, p);
+                    }
+                }
+            }
+            Event::ShortArrival(g) => self.short_arrival(g),
+            Event::Sample => {
+                self.sample();
+                self.ev.schedule(now + self.sample_interval, Event::Sample);
+            }
+            Event::CwndSample => {
+                self.cwnd_sample();
+                self.ev
+                    .schedule(now + self.cwnd_interval, Event::CwndSample);
+            }
+            Event::Warmup => self.end_warmup(),
+            Event::RateChange(i) => {
+                let (l, rate) = self.rate_changes[i as usize];
+                self.links[l as usize].set_rate(now, rate);
+            }
+        }
+    }
+
+    /// Sends packets created by an endpoint at `node`.
+    #[inline]
+    pub(super) fn emit(&mut self, node: u32, out: &mut Vec<Packet>) {
+        self.sent += out.len() as u64;
+        if self.classed {
+            self.stamp_classes(out);
+        }
+        for p in out.drain(..) {
+            self.forward(node, p);
+        }
+    }
+
+    /// Sets the class index of packets leaving an endpoint (only when some group has a
+    /// class; out of line so that `emit` stays as small as without classes).
+    #[inline(never)]
+    pub(super) fn stamp_classes(&self, out: &mut [Packet]) {
+        for p in out.iter_mut() {
+            let g = self.flows[p.flow as usize].group as usize;
+            p.set_class(self.group_class[g]);
+        }
+    }
+
+    /// Forwards `pkt` from `node` onto the next-hop link.
+    #[inline]
+    pub(super) fn forward(&mut self, node: u32, pkt: Packet) {
+        let l = self.routes.next_hop(node, pkt.dst);
+        debug_assert_ne!(l, NO_ROUTE, "routability is checked at build time");
+        self.links[l as usize].arrive(self.now, pkt, l, &mut self.ev);
+        self.arm_aqm(l, self.now);
+    }
+
+    /// A packet reaches `node`: consume it at its destination or forward.
+    #[inline]
+    pub(super) fn deliver(&mut self, node: u32, pkt: Packet) {
+        if pkt.dst != node {
+            self.forward(node, pkt);
+            return;
+        }
+        self.delivered += 1;
+        let now = self.now;
+        let f = pkt.flow;
+        let mut out = std::mem::take(&mut self.out_buf);
+        let flow = &mut self.flows[f as usize];
+        let measure = self.warm && flow.measuring();
+        let at = match &mut flow.ep {
+            Endpoint::Tcp { snd, rcv } => {
+                if pkt.has(F_ACK) {
+                    if measure {
+                        flow.delays.rtt.record(now.saturating_sub(pkt.ts));
+                    }
+                    snd.on_ack(now, &pkt, &mut out);
+                    flow.src
+                } else {
+                    if measure {
+                        flow.delays.owd.record(now.saturating_sub(pkt.ts));
+                    }
+                    flow.rcv_high = flow.rcv_high.max(pkt.seq + 1);
+                    rcv.on_data(now, &pkt, &mut out);
+                    flow.dst
+                }
+            }
+            Endpoint::Udp(_) => {
+                if measure {
+                    flow.delays.owd.record(now.saturating_sub(pkt.ts));
+                }
+                flow.udp_bytes += (pkt.size - UDP_HEADER_BYTES) as u64;
+                flow.dst
+            }
+        };
+        let tcp = matches!(flow.ep, Endpoint::Tcp { .. });
+        self.emit(at, &mut out);
+        self.out_buf = out;
+        if tcp {
+            self.arm_tcp(f);
+        }
+    }
+
+    /// Keeps one pending `AqmTimer` event at the AQM's `poll_at` (not
+    /// earlier than `earliest`). Only links whose AQM polls have work here: the test is
+    /// inlined into every arrival and departure, the rest is out of line.
+    #[inline(always)]
+    pub(super) fn arm_aqm(&mut self, l: u32, earliest: Ns) {
+        if self.links[l as usize].periodic {
+            self.arm_aqm_polled(l, earliest);
+        }
+    }
+
+    #[inline(never)]
+    pub(super) fn arm_aqm_polled(&mut self, l: u32, earliest: Ns) {
+        let link = &mut self.links[l as usize];
+        if let Some(t) = link.queue.poll_at() {
+            let t = t.0.max(earliest);
+            if link.aqm_timer_at.is_none_or(|a| t < a) {
+                link.aqm_timer_at = Some(t);
+                self.ev.schedule(t, Event::AqmTimer(l));
+            }
+        }
+    }
+
+    /// Keeps one pending event per TCP timer at its earliest deadline.
+    #[inline(always)]
+    pub(super) fn arm_tcp(&mut self, f: u32) {
+        if let Endpoint::Tcp { snd, rcv } = &mut self.flows[f as usize].ep {
+            if let Some(d) = snd.rto_deadline {
+                if snd.rto_event.is_none_or(|e| d < e) {
+                    snd.rto_event = Some(d);
+                    self.ev.schedule(d, Event::Rto(f));
+                }
+            }
+            if let Some(d) = rcv.delack_deadline {
+                if rcv.delack_event.is_none_or(|e| d < e) {
+                    rcv.delack_event = Some(d);
+                    self.ev.schedule(d, Event::DelAck(f));
+                }
+            }
+        }
+    }
+
+    pub(super) fn start_flow(&mut self, f: u32) {
+        let now = self.now;
+        let flow = &mut self.flows[f as usize];
+        if flow.started {
+            return;
+        }
+        flow.started = true;
+        match &mut flow.ep {
+            Endpoint::Tcp { snd, .. } => {
+                let mut out = std::mem::take(&mut self.out_buf);
+                snd.send_allowed(now, &mut out);
+                let src = flow.src;
+                self.emit(src, &mut out);
+                self.out_buf = out;
+                self.arm_tcp(f);
+            }
+            Endpoint::Udp(u) => {
+                u.start(now);
+                self.ev.schedule(now, Event::UdpSend(f));
+            }
+        }
+    }
+
+    pub(super) fn short_arrival(&mut self, g: u32) {
+        let now = self.now;
+        let GroupRt::Short(gen) = &mut self.groups[g as usize] else {
+            return;
+        };
+        if gen.stop.is_some_and(|s| now >= s) {
+            return;
+        }
+        let size = gen.next_size();
+        let next = now + secs_to_ns(gen.next_gap());
+        let (src, dst, p) = (gen.src, gen.dst, gen.params);
+        self.ev.schedule(next, Event::ShortArrival(g));
+        let id = self.flows.len() as u32;
+        self.flows.push(Flow::tcp(
+            id,
+            g,
+            FlowKind::ShortTcp,
+            src,
+            dst,
+            now,
+            None,
+            Some(size),
+            p,
+        ));
+        // A flow created after warm-up keeps its all-zero warm-up snapshot.
+        self.start_flow(id);
+    }
+
+    #[cold]
+    #[inline(never)]
+    pub(super) fn end_warmup(&mut self) {
+        let now = self.now;
+        self.warm = true;
+        self.link_snap = self
+            .links
+            .iter()
+            .enumerate()
+            .map(|(i, l)| LinkSnap {
+                ctr: self.link_counters(i as u32),
+                activations: self.activations_base[i] + l.queue.stats().activations,
+                area: l.area_at(now),
+                flow_area: self.flow_base[i].0
+                    + l.queue.flow_count(Instant(now)).map_or(0, |f| f.area),
+                work: l.tx_work_at(now),
+                cap: l.capacity_at(now),
+            })
+            .collect();
+        self.class_snap = self.links.iter().map(|l| class_base(&l.queue)).collect();
+        for b in &mut self.flow_base {
+            b.1 = 0;
+        }
+        for l in &mut self.links {
+            l.queue.reset_flow_peak();
+            l.warm = true;
+            if let Some(m) = l.mon.as_deref_mut() {
+                m.delay.clear();
+                m.classes.iter_mut().for_each(|h| h.clear());
+                m.flows.iter_mut().for_each(FlowHistogram::clear);
+            }
+        }
+        for f in &mut self.flows {
+            f.warm = f.snapshot();
+            f.delays = Default::default();
+        }
+    }
+}
