@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aqmlab.output import output_dir
+from aqmlab.protocol import Result, plotted
 from aqmlab.results import SimResult
 from aqmlab.scenario import Scenario, load_scenario
 
@@ -20,15 +21,57 @@ def default_demo_scenario() -> Scenario:
     return load_scenario(_DEMO)
 
 
-@dataclass
-class Comparison:
-    """Results of one scenario under several AQMs, keyed by AQM name."""
+@dataclass(repr=False)
+class Comparison(Result):
+    """Results of one scenario under several AQMs, keyed by AQM name.
+
+    Attributes
+    ----------
+    results : dict of str to SimResult
+        Each AQM's run.
+    """
 
     results: dict[str, SimResult]
 
     @property
     def summaries(self) -> dict[str, dict]:
+        """Each AQM's ``summary.json`` content."""
         return {k: r.summary for k, r in self.results.items()}
+
+    def _figures(self) -> dict:
+        out: dict = {"aqms": list(self.results)}
+        for row in self.table():
+            out[f"{row['aqm']}.mean_delay_ms"] = row["mean_delay_ms"]
+        return out
+
+    def to_pandas(self):
+        """:meth:`table` as a DataFrame, one row per AQM."""
+        import pandas as pd
+
+        return pd.DataFrame(self.table())
+
+    def to_dict(self) -> dict:
+        """JSON-ready: ``{"table": comparison.json's rows}``."""
+        return {"table": self.table()}
+
+    def plot(self, ax=None):
+        """Without ``ax``, the comparison figure (:func:`plot_comparison`); on the Axes
+        given, the bottleneck's queueing delay over time per AQM.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw the delay panel.
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+        """
+        if ax is None:
+            return plot_comparison(self)
+        _delay_panel(self, ax, "bottleneck")
+        return plotted(None, ax)
 
     def table(self) -> list[dict]:
         """One row per AQM with the headline numbers of the bottleneck link."""
@@ -66,18 +109,10 @@ def with_aqm(base: Scenario, name: str, params: dict | None = None) -> Scenario:
     return base.replace(aqm={"type": name, **kept, **(params or {})}, name=f"{base.name}-{name}")
 
 
-def plot_comparison(cmp: Comparison, link: str = "bottleneck"):
-    """Queue length over time per AQM, plus bars of delay, utilization and loss."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    fig = plt.figure(figsize=(11, 7))
-    gs = fig.add_gridspec(2, 3, height_ratios=[1.3, 1])
-    ax_q = fig.add_subplot(gs[0, :])
+def _delay_panel(cmp: Comparison, ax_q, link: str) -> None:
+    """The queueing delay of ``link`` over time, one line per AQM."""
     for name, r in cmp.results.items():
-        ts = r.timeseries()
+        ts = r.to_pandas("timeseries")
         ts = ts[ts["link"] == link]
         ax_q.plot(ts["time_s"], ts["queue_delay_ms_mean"], lw=0.7, label=name)
     ax_q.set_xlabel("time [s]")
@@ -85,6 +120,30 @@ def plot_comparison(cmp: Comparison, link: str = "bottleneck"):
     ax_q.legend(
         ncol=len(cmp.results), fontsize="small", loc="lower center", bbox_to_anchor=(0.5, 1.0)
     )
+
+
+def plot_comparison(cmp: Comparison, link: str = "bottleneck"):
+    """Queue length over time per AQM, plus bars of delay, utilization and loss.
+
+    Parameters
+    ----------
+    cmp : Comparison
+        The runs.
+    link : str
+        The link whose delay is drawn.
+
+    Returns
+    -------
+    matplotlib Figure
+    """
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure(figsize=(11, 7))
+    gs = fig.add_gridspec(2, 3, height_ratios=[1.3, 1])
+    _delay_panel(cmp, fig.add_subplot(gs[0, :]), link)
     rows = cmp.table()
     names = [row["aqm"] for row in rows]
     for ax, key, label, scale in (
