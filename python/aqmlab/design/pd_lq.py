@@ -46,6 +46,7 @@ import numpy as np
 from scipy.linalg import expm, solve_continuous_are
 
 from aqmlab.design.plants import KTLConstants, check_real, ktl_constants
+from aqmlab.protocol import Result
 
 __all__ = [
     "PDLQDesign",
@@ -283,8 +284,8 @@ def predictor_weights(A: np.ndarray, B: np.ndarray, tau: float, Ts: float) -> np
     return np.array([edges[j] - edges[j + 1] for j in range(n)])
 
 
-@dataclass
-class PDLQDesign:
+@dataclass(repr=False)
+class PDLQDesign(Result):
     """Result of :func:`pd_lq_design`.
 
     Attributes
@@ -395,8 +396,40 @@ class PDLQDesign:
         sys = control.ss(self.A, self.B, -self.H[None, :], 0)
         return control.tf(sys), self.ktl.tau
 
+    def _figures(self) -> dict:
+        return {
+            "H1": float(self.H[0]),
+            "H2": float(self.H[1]),
+            "H3": float(self.H[2]),
+            "p_star": self.p_star,
+            "tau": self.ktl.tau,
+            "lq_admissible": bool(self.lq_admissible),
+            "memory": bool(self.memory),
+        }
+
+    def to_pandas(self):
+        """One row per gain: ``H`` (the design), ``H_acker`` (the cross-check) and the LQ
+        weight ``Q`` for which ``H`` is optimal; index ``H1``, ``H2``, ``H3``."""
+        import pandas as pd
+
+        return pd.DataFrame(
+            {"H": self.H, "H_acker": np.ravel(self.H_acker), "Q": self.Q},
+            index=pd.Index(["H1", "H2", "H3"], name="gain"),
+        )
+
     def plot(self, ax=None):
-        """Bode plot of the memoryless loop on the delayed plant (exact delay), with margins."""
+        """Bode plot of the memoryless loop on the delayed plant (exact delay), with margins.
+
+        Parameters
+        ----------
+        ax : pair of matplotlib Axes, optional
+            Magnitude and phase panels; without it, a new Figure.
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+        """
         from aqmlab.design.margins import delayed_margins
 
         G, d = self.loop()

@@ -47,6 +47,7 @@ from aqmlab.design.margins import (
     loop_stability_map,
 )
 from aqmlab.design.plants import check_real, misra_plant
+from aqmlab.protocol import Result
 
 __all__ = ["PIDesign", "hollot_pi", "pi_loop", "tustin_pi"]
 
@@ -106,8 +107,8 @@ def pi_loop(
     return control.tf([K / z, K], [1.0, 0.0]) * P, delay
 
 
-@dataclass
-class PIDesign:
+@dataclass(repr=False)
+class PIDesign(Result):
     """Result of :func:`hollot_pi`.
 
     Attributes
@@ -186,9 +187,39 @@ class PIDesign:
             **self.margins.to_dict(),
         }
 
-    def plot(self, kind: str = "bode", ax=None):
-        """Bode or Nyquist plot of the exact delayed loop at the design point."""
-        return self.margins.plot(kind=kind, ax=ax)
+    def _figures(self) -> dict:
+        return {
+            "K": self.K,
+            "z": self.z,
+            "a": self.a,
+            "b": self.b,
+            "fs": self.fs,
+            "phase_margin_deg": self.margins.phase_margin,
+            "delay_margin": self.margins.delay_margin,
+        }
+
+    def to_pandas(self):
+        """The design as a one-row DataFrame (the columns of :meth:`to_dict`)."""
+        import pandas as pd
+
+        return pd.DataFrame([self.to_dict()])
+
+    def plot(self, ax=None, kind: str = "bode"):
+        """Bode or Nyquist plot of the exact delayed loop at the design point.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes (Nyquist) or pair of Axes (Bode), optional
+            Where to draw; without it, a new Figure.
+        kind : str
+            ``"bode"`` or ``"nyquist"``.
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+        """
+        return self.margins.plot(ax, kind=kind)
 
     def to_aqm(self) -> dict:
         """The simulator's AQM configuration of this design: ``scenario["aqm"] = d.to_aqm()``.

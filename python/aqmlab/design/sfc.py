@@ -54,6 +54,7 @@ from aqmlab.design.margins import (
     loop_stability_map,
 )
 from aqmlab.design.plants import GaoHouPlant, check_real, gao_hou_plant
+from aqmlab.protocol import Result, new_axes, plotted
 
 __all__ = [
     "SFCDesign",
@@ -217,8 +218,8 @@ def sfc_loop(plant: GaoHouPlant, k1: float, k2: float) -> tuple[control.Transfer
     return G, plant.tau
 
 
-@dataclass
-class SFCDesign:
+@dataclass(repr=False)
+class SFCDesign(Result):
     """Result of :func:`sfc_design` (all at the design corner ``N_min``, ``tau_max``).
 
     Attributes
@@ -342,22 +343,48 @@ class SFCDesign:
         ex = np.array([k1_max_exact(self.plant, x) for x in k2])
         return k2, pr, ex
 
-    def plot(self, ax=None):
-        """Stability region in the (k2, k1) plane: printed and exact bounds, chosen point."""
-        import matplotlib.pyplot as plt
+    def _figures(self) -> dict:
+        return {
+            "alpha": self.alpha,
+            "p0": self.p0,
+            "k2_max": self.k2_max,
+            "kp_max_exact": self.kp_max_exact,
+            "k2": self.k2,
+            "k1": self.k1,
+            "k1_max_printed": self.k1_max_printed,
+            "k1_max_exact": self.k1_max_exact,
+        }
 
-        if ax is None:
-            _, ax = plt.subplots()
+    def to_pandas(self):
+        """The design as a one-row DataFrame (the columns of :meth:`to_dict`)."""
+        import pandas as pd
+
+        return pd.DataFrame([self.to_dict()])
+
+    def plot(self, ax=None):
+        """Stability region in the (k2, k1) plane: printed and exact bounds, chosen point.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw; without it, a new Figure.
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+        """
+        fig, axes = new_axes(ax)
         k2, pr, ex = self.region()
-        ax.plot(k2, pr, label="eqs. 17-18 as printed")
-        ax.plot(k2, ex, "--", label="exact (PI on FOPDT)")
+        axes.plot(k2, pr, label="eqs. 17-18 as printed")
+        axes.plot(k2, ex, "--", label="exact (PI on FOPDT)")
         if self.k1 is not None:
-            ax.plot([self.k2], [self.k1], "ko", label="design")
-        ax.set_xlabel("k2")
-        ax.set_ylabel("k1 (1/packet)")
-        ax.set_title(f"SFC stability region, alpha={self.alpha:.3g}, b={self.plant.b:g}")
-        ax.legend()
-        return ax
+            axes.plot([self.k2], [self.k1], "ko", label="design")
+        axes.set_xlabel("k2")
+        axes.set_ylabel("k1 (1/packet)")
+        axes.set_title(f"SFC stability region, alpha={self.alpha:.3g}, b={self.plant.b:g}")
+        axes.legend()
+        return plotted(fig, ax)
 
 
 def sfc_design(

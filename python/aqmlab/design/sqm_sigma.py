@@ -36,6 +36,7 @@ import numpy as np
 from scipy.linalg import solve_continuous_lyapunov
 
 from aqmlab.design.plants import check_real
+from aqmlab.protocol import Result, new_axes, plotted
 
 __all__ = ["SQMSigma", "sqm_lyapunov", "sqm_sigma", "sqm_system_matrix"]
 
@@ -101,8 +102,8 @@ def sqm_lyapunov(F: np.ndarray) -> np.ndarray:
     return (A + A.T) / 2
 
 
-@dataclass
-class SQMSigma:
+@dataclass(repr=False)
+class SQMSigma(Result):
     """Result of :func:`sqm_sigma`.
 
     Attributes
@@ -184,12 +185,48 @@ class SQMSigma:
             "queue_excess": [float(q) for q in self.queue_excess],
         }
 
-    def plot(self, ax=None):
-        """Bar chart of sigma_i and the implied equilibrium queue excess."""
-        import matplotlib.pyplot as plt
+    def _figures(self) -> dict:
+        return {
+            "queues": int(self.sigma.size),
+            "J": self.J,
+            "rho": self.rho,
+            "lhs": self.lhs,
+            "rhs": self.rhs,
+            "satisfied": bool(self.satisfied),
+        }
 
-        if ax is None:
-            _, ax = plt.subplots()
+    def to_pandas(self):
+        """One row per queue: ``rate`` (packets/s; NaN when the design was given none),
+        ``sigma``, ``beta`` (packets), ``gain`` (``k_i x_i^alpha``) and ``queue_excess``
+        (packets)."""
+        import pandas as pd
+
+        n = self.sigma.size
+        return pd.DataFrame(
+            {
+                "rate": np.full(n, np.nan) if self.rates is None else self.rates,
+                "sigma": self.sigma,
+                "beta": np.zeros(n) if self.beta is None else self.beta,
+                "gain": self.gains,
+                "queue_excess": self.queue_excess,
+            },
+            index=pd.RangeIndex(1, n + 1, name="queue"),
+        )
+
+    def plot(self, ax=None):
+        """Bar chart of sigma_i and the implied equilibrium queue excess.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw; without it, a new Figure.
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+        """
+        fig, ax = new_axes(given := ax)
         i = np.arange(1, self.sigma.size + 1)
         ax.bar(i - 0.2, self.sigma, width=0.4, label="sigma_i")
         ax.bar(i + 0.2, self.queue_excess, width=0.4, label="q* - beta (pkts)")
@@ -197,7 +234,7 @@ class SQMSigma:
         ax.set_xlabel("queue i")
         ax.set_title(f"SQM Theorem 3: lhs={self.lhs:.3g} < rhs={self.rhs:.3g}")
         ax.legend()
-        return ax
+        return plotted(fig, given)
 
 
 def sqm_sigma(

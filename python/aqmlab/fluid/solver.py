@@ -60,6 +60,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from aqmlab.protocol import Result, new_axes, plotted
+
 __all__ = ["DDESolution", "Lag", "solve_dde", "project_rate"]
 
 
@@ -75,8 +77,8 @@ def project_rate(x: np.ndarray, dx: np.ndarray, lo=0.0, hi=np.inf) -> np.ndarray
     return dx
 
 
-@dataclass
-class DDESolution:
+@dataclass(repr=False)
+class DDESolution(Result):
     """Output of :func:`solve_dde`.
 
     Attributes
@@ -96,6 +98,55 @@ class DDESolution:
     clamped: int = 0
     extrapolated: int = 0
     info: dict = field(default_factory=dict)
+
+    def _figures(self) -> dict:
+        return {
+            "points": len(self.t),
+            "batch": int(self.y.shape[1]),
+            "states": int(self.y.shape[2]),
+            "t_end": float(self.t[-1]) if len(self.t) else 0.0,
+            "clamped": self.clamped,
+            "extrapolated": self.extrapolated,
+        }
+
+    def to_pandas(self):
+        """One row per recorded time and batch member: ``batch``, ``t`` and the states
+        ``y0``, ``y1``, ...
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        import pandas as pd
+
+        T, B, n = self.y.shape
+        data = {"batch": np.repeat(np.arange(B), T), "t": np.tile(self.t, B)}
+        for i in range(n):
+            data[f"y{i}"] = self.y[:, :, i].T.reshape(-1)
+        return pd.DataFrame(data)
+
+    def plot(self, ax=None, batch: int = 0):
+        """Every state of one batch member against ``t``.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw; without it, a new Figure.
+        batch : int
+            The batch member.
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+        """
+        fig, axes = new_axes(ax)
+        for i in range(self.y.shape[2]):
+            axes.plot(self.t, self.y[:, batch, i], lw=1, label=f"y{i}")
+        axes.set_xlabel("t")
+        if self.y.shape[2] <= 10:
+            axes.legend(fontsize=7)
+        return plotted(fig, ax)
 
 
 class Lag:
