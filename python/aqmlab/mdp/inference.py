@@ -35,6 +35,7 @@ import numpy as np
 from scipy import optimize, special, stats
 
 from aqmlab.mdp.model import ADMIT, DROP, RateGrid
+from aqmlab.protocol import Result, new_axes, plotted
 
 __all__ = [
     "simulate_gamma_aimd",
@@ -199,8 +200,8 @@ def score(alpha: float, r1: float, x: np.ndarray, actions: np.ndarray, a=1.0, b=
     return float(d_alpha), float(d_r1)
 
 
-@dataclass
-class GammaAimdFit:
+@dataclass(repr=False)
+class GammaAimdFit(Result):
     """MLE of model (4). Standard errors from the observed information (asymptotic normal).
 
     Attributes
@@ -230,6 +231,31 @@ class GammaAimdFit:
             "alpha": (self.alpha - z * self.se_alpha, self.alpha + z * self.se_alpha),
             "r1": (self.r1 - z * self.se_r1, self.r1 + z * self.se_r1),
         }
+
+    def _figures(self) -> dict:
+        return {
+            "alpha": self.alpha,
+            "se_alpha": self.se_alpha,
+            "r1": self.r1,
+            "se_r1": self.se_r1,
+            "current_rate": self.current_rate,
+            "n": self.n,
+        }
+
+    def plot(self, ax=None):
+        """Each estimate with its 95 % Wald interval (one panel per parameter).
+
+        Parameters
+        ----------
+        ax : pair of matplotlib Axes, optional
+            Panels for ``alpha`` and ``r1``; without it, a new Figure.
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+        """
+        return _plot_estimates(self.to_pandas(), ax)
 
     def to_pandas(self):
         """One row per parameter: estimate, standard error, 95 % interval."""
@@ -314,8 +340,8 @@ def fit_gamma_aimd(x: np.ndarray, actions: np.ndarray, a: float = 1.0, b: float 
 # --- unknown congestion control: polynomial maps (eq. (7)) ---------------------------------------
 
 
-@dataclass
-class PolynomialFit:
+@dataclass(repr=False)
+class PolynomialFit(Result):
     """MLE of model (7): ``r' = F(r)`` (admit), ``G(r)`` (drop), ``F, G`` polynomials.
 
     Attributes
@@ -336,6 +362,15 @@ class PolynomialFit:
     loglik: float
     g_powers: np.ndarray
 
+    def _figures(self) -> dict:
+        return {
+            "alpha": self.alpha,
+            "r1": self.r1,
+            "f": [float(v) for v in self.f],
+            "g": [float(v) for v in self.g],
+            "loglik": self.loglik,
+        }
+
     def to_pandas(self):
         """Estimates and standard errors by parameter name."""
         import pandas as pd
@@ -344,6 +379,45 @@ class PolynomialFit:
         est.update({f"f{i}": v for i, v in enumerate(self.f)})
         est.update({f"g{p}": v for p, v in zip(self.g_powers, self.g, strict=True)})
         return pd.DataFrame({"estimate": est, "se": self.se})
+
+    def plot(self, ax=None):
+        """The fitted maps: the next rate ``F(r)`` after an admit and ``G(r)`` after a drop,
+        over ``0 <= r <= 3 r1``, with the identity for reference.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw; without it, a new Figure.
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+        """
+        fig, axes = new_axes(ax)
+        r = np.linspace(0.0, 3.0 * max(self.r1, 1e-9), 200)
+        F = sum(c * r**i for i, c in enumerate(self.f))
+        G = sum(c * r**p for p, c in zip(self.g_powers, self.g, strict=True))
+        axes.plot(r, F, label="F(r): after admit")
+        axes.plot(r, G, label="G(r): after drop")
+        axes.plot(r, r, "k:", lw=0.8, label="r")
+        axes.set_xlabel("rate r_n (packets/s)")
+        axes.set_ylabel("r_{n+1} (packets/s)")
+        axes.legend(fontsize=8)
+        return plotted(fig, ax)
+
+
+def _plot_estimates(df, ax):
+    """Each row of a fit's table (``estimate``, ``ci95_lo``, ``ci95_hi``) as a point with its
+    interval, one panel per parameter."""
+    fig, axes = new_axes(ax, 1, len(df), figsize=(2.5 * len(df) + 1, 3), squeeze=False)
+    axes = np.ravel(axes)
+    for a, (name, row) in zip(axes, df.iterrows(), strict=True):
+        lo, hi = row["estimate"] - row["ci95_lo"], row["ci95_hi"] - row["estimate"]
+        a.errorbar([0], [row["estimate"]], yerr=[[lo], [hi]], fmt="o", capsize=4)
+        a.set_xticks([0], [name])
+        a.set_title(f"{name} = {row['estimate']:.4g}", fontsize=9)
+    return plotted(fig, ax)
 
 
 def _poly_nll(theta, x, actions, deg_f, g_powers):

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from aqmlab.mdp.model import ADMIT, DROP, RateGrid
+from aqmlab.protocol import Result, new_axes, plotted
 
 __all__ = [
     "MultiflowConfig",
@@ -88,8 +89,8 @@ class MultiflowConfig:
         return len(self.rtts_s)
 
 
-@dataclass
-class Trajectory:
+@dataclass(repr=False)
+class Trajectory(Result):
     """Decision epochs of a simulated trajectory (arrays over epochs ``k``).
 
     ``queue``, ``rates`` (k, M), ``ages`` (k, M), ``flow``, ``action``, ``reward`` (accumulated until
@@ -113,6 +114,38 @@ class Trajectory:
     def reward_rate(self) -> float:
         """Long-run reward per second (total reward / elapsed time)."""
         return float(self.reward.sum() / max(self.tau.sum(), 1e-300))
+
+    def _figures(self) -> dict:
+        return {
+            "epochs": len(self.queue),
+            "flows": int(self.rates.shape[1]) if self.rates.ndim == 2 else 0,
+            "sim_seconds": self.sim_seconds,
+            "delivered": self.delivered,
+            "reward_rate": self.reward_rate(),
+            "drop_fraction": float(np.mean(self.action == DROP)) if len(self.action) else 0.0,
+        }
+
+    def plot(self, ax=None):
+        """Queue at each decision epoch, drops marked.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw; without it, a new Figure.
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+        """
+        fig, axes = new_axes(ax, figsize=(6, 3))
+        axes.plot(self.time, self.queue, lw=0.6, label="queue")
+        d = self.action == DROP
+        axes.plot(self.time[d], self.queue[d], "rx", ms=3, label="drop")
+        axes.set_xlabel("time (s)")
+        axes.set_ylabel("queue (packets)")
+        axes.legend(fontsize=8)
+        return plotted(fig, ax)
 
     def to_pandas(self):
         """One row per decision epoch."""
@@ -292,8 +325,8 @@ def features(
     return np.hstack([crossed, fl])
 
 
-@dataclass
-class MultiflowPolicy:
+@dataclass(repr=False)
+class MultiflowPolicy(Result):
     """Greedy policy of a linear Q-function over ``(queue, rates, ages, flow)``.
 
     Attributes
@@ -338,12 +371,33 @@ class MultiflowPolicy:
         qv = self.q_values(qq.ravel(), rates, ages, np.full(n, flow))
         return (qv[:, DROP] > qv[:, ADMIT]).reshape(rr.shape).astype(np.int8)
 
-    def plot(self, ax=None, flow: int = 0, qmax: int = 20):
-        """Drop region of one flow over (queue, own rate), like PAQMAN Fig. 5."""
-        import matplotlib.pyplot as plt
+    def _figures(self) -> dict:
+        last = self.history[-1] if self.history else {}
+        return {
+            "flows": self.cfg.n_flows,
+            "rounds": len(self.history),
+            "features": int(self.weights.shape[1]),
+            **{k: v for k, v in last.items() if isinstance(v, int | float)},
+        }
 
-        if ax is None:
-            _, ax = plt.subplots(figsize=(5, 4))
+    def plot(self, ax=None, flow: int = 0, qmax: int = 20):
+        """Drop region of one flow over (queue, own rate), like PAQMAN Fig. 5.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw; without it, a new Figure.
+        flow : int
+            The flow whose rate is the vertical axis.
+        qmax : int
+            Largest queue shown.
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+        """
+        fig, ax = new_axes(given := ax, figsize=(5, 4))
         tab = self.drop_region(flow, qmax=qmax)
         g = self.cfg.rate_grid
         ax.imshow(
@@ -358,7 +412,7 @@ class MultiflowPolicy:
         ax.set_xlabel("queue length (packets)")
         ax.set_ylabel(f"flow {flow} rate (packets/s)")
         ax.set_title(f"fitted-Q drop region (dark), flow {flow}", fontsize=8)
-        return ax
+        return plotted(fig, given)
 
     def to_pandas(self):
         """Training history (one row per round)."""

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from aqmlab.mdp.model import DROP, DROP_PROJECTIONS, RateGrid
+from aqmlab.protocol import Result, new_axes, plotted
 
 __all__ = ["PaqmanPolicy", "load_policy", "FORMAT", "VERSION", "atomic_write"]
 
@@ -35,9 +36,10 @@ FORMAT = "aqmlab-paqman-policy"
 VERSION = 1
 
 
-@dataclass
-class PaqmanPolicy:
-    """An optimal PAQMAN drop policy and how it was obtained.
+@dataclass(repr=False)
+class PaqmanPolicy(Result):
+    """An optimal PAQMAN drop policy and how it was obtained, with the result protocol of
+    :mod:`aqmlab.protocol` (:meth:`save` and :meth:`load` read and write the policy file).
 
     Attributes
     ----------
@@ -140,6 +142,17 @@ class PaqmanPolicy:
             },
         }
 
+    def _figures(self) -> dict:
+        return {
+            "model": self.meta.get("model", "negligible_rtt"),
+            "rates": self.grid.size,
+            "buffer": self.buffer,
+            "gain_per_s": self.gain,
+            "iterations": self.iterations,
+            "drop_fraction": float(self.policy[:, : self.buffer].mean()),
+            "threshold_like": self.is_threshold(),
+        }
+
     def to_pandas(self):
         """Long table: ``rate_index``, ``rate_pps``, ``queue``, ``drop`` (and ``value``)."""
         import pandas as pd
@@ -163,13 +176,18 @@ class PaqmanPolicy:
         Parameters
         ----------
         ax : matplotlib Axes, optional
+            Where to draw; without it, a new Figure.
         qmax : int, optional
             Largest queue shown (default: twice the largest threshold, at least 10).
-        """
-        import matplotlib.pyplot as plt
+        title : str, optional
+            The panel's title (default: names the service rate and RTT).
 
-        if ax is None:
-            _, ax = plt.subplots(figsize=(5, 4))
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+        """
+        fig, ax = new_axes(given := ax, figsize=(5, 4))
         if qmax is None:
             thr = self.drop_threshold()
             qmax = int(min(self.buffer, max(10, 2 * thr[thr < self.buffer].max(initial=5))))
@@ -195,7 +213,7 @@ class PaqmanPolicy:
                 f"RTT={1e3 * self.meta.get('rtt_s', 0):g} ms"
             )
         ax.set_title(title, fontsize=8)
-        return ax
+        return plotted(fig, given)
 
     # --- file format -----------------------------------------------------------------------
 
@@ -238,8 +256,29 @@ class PaqmanPolicy:
         }
 
     def save(self, path: str | os.PathLike) -> None:
-        """Write the policy file atomically (temp file + rename)."""
+        """Write the policy file atomically (temp file + rename).
+
+        Parameters
+        ----------
+        path : path-like
+            The policy file (docs/paqman_policy_format.md); its folder must exist.
+        """
         atomic_write(path, json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n")
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> PaqmanPolicy:
+        """Read a policy file written by :meth:`save` (same as :func:`load_policy`).
+
+        Parameters
+        ----------
+        path : path-like
+            A version-1 policy file.
+
+        Returns
+        -------
+        PaqmanPolicy
+        """
+        return load_policy(path)
 
 
 def atomic_write(path: str | os.PathLike, text: str | bytes) -> None:

@@ -40,6 +40,7 @@ import numpy as np
 from scipy.optimize import nnls
 
 from aqmlab.online._checks import as_alpha, as_capacity, as_routing, check_real
+from aqmlab.protocol import Result, new_axes, plotted
 
 __all__ = [
     "OGDResult",
@@ -97,8 +98,8 @@ def alpha_fair_gradient(x, alpha: float) -> np.ndarray:
     return x ** (-alpha)
 
 
-@dataclass
-class Projection:
+@dataclass(repr=False)
+class Projection(Result):
     """Result of :func:`project`: the point ``x`` and the KKT certificate.
 
     Attributes
@@ -117,6 +118,40 @@ class Projection:
     link_price: np.ndarray
     floor_price: np.ndarray
     residuals: dict
+
+    def _figures(self) -> dict:
+        return {
+            "x": self.x,
+            "link_price": self.link_price,
+            "max_residual": max(self.residuals.values(), default=0.0),
+        }
+
+    def to_pandas(self):
+        """One row per flow: ``flow``, ``x`` and its ``floor_price``."""
+        import pandas as pd
+
+        return pd.DataFrame(
+            {"flow": np.arange(self.x.size), "x": self.x, "floor_price": self.floor_price}
+        )
+
+    def plot(self, ax=None):
+        """The projected point, one bar per flow.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw; without it, a new Figure.
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+        """
+        fig, axes = new_axes(ax, figsize=(5, 3))
+        axes.bar(np.arange(self.x.size), self.x)
+        axes.set_xlabel("flow")
+        axes.set_ylabel("x")
+        return plotted(fig, ax)
 
 
 def kkt_residuals(x, y, routing, capacity, epsilon, link_price, floor_price) -> dict:
@@ -333,8 +368,8 @@ def ogd_step(
     return project(y, R, capacity, eps).x
 
 
-@dataclass
-class OGDResult:
+@dataclass(repr=False)
+class OGDResult(Result):
     """Result of :func:`online_gradient`.
 
     Attributes
@@ -375,6 +410,56 @@ class OGDResult:
     def bound(self) -> float:
         """Theorem 4's ``3/2 G D sqrt(T)``."""
         return 1.5 * self.G * self.D * np.sqrt(self.present.shape[0])
+
+    def _figures(self) -> dict:
+        return {
+            "periods": int(self.present.shape[0]),
+            "flows": int(self.x.shape[1]),
+            "alpha": self.alpha,
+            "x_final": self.x[-1],
+            "D": self.D,
+            "G": self.G,
+        }
+
+    def to_pandas(self):
+        """One row per period and flow: ``period`` (1-based), ``flow``, ``present``, ``x``
+        (the decision played in the period) and ``eta`` (the period's step size)."""
+        import pandas as pd
+
+        T, K = self.present.shape
+        t, k = np.meshgrid(np.arange(1, T + 1), np.arange(K), indexing="ij")
+        return pd.DataFrame(
+            {
+                "period": t.ravel(),
+                "flow": k.ravel(),
+                "present": self.present.ravel(),
+                "x": self.x[:-1].ravel(),
+                "eta": np.repeat(self.eta, K),
+            }
+        )
+
+    def plot(self, ax=None):
+        """The decisions ``x_t`` of every flow over the periods.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw; without it, a new Figure.
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+        """
+        fig, axes = new_axes(ax, figsize=(6, 3.5))
+        t = np.arange(1, self.x.shape[0] + 1)
+        for k in range(self.x.shape[1]):
+            axes.plot(t, self.x[:, k], lw=1, label=f"flow {k}")
+        axes.set_xlabel("period t")
+        axes.set_ylabel("x_t")
+        if self.x.shape[1] <= 10:
+            axes.legend(fontsize=7, ncol=2)
+        return plotted(fig, ax)
 
 
 def online_gradient(
