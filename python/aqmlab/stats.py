@@ -127,8 +127,8 @@ def across_seeds(
 
     Parameters
     ----------
-    df : pandas.DataFrame
-        A sweep's results table (one row per run).
+    df : pandas.DataFrame or aqmlab.sweep.SweepResult
+        A sweep's results table (one row per run), or the result of :func:`aqmlab.sweep.run`.
     metrics : sequence of str, optional
         Columns to summarise (default: :func:`metric_columns`).
     by : sequence of str, optional
@@ -153,6 +153,8 @@ def across_seeds(
     """
     import pandas as pd
 
+    if hasattr(df, "to_pandas"):  # a SweepResult (aqmlab.sweep.result)
+        df = df.to_pandas()
     by = list(override_columns(df) if by is None else by)
     metrics = list(metric_columns(df) if metrics is None else metrics)
     for c in [*by, *metrics]:

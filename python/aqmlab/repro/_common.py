@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from aqmlab.protocol import Result, new_axes, plotted
 from aqmlab.toml import to_toml
 
 __all__ = [
@@ -183,9 +184,26 @@ def check(
     return {"id": id, "claim": claim, "paper": paper, "ours": ours, "verdict": verdict, "why": why}
 
 
-@dataclass
-class Repro:
-    """What a reproduction produced (see the module docstring for the files)."""
+@dataclass(repr=False)
+class Repro(Result):
+    """What a reproduction produced (see the module docstring for the files), with the result
+    protocol of :mod:`aqmlab.protocol`: ``to_pandas()`` gives the ``cases`` and ``checks``
+    tables, ``to_dict()`` the ``repro.json`` content, ``plot()`` the checks by verdict;
+    :func:`write_repro` writes the folder.
+
+    Attributes
+    ----------
+    paper, title : str
+        The reproduction's name and the paper.
+    quick : bool
+        The reduced mode ran.
+    cases : dict
+        Case name to its metrics.
+    checks : list of dict
+        The paper's numbers beside ours (:func:`check`).
+    scenarios : dict
+        Case name to its scenario.
+    """
 
     paper: str
     title: str
@@ -201,7 +219,52 @@ class Repro:
     files: dict[str, str] = field(default_factory=dict)  # scenarios/NAME -> text (e.g. policies)
     runs: dict[str, list[Run]] = field(default_factory=dict)  # every run, written to runs/
 
+    def _figures(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"paper": self.paper, "quick": self.quick, "cases": len(self.cases)}
+        for v in VERDICTS:
+            out[v] = sum(c["verdict"] == v for c in self.checks)
+        return out
+
+    def to_pandas(self):
+        """``{"cases": one row per case and a column per metric, "checks": one row per
+        check (id, claim, paper, ours, verdict, why)}``."""
+        import pandas as pd
+
+        cases = pd.DataFrame.from_dict(self.cases, orient="index")
+        cases.index.name = "case"
+        checks = pd.DataFrame(
+            self.checks, columns=["id", "claim", "paper", "ours", "verdict", "why"]
+        )
+        return {"cases": cases, "checks": checks}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``repro.json`` content (:meth:`to_json`)."""
+        return self.to_json()
+
+    def plot(self, ax=None):
+        """How many of the paper's claims were reproduced, not reproduced or not comparable.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw; without it, a new Figure.
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+        """
+        fig, axes = new_axes(ax, figsize=(5, 2.5))
+        counts = [sum(c["verdict"] == v for c in self.checks) for v in VERDICTS]
+        axes.barh(list(VERDICTS), counts, color=["tab:green", "tab:red", "tab:gray"])
+        axes.set_xlabel("checks")
+        axes.set_title(self.title, fontsize=8)
+        return plotted(fig, ax)
+
     def to_json(self) -> dict[str, Any]:
+        """``repro.json``: ``paper``, ``quick``, ``cases`` (non-finite values as None),
+        ``checks``."""
+
         def clean(x):
             if isinstance(x, float) and not math.isfinite(x):
                 return None
