@@ -55,13 +55,13 @@ class Comparison(Result):
         return {"table": self.table()}
 
     def plot(self, ax=None):
-        """Without ``ax``, the comparison figure (:func:`plot_comparison`); on the Axes
-        given, the bottleneck's queueing delay over time per AQM.
+        """The bottleneck's queueing delay over time per AQM and bars of mean delay,
+        utilization and loss (:func:`plot_comparison`).
 
         Parameters
         ----------
-        ax : matplotlib Axes, optional
-            Where to draw the delay panel.
+        ax : sequence of four matplotlib Axes, optional
+            The delay panel and the three bar panels; without it, a new Figure.
 
         Returns
         -------
@@ -70,7 +70,7 @@ class Comparison(Result):
         """
         if ax is None:
             return plot_comparison(self)
-        _delay_panel(self, ax, "bottleneck")
+        _draw(self, ax, "bottleneck")
         return plotted(None, ax)
 
     def table(self) -> list[dict]:
@@ -109,8 +109,10 @@ def with_aqm(base: Scenario, name: str, params: dict | None = None) -> Scenario:
     return base.replace(aqm={"type": name, **kept, **(params or {})}, name=f"{base.name}-{name}")
 
 
-def _delay_panel(cmp: Comparison, ax_q, link: str) -> None:
-    """The queueing delay of ``link`` over time, one line per AQM."""
+def _draw(cmp: Comparison, axes, link: str) -> None:
+    """The comparison's four panels: the queueing delay of ``link`` over time per AQM, then
+    bars of mean delay, utilization and loss."""
+    ax_q = axes[0]
     for name, r in cmp.results.items():
         ts = r.to_pandas("timeseries")
         ts = ts[ts["link"] == link]
@@ -120,10 +122,20 @@ def _delay_panel(cmp: Comparison, ax_q, link: str) -> None:
     ax_q.legend(
         ncol=len(cmp.results), fontsize="small", loc="lower center", bbox_to_anchor=(0.5, 1.0)
     )
+    rows = cmp.table()
+    names = [row["aqm"] for row in rows]
+    for ax, key, label, scale in (
+        (axes[1], "mean_delay_ms", "mean queue delay [ms]", 1.0),
+        (axes[2], "utilization", "utilization [%]", 100.0),
+        (axes[3], "loss", "loss [%]", 100.0),
+    ):
+        ax.bar(names, [row[key] * scale for row in rows], color="C0")
+        ax.set_ylabel(label)
+        ax.tick_params(axis="x", rotation=45)
 
 
 def plot_comparison(cmp: Comparison, link: str = "bottleneck"):
-    """Queue length over time per AQM, plus bars of delay, utilization and loss.
+    """Queue delay over time per AQM, plus bars of delay, utilization and loss.
 
     Parameters
     ----------
@@ -136,24 +148,12 @@ def plot_comparison(cmp: Comparison, link: str = "bottleneck"):
     -------
     matplotlib Figure
     """
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
     fig = plt.figure(figsize=(11, 7))
     gs = fig.add_gridspec(2, 3, height_ratios=[1.3, 1])
-    _delay_panel(cmp, fig.add_subplot(gs[0, :]), link)
-    rows = cmp.table()
-    names = [row["aqm"] for row in rows]
-    for ax, key, label, scale in (
-        (fig.add_subplot(gs[1, 0]), "mean_delay_ms", "mean queue delay [ms]", 1.0),
-        (fig.add_subplot(gs[1, 1]), "utilization", "utilization [%]", 100.0),
-        (fig.add_subplot(gs[1, 2]), "loss", "loss [%]", 100.0),
-    ):
-        ax.bar(names, [row[key] * scale for row in rows], color="C0")
-        ax.set_ylabel(label)
-        ax.tick_params(axis="x", rotation=45)
+    axes = [fig.add_subplot(gs[0, :]), *(fig.add_subplot(gs[1, i]) for i in range(3))]
+    _draw(cmp, axes, link)
     fig.tight_layout()
     return fig
 

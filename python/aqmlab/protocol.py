@@ -246,7 +246,8 @@ def html_result(name: str, figures: Mapping[str, Any], tables: Mapping[str, Any]
         n, m = df.shape
         shown = f"first {min(n, HTML_ROWS)} of " if n > HTML_ROWS else ""
         label = f"{tname}: " if tname else ""
-        parts.append(f"<p>{html.escape(label)}{shown}{n} rows &#215; {m} columns</p>")
+        rows = f"{n} row{'s' if n != 1 else ''} &#215; {m} column{'s' if m != 1 else ''}"
+        parts.append(f"<p>{html.escape(label)}{shown}{rows}</p>")
         parts.append(html_table(df))
     parts.append("</div>")
     return "".join(parts)
