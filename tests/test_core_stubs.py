@@ -92,6 +92,15 @@ def test_class_members_and_signatures_match(name):
             assert _params(fn) == _runtime_params(getattr(cls, m)), m
 
 
+def test_every_stub_name_has_a_docstring():
+    # the compiled module's documentation is its stub (the docstring meta-test skips _core)
+    tree = _stub()
+    assert ast.get_docstring(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name != "__new__":
+            assert ast.get_docstring(node), node.name
+
+
 def test_the_comparison_sees_a_wrong_stub():
     # the checks above fail on a stub that renames a parameter or drops a default
     fn = ast.parse("def secs_to_ns(key: str, seconds: float) -> int: ...").body[0]

@@ -17,7 +17,12 @@ _DEMO = Path(__file__).resolve().parents[2] / "scenarios" / "demo.toml"
 
 
 def default_demo_scenario() -> Scenario:
-    """The bundled demo scenario (``scenarios/demo.toml``)."""
+    """The bundled demo scenario (``scenarios/demo.toml``).
+
+    Returns
+    -------
+    Scenario
+    """
     return load_scenario(_DEMO)
 
 
@@ -45,13 +50,23 @@ class Comparison(Result):
         return out
 
     def to_pandas(self):
-        """:meth:`table` as a DataFrame, one row per AQM."""
+        """:meth:`table` as a DataFrame, one row per AQM.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         import pandas as pd
 
         return pd.DataFrame(self.table())
 
     def to_dict(self) -> dict:
-        """JSON-ready: ``{"table": comparison.json's rows}``."""
+        """JSON-ready: ``{"table": comparison.json's rows}``.
+
+        Returns
+        -------
+        dict
+        """
         return {"table": self.table()}
 
     def plot(self, ax=None):
@@ -74,7 +89,14 @@ class Comparison(Result):
         return plotted(None, ax)
 
     def table(self) -> list[dict]:
-        """One row per AQM with the headline numbers of the bottleneck link."""
+        """One row per AQM with the headline numbers of the bottleneck link.
+
+        Returns
+        -------
+        list of dict
+            ``aqm``, ``utilization``, ``mean_queue_pkts``, ``mean_delay_ms``, ``p99_delay_ms``,
+            ``loss`` (drops over arrivals), ``marks``, ``jain`` (``comparison.json``'s rows).
+        """
         rows = []
         for name, r in self.results.items():
             link = r.link("bottleneck")
@@ -171,6 +193,23 @@ def compare_aqms(
     through :mod:`aqmlab.output` with ``out/NAME/`` (results contract per AQM),
     ``out/comparison.json`` and ``out/comparison.png``. See :func:`with_aqm` for which AQM
     parameters of ``base`` are kept.
+
+    Parameters
+    ----------
+    base : Scenario
+        The scenario.
+    aqms : list of str
+        AQM names (``aqmlab aqms``).
+    out : path
+        The output folder.
+    progress_factory : callable, optional
+        Returns a ``rich.progress.Progress``-like context manager that shows each run's progress.
+    force : bool
+        Replace ``out`` even if it holds files aqmlab did not write.
+
+    Returns
+    -------
+    Comparison
     """
     import matplotlib.pyplot as plt
 

@@ -93,7 +93,7 @@ def json_ready(value: Any) -> Any:
     >>> json_ready({"a": np.arange(3), "b": (np.float64(0.5), None)})
     {'a': [0, 1, 2], 'b': [0.5, None]}
     """
-    if value is None or isinstance(value, bool | int | float | str):
+    if value is None or type(value) in (bool, int, float, str):
         return value
     if isinstance(value, Result):
         return value.to_dict()
@@ -108,6 +108,9 @@ def json_ready(value: Any) -> Any:
     tolist = getattr(value, "tolist", None)  # NumPy arrays and scalars
     if callable(tolist):
         return json_ready(tolist())
+    for kind in (bool, int, float, str):  # subclasses (an IntEnum, a str enum) as the base
+        if isinstance(value, kind):
+            return kind(value)
     return str(value)
 
 
@@ -332,13 +335,29 @@ class Result:
         raise NotImplementedError
 
     def to_dict(self) -> dict[str, Any]:
-        """The result as a JSON-ready dict (by default its fields, :func:`json_ready`)."""
+        """The result as a JSON-ready dict (by default its fields, :func:`json_ready`).
+
+        Returns
+        -------
+        dict
+        """
         if dataclasses.is_dataclass(self):
             return {f.name: json_ready(getattr(self, f.name)) for f in dataclasses.fields(self)}
         return json_ready(vars(self))
 
     def plot(self, ax=None):
-        """Draw the result on ``ax`` or a new Figure; returns the Figure made, else ``ax``."""
+        """Draw the result on ``ax`` or a new Figure; returns the Figure made, else ``ax``.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes or array of Axes, optional
+            Where to draw; without it, a new Figure.
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+        """
         raise NotImplementedError
 
     def __repr__(self) -> str:

@@ -78,7 +78,17 @@ def write_scenario(scenario, directory: Path) -> None:
 
 
 def jain_index(values) -> float:
-    """Jain's fairness index ``(sum x)^2 / (n sum x^2)``; 1.0 for an empty or all-zero input."""
+    """Jain's fairness index ``(sum x)^2 / (n sum x^2)``; 1.0 for an empty or all-zero input.
+
+    Parameters
+    ----------
+    values : iterable of float
+        The allocations.
+
+    Returns
+    -------
+    float
+    """
     xs = [float(v) for v in values]
     sq = sum(x * x for x in xs)
     if not xs or sq == 0.0:
@@ -201,27 +211,52 @@ class SimResult(Result):
 
     # -- deprecated aliases, kept for one release ----------------------------------------------
     def timeseries(self):
-        """Deprecated alias of ``to_pandas("timeseries")``, kept for one release."""
+        """Deprecated alias of ``to_pandas("timeseries")``, kept for one release.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         deprecated("SimResult.timeseries()", 'SimResult.to_pandas("timeseries")')
         return self._frame("timeseries")
 
     def class_timeseries(self):
-        """Deprecated alias of ``to_pandas("class_timeseries")``, kept for one release."""
+        """Deprecated alias of ``to_pandas("class_timeseries")``, kept for one release.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         deprecated("SimResult.class_timeseries()", 'SimResult.to_pandas("class_timeseries")')
         return self._frame("class_timeseries")
 
     def flows(self):
-        """Deprecated alias of ``to_pandas("flows")``, kept for one release."""
+        """Deprecated alias of ``to_pandas("flows")``, kept for one release.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         deprecated("SimResult.flows()", 'SimResult.to_pandas("flows")')
         return self._frame("flows")
 
     def cwnd(self):
-        """Deprecated alias of ``to_pandas("cwnd")``, kept for one release."""
+        """Deprecated alias of ``to_pandas("cwnd")``, kept for one release.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         deprecated("SimResult.cwnd()", 'SimResult.to_pandas("cwnd")')
         return self._frame("cwnd")
 
     def queue_delay_histogram(self, link: str = "bottleneck"):
         """The link's post-warm-up queue-delay histogram, its non-empty bins in order.
+
+        Parameters
+        ----------
+        link : str
+            The link (as named in results).
 
         Returns
         -------
@@ -242,7 +277,17 @@ class SimResult(Result):
         return pd.DataFrame({"lo_ms": h["lo_ms"], "hi_ms": h["hi_ms"], "count": counts, "cdf": cdf})
 
     def link(self, name: str = "bottleneck") -> dict[str, Any]:
-        """The summary of one link (``KeyError`` naming the known links if absent)."""
+        """The summary of one link (``KeyError`` naming the known links if absent).
+
+        Parameters
+        ----------
+        name : str
+            The link (as named in results).
+
+        Returns
+        -------
+        dict
+        """
         links = self.summary.get("links", {})
         if name not in links:
             raise KeyError(f"no link {name!r} in the results (links: {', '.join(links)})")
@@ -327,7 +372,13 @@ class SimResult(Result):
 
     def save_queue_figure(self, path: str | os.PathLike[str]) -> None:
         """Write the queue figure (:meth:`plot`'s panels, all monitored links) as a PNG to
-        ``path``: a bare Figure without pyplot state, drawn from the columns without pandas."""
+        ``path``: a bare Figure without pyplot state, drawn from the columns without pandas.
+
+        Parameters
+        ----------
+        path : path-like
+            The PNG file.
+        """
         from matplotlib.figure import Figure
 
         fig = Figure(figsize=(8, 5.5))
@@ -409,6 +460,19 @@ class SimResult(Result):
     ) -> Path:
         """Write the results to ``directory`` (see :mod:`aqmlab.output`) and return its path.
 
+        Parameters
+        ----------
+        directory : path-like
+            The result folder.
+        plots : bool
+            Write ``queue.png``.
+        force : bool
+            Replace a folder that holds more than an aqmlab result.
+
+        Returns
+        -------
+        Path
+
         Raises
         ------
         OutputError
@@ -423,7 +487,17 @@ class SimResult(Result):
 
     @classmethod
     def load(cls, directory: str | os.PathLike[str]) -> SimResult:
-        """Read a results directory written by :meth:`save`."""
+        """Read a results directory written by :meth:`save`.
+
+        Parameters
+        ----------
+        directory : path-like
+            The result folder.
+
+        Returns
+        -------
+        SimResult
+        """
         import pyarrow.parquet as pq
 
         d = Path(directory)

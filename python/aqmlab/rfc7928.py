@@ -36,7 +36,23 @@ LINK = "links.bottleneck"
 
 @dataclass
 class Section:
-    """One guideline section: its file, RFC section number, title, metrics and sweep spec."""
+    """One guideline section: its file, RFC section number, title, metrics and sweep spec.
+
+    Attributes
+    ----------
+    name : str
+        The section's name (its file's stem; its sweep's folder).
+    path : Path
+        The section's file.
+    rfc_section : str
+        The RFC 7928 section number.
+    title : str
+        The section's title.
+    metrics : list of str
+        The columns its table shows.
+    spec : dict
+        Its sweep spec (AQMs added).
+    """
 
     name: str
     path: Path
@@ -87,7 +103,12 @@ class SuiteResult(Result):
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready: ``out`` and, per section, its statistics across seeds (the rows of
-        :attr:`stats`)."""
+        :attr:`stats`).
+
+        Returns
+        -------
+        dict
+        """
         return {
             "out": str(self.out),
             "sections": {k: json_ready(v.to_dict("records")) for k, v in self.stats.items()},
@@ -155,7 +176,21 @@ def _load_section(path: Path, aqms: Sequence[str], quick: bool) -> Section:
 
 
 def sections(aqms: Sequence[str], quick: bool = False, folder: Path = SUITE_DIR) -> list[Section]:
-    """The suite's sections (one per file of ``folder``, in RFC section order)."""
+    """The suite's sections (one per file of ``folder``, in RFC section order).
+
+    Parameters
+    ----------
+    aqms : sequence of str
+        The AQMs (the first grid key of every section).
+    quick : bool
+        The reduced suite.
+    folder : Path
+        The folder of the section files.
+
+    Returns
+    -------
+    list of Section
+    """
     out = [_load_section(p, aqms, quick) for p in sorted(folder.glob("*.toml"))]
     return sorted(out, key=lambda s: [int(x) for x in s.rfc_section.split(".")])
 
@@ -185,6 +220,24 @@ def prepare(
     """Check the whole suite before anything runs: the AQM names, every section's spec (with
     the AQM grid), ``workers``, ``dask`` and the output folder. Returns ``(sections,
     prepared sweeps)``.
+
+    Parameters
+    ----------
+    aqms : str or sequence of str
+        AQM names.
+    out : path-like
+        The suite's folder.
+    quick : bool
+        The reduced suite.
+    workers, dask
+        As for :func:`aqmlab.sweep.run`.
+    force : bool
+        Replace ``out`` even if it is not an aqmlab folder.
+
+    Returns
+    -------
+    tuple
+        ``(sections, prepared sweeps, resume)``.
 
     Raises
     ------
@@ -237,6 +290,10 @@ def run(
     progress : callable, optional
         ``progress(section_name)`` returns the ``progress(done, total, failed)`` callback of
         that section's sweep (a context manager is not needed).
+
+    Returns
+    -------
+    SuiteResult
     """
     from aqmlab import sweep as sw
     from aqmlab.output import output_dir, signals_deferred
@@ -307,7 +364,19 @@ def _fmt(mean: float, low: float, high: float) -> str:
 
 def summary_markdown(result: SuiteResult, quick: bool = False) -> str:
     """``summary.md``: per section, a table of each configuration's metrics (mean ± half width
-    of the 95 % confidence interval over the seeds; n = the runs that finished)."""
+    of the 95 % confidence interval over the seeds; n = the runs that finished).
+
+    Parameters
+    ----------
+    result : SuiteResult
+        The suite's results.
+    quick : bool
+        Say that the reduced suite ran.
+
+    Returns
+    -------
+    str
+    """
     lines = [
         "# RFC 7928 characterization" + (" (quick)" if quick else ""),
         "",

@@ -54,6 +54,11 @@ def edc_discrete_plant(
     n_event : int
         event threshold, packets per step.
 
+    Returns
+    -------
+    control.StateSpace
+        Discrete-time (one step per ``n_event`` arrivals), state ``[delta W, delta q]``.
+
     Examples
     --------
     >>> P = edc_discrete_plant(60, 187.5, 200.0, 0.1, 30)
@@ -119,6 +124,10 @@ class EDCDesign(Result):
         event threshold (packet arrivals per controller run); the simulator's ``edc`` AQM
         (``docs/aqm/edc.md``).
 
+        Returns
+        -------
+        dict
+
         Examples
         --------
         >>> edc_design(60, 187.5, 200.0, 0.1).to_aqm()["n_event"]
@@ -133,7 +142,12 @@ class EDCDesign(Result):
         }
 
     def to_dict(self) -> dict:
-        """JSON-ready dictionary."""
+        """JSON-ready dictionary.
+
+        Returns
+        -------
+        dict
+        """
         return {
             "kp": self.kp,
             "ki": self.ki,
@@ -158,7 +172,12 @@ class EDCDesign(Result):
         }
 
     def to_pandas(self):
-        """The closed-loop poles: ``re``, ``im`` and ``abs`` (z-plane, per event)."""
+        """The closed-loop poles: ``re``, ``im`` and ``abs`` (z-plane, per event).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         import pandas as pd
 
         return pd.DataFrame(
@@ -278,7 +297,12 @@ class EDCRegion(Result):
         return self.spectral_radius < 1.0
 
     def kp_max(self) -> np.ndarray:
-        """Largest stable K_P on the grid for each K_I (``nan`` if none)."""
+        """Largest stable K_P on the grid for each K_I (``nan`` if none).
+
+        Returns
+        -------
+        numpy.ndarray, shape (len(ki),)
+        """
         out = np.full(self.ki.size, np.nan)
         for i in range(self.ki.size):
             ok = np.nonzero(self.stable[i])[0]
@@ -295,7 +319,12 @@ class EDCRegion(Result):
         }
 
     def to_pandas(self):
-        """One row per grid point: ``kp``, ``ki``, ``spectral_radius``, ``stable``."""
+        """One row per grid point: ``kp``, ``ki``, ``spectral_radius``, ``stable``.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         import pandas as pd
 
         ki, kp = np.meshgrid(self.ki, self.kp, indexing="ij")
@@ -354,6 +383,10 @@ def edc_stable_region(
         K_P grid (default 60 log-spaced values in [1e-4, 10]).
     ki : array_like, optional
         K_I grid (default 40 log-spaced values in [1e-4, 10]).
+
+    Returns
+    -------
+    EDCRegion
 
     Examples
     --------

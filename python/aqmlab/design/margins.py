@@ -158,7 +158,12 @@ class DelayedMargins(Result):
         }
 
     def to_dict(self) -> dict:
-        """Plain-float dictionary (for JSON)."""
+        """Plain-float dictionary (for JSON).
+
+        Returns
+        -------
+        dict
+        """
         return {
             "gain_margin": self.gain_margin,
             "phase_margin_deg": self.phase_margin,
@@ -168,7 +173,12 @@ class DelayedMargins(Result):
         }
 
     def to_pandas(self):
-        """The margins as a one-row DataFrame (the columns of :meth:`to_dict`)."""
+        """The margins as a one-row DataFrame (the columns of :meth:`to_dict`).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         import pandas as pd
 
         return pd.DataFrame([self.to_dict()])
@@ -359,6 +369,10 @@ def is_closed_loop_stable(G: control.TransferFunction, delay: float = 0.0) -> bo
     delay : float
         loop delay, s.
 
+    Returns
+    -------
+    bool
+
     Examples
     --------
     >>> import control
@@ -379,6 +393,10 @@ def pade_loop(G: control.TransferFunction, delay: float, order: int = 6):
         delay to approximate, s.
     order : int
         Pade order.
+
+    Returns
+    -------
+    control.TransferFunction
 
     Examples
     --------
@@ -420,7 +438,12 @@ class StabilityMap(Result):
         }
 
     def to_pandas(self):
-        """One row per grid point: ``flows``, ``rtt``, ``stable``, ``value``."""
+        """One row per grid point: ``flows``, ``rtt``, ``stable``, ``value``.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         import pandas as pd
 
         n, r = np.meshgrid(self.flows, self.rtts, indexing="ij")
@@ -475,6 +498,10 @@ def stability_map(
     flows, rtts : sequence of float
         Grid axes (N in flows, RTT in seconds).
 
+    Returns
+    -------
+    StabilityMap
+
     Examples
     --------
     >>> import control
@@ -515,6 +542,10 @@ def loop_stability_map(
         returns the open loop ``(G, delay)`` at ``(N, rtt)``.
     flows, rtts : sequence of float
         grid axes (N in flows, RTT in seconds).
+
+    Returns
+    -------
+    StabilityMap
 
     Examples
     --------

@@ -66,6 +66,11 @@ def tustin_pi(K: float, z: float, fs: float) -> tuple[float, float]:
     fs : float
         sampling frequency, Hz.
 
+    Returns
+    -------
+    tuple of (float, float)
+        ``(a, b)``, 1/packet.
+
     Examples
     --------
     >>> a, b = tustin_pi(9.64e-6, 0.53, 160.0)
@@ -96,6 +101,11 @@ def pi_loop(
         C, packets/s.
     rtt : float
         RTT R0, s.
+
+    Returns
+    -------
+    tuple of (control.TransferFunction, float)
+        ``(G, delay)``: the rational part of the open loop and its delay (s).
 
     Examples
     --------
@@ -144,7 +154,20 @@ class PIDesign(Result):
     q_ref: float = 200.0
 
     def loop(self, n_flows: float | None = None, rtt: float | None = None):
-        """Open loop ``(G, delay)`` at another operating point (default: the design point)."""
+        """Open loop ``(G, delay)`` at another operating point (default: the design point).
+
+        Parameters
+        ----------
+        n_flows : float, optional
+            N (default: the design's ``n_min``).
+        rtt : float, optional
+            RTT, s (default: the design's ``rtt_max``).
+
+        Returns
+        -------
+        tuple of (control.TransferFunction, float)
+            ``(G, delay)``: the rational part of the open loop and its delay (s).
+        """
         return pi_loop(
             self.K,
             self.z,
@@ -154,7 +177,19 @@ class PIDesign(Result):
         )
 
     def is_stable(self, n_flows: float | None = None, rtt: float | None = None) -> bool:
-        """Closed-loop stability of the continuous delayed loop (argument principle)."""
+        """Closed-loop stability of the continuous delayed loop (argument principle).
+
+        Parameters
+        ----------
+        n_flows : float, optional
+            N (default: the design's ``n_min``).
+        rtt : float, optional
+            RTT, s (default: the design's ``rtt_max``).
+
+        Returns
+        -------
+        bool
+        """
         return is_closed_loop_stable(*self.loop(n_flows, rtt))
 
     def stability_map(self, flows, rtts) -> StabilityMap:
@@ -167,6 +202,10 @@ class PIDesign(Result):
         rtts : sequence of float
             round-trip times, s.
 
+        Returns
+        -------
+        StabilityMap
+
         Examples
         --------
         >>> d = hollot_pi(60, 3750.0, 0.246)
@@ -176,7 +215,12 @@ class PIDesign(Result):
         return loop_stability_map(self.loop, flows, rtts)
 
     def to_dict(self) -> dict:
-        """JSON-ready dictionary; keys ``a``, ``b``, ``K``, ``z`` are part of the CLI contract."""
+        """JSON-ready dictionary; keys ``a``, ``b``, ``K``, ``z`` are part of the CLI contract.
+
+        Returns
+        -------
+        dict
+        """
         return {
             "a": self.a,
             "b": self.b,
@@ -199,7 +243,12 @@ class PIDesign(Result):
         }
 
     def to_pandas(self):
-        """The design as a one-row DataFrame (the columns of :meth:`to_dict`)."""
+        """The design as a one-row DataFrame (the columns of :meth:`to_dict`).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         import pandas as pd
 
         return pd.DataFrame([self.to_dict()])
@@ -226,6 +275,10 @@ class PIDesign(Result):
 
         ``{"type": "pi", "a": a, "b": b, "w": fs, "q_ref": q_ref}`` -- the simulator's PI names
         its sampling frequency ``w`` (Hz, ns-2's ``w_``), the design ``fs``.
+
+        Returns
+        -------
+        dict
 
         Examples
         --------

@@ -87,6 +87,11 @@ def k2_max(plant: GaoHouPlant) -> tuple[float, float]:
     plant : GaoHouPlant
         from :func:`~aqmlab.design.gao_hou_plant`.
 
+    Returns
+    -------
+    tuple of (float, float)
+        ``(K2max, theta)``, theta in rad.
+
     Examples
     --------
     >>> K, th = k2_max(gao_hou_plant(300, 1250.0, 0.6, b=2))
@@ -115,6 +120,11 @@ def k1_max_printed(plant: GaoHouPlant, k2: float) -> float:
         from :func:`~aqmlab.design.gao_hou_plant`.
     k2 : float
         window gain.
+
+    Returns
+    -------
+    float
+        1/packet.
 
     Examples
     --------
@@ -150,6 +160,11 @@ def k1_max_exact(plant: GaoHouPlant, k2: float) -> float:
     k2 : float
         window gain.
 
+    Returns
+    -------
+    float
+        1/packet.
+
     Examples
     --------
     >>> f"{k1_max_exact(gao_hou_plant(300, 1250.0, 0.6, b=2), 0.2):.5f}"
@@ -181,6 +196,10 @@ def kp_max_exact(plant: GaoHouPlant) -> float:
     plant : GaoHouPlant
         from :func:`~aqmlab.design.gao_hou_plant`.
 
+    Returns
+    -------
+    float
+
     Examples
     --------
     >>> f"{kp_max_exact(gao_hou_plant(300, 1250.0, 0.6, b=2)):.3f}"
@@ -206,6 +225,11 @@ def sfc_loop(plant: GaoHouPlant, k1: float, k2: float) -> tuple[control.Transfer
         queue gain, 1/packet.
     k2 : float
         window gain.
+
+    Returns
+    -------
+    tuple of (control.TransferFunction, float)
+        ``(G, delay)``: the rational part of the open loop and its delay (s).
 
     Examples
     --------
@@ -265,6 +289,10 @@ class SFCDesign(Result):
         ``k2`` dimensionless, ``capacity`` C in packets/s and ``q_ref`` in packets; the
         simulator's ``sfc`` AQM (``docs/aqm/sfc.md``).
 
+        Returns
+        -------
+        dict
+
         Raises
         ------
         ValueError
@@ -291,7 +319,12 @@ class SFCDesign(Result):
 
     def to_dict(self) -> dict:
         """JSON-ready; ``alpha``, ``p0``, ``theta``, ``k2_max``, ``k1_max_printed``,
-        ``k1_max_exact`` are the CLI contract."""
+        ``k1_max_exact`` are the CLI contract.
+
+        Returns
+        -------
+        dict
+        """
         d = {
             "alpha": self.alpha,
             "p0": self.p0,
@@ -320,6 +353,10 @@ class SFCDesign(Result):
         rtts : sequence of float
             round-trip times, s.
 
+        Returns
+        -------
+        StabilityMap
+
         Examples
         --------
         >>> d = sfc_design(1250.0, 300, 0.6, b=2, k2=0.2, k1=0.0005)
@@ -337,7 +374,18 @@ class SFCDesign(Result):
         return loop_stability_map(loop, flows, rtts)
 
     def region(self, n: int = 60) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(k2, k1_max_printed, k1_max_exact)`` on ``n`` points of ``[0, max(K2max, kp_max))``."""
+        """``(k2, k1_max_printed, k1_max_exact)`` on ``n`` points of ``[0, max(K2max, kp_max))``.
+
+        Parameters
+        ----------
+        n : int
+            Number of k2 points.
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            ``(k2, k1_max_printed, k1_max_exact)``, each of shape (n,).
+        """
         k2 = np.linspace(0.0, max(self.k2_max, self.kp_max_exact), n, endpoint=False)
         pr = np.array([k1_max_printed(self.plant, x) if x <= self.k2_max else 0.0 for x in k2])
         ex = np.array([k1_max_exact(self.plant, x) for x in k2])
@@ -356,7 +404,12 @@ class SFCDesign(Result):
         }
 
     def to_pandas(self):
-        """The design as a one-row DataFrame (the columns of :meth:`to_dict`)."""
+        """The design as a one-row DataFrame (the columns of :meth:`to_dict`).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         import pandas as pd
 
         return pd.DataFrame([self.to_dict()])

@@ -68,6 +68,10 @@ def sqm_system_matrix(rates, rtts, alpha: float = 2.0, k=None) -> np.ndarray:
     k : array_like, optional
         TCP gains ``k_i`` (default ``1/D_i^2``).
 
+    Returns
+    -------
+    numpy.ndarray, shape (n, n)
+
     Examples
     --------
     >>> np.round(sqm_system_matrix([100.0], [0.1]), 6).tolist()
@@ -96,6 +100,11 @@ def sqm_lyapunov(F: np.ndarray) -> np.ndarray:
     ----------
     F : numpy.ndarray
         Hurwitz system matrix from :func:`sqm_system_matrix`.
+
+    Returns
+    -------
+    numpy.ndarray
+        Symmetric ``A``.
     """
     # scipy solves a X + X a^H = q; with a = F' this is F' A + A F = -I
     A = solve_continuous_lyapunov(F.T, -np.eye(F.shape[0]))
@@ -157,6 +166,10 @@ class SQMSigma(Result):
         (SQM Algorithm 2).  The simulator accepts it once its ``sqm`` AQM exists (not yet:
         ``aqmlab aqms`` lists what it has).
 
+        Returns
+        -------
+        dict
+
         Examples
         --------
         >>> sorted(sqm_sigma([100.0, 100.0], [0.1, 0.2]).to_aqm())
@@ -173,7 +186,12 @@ class SQMSigma(Result):
         }
 
     def to_dict(self) -> dict:
-        """JSON-ready dictionary."""
+        """JSON-ready dictionary.
+
+        Returns
+        -------
+        dict
+        """
         return {
             "J": self.J,
             "norm_A": self.norm_A,
@@ -198,7 +216,12 @@ class SQMSigma(Result):
     def to_pandas(self):
         """One row per queue: ``rate`` (packets/s; NaN when the design was given none),
         ``sigma``, ``beta`` (packets), ``gain`` (``k_i x_i^alpha``) and ``queue_excess``
-        (packets)."""
+        (packets).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         import pandas as pd
 
         n = self.sigma.size

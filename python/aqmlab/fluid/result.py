@@ -36,6 +36,8 @@ class FluidResult(Result):
         The model's equilibrium for the same parameters.
     info : dict
         Solver diagnostics (``dt``, ``clamped``, ``extrapolated``, wall time, ...).
+    t_label : str
+        The label of ``t`` in figures (``"t [s]"``, ``"theta [packets]"``).
     """
 
     model: str
@@ -65,7 +67,12 @@ class FluidResult(Result):
     def to_dict(self) -> dict:
         """JSON-ready: ``model``, ``t``, ``state_names``, ``y`` (nested lists, shape (T, B,
         n)), ``final`` (per state, one value per parameter set), ``equilibrium`` (its values,
-        or None) and ``info``."""
+        or None) and ``info``.
+
+        Returns
+        -------
+        dict
+        """
         return {
             "model": self.model,
             "t": json_ready(self.t),
@@ -86,7 +93,12 @@ class FluidResult(Result):
         return self.y[:, :, idx]
 
     def final(self) -> dict:
-        """Final value of each state: ``{name: array of shape (B,)}``."""
+        """Final value of each state: ``{name: array of shape (B,)}``.
+
+        Returns
+        -------
+        dict
+        """
         return {s: self.y[-1, :, i] for i, s in enumerate(self.state_names)}
 
     def to_pandas(self):
@@ -253,6 +265,9 @@ class LinearizedModel(Result):
     B : ndarray, shape (B, n, m)
     delay : ndarray, shape (B,)  (s)
     states, inputs : list of str
+    extra : dict
+        Model-specific extras (the equilibrium, KTL's ``A1``, ``A2``, ``B1``, EDC's
+        ``discrete(n)``, ...).
     """
 
     A: np.ndarray

@@ -70,6 +70,19 @@ def project_rate(x: np.ndarray, dx: np.ndarray, lo=0.0, hi=np.inf) -> np.ndarray
 
     ``[dx]^+`` where ``x <= lo`` and ``[dx]^-`` where ``x >= hi`` (docs/fluid.md, the
     ``[.]^+`` at ``q = 0``).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The states.
+    dx : numpy.ndarray
+        Their derivatives.
+    lo, hi : float or numpy.ndarray
+        The box.
+
+    Returns
+    -------
+    numpy.ndarray
     """
     dx = np.where((x <= lo) & (dx < 0), 0.0, dx)
     if np.ndim(hi) or np.isfinite(hi):
@@ -91,6 +104,8 @@ class DDESolution(Result):
         Number of delayed-value queries that reached beyond ``max_delay`` (clamped).
     extrapolated : int
         Number of queries with delay shorter than ``dt`` (served by extrapolation).
+    info : dict
+        Further diagnostics (empty as :func:`solve_dde` returns it).
     """
 
     t: np.ndarray
@@ -157,6 +172,17 @@ class Lag:
     with shape ``(B, k)`` (or ``(B,)`` when ``comps`` is an int). The ``j``-th column uses the
     ``j``-th delay column and the ``j``-th component, so one call can read each flow's own state at
     its own delay.
+
+    Parameters
+    ----------
+    t0, dt : float
+        Start time and step of the solver.
+    cap : int
+        Steps of history kept.
+    B, n : int
+        Batch size and number of states.
+    history : callable
+        ``history(s, comps)`` for ``s <= t0``.
     """
 
     def __init__(self, t0, dt, cap, B, n, history):
@@ -183,7 +209,17 @@ class Lag:
         return out[:, 0] if scalar_comp else out
 
     def rows(self, delay):
-        """All components at one delay per batch member: ``delay`` (B,) -> ``(B, n)``."""
+        """All components at one delay per batch member: ``delay`` (B,) -> ``(B, n)``.
+
+        Parameters
+        ----------
+        delay : numpy.ndarray, shape (B,)
+            One delay per batch member.
+
+        Returns
+        -------
+        numpy.ndarray, shape (B, n)
+        """
         s = self.t - np.asarray(delay, dtype=float)
         u = (s - self.t0) / self.dt
         hi = self.n_done - 1
@@ -205,7 +241,21 @@ class Lag:
 
     def constant(self, key, delay, comps):
         """Like ``lag(delay, comps)`` for a *constant* delay array ``(B, k)``; caches the grid
-        offsets and Hermite weights per RK4 stage under ``key``."""
+        offsets and Hermite weights per RK4 stage under ``key``.
+
+        Parameters
+        ----------
+        key : hashable
+            The cache key of this delay array.
+        delay : numpy.ndarray, shape (B, k)
+            The delays (constant over the run).
+        comps : sequence of int
+            Component indices.
+
+        Returns
+        -------
+        numpy.ndarray, shape (B, k)
+        """
         c = round((self.t - self.t0) / self.dt - self.n_done, 6)
         ent = self._cache.get((key, c))
         if ent is None:

@@ -93,7 +93,12 @@ class RunResult(Result):
 
     def to_pandas(self):
         """The trajectory: one row per arrival, ``t`` (s), ``queue`` (packets), ``rate``
-        (packets/s)."""
+        (packets/s).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         import pandas as pd
 
         return pd.DataFrame({"t": self.t, "queue": self.queue, "rate": self.rate})
@@ -374,7 +379,12 @@ class Evaluation(Result):
     )
 
     def summary(self) -> dict:
-        """``{aqm: {mean_queue_pkts, mean_delay_ms, throughput_pkts_per_s, ...}}`` (run means)."""
+        """``{aqm: {mean_queue_pkts, mean_delay_ms, throughput_pkts_per_s, ...}}`` (run means).
+
+        Returns
+        -------
+        dict
+        """
         out = {}
         for aqm, rs in self.runs.items():
             d = {k: float(np.mean([getattr(x, k) for x in rs])) for k in self._KEYS}
@@ -394,11 +404,21 @@ class Evaluation(Result):
         return out
 
     def to_dict(self) -> dict:
-        """The ``summary.json`` content (:meth:`summary`)."""
+        """The ``summary.json`` content (:meth:`summary`).
+
+        Returns
+        -------
+        dict
+        """
         return self.summary()
 
     def to_pandas(self):
-        """One row per (aqm, run) with the stationary metrics."""
+        """One row per (aqm, run) with the stationary metrics.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         import pandas as pd
 
         rows = []
@@ -408,7 +428,20 @@ class Evaluation(Result):
         return pd.DataFrame(rows)
 
     def mean_trajectory(self, aqm: str, points: int = 300) -> tuple[np.ndarray, ...]:
-        """Run-averaged ``(t, queue, rate)`` on a common time grid (PAQMAN Fig. 7-10 data)."""
+        """Run-averaged ``(t, queue, rate)`` on a common time grid (PAQMAN Fig. 7-10 data).
+
+        Parameters
+        ----------
+        aqm : str
+            One of the AQMs run.
+        points : int
+            Points of the common grid.
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            ``(t, queue, rate)``, each of shape (points,).
+        """
         rs = self.runs[aqm]
         tmax = min(x.t[-1] for x in rs)
         tg = np.linspace(0, tmax, points)
@@ -451,7 +484,17 @@ class Evaluation(Result):
         return plotted(made, ax)
 
     def plot_boxes(self, fig=None):
-        """Box plots of per-run stationary delay and throughput per AQM (PAQMAN Fig. 11 style)."""
+        """Box plots of per-run stationary delay and throughput per AQM (PAQMAN Fig. 11 style).
+
+        Parameters
+        ----------
+        fig : matplotlib Figure, optional
+            The Figure to draw on (default: a new one).
+
+        Returns
+        -------
+        matplotlib Figure
+        """
         import matplotlib.pyplot as plt
 
         if fig is None:
@@ -468,7 +511,18 @@ class Evaluation(Result):
         return fig
 
     def write(self, out_dir: str | os.PathLike) -> dict:
-        """Write ``summary.json``, ``config.json``, ``trajectories.png``, ``boxes.png`` atomically."""
+        """Write ``summary.json``, ``config.json``, ``trajectories.png``, ``boxes.png`` atomically.
+
+        Parameters
+        ----------
+        out_dir : path-like
+            The folder (created if missing).
+
+        Returns
+        -------
+        dict
+            :meth:`summary`.
+        """
         import matplotlib
 
         matplotlib.use("Agg")

@@ -149,6 +149,10 @@ def propagate_rate(r1: float, actions: np.ndarray, a: float = 1.0, b: float = 0.
         Actions taken so far.
     a, b : float
         AIMD step and factor.
+
+    Returns
+    -------
+    float
     """
     c, d = aimd_coefficients(np.append(actions, ADMIT), a, b)
     return float(c[-1] * r1 + d[-1])
@@ -168,6 +172,10 @@ def loglik(alpha: float, r1: float, x: np.ndarray, actions: np.ndarray, a=1.0, b
         ``actions[i]`` taken at the end of ``x[i]``.
     a, b : float
         AIMD step and factor.
+
+    Returns
+    -------
+    float
     """
     c, d = aimd_coefficients(actions, a, b)
     r = c * r1 + d
@@ -225,7 +233,17 @@ class GammaAimdFit(Result):
     n: int
 
     def ci(self, level: float = 0.95) -> dict:
-        """Wald confidence intervals ``{"alpha": (lo, hi), "r1": (lo, hi)}``."""
+        """Wald confidence intervals ``{"alpha": (lo, hi), "r1": (lo, hi)}``.
+
+        Parameters
+        ----------
+        level : float
+            Confidence level.
+
+        Returns
+        -------
+        dict
+        """
         z = stats.norm.ppf(0.5 + level / 2)
         return {
             "alpha": (self.alpha - z * self.se_alpha, self.alpha + z * self.se_alpha),
@@ -258,7 +276,13 @@ class GammaAimdFit(Result):
         return _plot_estimates(self.to_pandas(), ax)
 
     def to_pandas(self):
-        """One row per parameter: estimate, standard error, 95 % interval."""
+        """One row per parameter: estimate, standard error, 95 % interval.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Index ``alpha``, ``r1``; columns ``estimate``, ``se``, ``ci95_lo``, ``ci95_hi``.
+        """
         import pandas as pd
 
         ci = self.ci()
@@ -352,6 +376,8 @@ class PolynomialFit(Result):
     se : dict
         Standard errors by name (``alpha``, ``r1``, ``f0``, ``f1``, ..., ``g1``, ...).
     loglik : float
+    g_powers : ndarray of int
+        The power of each coefficient of ``g``.
     """
 
     alpha: float
@@ -372,7 +398,13 @@ class PolynomialFit(Result):
         }
 
     def to_pandas(self):
-        """Estimates and standard errors by parameter name."""
+        """Estimates and standard errors by parameter name.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Index the parameter names; columns ``estimate``, ``se``.
+        """
         import pandas as pd
 
         est = {"alpha": self.alpha, "r1": self.r1}
@@ -611,13 +643,30 @@ class RateFilter:
         return self.act(action)
 
     def observe(self, x: float) -> None:
-        """Bayes update with one interarrival time ``x`` (s) (gamma likelihood of model (4))."""
+        """Bayes update with one interarrival time ``x`` (s) (gamma likelihood of model (4)).
+
+        Parameters
+        ----------
+        x : float
+            Interarrival time (s).
+        """
         lam = self.alpha * self.grid.rates_pps
         self.logp += self.alpha * np.log(lam) - lam * x
         self.logp -= self.logp.max()
 
     def act(self, action: int | None) -> float:
-        """Move the posterior by the AIMD map of ``action`` (None: no move); return the mean."""
+        """Move the posterior by the AIMD map of ``action`` (None: no move); return the mean.
+
+        Parameters
+        ----------
+        action : int or None
+            0 admit, 1 drop, None no move.
+
+        Returns
+        -------
+        float
+            The posterior mean (packets/s).
+        """
         p = np.exp(self.logp - self.logp.max())
         if action is not None:
             moved = np.zeros_like(p)
@@ -640,16 +689,31 @@ class RateFilter:
         return self.mean()
 
     def probs(self) -> np.ndarray:
-        """Posterior probabilities over grid indices."""
+        """Posterior probabilities over grid indices.
+
+        Returns
+        -------
+        numpy.ndarray, shape (R,)
+        """
         p = np.exp(self.logp - self.logp.max())
         return p / p.sum()
 
     def mean(self) -> float:
-        """Posterior mean rate (packets/s)."""
+        """Posterior mean rate (packets/s).
+
+        Returns
+        -------
+        float
+        """
         return float(self.probs() @ self.grid.rates_pps)
 
     def index(self) -> int:
-        """Posterior mode as a 1-based grid index (the policy's rate state)."""
+        """Posterior mode as a 1-based grid index (the policy's rate state).
+
+        Returns
+        -------
+        int
+        """
         return int(np.argmax(self.logp)) + 1
 
 
@@ -664,5 +728,10 @@ def epsilon_greedy(action: int, eps: float, rng: np.random.Generator) -> int:
     eps : float
         Exploration probability (default in use: 0.05).
     rng : numpy Generator
+
+    Returns
+    -------
+    int
+        0 admit, 1 drop.
     """
     return int(rng.integers(2)) if rng.random() < eps else int(action)

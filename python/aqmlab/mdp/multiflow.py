@@ -96,6 +96,29 @@ class Trajectory(Result):
     ``queue``, ``rates`` (k, M), ``ages`` (k, M), ``flow``, ``action``, ``reward`` (accumulated until
     the next epoch), ``tau`` (time to the next epoch, s); ``time`` of each epoch; ``delivered``
     packets and ``sim_seconds`` for throughput.
+
+    Attributes
+    ----------
+    queue : numpy.ndarray, shape (k,)
+        Queue at each decision epoch (packets).
+    rates, ages : numpy.ndarray, shape (k, M)
+        Per-flow rate indices and seconds since each flow's last decision.
+    flow, action : numpy.ndarray, shape (k,)
+        The decision packet's flow and the action taken (0 admit, 1 drop).
+    reward : numpy.ndarray, shape (k,)
+        Reward accumulated until the next epoch.
+    tau : numpy.ndarray, shape (k,)
+        Time to the next epoch (s).
+    time : numpy.ndarray, shape (k,)
+        Time of each epoch (s).
+    delivered : int
+        Packets delivered.
+    sim_seconds : float
+        Simulated time (s).
+    queue_area : float
+        Integral of the queue over time (packet s).
+    extra : dict
+        Further records of the simulation.
     """
 
     queue: np.ndarray
@@ -112,7 +135,12 @@ class Trajectory(Result):
     extra: dict = field(default_factory=dict)
 
     def reward_rate(self) -> float:
-        """Long-run reward per second (total reward / elapsed time)."""
+        """Long-run reward per second (total reward / elapsed time).
+
+        Returns
+        -------
+        float
+        """
         return float(self.reward.sum() / max(self.tau.sum(), 1e-300))
 
     def _figures(self) -> dict:
@@ -148,7 +176,12 @@ class Trajectory(Result):
         return plotted(fig, ax)
 
     def to_pandas(self):
-        """One row per decision epoch."""
+        """One row per decision epoch.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         import pandas as pd
 
         df = pd.DataFrame(
@@ -177,6 +210,11 @@ def threshold_policy(threshold: int) -> Policy:
     ----------
     threshold : int
         Queue length (packets) from which decision packets are dropped.
+
+    Returns
+    -------
+    callable
+        ``(q, rates, ages, flow) -> 0 | 1``.
     """
     return lambda q, r, a, i: DROP if q >= threshold else ADMIT
 
@@ -343,11 +381,44 @@ class MultiflowPolicy(Result):
     history: list = field(default_factory=list)
 
     def q_values(self, q, rates, ages, flow) -> np.ndarray:
-        """Q-values, shape (n, 2)."""
+        """Q-values, shape (n, 2).
+
+        Parameters
+        ----------
+        q : int or numpy.ndarray
+            Queue (packets).
+        rates : array_like
+            Per-flow rate indices (``(M,)``, or ``(n, M)`` for many states).
+        ages : array_like
+            Per-flow seconds since the flow's last decision (same shape).
+        flow : int or array_like
+            The flow of the decision packet.
+
+        Returns
+        -------
+        numpy.ndarray, shape (n, 2)
+        """
         return features(self.cfg, q, rates, ages, flow) @ self.weights.T
 
     def action(self, q: int, rates, ages, flow: int) -> int:
-        """Greedy action (0 admit, 1 drop); a full buffer drops."""
+        """Greedy action (0 admit, 1 drop); a full buffer drops.
+
+        Parameters
+        ----------
+        q : int or numpy.ndarray
+            Queue (packets).
+        rates : array_like
+            Per-flow rate indices (``(M,)``, or ``(n, M)`` for many states).
+        ages : array_like
+            Per-flow seconds since the flow's last decision (same shape).
+        flow : int or array_like
+            The flow of the decision packet.
+
+        Returns
+        -------
+        int
+            0 admit, 1 drop.
+        """
         if q >= self.cfg.buffer:
             return DROP
         qv = self.q_values(np.array([q]), np.asarray(rates)[None], np.asarray(ages)[None], [flow])
@@ -358,7 +429,22 @@ class MultiflowPolicy(Result):
 
     def drop_region(self, flow: int, others_rate: int | None = None, qmax: int = 20) -> np.ndarray:
         """Drop table over (own rate index, queue ``0..qmax``), other flows at ``others_rate``
-        with windows expired (ages = RTT)."""
+        with windows expired (ages = RTT).
+
+        Parameters
+        ----------
+        flow : int
+            The flow whose rate varies.
+        others_rate : int, optional
+            The other flows' rate index (default: their fair share).
+        qmax : int
+            Largest queue.
+
+        Returns
+        -------
+        numpy.ndarray of int8, shape (R, qmax + 1)
+            1 = drop.
+        """
         cfg = self.cfg
         g = cfg.rate_grid
         others_rate = others_rate or max(1, cfg.grid // cfg.n_flows)
@@ -415,7 +501,12 @@ class MultiflowPolicy(Result):
         return plotted(fig, given)
 
     def to_pandas(self):
-        """Training history (one row per round)."""
+        """Training history (one row per round).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         import pandas as pd
 
         return pd.DataFrame(self.history)

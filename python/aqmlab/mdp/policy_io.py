@@ -81,6 +81,17 @@ class PaqmanPolicy(Result):
         """``1`` (drop) or ``0`` (admit) for a queue length and a 1-based rate-grid index.
 
         A full buffer (``queue >= B``) always drops; indices are clamped to the grid.
+
+        Parameters
+        ----------
+        queue : int
+            Packets in the system.
+        rate_index : int
+            1-based rate-grid index.
+
+        Returns
+        -------
+        int
         """
         if queue >= self.buffer:
             return DROP
@@ -100,7 +111,12 @@ class PaqmanPolicy(Result):
 
     def threshold_fill(self) -> np.ndarray:
         """The threshold policy with the same first drop per rate: drop from it on (its
-        "fill-in"; equal to :attr:`policy` when that is threshold-like)."""
+        "fill-in"; equal to :attr:`policy` when that is threshold-like).
+
+        Returns
+        -------
+        numpy.ndarray of int8, shape (R, B + 1)
+        """
         q = np.arange(self.buffer + 1)
         return (q[None, :] >= self.drop_threshold()[:, None]).astype(np.int8)
 
@@ -112,6 +128,10 @@ class PaqmanPolicy(Result):
         below : int, optional
             Only check queues ``q < below`` (default: all); ``below = B - k`` ignores the edge
             of the buffer (docs/paqman.md, "The policy islands").
+
+        Returns
+        -------
+        bool
         """
         n = self.buffer + 1 if below is None else int(below)
         return bool((self.threshold_fill()[:, :n] == self.policy[:, :n]).all())
@@ -119,14 +139,24 @@ class PaqmanPolicy(Result):
     def threshold_reversals(self) -> int:
         """How often the first drop queue turns between rising and falling as the rate grows
         (sign changes of its successive differences, over rates with a drop below ``B``):
-        0 for a staircase, large for the odd/even zigzag of the floor projection."""
+        0 for a staircase, large for the odd/even zigzag of the floor projection.
+
+        Returns
+        -------
+        int
+        """
         thr = self.drop_threshold()
         d = np.diff(thr[thr < self.buffer].astype(float))
         d = d[d != 0]
         return int((d[:-1] * d[1:] < 0).sum())
 
     def summary(self) -> dict:
-        """Gain, iterations, drop fraction and thresholds at a few rates (for the CLI)."""
+        """Gain, iterations, drop fraction and thresholds at a few rates (for the CLI).
+
+        Returns
+        -------
+        dict
+        """
         thr = self.drop_threshold()
         idx = np.unique(np.linspace(0, self.grid.size - 1, 5).round().astype(int))
         mu = self.meta.get("service_pps", float("nan"))
@@ -154,7 +184,12 @@ class PaqmanPolicy(Result):
         }
 
     def to_pandas(self):
-        """Long table: ``rate_index``, ``rate_pps``, ``queue``, ``drop`` (and ``value``)."""
+        """Long table: ``rate_index``, ``rate_pps``, ``queue``, ``drop`` (and ``value``).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         import pandas as pd
 
         r, q = np.meshgrid(self.grid.index, np.arange(self.buffer + 1), indexing="ij")
@@ -218,7 +253,12 @@ class PaqmanPolicy(Result):
     # --- file format -----------------------------------------------------------------------
 
     def to_dict(self) -> dict:
-        """The version-1 policy document (see docs/paqman_policy_format.md)."""
+        """The version-1 policy document (see docs/paqman_policy_format.md).
+
+        Returns
+        -------
+        dict
+        """
         m = self.meta
         return {
             "format": FORMAT,

@@ -207,7 +207,12 @@ class LpResult(Result):
 
     def to_pandas(self):
         """Long table: ``rate_index`` (1-based), ``queue``, ``drop``, and the frequencies
-        ``x_admit``, ``x_drop``."""
+        ``x_admit``, ``x_drop``.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         import pandas as pd
 
         R, Q = self.policy.shape

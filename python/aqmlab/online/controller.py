@@ -91,7 +91,17 @@ class ParamMapping:
 
     @classmethod
     def drr_classes(cls, sim) -> ParamMapping:
-        """One DRR class per flow group: each static flow's key is its group's ``class``."""
+        """One DRR class per flow group: each static flow's key is its group's ``class``.
+
+        Parameters
+        ----------
+        sim : aqmlab.sim.Simulation
+            The simulation (its scenario's flow groups).
+
+        Returns
+        -------
+        ParamMapping
+        """
         groups = sim.scenario.normalized["flows"]
         keys = {}
         for f, g in enumerate(sim.flow_groups()):
@@ -102,7 +112,19 @@ class ParamMapping:
         return cls(keys)
 
     def writes(self, flows: list[int], tuning) -> dict[str, float]:
-        """``{path: value}`` for a link's :class:`~aqmlab.online.tuning.LinkTuning` of ``flows``."""
+        """``{path: value}`` for a link's :class:`~aqmlab.online.tuning.LinkTuning` of ``flows``.
+
+        Parameters
+        ----------
+        flows : list of int
+            The flows of the link, in the order of ``tuning``'s entries.
+        tuning : LinkTuning
+            Algorithm 2's result for them.
+
+        Returns
+        -------
+        dict of str to float
+        """
         w: dict[str, float] = {}
         for f, q in zip(flows, tuning.weights, strict=True):
             if f in self.keys:
@@ -188,6 +210,8 @@ class ControllerResult(Result):
         the controlled links, their capacities (packets/s) and the flow-link routing matrix.
     D, G : float
         Algorithm 1's diameter and gradient bounds.
+    extra : dict
+        Further records.
     """
 
     periods: list[dict[str, Any]]
@@ -207,7 +231,17 @@ class ControllerResult(Result):
         return np.array([p[key] for p in self.periods], dtype=float)
 
     def array(self, key: str) -> np.ndarray:
-        """Deprecated alias of ``result[key]``, kept for one release."""
+        """Deprecated alias of ``result[key]``, kept for one release.
+
+        Parameters
+        ----------
+        key : str
+            One of ``measured_pps``, ``ogd_pps``, ``num_pps``, ``tuned_pps``.
+
+        Returns
+        -------
+        numpy.ndarray, shape (periods, K)
+        """
         deprecated("ControllerResult.array(key)", "ControllerResult[key]")
         return self[key]
 
@@ -225,7 +259,12 @@ class ControllerResult(Result):
     def to_pandas(self):
         """One row per period and tracked flow: ``period``, ``t_end`` (s), ``flow``,
         ``present`` and the series ``measured_pps``, ``ogd_pps``, ``num_pps``,
-        ``tuned_pps`` (packets/s)."""
+        ``tuned_pps`` (packets/s).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         import pandas as pd
 
         rows = []
@@ -246,7 +285,12 @@ class ControllerResult(Result):
 
     def to_dict(self) -> dict:
         """JSON-ready: ``periods`` (as recorded), ``flows``, ``links``, ``capacity_pps``,
-        ``routing``, ``D``, ``G``."""
+        ``routing``, ``D``, ``G``.
+
+        Returns
+        -------
+        dict
+        """
         return json_ready(
             {
                 "periods": self.periods,
@@ -288,7 +332,20 @@ class ControllerResult(Result):
         return plotted(fig, ax)
 
     def key_shares(self, key: str, mapping: ParamMapping) -> list[dict[str, float]]:
-        """Per period, each queue's share of the sum of ``key`` (e.g. measured goodput)."""
+        """Per period, each queue's share of the sum of ``key`` (e.g. measured goodput).
+
+        Parameters
+        ----------
+        key : str
+            A per-flow series (``measured_pps``, ...).
+        mapping : ParamMapping
+            Which queue each flow is in (its ``keys``).
+
+        Returns
+        -------
+        list of dict
+            Per period, queue key to share.
+        """
         out = []
         for p in self.periods:
             v: dict[str, float] = {}

@@ -61,7 +61,12 @@ class NUMResult(Result):
     alpha: float
 
     def to_dict(self) -> dict:
-        """JSON-ready: ``x``, ``price``, ``alpha``, ``residuals``."""
+        """JSON-ready: ``x``, ``price``, ``alpha``, ``residuals``.
+
+        Returns
+        -------
+        dict
+        """
         return {
             "x": [float(v) for v in self.x],
             "price": [float(v) for v in self.price],
@@ -83,7 +88,12 @@ class NUMResult(Result):
 
     def to_pandas(self):
         """One row per flow: ``flow`` and its optimal rate ``x`` (link prices:
-        :meth:`prices`)."""
+        :meth:`prices`).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         import pandas as pd
 
         return pd.DataFrame({"flow": np.arange(self.x.size), "x": self.x})

@@ -71,6 +71,10 @@ def alpha_fair_utility(x, alpha: float) -> np.ndarray:
 
     >>> float(alpha_fair_utility(2.0, 2.0))
     -0.5
+
+    Returns
+    -------
+    numpy.ndarray
     """
     alpha = as_alpha(alpha)
     x = np.asarray(x, dtype=float)
@@ -90,6 +94,10 @@ def alpha_fair_gradient(x, alpha: float) -> np.ndarray:
         rates (> 0).
     alpha : float
         fairness exponent (>= 0).
+
+    Returns
+    -------
+    numpy.ndarray
     """
     alpha = as_alpha(alpha)
     x = np.asarray(x, dtype=float)
@@ -127,7 +135,12 @@ class Projection(Result):
         }
 
     def to_pandas(self):
-        """One row per flow: ``flow``, ``x`` and its ``floor_price``."""
+        """One row per flow: ``flow``, ``x`` and its ``floor_price``.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         import pandas as pd
 
         return pd.DataFrame(
@@ -169,6 +182,11 @@ def kkt_residuals(x, y, routing, capacity, epsilon, link_price, floor_price) -> 
     Returns ``{"stationarity", "primal", "dual", "complementarity"}``, each scaled by
     ``max(1, |y|, C)``: stationarity ``|x - y + R lam - mu|``, primal infeasibility,
     negative multipliers, and ``|lam (C - R'x)| + |mu (x - eps)|``.
+
+    Returns
+    -------
+    dict
+        ``stationarity``, ``primal``, ``dual``, ``complementarity`` (see above).
     """
     x, y = np.asarray(x, float), np.asarray(y, float)
     R = np.asarray(routing, float)
@@ -287,6 +305,11 @@ def ogd_bounds(routing, capacity, epsilon: float = 1.0, alpha: float = 2.0) -> t
     >>> D, G = ogd_bounds([[1], [1]], [10.0], epsilon=1.0, alpha=2.0)
     >>> round(D, 6), round(G, 6)
     (12.727922, 1.414214)
+
+    Returns
+    -------
+    tuple of (float, float)
+        ``(D, G)``.
     """
     R = as_routing(routing)
     C = as_capacity(capacity, R.shape[1])
@@ -382,6 +405,8 @@ class OGDResult(Result):
         (T,) step sizes.
     D, G, alpha, epsilon : float
     routing, capacity : numpy.ndarray
+    extra : dict
+        Further records.
     """
 
     x: np.ndarray
@@ -397,18 +422,33 @@ class OGDResult(Result):
 
     def utilities(self) -> np.ndarray:
         """``U_t(x_t)`` (T,): sum of the present flows' utilities (absent: ``U(eps)``, dropped
-        as a constant)."""
+        as a constant).
+
+        Returns
+        -------
+        numpy.ndarray, shape (T,)
+        """
         U = alpha_fair_utility(self.x[:-1], self.alpha)
         return np.where(self.present, U, 0.0).sum(axis=1)
 
     def regret(self) -> float:
-        """``max_{x in X} sum_t U_t(x) - sum_t U_t(x_t)`` (SQM eq. 30)."""
+        """``max_{x in X} sum_t U_t(x) - sum_t U_t(x_t)`` (SQM eq. 30).
+
+        Returns
+        -------
+        float
+        """
         return regret(
             self.x[:-1], self.present, self.routing, self.capacity, self.alpha, self.epsilon
         )
 
     def bound(self) -> float:
-        """Theorem 4's ``3/2 G D sqrt(T)``."""
+        """Theorem 4's ``3/2 G D sqrt(T)``.
+
+        Returns
+        -------
+        float
+        """
         return 1.5 * self.G * self.D * np.sqrt(self.present.shape[0])
 
     def _figures(self) -> dict:
@@ -423,7 +463,12 @@ class OGDResult(Result):
 
     def to_pandas(self):
         """One row per period and flow: ``period`` (1-based), ``flow``, ``present``, ``x``
-        (the decision played in the period) and ``eta`` (the period's step size)."""
+        (the decision played in the period) and ``eta`` (the period's step size).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         import pandas as pd
 
         T, K = self.present.shape
@@ -540,6 +585,10 @@ def regret(xs, present, routing, capacity, alpha: float = 2.0, epsilon: float = 
         the flows existing in each period.
     routing, capacity, alpha, epsilon
         as :func:`online_gradient`.
+
+    Returns
+    -------
+    float
     """
     from aqmlab.online.num import num_optimum
 

@@ -99,7 +99,12 @@ class LinkTuning(Result):
 
     def to_pandas(self):
         """One row per queue: ``rate``, ``weight``, ``share`` (NaN without a capacity),
-        ``sigma``, ``beta``, ``queue_star`` (packets) and ``delay_star`` (s)."""
+        ``sigma``, ``beta``, ``queue_star`` (packets) and ``delay_star`` (s).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         import pandas as pd
 
         n = self.rates.size
@@ -138,7 +143,12 @@ class LinkTuning(Result):
         return plotted(fig, ax)
 
     def to_dict(self) -> dict:
-        """JSON-ready: the rule, the per-queue vectors and Theorem 3's check."""
+        """JSON-ready: the rule, the per-queue vectors and Theorem 3's check.
+
+        Returns
+        -------
+        dict
+        """
         return {
             "rule": self.rule,
             "rates": self.rates.tolist(),

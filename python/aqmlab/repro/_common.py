@@ -203,6 +203,20 @@ class Repro(Result):
         The paper's numbers beside ours (:func:`check`).
     scenarios : dict
         Case name to its scenario.
+    figures : dict
+        File name to matplotlib Figure.
+    sections : list of tuple
+        ``(heading, markdown)`` of the report's further sections.
+    wall_seconds : float
+        Wall-clock time of the run.
+    seeds : list of int
+        The seeds every case ran with.
+    rerun : str or None
+        Replaces the report's "rerun with aqmlab run" sentence.
+    files : dict
+        ``scenarios/NAME`` to text (files the scenarios read, e.g. policies).
+    runs : dict
+        Case name to its runs (written to ``runs/``).
     """
 
     paper: str
@@ -227,7 +241,12 @@ class Repro(Result):
 
     def to_pandas(self):
         """``{"cases": one row per case and a column per metric, "checks": one row per
-        check (id, claim, paper, ours, verdict, why)}``."""
+        check (id, claim, paper, ours, verdict, why)}``.
+
+        Returns
+        -------
+        dict of str to pandas.DataFrame
+        """
         import pandas as pd
 
         cases = pd.DataFrame.from_dict(self.cases, orient="index")
@@ -238,7 +257,12 @@ class Repro(Result):
         return {"cases": cases, "checks": checks}
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``repro.json`` content (:meth:`to_json`)."""
+        """The ``repro.json`` content (:meth:`to_json`).
+
+        Returns
+        -------
+        dict
+        """
         return self.to_json()
 
     def plot(self, ax=None):
@@ -263,7 +287,12 @@ class Repro(Result):
 
     def to_json(self) -> dict[str, Any]:
         """``repro.json``: ``paper``, ``quick``, ``cases`` (non-finite values as None),
-        ``checks``."""
+        ``checks``.
+
+        Returns
+        -------
+        dict
+        """
 
         def clean(x):
             if isinstance(x, float) and not math.isfinite(x):
@@ -278,6 +307,14 @@ class Repro(Result):
         }
 
     def report(self) -> str:
+        """``report.md``: the paper's numbers beside ours, the sections, the cases table and
+        the figures.
+
+        Returns
+        -------
+        str
+            Markdown.
+        """
         mode = "quick (reduced: fewer seeds, shorter runs)" if self.quick else "full"
         md = [f"# Reproduction: {self.title}", ""]
         rerun = self.rerun or (
@@ -324,7 +361,21 @@ def _fmt(v) -> str:
 
 
 def write_repro(rep: Repro, out: str | os.PathLike[str], force: bool = False) -> Path:
-    """Write a reproduction's files into ``out`` through :mod:`aqmlab.output`."""
+    """Write a reproduction's files into ``out`` through :mod:`aqmlab.output`.
+
+    Parameters
+    ----------
+    rep : Repro
+        The reproduction.
+    out : path-like
+        The output folder.
+    force : bool
+        Replace ``out`` even if it holds files aqmlab did not write.
+
+    Returns
+    -------
+    Path
+    """
     import matplotlib.pyplot as plt
 
     from aqmlab.output import output_dir

@@ -71,6 +71,33 @@ class Prepared:
     lists the records that did not verify (``(runs/KEY.json, why)``: those runs run again);
     ``sweep_json_missing`` says that a resumed folder had lost its ``sweep.json``; ``estimate``
     is the sweep's estimated cost; ``kept`` is set by :func:`execute`: the runs in the table.
+
+    Attributes
+    ----------
+    spec : SweepSpec
+        The sweep.
+    out : Path
+        Its folder.
+    executor : LocalPool or DaskCluster
+        Where the runs go.
+    runs : list of Run
+        Every run of the spec.
+    todo : list of Run
+        The runs still to do.
+    force : bool
+        Start afresh.
+    own_executor : bool
+        :func:`execute` closes the executor (it was made by :func:`prepare`).
+    trusted : dict
+        Run key to scenario checksum of the records that verified.
+    rejected : list of tuple
+        ``(runs/KEY.json, why)`` of the records that did not verify.
+    sweep_json_missing : bool
+        A resumed folder had lost its ``sweep.json``.
+    estimate : Estimate or None
+        The sweep's estimated cost.
+    kept : int
+        Set by :func:`execute`: the runs in the table.
     """
 
     spec: SweepSpec
@@ -88,11 +115,17 @@ class Prepared:
 
     @property
     def skipped(self) -> int:
+        """The runs already done (their records verified)."""
         return len(self.runs) - len(self.todo)
 
     def resume_line(self) -> str | None:
         """One line on what resuming found (None when nothing was resumed): the runs already
-        done, the records that did not verify (they run again) and a missing sweep.json."""
+        done, the records that did not verify (they run again) and a missing sweep.json.
+
+        Returns
+        -------
+        str or None
+        """
         if not self.skipped and not self.rejected and not self.sweep_json_missing:
             return None
         parts = [f"resuming {self.out}: {self.skipped} of {len(self.runs)} runs already done"]
@@ -140,6 +173,21 @@ def prepare(
     ``executor`` runs the sweep on an existing pool or cluster (which the caller closes);
     ``workers`` and ``dask`` are then not used. A resumed folder's records are verified here
     (:meth:`SweepStore.verify`).
+
+    Parameters
+    ----------
+    spec : path, dict or SweepSpec
+        As for :func:`run`.
+    out : path
+        As for :func:`run`.
+    workers, dask, timeseries, force, max_runs, max_time
+        As for :func:`run`.
+    executor : LocalPool or DaskCluster, optional
+        An existing pool or cluster to run on (the caller closes it).
+
+    Returns
+    -------
+    Prepared
 
     Raises
     ------

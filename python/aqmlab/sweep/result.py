@@ -174,7 +174,12 @@ class SweepResult(Result):
         return self.table
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready: ``out``, ``wall_s`` and ``runs`` (the table's rows as dicts)."""
+        """JSON-ready: ``out``, ``wall_s`` and ``runs`` (the table's rows as dicts).
+
+        Returns
+        -------
+        dict
+        """
         return {
             "out": str(self.out),
             "wall_s": self.wall_s,
