@@ -55,6 +55,10 @@ def test_module_names_match():
     runtime = _public(dir(core))
     assert stub - runtime == set(), "in the stub, not in aqmlab._core"
     assert runtime - stub == set(), "in aqmlab._core, not in the stub"
+    (all_,) = [
+        n.value for n in _stub().body if isinstance(n, ast.Assign) and n.targets[0].id == "__all__"
+    ]
+    assert sorted(ast.literal_eval(all_)) == sorted(core.__all__) == sorted(stub)
 
 
 STUB_ITEMS = {n.name: n for n in _stub().body if isinstance(n, ast.FunctionDef | ast.ClassDef)}

@@ -8,6 +8,24 @@ binding added, removed or renamed without its stub fails the tests. Times are se
 
 from typing import Any, Literal, final
 
+__all__ = [
+    "core_version",
+    "rustc_version",
+    "AqmConfigError",
+    "ScenarioError",
+    "ArgumentError",
+    "parse_quantity",
+    "secs_to_ns",
+    "Queue",
+    "aqm_names",
+    "scheduler_names",
+    "aqm_describe",
+    "aqm_config_json",
+    "Scenario",
+    "Simulation",
+    "Forwarder",
+]
+
 class AqmConfigError(ValueError):
     """An AQM name or parameter is not acceptable (the message names the key and value)."""
 
