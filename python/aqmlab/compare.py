@@ -211,6 +211,9 @@ def compare_aqms(
     -------
     Comparison
     """
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)  # writes a file; plot() alone leaves the backend be
     import matplotlib.pyplot as plt
 
     from aqmlab.output import check_output_dir
