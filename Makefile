@@ -3,6 +3,7 @@
 #   make test   - set up, build, run the whole suite (cargo + pytest)
 #   make build  - set up and build only (leaves the CLI at .venv/bin/aqmlab)
 #   make bench  - benchmarks (prints ratios against in-process references)
+#   make lint   - rustfmt, clippy -D warnings, ruff check and format (.ci/run runs it too)
 #   make ns3    - install Debian's ns-3 and build the cross-check program (validation/ns3)
 
 SHELL := /bin/bash
@@ -13,7 +14,7 @@ STAMP := $(VENV)/.deps-stamp
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: all build test demo bench ns3 lint fmt clean test-rust test-python
+.PHONY: all build test demo bench ns3 lint fmt clean test-rust test-python rust-tools
 
 all: build
 
@@ -43,13 +44,19 @@ bench: build
 ns3:
 	bash validation/ns3/install.sh
 
-lint:
+# rustfmt and clippy are rustup components a fresh toolchain may lack
+rust-tools:
+	@cargo fmt --version >/dev/null 2>&1 && cargo clippy --version >/dev/null 2>&1 \
+		|| rustup component add rustfmt clippy
+
+# ruff comes with the dev extra that `make build` installs
+lint: build rust-tools
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
 	$(VENV)/bin/ruff check python tests benches
 	$(VENV)/bin/ruff format --check python tests benches
 
-fmt:
+fmt: build rust-tools
 	cargo fmt --all
 	$(VENV)/bin/ruff format python tests benches
 

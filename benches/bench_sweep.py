@@ -63,7 +63,7 @@ def timed_sweep(spec: dict, out: Path, **kw) -> float:
 def timed_sweep_runs(spec: dict, out: Path, **kw) -> tuple[float, float]:
     """(wall seconds of the sweep, mean wall seconds of one run inside its worker)."""
     t0 = time.perf_counter()
-    df = sweep.run(spec, out, **kw)
+    df = sweep.run(spec, out, **kw).to_pandas()
     took = time.perf_counter() - t0
     assert df["error"].isna().all(), df["error"].dropna().iloc[0]
     shutil.rmtree(out)

@@ -118,7 +118,7 @@ def test_per_flow_and_group_queue_delay_under_fq_codel():
     assert q_udp["mean"] > 10 * q_tcp["mean"]
     assert link["p99"] > 5 * q_tcp["p99"]
     # every packet of the link belongs to one group: the link's mean is their weighted mean
-    flows = res.flows()
+    flows = res.to_pandas("flows")
     assert (flows["queue_delay_link"] == "bottleneck").all()
     assert flows.loc[flows.kind == "tcp", "queue_delay_ms_mean"].max() < 10
     per = s["flows"][0]["queue_delay_by_link"]["bottleneck"]
@@ -142,7 +142,7 @@ def test_class_timeseries_has_per_class_delay():
         ],
     }
     res = simulate(sc)
-    cts = res.class_timeseries()
+    cts = res.to_pandas("class_timeseries")
     assert "queue_delay_ms_mean" in cts.columns
     late = cts[cts.time_s > 2.0]
     assert late["queue_delay_ms_mean"].notna().all()
@@ -255,7 +255,7 @@ def test_both_directions_of_a_duplex_link_are_in_the_summary():
     assert set(links) == {"fwd", "b->a"}
     # the ACKs cross the reverse twin: it has its own queue and counters
     assert links["b->a"]["tx_packets"] > 0
-    assert set(res.timeseries()["link"]) == {"fwd", "b->a"}
+    assert set(res.to_pandas("timeseries")["link"]) == {"fwd", "b->a"}
     by = res.summary["flows"][0]["queue_delay_by_link"]
     assert set(by) == {"fwd", "b->a"}
     assert res.summary["flows"][0]["queue_delay_link"] == "fwd"

@@ -41,7 +41,7 @@ def test_rate_changes_normalized_and_used():
         {"at": 7.0, "rate": 8e6},
     ]
     res = simulate(sc)
-    ts = res.timeseries()
+    ts = res.to_pandas("timeseries")
     mid = ts[(ts["time_s"] > 5.0) & (ts["time_s"] <= 7.0)]["throughput_bps"].mean()
     assert mid == pytest.approx(5e6, rel=0.05)
     assert res.summary["links"]["bottleneck"]["rate_bps"] == 8e6

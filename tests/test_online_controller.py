@@ -86,8 +86,8 @@ def test_controller_moves_weights_and_goodput_shares_towards_the_ogd_rates():
     assert len(r.periods) == 10 and r.periods[-1]["t_end"] == pytest.approx(50.0)
     # Algorithm 1 from eps: one link, equal gradients -> every flow at C/6 (the NUM optimum)
     C = 10e6 / 8 / 1000
-    assert np.allclose(r.array("ogd_pps")[-1], C / 6)
-    assert np.allclose(r.array("num_pps")[-1], C / 6)
+    assert np.allclose(r["ogd_pps"][-1], C / 6)
+    assert np.allclose(r["num_pps"][-1], C / 6)
     # Algorithm 2 wrote class weights = sum of the class's flow rates, smallest 1
     assert r.periods[-1]["written"] == pytest.approx(
         {"classes.a.weight": 1.0, "classes.b.weight": 2.0, "classes.c.weight": 3.0}
@@ -98,7 +98,7 @@ def test_controller_moves_weights_and_goodput_shares_towards_the_ogd_rates():
     mean = {k: np.mean([s[k] for s in shares]) for k in "abc"}
     assert mean == pytest.approx({"a": 1 / 6, "b": 2 / 6, "c": 3 / 6}, abs=0.03)
     # measured rates add up to (nearly) the capacity
-    assert 0.9 * C < r.array("measured_pps")[-1].sum() <= 1.01 * C
+    assert 0.9 * C < r["measured_pps"][-1].sum() <= 1.01 * C
 
 
 def test_controller_can_step_from_the_measured_rates():
@@ -106,7 +106,7 @@ def test_controller_can_step_from_the_measured_rates():
 
     sim = Simulation(scenario(15.0))
     r = run_controller(sim, period=5.0, state="measured")
-    meas, ogd = r.array("measured_pps"), r.array("ogd_pps")
+    meas, ogd = r["measured_pps"], r["ogd_pps"]
     C = r.capacity_pps
     for t in (1, 2, 3):
         x_t = project(np.maximum(meas[t - 1], 1.0), r.routing, C).x

@@ -144,7 +144,7 @@ def test_fifo_writes_no_class_timeseries(tmp_path):
     sim = Simulation({"duration": "1s", "dumbbell": {"rate": "10Mbps"}, "flows": [{"count": 2}]})
     sim.run()
     res = sim.result()
-    assert res.class_timeseries().empty
+    assert res.to_pandas("class_timeseries").empty
     res.save(tmp_path / "r", plots=False)
     assert not (tmp_path / "r" / "class_timeseries.parquet").exists()
 

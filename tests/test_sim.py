@@ -108,7 +108,7 @@ def test_stepping_and_changing_pi_reference_moves_the_queue():
     sim.set_aqm_param("bottleneck", "q_ref", 120)
     assert sim.aqm_param("bottleneck", "q_ref") == 120.0
     sim.run_until(80.0)
-    ts = sim.result().timeseries()
+    ts = sim.result().to_pandas("timeseries")
     first = ts[(ts.time_s > 20) & (ts.time_s <= 40)]["queue_pkts"].mean()
     second = ts[(ts.time_s > 60) & (ts.time_s <= 80)]["queue_pkts"].mean()
     assert first == pytest.approx(30, rel=0.35)

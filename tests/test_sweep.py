@@ -75,7 +75,7 @@ def test_spec_file_resolves_base_relative_to_itself(tmp_path):
 @pytest.fixture(scope="module")
 def local(tmp_path_factory):
     out = tmp_path_factory.mktemp("sw") / "local"
-    df = sweep.run({**SPEC, "timeseries": True}, out, workers=2)
+    df = sweep.run({**SPEC, "timeseries": True}, out, workers=2).to_pandas()
     return out, df
 
 
@@ -163,7 +163,9 @@ def test_rerun_skips_finished_runs_and_extends_with_new_seeds(local, tmp_path):
     out, df = local
     stamps = {p.name: p.stat().st_mtime_ns for p in (out / "runs").iterdir()}
     seen = []
-    again = sweep.run({**SPEC, "timeseries": True}, out, progress=lambda *a: seen.append(a))
+    again = sweep.run(
+        {**SPEC, "timeseries": True}, out, progress=lambda *a: seen.append(a)
+    ).to_pandas()
     assert seen == [(8, 8, 0)], "every run was already done: none ran"
     assert {p.name: p.stat().st_mtime_ns for p in (out / "runs").iterdir()} == stamps
     pd.testing.assert_frame_equal(again.drop(columns="wall_s"), df.drop(columns="wall_s"))
@@ -173,7 +175,7 @@ def test_rerun_skips_finished_runs_and_extends_with_new_seeds(local, tmp_path):
         out,
         workers=1,
         progress=lambda *a: seen.append(a),
-    )
+    ).to_pandas()
     assert seen[0] == (8, 12, 0) and seen[-1] == (12, 12, 0), "only the 4 new runs ran"
     assert len(more) == 12 and sorted(more["seed"].unique()) == [1, 2, 3]
     old = more[more["seed"] < 3].drop(columns="wall_s").reset_index(drop=True)
@@ -189,7 +191,7 @@ def test_a_failed_run_is_recorded_and_does_not_stop_the_sweep(tmp_path):
         "flows": [{"src": "a", "dst": "b"}],
     }
     spec = {"base": base, "seeds": [1], "grid": {"flows.0.dst": ["c", "b"]}}
-    df = sweep.run(spec, tmp_path / "out", workers=1)
+    df = sweep.run(spec, tmp_path / "out", workers=1).to_pandas()
     assert list(df["flows.0.dst"]) == ["c", "b"]
     bad, good = df.iloc[0], df.iloc[1]
     assert "unroutable" in bad["error"] and "\n" not in bad["error"]
@@ -214,7 +216,7 @@ def test_dask_local_cluster_gives_the_same_rows(local, tmp_path):
         cluster.close()
     pd.testing.assert_frame_equal(dk.drop(columns="wall_s"), df.drop(columns="wall_s"))
     assert list(dk2["run_key"]) == list(dk["run_key"])
-    ref2 = sweep.run(other, tmp_path / "local2", workers=1)
+    ref2 = sweep.run(other, tmp_path / "local2", workers=1).to_pandas()
     pd.testing.assert_frame_equal(dk2.drop(columns="wall_s"), ref2.drop(columns="wall_s"))
     assert not dk2["events"].equals(dk["events"])
 
@@ -311,7 +313,8 @@ def test_a_script_read_from_stdin_can_run_a_sweep(tmp_path):
     # spawn/forkserver workers would try to import __main__ from '<stdin>' and die
     script = (
         "from aqmlab import sweep\n"
-        f"df = sweep.run({{'base': {BASE!r}, 'seeds': [1]}}, {str(tmp_path / 'o')!r}, workers=1)\n"
+        f"res = sweep.run({{'base': {BASE!r}, 'seeds': [1]}}, {str(tmp_path / 'o')!r}, workers=1)\n"
+        "df = res.to_pandas()\n"
         "print(len(df), df['error'].isna().all())\n"
     )
     r = subprocess.run(

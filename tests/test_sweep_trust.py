@@ -480,5 +480,5 @@ def test_a_real_scheduler_passes_the_handshake_check(done, tmp_path):
         assert address.startswith("tcp://")
         check_scheduler(address)
         check_scheduler(address.removeprefix("tcp://"))
-        df = sweep.run(SPEC, tmp_path / "remote", dask=address)
+        df = sweep.run(SPEC, tmp_path / "remote", dask=address).to_pandas()
     pd.testing.assert_frame_equal(df.drop(columns="wall_s"), _table(done))

@@ -163,7 +163,7 @@ def test_a_sweep_with_fractional_durations_finishes(tmp_path):
         "seeds": [1],
         "grid": {"duration": ["2.2s", "100ms", "5 ms", "0.30000000000000004s"]},
     }
-    df = sweep.run(spec, tmp_path / "sw", workers=1)
+    df = sweep.run(spec, tmp_path / "sw", workers=1).to_pandas()
     assert len(df) == 4
     assert sorted(round(x * 1e9) for x in df["sim_seconds"]) == [
         5_000_000, 100_000_000, 300_000_000, 2_200_000_000,

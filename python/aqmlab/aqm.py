@@ -51,6 +51,18 @@ def aqm_list(text: str, key: str = "--aqms") -> list[str]:
     twice; an alias counts as its AQM (``fifo`` and ``taildrop`` are ``droptail``), as do names
     that differ only in case. Returns the names as given, blanks dropped.
 
+    Parameters
+    ----------
+    text : str
+        The comma-separated names.
+    key : str
+        The option's name, for the error message.
+
+    Returns
+    -------
+    list of str
+        The names as given, blanks dropped.
+
     Raises
     ------
     AqmConfigError
@@ -87,12 +99,23 @@ def aqm_list(text: str, key: str = "--aqms") -> list[str]:
 
 
 def aqm_names() -> list[str]:
-    """Names of the algorithms (``fifo`` is an alias of ``droptail``)."""
+    """Names of the algorithms (``fifo`` is an alias of ``droptail``).
+
+    Returns
+    -------
+    list of str
+    """
     return list(_core.aqm_names())
 
 
 def list_aqms() -> dict[str, list[dict[str, Any]]]:
-    """Every AQM with its parameters: ``{name: [{name, unit, default, doc}, ...]}``."""
+    """Every AQM with its parameters: ``{name: [{name, unit, default, doc}, ...]}``.
+
+    Returns
+    -------
+    dict
+        AQM name to :func:`describe_aqm`'s list.
+    """
     out = {}
     for name in aqm_names():
         out[name] = describe_aqm(name)
@@ -117,6 +140,16 @@ def describe_aqm(name: str) -> list[dict[str, Any]]:
     ``bool``, the name for a choice (unit ``"linux|rfc"``: one of the names), None for a
     required parameter (unit ``file``: PAQMAN's ``policy``).
 
+    Parameters
+    ----------
+    name : str
+        An AQM or scheduler name (``aqmlab aqms``).
+
+    Returns
+    -------
+    list of dict
+        One entry per parameter: ``name``, ``unit``, ``default``, ``doc``.
+
     Raises
     ------
     AqmConfigError
@@ -131,14 +164,25 @@ def describe_aqm(name: str) -> list[dict[str, Any]]:
 def scheduler_names() -> list[str]:
     """Names of the schedulers: the class-based ``drr`` and ``wfq``, the hashed flow-queueing
     ``fq_codel``, ``fq_pie``, ``sfq``, ``sfq_codel``, SQM's ``sqm`` (top-K elephant queues,
-    docs/aqm/sqm.md) and ``dualpi2``; ``[aqm] type`` takes them too."""
+    docs/aqm/sqm.md) and ``dualpi2``; ``[aqm] type`` takes them too.
+
+    Returns
+    -------
+    list of str
+    """
     return list(_core.scheduler_names())
 
 
 def list_schedulers() -> dict[str, list[dict[str, Any]]]:
     """Every scheduler with its parameters, as :func:`list_aqms`. ``NAME`` in a parameter
     stands for a class name and ``PARAM`` for a parameter of the class's AQM
-    (``classes.NAME.aqm.PARAM``, e.g. ``classes.b.aqm.target``)."""
+    (``classes.NAME.aqm.PARAM``, e.g. ``classes.b.aqm.target``).
+
+    Returns
+    -------
+    dict
+        Scheduler name to :func:`describe_aqm`'s list.
+    """
     return {name: describe_aqm(name) for name in scheduler_names()}
 
 
@@ -156,6 +200,12 @@ def aqm_config(
         or strings with a unit (``"5ms"``).
     require_unit : bool
         Reject bare numbers for time and byte parameters given as strings (the command line).
+
+    Returns
+    -------
+    dict
+        The configuration as the core serialises it (serde form: times in integer
+        nanoseconds), with its ``"type"``.
 
     Raises
     ------

@@ -84,7 +84,17 @@ def column(values: Sequence[Any], mask=None):
 
 def table(columns: Mapping[str, Sequence[Any]]):
     """A ``pyarrow.Table`` equal to ``pyarrow.table(columns)`` for a dict of flat columns
-    (see :func:`column`); column order is the dict's."""
+    (see :func:`column`); column order is the dict's.
+
+    Parameters
+    ----------
+    columns : mapping of str to sequence
+        Column name to its flat values.
+
+    Returns
+    -------
+    pyarrow.Table
+    """
     import pyarrow as pa
 
     names = list(columns)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aqmlab.output import output_dir
+from aqmlab.protocol import Result, plotted
 from aqmlab.results import SimResult
 from aqmlab.scenario import Scenario, load_scenario
 
@@ -16,22 +17,86 @@ _DEMO = Path(__file__).resolve().parents[2] / "scenarios" / "demo.toml"
 
 
 def default_demo_scenario() -> Scenario:
-    """The bundled demo scenario (``scenarios/demo.toml``)."""
+    """The bundled demo scenario (``scenarios/demo.toml``).
+
+    Returns
+    -------
+    Scenario
+    """
     return load_scenario(_DEMO)
 
 
-@dataclass
-class Comparison:
-    """Results of one scenario under several AQMs, keyed by AQM name."""
+@dataclass(repr=False)
+class Comparison(Result):
+    """Results of one scenario under several AQMs, keyed by AQM name.
+
+    Attributes
+    ----------
+    results : dict of str to SimResult
+        Each AQM's run.
+    """
 
     results: dict[str, SimResult]
 
     @property
     def summaries(self) -> dict[str, dict]:
+        """Each AQM's ``summary.json`` content."""
         return {k: r.summary for k, r in self.results.items()}
 
+    def _figures(self) -> dict:
+        out: dict = {"aqms": list(self.results)}
+        for row in self.table():
+            out[f"{row['aqm']}.mean_delay_ms"] = row["mean_delay_ms"]
+        return out
+
+    def to_pandas(self):
+        """:meth:`table` as a DataFrame, one row per AQM.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        import pandas as pd
+
+        return pd.DataFrame(self.table())
+
+    def to_dict(self) -> dict:
+        """JSON-ready: ``{"table": comparison.json's rows}``.
+
+        Returns
+        -------
+        dict
+        """
+        return {"table": self.table()}
+
+    def plot(self, ax=None):
+        """The bottleneck's queueing delay over time per AQM and bars of mean delay,
+        utilization and loss (:func:`plot_comparison`).
+
+        Parameters
+        ----------
+        ax : sequence of four matplotlib Axes, optional
+            The delay panel and the three bar panels; without it, a new Figure.
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+        """
+        if ax is None:
+            return plot_comparison(self)
+        _draw(self, ax, "bottleneck")
+        return plotted(None, ax)
+
     def table(self) -> list[dict]:
-        """One row per AQM with the headline numbers of the bottleneck link."""
+        """One row per AQM with the headline numbers of the bottleneck link.
+
+        Returns
+        -------
+        list of dict
+            ``aqm``, ``utilization``, ``mean_queue_pkts``, ``mean_delay_ms``, ``p99_delay_ms``,
+            ``loss`` (drops over arrivals), ``marks``, ``jain`` (``comparison.json``'s rows).
+        """
         rows = []
         for name, r in self.results.items():
             link = r.link("bottleneck")
@@ -66,18 +131,12 @@ def with_aqm(base: Scenario, name: str, params: dict | None = None) -> Scenario:
     return base.replace(aqm={"type": name, **kept, **(params or {})}, name=f"{base.name}-{name}")
 
 
-def plot_comparison(cmp: Comparison, link: str = "bottleneck"):
-    """Queue length over time per AQM, plus bars of delay, utilization and loss."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
-
-    fig = plt.figure(figsize=(11, 7))
-    gs = fig.add_gridspec(2, 3, height_ratios=[1.3, 1])
-    ax_q = fig.add_subplot(gs[0, :])
+def _draw(cmp: Comparison, axes, link: str) -> None:
+    """The comparison's four panels: the queueing delay of ``link`` over time per AQM, then
+    bars of mean delay, utilization and loss."""
+    ax_q = axes[0]
     for name, r in cmp.results.items():
-        ts = r.timeseries()
+        ts = r.to_pandas("timeseries")
         ts = ts[ts["link"] == link]
         ax_q.plot(ts["time_s"], ts["queue_delay_ms_mean"], lw=0.7, label=name)
     ax_q.set_xlabel("time [s]")
@@ -88,13 +147,35 @@ def plot_comparison(cmp: Comparison, link: str = "bottleneck"):
     rows = cmp.table()
     names = [row["aqm"] for row in rows]
     for ax, key, label, scale in (
-        (fig.add_subplot(gs[1, 0]), "mean_delay_ms", "mean queue delay [ms]", 1.0),
-        (fig.add_subplot(gs[1, 1]), "utilization", "utilization [%]", 100.0),
-        (fig.add_subplot(gs[1, 2]), "loss", "loss [%]", 100.0),
+        (axes[1], "mean_delay_ms", "mean queue delay [ms]", 1.0),
+        (axes[2], "utilization", "utilization [%]", 100.0),
+        (axes[3], "loss", "loss [%]", 100.0),
     ):
         ax.bar(names, [row[key] * scale for row in rows], color="C0")
         ax.set_ylabel(label)
         ax.tick_params(axis="x", rotation=45)
+
+
+def plot_comparison(cmp: Comparison, link: str = "bottleneck"):
+    """Queue delay over time per AQM, plus bars of delay, utilization and loss.
+
+    Parameters
+    ----------
+    cmp : Comparison
+        The runs.
+    link : str
+        The link whose delay is drawn.
+
+    Returns
+    -------
+    matplotlib Figure
+    """
+    import matplotlib.pyplot as plt
+
+    fig = plt.figure(figsize=(11, 7))
+    gs = fig.add_gridspec(2, 3, height_ratios=[1.3, 1])
+    axes = [fig.add_subplot(gs[0, :]), *(fig.add_subplot(gs[1, i]) for i in range(3))]
+    _draw(cmp, axes, link)
     fig.tight_layout()
     return fig
 
@@ -112,7 +193,27 @@ def compare_aqms(
     through :mod:`aqmlab.output` with ``out/NAME/`` (results contract per AQM),
     ``out/comparison.json`` and ``out/comparison.png``. See :func:`with_aqm` for which AQM
     parameters of ``base`` are kept.
+
+    Parameters
+    ----------
+    base : Scenario
+        The scenario.
+    aqms : list of str
+        AQM names (``aqmlab aqms``).
+    out : path
+        The output folder.
+    progress_factory : callable, optional
+        Returns a ``rich.progress.Progress``-like context manager that shows each run's progress.
+    force : bool
+        Replace ``out`` even if it holds files aqmlab did not write.
+
+    Returns
+    -------
+    Comparison
     """
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)  # writes a file; plot() alone leaves the backend be
     import matplotlib.pyplot as plt
 
     from aqmlab.output import check_output_dir

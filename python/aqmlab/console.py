@@ -22,7 +22,13 @@ def _preload(args: list[str]) -> tuple[str, ...] | None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point (see :func:`aqmlab.cli.main`)."""
+    """Console-script entry point (see :func:`aqmlab.cli.main`).
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments (default: ``sys.argv[1:]``).
+    """
     from aqmlab import forked
 
     preload = _preload(sys.argv[1:] if argv is None else argv)

@@ -60,7 +60,17 @@ PARQUET = ("pyarrow.parquet",)
 
 def preload_for(plots: bool) -> tuple[str, ...]:
     """What a worker imports for a run's writing: :data:`FIGURE` with plots, else
-    :data:`PARQUET` (the worker then writes the Parquet files)."""
+    :data:`PARQUET` (the worker then writes the Parquet files).
+
+    Parameters
+    ----------
+    plots : bool
+        The run draws ``queue.png``.
+
+    Returns
+    -------
+    tuple of str
+    """
     return FIGURE if plots else PARQUET
 
 
@@ -74,7 +84,17 @@ class WorkerError(RuntimeError):
 
 def start(preload: Sequence[str]) -> Worker | None:
     """Fork a worker that imports the modules ``preload`` names now; None where there is no
-    ``os.fork`` or only one core to run on (a worker would only compete with its parent)."""
+    ``os.fork`` or only one core to run on (a worker would only compete with its parent).
+
+    Parameters
+    ----------
+    preload : sequence of str
+        Modules the worker imports at once.
+
+    Returns
+    -------
+    Worker or None
+    """
     if hasattr(os, "sched_getaffinity"):
         cores = len(os.sched_getaffinity(0))
     else:
@@ -88,14 +108,30 @@ _early: Worker | None = None
 
 
 def start_early(preload: Sequence[str]) -> None:
-    """Fork a worker now, for the command that :func:`take` s it later."""
+    """Fork a worker now, for the command that :func:`take` s it later.
+
+    Parameters
+    ----------
+    preload : sequence of str
+        Modules the worker imports at once.
+    """
     global _early
     if _early is None:
         _early = start(preload)
 
 
 def take(preload: Sequence[str]) -> Worker | None:
-    """The worker :func:`start_early` forked, else a new one (or None: see :func:`start`)."""
+    """The worker :func:`start_early` forked, else a new one (or None: see :func:`start`).
+
+    Parameters
+    ----------
+    preload : sequence of str
+        Modules the worker imports at once.
+
+    Returns
+    -------
+    Worker or None
+    """
     global _early
     worker, _early = _early, None
     return worker or start(preload)
@@ -194,7 +230,17 @@ class Worker:
     def submit(self, what: str, fn: Callable[..., Any], *args: Any) -> None:
         """Have the worker run ``fn(*args)`` (picklable: a module-level function or a method of
         a picklable object); ``what`` names the output in an error (``"queue.png"``). Returns
-        at once: a thread feeds the pipe while the worker may still be importing."""
+        at once: a thread feeds the pipe while the worker may still be importing.
+
+        Parameters
+        ----------
+        what : str
+            The output's name, for an error.
+        fn : callable
+            The function to run (picklable).
+        *args
+            Its arguments (picklable).
+        """
         import pickle
         import threading
 

@@ -139,6 +139,17 @@ def _replaceable(folder: Path) -> bool:
 def check_output_dir(path: str | os.PathLike[str], force: bool = False) -> Path:
     """Check that a result folder may be written at ``path``; return it as a Path.
 
+    Parameters
+    ----------
+    path : path-like
+        The folder.
+    force : bool
+        Allow replacing a folder that holds more than an aqmlab result.
+
+    Returns
+    -------
+    Path
+
     Raises
     ------
     OutputError
@@ -185,6 +196,10 @@ def check_output_file(
         Accepted extensions (lower case, with the dot), e.g. ``(".png", ".pdf")``.
     what : str
         How the message names the file (``"--plot"``).
+
+    Returns
+    -------
+    Path
     """
     text = os.fspath(path)
     if not str(text).strip():
@@ -208,7 +223,12 @@ def check_output_file(
 
 @contextlib.contextmanager
 def signals_raise() -> Iterator[None]:
-    """Turn SIGTERM (and SIGINT, as Python already does) into an exception while writing."""
+    """Turn SIGTERM (and SIGINT, as Python already does) into an exception while writing.
+
+    Yields
+    ------
+    None
+    """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -227,7 +247,12 @@ def signals_raise() -> Iterator[None]:
 def signals_deferred() -> Iterator[None]:
     """Hold SIGINT and SIGTERM back while the block finishes what must not be left half-done
     (a sweep's table and manifest after its runs); a signal that came meanwhile is raised as
-    :class:`Interrupted` when the block ends (unless the block raised already)."""
+    :class:`Interrupted` when the block ends (unless the block raised already).
+
+    Yields
+    ------
+    None
+    """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -298,6 +323,11 @@ def output_dir(
 
     On any exception, SIGINT or SIGTERM, the temporary folder (and any parent folder this call
     created) is removed and ``path`` is left as it was.
+
+    Yields
+    ------
+    Path
+        The temporary folder to write into.
     """
     target = check_output_dir(path, force)
     created = _make_parents(target.resolve().parent)
@@ -341,7 +371,19 @@ def temp_file_beside(target: Path, keep_suffix: bool = True) -> Path:
     """Create an empty temporary file next to ``target`` (``.NAME.XXXX.aqmlab-tmp.EXT``, or
     without ``.EXT`` if not ``keep_suffix``; mode by the umask) and return its path; the caller
     renames it onto ``target`` or removes it. For files written over a long time (a streamed
-    trace) where :func:`output_file`'s block does not fit."""
+    trace) where :func:`output_file`'s block does not fit.
+
+    Parameters
+    ----------
+    target : Path
+        The file it will replace.
+    keep_suffix : bool
+        Keep ``target``'s extension (for writers that choose the format by it).
+
+    Returns
+    -------
+    Path
+    """
     fd, name = tempfile.mkstemp(
         prefix=f".{target.name}.",
         suffix=f"{_TMP_SUFFIX}{target.suffix}" if keep_suffix else _TMP_SUFFIX,
@@ -364,6 +406,22 @@ def output_file(
 
     See :func:`check_output_file` for the checks. On any exception, SIGINT or SIGTERM the
     temporary file is removed and ``path`` is untouched.
+
+    Parameters
+    ----------
+    path : path-like
+        The file.
+    force : bool
+        Replace an existing file.
+    suffixes : sequence of str, optional
+        Accepted extensions (lower case, with the dot).
+    what : str
+        How the message names the file.
+
+    Yields
+    ------
+    Path
+        The temporary file name to write.
     """
     target = check_output_file(path, force, suffixes, what)
     tmp = temp_file_beside(target)
@@ -384,7 +442,17 @@ def output_file(
 
 
 def manifest_command(folder: str | os.PathLike[str]) -> str | None:
-    """The command recorded in an aqmlab folder's manifest, or None if it is not one."""
+    """The command recorded in an aqmlab folder's manifest, or None if it is not one.
+
+    Parameters
+    ----------
+    folder : path-like
+        The folder.
+
+    Returns
+    -------
+    str or None
+    """
     p = Path(folder)
     if _manifest_files(p) is None:
         return None
@@ -395,7 +463,17 @@ def manifest_command(folder: str | os.PathLike[str]) -> str | None:
 
 
 def manifest_files(folder: str | os.PathLike[str]) -> set[str]:
-    """The relative paths an aqmlab folder's manifest lists (empty if it is not one)."""
+    """The relative paths an aqmlab folder's manifest lists (empty if it is not one).
+
+    Parameters
+    ----------
+    folder : path-like
+        The folder.
+
+    Returns
+    -------
+    set of str
+    """
     return _manifest_files(Path(folder)) or set()
 
 
@@ -416,7 +494,17 @@ def refresh_manifest(
     there: what the manifest listed already and ``written`` (paths relative to ``folder``, with
     their folders), as far as they still exist. Anything else found in the folder (a file a
     user put there) is not listed, so the folder is not replaced without ``force`` while it is
-    there. Temporaries (``.*.aqmlab-tmp``) are removed first."""
+    there. Temporaries (``.*.aqmlab-tmp``) are removed first.
+
+    Parameters
+    ----------
+    folder : path-like
+        The aqmlab folder.
+    command : str or None
+        The command recorded.
+    written : iterable of str
+        Paths (relative to ``folder``) aqmlab wrote there.
+    """
     p = Path(folder)
     for root, dirs, files in os.walk(p):
         for f in files:
@@ -435,7 +523,18 @@ def refresh_manifest(
 @contextlib.contextmanager
 def write_atomic(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary name next to ``path`` that replaces it when the block succeeds (no
-    checks: for files inside a folder aqmlab owns). On failure the temporary is removed."""
+    checks: for files inside a folder aqmlab owns). On failure the temporary is removed.
+
+    Parameters
+    ----------
+    path : path-like
+        The file.
+
+    Yields
+    ------
+    Path
+        The temporary name to write.
+    """
     target = Path(path)
     tmp = temp_file_beside(target, keep_suffix=False)  # a name the manifest refresh sweeps
     try:

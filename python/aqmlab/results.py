@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from aqmlab.protocol import Result, deprecated, json_ready, new_axes, plotted
+
 __all__ = ["SimResult", "flow_columns", "jain_index", "write_scenario"]
 
 # The Parquet tables of a results folder; the optional ones are written only when not empty.
@@ -76,7 +78,17 @@ def write_scenario(scenario, directory: Path) -> None:
 
 
 def jain_index(values) -> float:
-    """Jain's fairness index ``(sum x)^2 / (n sum x^2)``; 1.0 for an empty or all-zero input."""
+    """Jain's fairness index ``(sum x)^2 / (n sum x^2)``; 1.0 for an empty or all-zero input.
+
+    Parameters
+    ----------
+    values : iterable of float
+        The allocations.
+
+    Returns
+    -------
+    float
+    """
     xs = [float(v) for v in values]
     sq = sum(x * x for x in xs)
     if not xs or sq == 0.0:
@@ -85,8 +97,11 @@ def jain_index(values) -> float:
 
 
 @dataclass(repr=False)
-class SimResult:
-    """Results of one simulation run.
+class SimResult(Result):
+    """Results of one simulation run (or emulation), with the result protocol of
+    :mod:`aqmlab.protocol`: :meth:`to_pandas` (its four tables), :meth:`to_dict` (the
+    summary), :meth:`plot`, :meth:`save` / :meth:`load`, a one-line ``repr`` and a notebook
+    view.
 
     Attributes
     ----------
@@ -110,57 +125,138 @@ class SimResult:
     extra: dict[str, Any] = field(default_factory=dict)
     scenario: Any = None
 
-    def __repr__(self) -> str:
+    # -- the result protocol (aqmlab.protocol) --------------------------------------------------
+    def _figures(self) -> dict[str, Any]:
         s = self.summary
-        links = ", ".join(
-            f"{k}: util {v.get('utilization', 0):.3f}, delay {v.get('queue_delay_ms', {}).get('mean', 0):.2f} ms"
-            for k, v in list(s.get("links", {}).items())[:3]
-        )
-        return (
-            f"SimResult(scenario={s.get('scenario')!r}, seed={s.get('seed')}, "
-            f"sim_seconds={s.get('sim_seconds', 0):g}, flows={len(s.get('flows', []))}, {links})"
-        )
+        out: dict[str, Any] = {
+            "scenario": s.get("scenario"),
+            "seed": s.get("seed"),
+            "sim_seconds": s.get("sim_seconds", 0.0),
+            "flows": len(s.get("flows", [])),
+            "links": len(s.get("links", {})),
+        }
+        for name, link in list(s.get("links", {}).items())[:2]:
+            out[f"{name}.utilization"] = link.get("utilization")
+            out[f"{name}.queue_delay_ms"] = (link.get("queue_delay_ms") or {}).get("mean")
+        return out
 
-    # -- pandas views ---------------------------------------------------------------------------
+    def _tables(self) -> dict[str, Any]:
+        import pandas as pd
+
+        links = pd.DataFrame(
+            [
+                {
+                    "link": name,
+                    "utilization": v.get("utilization"),
+                    "queue_delay_ms_mean": (v.get("queue_delay_ms") or {}).get("mean"),
+                    "drops": v.get("drops"),
+                    "marks": v.get("marks"),
+                }
+                for name, v in self.summary.get("links", {}).items()
+            ]
+        )
+        tables = {"links": links}
+        tables.update((k, v) for k, v in self.to_pandas().items() if len(v))
+        return tables
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary (``summary.json``'s content) as a new JSON-ready dict.
+
+        Returns
+        -------
+        dict
+            Run-level statistics (results contract, ``docs/design.md``).
+        """
+        return json_ready(self.summary)
+
+    def to_pandas(self, table: str | None = None):
+        """The run's tables as DataFrames (the Parquet files of the results contract).
+
+        Parameters
+        ----------
+        table : str, optional
+            One of ``"timeseries"``, ``"flows"``, ``"cwnd"``, ``"class_timeseries"``: return
+            that table only.
+
+        Returns
+        -------
+        dict of str to pandas.DataFrame, or pandas.DataFrame
+            ``timeseries``: per sample interval and monitored link (``time_s, link,
+            queue_pkts, queue_bytes, queue_delay_ms_mean, arrivals, drops, marks,
+            throughput_bps, active_flows``; ``active_flows``: backlogged flow queues of a
+            hashed qdisc such as ``fq_codel`` at the sample instant, 0 for other qdiscs).
+            ``flows``: one row per flow (``id, kind, cc, goodput_bps, rtt_ms_mean,
+            retransmits, fct_s, ...``). ``cwnd``: congestion-window traces (``time_s, flow,
+            cwnd, ssthresh, srtt_ms``; windows in segments) of the flows that asked for one.
+            ``class_timeseries``: per sample interval, monitored link and class of a
+            class-based qdisc (``time_s, link, class, queue_pkts, queue_bytes, tx_bytes,
+            drops, marks``; queue at the sample instant, the others in the interval). A
+            table the run did not record is empty.
+
+        Raises
+        ------
+        KeyError
+            ``table`` is not one of the four names.
+        """
+        if table is not None:
+            if table not in _TABLES:
+                raise KeyError(f"table = {table!r}: one of {', '.join(_TABLES)}")
+            return self._frame(table)
+        return {k: self._frame(k) for k in _TABLES}
+
     def _frame(self, key: str):
         import pandas as pd
 
         return pd.DataFrame(self.columns.get(key, {}))
 
+    # -- deprecated aliases, kept for one release ----------------------------------------------
     def timeseries(self):
-        """Per sample interval and monitored link: queue, delay, arrivals, drops, marks, throughput.
+        """Deprecated alias of ``to_pandas("timeseries")``, kept for one release.
 
         Returns
         -------
         pandas.DataFrame
-            Columns ``time_s, link, queue_pkts, queue_bytes, queue_delay_ms_mean, arrivals, drops,
-            marks, throughput_bps, active_flows`` (``active_flows``: backlogged flow queues of a
-            hashed qdisc such as ``fq_codel`` at the sample instant, 0 for other qdiscs).
         """
+        deprecated("SimResult.timeseries()", 'SimResult.to_pandas("timeseries")')
         return self._frame("timeseries")
 
     def class_timeseries(self):
-        """Per sample interval, monitored link and class of a class-based qdisc (drr, wfq, ...).
+        """Deprecated alias of ``to_pandas("class_timeseries")``, kept for one release.
 
         Returns
         -------
         pandas.DataFrame
-            Columns ``time_s, link, class, queue_pkts, queue_bytes, tx_bytes, drops, marks``
-            (queue at the sample instant; the others in the interval); empty without classes.
         """
+        deprecated("SimResult.class_timeseries()", 'SimResult.to_pandas("class_timeseries")')
         return self._frame("class_timeseries")
 
     def flows(self):
-        """One row per flow: id, kind, cc, goodput_bps, rtt_ms_mean, retransmits, fct_s, ..."""
+        """Deprecated alias of ``to_pandas("flows")``, kept for one release.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        deprecated("SimResult.flows()", 'SimResult.to_pandas("flows")')
         return self._frame("flows")
 
     def cwnd(self):
-        """Congestion-window traces (``time_s, flow, cwnd, ssthresh, srtt_ms``; windows in
-        segments) for the flows that asked for one."""
+        """Deprecated alias of ``to_pandas("cwnd")``, kept for one release.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        deprecated("SimResult.cwnd()", 'SimResult.to_pandas("cwnd")')
         return self._frame("cwnd")
 
     def queue_delay_histogram(self, link: str = "bottleneck"):
         """The link's post-warm-up queue-delay histogram, its non-empty bins in order.
+
+        Parameters
+        ----------
+        link : str
+            The link (as named in results).
 
         Returns
         -------
@@ -181,35 +277,52 @@ class SimResult:
         return pd.DataFrame({"lo_ms": h["lo_ms"], "hi_ms": h["hi_ms"], "count": counts, "cdf": cdf})
 
     def link(self, name: str = "bottleneck") -> dict[str, Any]:
-        """The summary of one link (``KeyError`` naming the known links if absent)."""
+        """The summary of one link (``KeyError`` naming the known links if absent).
+
+        Parameters
+        ----------
+        name : str
+            The link (as named in results).
+
+        Returns
+        -------
+        dict
+        """
         links = self.summary.get("links", {})
         if name not in links:
             raise KeyError(f"no link {name!r} in the results (links: {', '.join(links)})")
         return links[name]
 
     # -- plots ----------------------------------------------------------------------------------
-    def plot(self, link: str | None = None, ax=None):
+    def plot(self, ax=None, link: str | None = None):
         """Plot queue length and per-interval throughput of ``link`` (all monitored if None),
         with the queue of each class of a class-based qdisc (dashed).
 
-        Returns the matplotlib Figure.
+        Parameters
+        ----------
+        ax : matplotlib Axes or pair of Axes, optional
+            Two Axes: queue and throughput panels; one Axes: the queue panel only. Without
+            it, a new Figure with both panels.
+        link : str, optional
+            The monitored link to draw (default: all).
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
         """
-        import matplotlib
-
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
-
-        if ax is None:
-            fig, axes = plt.subplots(2, 1, figsize=(8, 5.5), sharex=True)
-        else:
-            axes = ax
-            fig = axes[0].figure
-        self._draw(fig, axes, link)
-        return fig
+        if isinstance(ax, str):  # the old order plot(link, ax), kept for one release
+            deprecated("SimResult.plot(link)", "SimResult.plot(link=link)")
+            ax, link = link, ax
+        fig, axes = new_axes(ax, 2, 1, figsize=(8, 5.5), sharex=True)
+        panels = list(axes) if hasattr(axes, "__len__") else [axes]
+        self._draw(fig, panels, link)
+        return plotted(fig, ax)
 
     def _draw(self, fig, axes, link: str | None) -> None:
-        """Draw :meth:`plot`'s two panels on ``axes`` from the columns (numpy only, no pandas:
-        the command line writes this figure with every run)."""
+        """Draw :meth:`plot`'s panels on ``axes`` (two, or the queue panel alone) from the
+        columns (numpy only, no pandas: the command line writes this figure with every run);
+        ``fig`` (None for the caller's Axes) gets a tight layout."""
         import numpy as np
 
         ts = self.columns.get("timeseries") or {}
@@ -224,6 +337,8 @@ class SimResult:
                 m = lk == name
                 tt = t[m]
                 axes[0].plot(tt, queue[m], lw=0.8, label=name)
+                if len(axes) < 2:
+                    continue
                 # a 10 ms sample holds a handful of packets: average over 100 ms for the plot
                 dt = float(np.median(np.diff(tt))) if len(tt) > 1 else 0.1
                 k = max(1, round(0.1 / dt)) if dt > 0 else 1
@@ -243,19 +358,27 @@ class SimResult:
                     m = (cl == name) & (cc == cls)
                     axes[0].plot(ct[m], cq[m], lw=0.5, ls="--", label=f"{name} {cls}")
         axes[0].set_ylabel("queue [packets]")
-        axes[1].set_ylabel("throughput [Mb/s], 100 ms mean")
-        axes[1].set_xlabel("time [s]")
+        if len(axes) > 1:
+            axes[1].set_ylabel("throughput [Mb/s], 100 ms mean")
+        axes[-1].set_xlabel("time [s]")
         axes[0].legend(loc="upper right", fontsize="small")
         warm = self.summary.get("warmup_s")
         if warm:
             for a in axes:
                 a.axvline(warm, color="grey", ls=":", lw=0.8)
         axes[0].set_title(f"{self.summary.get('scenario', '')} (seed {self.summary.get('seed')})")
-        fig.tight_layout()
+        if fig is not None:  # a figure of its own (not the caller's Axes)
+            fig.tight_layout()
 
     def save_queue_figure(self, path: str | os.PathLike[str]) -> None:
         """Write the queue figure (:meth:`plot`'s panels, all monitored links) as a PNG to
-        ``path``: a bare Figure without pyplot state, drawn from the columns without pandas."""
+        ``path``: a bare Figure without pyplot state, drawn from the columns without pandas.
+
+        Parameters
+        ----------
+        path : path-like
+            The PNG file.
+        """
         from matplotlib.figure import Figure
 
         fig = Figure(figsize=(8, 5.5))
@@ -337,6 +460,19 @@ class SimResult:
     ) -> Path:
         """Write the results to ``directory`` (see :mod:`aqmlab.output`) and return its path.
 
+        Parameters
+        ----------
+        directory : path-like
+            The result folder.
+        plots : bool
+            Write ``queue.png``.
+        force : bool
+            Replace a folder that holds more than an aqmlab result.
+
+        Returns
+        -------
+        Path
+
         Raises
         ------
         OutputError
@@ -351,7 +487,17 @@ class SimResult:
 
     @classmethod
     def load(cls, directory: str | os.PathLike[str]) -> SimResult:
-        """Read a results directory written by :meth:`save`."""
+        """Read a results directory written by :meth:`save`.
+
+        Parameters
+        ----------
+        directory : path-like
+            The result folder.
+
+        Returns
+        -------
+        SimResult
+        """
         import pyarrow.parquet as pq
 
         d = Path(directory)

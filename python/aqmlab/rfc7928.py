@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from aqmlab.protocol import Result, json_ready
 from aqmlab.scenario import ScenarioError, set_key
 
 __all__ = ["SUITE_DIR", "Section", "SuiteResult", "sections", "prepare", "run", "summary_markdown"]
@@ -35,7 +36,23 @@ LINK = "links.bottleneck"
 
 @dataclass
 class Section:
-    """One guideline section: its file, RFC section number, title, metrics and sweep spec."""
+    """One guideline section: its file, RFC section number, title, metrics and sweep spec.
+
+    Attributes
+    ----------
+    name : str
+        The section's name (its file's stem; its sweep's folder).
+    path : Path
+        The section's file.
+    rfc_section : str
+        The RFC 7928 section number.
+    title : str
+        The section's title.
+    metrics : list of str
+        The columns its table shows.
+    spec : dict
+        Its sweep spec (AQMs added).
+    """
 
     name: str
     path: Path
@@ -45,14 +62,93 @@ class Section:
     spec: dict[str, Any]
 
 
-@dataclass
-class SuiteResult:
-    """The suite's results: per section name, its results table and statistics."""
+@dataclass(repr=False, eq=False)
+class SuiteResult(Result):
+    """The suite's results: per section name, its results table and statistics.
+
+    Attributes
+    ----------
+    out : Path
+        The suite's folder.
+    tables : dict
+        Section name to its results table (a sweep's ``results.parquet`` with the derived
+        metrics, :func:`with_derived`).
+    stats : dict
+        Section name to its statistics across seeds (:func:`aqmlab.stats.across_seeds`).
+    sections : list of Section
+        The sections of the suite.
+    """
 
     out: Path
     tables: dict[str, Any] = field(default_factory=dict)
     stats: dict[str, Any] = field(default_factory=dict)
     sections: list[Section] = field(default_factory=list)
+
+    def _figures(self) -> dict[str, Any]:
+        runs = sum(len(t) for t in self.tables.values())
+        failed = sum(int(t["error"].notna().sum()) for t in self.tables.values())
+        return {"out": str(self.out), "sections": list(self.tables), "runs": runs, "failed": failed}
+
+    def _tables(self) -> dict[str, Any]:
+        return {f"{name} across seeds": st for name, st in self.stats.items()}
+
+    def to_pandas(self):
+        """The results tables by section name (one row per run).
+
+        Returns
+        -------
+        dict of str to pandas.DataFrame
+        """
+        return dict(self.tables)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: ``out`` and, per section, its statistics across seeds (the rows of
+        :attr:`stats`).
+
+        Returns
+        -------
+        dict
+        """
+        return {
+            "out": str(self.out),
+            "sections": {k: json_ready(v.to_dict("records")) for k, v in self.stats.items()},
+        }
+
+    def plot(self, ax=None, section: str | None = None, metric: str | None = None):
+        """One section's metric: mean and 95 % confidence interval per configuration
+        (:func:`aqmlab.sweep.result.plot_across_seeds`).
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw; without it, a new Figure.
+        section : str, optional
+            The section (default: the first that ran).
+        metric : str, optional
+            The column (default: the section's first metric in its table).
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+
+        Raises
+        ------
+        KeyError
+            ``section`` did not run.
+        """
+        from aqmlab.sweep.result import plot_across_seeds
+
+        if not self.tables:
+            raise KeyError("no section ran")
+        name = next(iter(self.tables)) if section is None else section
+        if name not in self.tables:
+            raise KeyError(f"section = {name!r}: not run (ran: {', '.join(self.tables)})")
+        df = self.tables[name]
+        if metric is None:
+            sec = next((s for s in self.sections if s.name == name), None)
+            metric = next((m for m in (sec.metrics if sec else []) if m in df.columns), None)
+        return plot_across_seeds(df, metric, ax)
 
 
 def _load_section(path: Path, aqms: Sequence[str], quick: bool) -> Section:
@@ -80,7 +176,21 @@ def _load_section(path: Path, aqms: Sequence[str], quick: bool) -> Section:
 
 
 def sections(aqms: Sequence[str], quick: bool = False, folder: Path = SUITE_DIR) -> list[Section]:
-    """The suite's sections (one per file of ``folder``, in RFC section order)."""
+    """The suite's sections (one per file of ``folder``, in RFC section order).
+
+    Parameters
+    ----------
+    aqms : sequence of str
+        The AQMs (the first grid key of every section).
+    quick : bool
+        The reduced suite.
+    folder : Path
+        The folder of the section files.
+
+    Returns
+    -------
+    list of Section
+    """
     out = [_load_section(p, aqms, quick) for p in sorted(folder.glob("*.toml"))]
     return sorted(out, key=lambda s: [int(x) for x in s.rfc_section.split(".")])
 
@@ -110,6 +220,24 @@ def prepare(
     """Check the whole suite before anything runs: the AQM names, every section's spec (with
     the AQM grid), ``workers``, ``dask`` and the output folder. Returns ``(sections,
     prepared sweeps)``.
+
+    Parameters
+    ----------
+    aqms : str or sequence of str
+        AQM names.
+    out : path-like
+        The suite's folder.
+    quick : bool
+        The reduced suite.
+    workers, dask
+        As for :func:`aqmlab.sweep.run`.
+    force : bool
+        Replace ``out`` even if it is not an aqmlab folder.
+
+    Returns
+    -------
+    tuple
+        ``(sections, prepared sweeps, resume)``.
 
     Raises
     ------
@@ -162,6 +290,10 @@ def run(
     progress : callable, optional
         ``progress(section_name)`` returns the ``progress(done, total, failed)`` callback of
         that section's sweep (a context manager is not needed).
+
+    Returns
+    -------
+    SuiteResult
     """
     from aqmlab import sweep as sw
     from aqmlab.output import output_dir, signals_deferred
@@ -232,7 +364,19 @@ def _fmt(mean: float, low: float, high: float) -> str:
 
 def summary_markdown(result: SuiteResult, quick: bool = False) -> str:
     """``summary.md``: per section, a table of each configuration's metrics (mean ± half width
-    of the 95 % confidence interval over the seeds; n = the runs that finished)."""
+    of the 95 % confidence interval over the seeds; n = the runs that finished).
+
+    Parameters
+    ----------
+    result : SuiteResult
+        The suite's results.
+    quick : bool
+        Say that the reduced suite ran.
+
+    Returns
+    -------
+    str
+    """
     lines = [
         "# RFC 7928 characterization" + (" (quick)" if quick else ""),
         "",

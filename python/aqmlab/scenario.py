@@ -109,18 +109,22 @@ class Scenario:
 
     @property
     def data(self) -> dict[str, Any]:
+        """The scenario document as given (a copy)."""
         return copy.deepcopy(self._data)
 
     @property
     def normalized(self) -> dict[str, Any]:
+        """The scenario with every default filled in and quantities in SI base units."""
         return copy.deepcopy(self._normalized)
 
     @property
     def name(self) -> str:
+        """The scenario's name."""
         return self._normalized["name"]
 
     @property
     def seed(self) -> int:
+        """The scenario's seed."""
         return self._normalized["seed"]
 
     @property
@@ -135,6 +139,7 @@ class Scenario:
 
     @property
     def sample_interval(self) -> float:
+        """The monitors' sample interval, seconds."""
         return self._normalized["sample_interval"]
 
     @property
@@ -157,17 +162,42 @@ class Scenario:
         return self._core.memory_bytes()
 
     def link_aliases(self) -> dict[str, str]:
-        """The core's link names mapped to the names results use (``R1->R2`` -> ``bottleneck``)."""
+        """The core's link names mapped to the names results use (``R1->R2`` -> ``bottleneck``).
+
+        Returns
+        -------
+        dict of str to str
+        """
         return dict(self._core.link_aliases())
 
     def replace(self, **changes: Any) -> Scenario:
-        """A new scenario with top-level keys replaced (``sc.replace(seed=2, aqm={...})``)."""
+        """A new scenario with top-level keys replaced (``sc.replace(seed=2, aqm={...})``).
+
+        Parameters
+        ----------
+        **changes
+            Top-level keys and their new values.
+
+        Returns
+        -------
+        Scenario
+        """
         data = self.data
         data.update(changes)
         return Scenario(data)
 
     def with_overrides(self, overrides: list[str]) -> Scenario:
-        """A new scenario with ``key=value`` overrides applied (see :func:`apply_overrides`)."""
+        """A new scenario with ``key=value`` overrides applied (see :func:`apply_overrides`).
+
+        Parameters
+        ----------
+        overrides : list of str
+            ``key=value`` strings.
+
+        Returns
+        -------
+        Scenario
+        """
         return Scenario(apply_overrides(self.data, overrides))
 
     def to_toml(self, files: dict[str, Path] | None = None) -> str:
@@ -289,7 +319,17 @@ def _check_policy_rates(normalized: dict[str, Any]) -> None:
 
 
 def parse_scenario(data: Mapping[str, Any]) -> Scenario:
-    """Validate a scenario given as a dict (as parsed from TOML). Same as ``Scenario(data)``."""
+    """Validate a scenario given as a dict (as parsed from TOML). Same as ``Scenario(data)``.
+
+    Parameters
+    ----------
+    data : mapping
+        The scenario document.
+
+    Returns
+    -------
+    Scenario
+    """
     return Scenario(data)
 
 
@@ -302,6 +342,19 @@ def load_scenario(
 
     ``prepare``, if given, may edit the document (a dict, overrides applied) before it is
     validated (the emulator takes out kernel-only congestion controls this way).
+
+    Parameters
+    ----------
+    path : path
+        The TOML file.
+    overrides : list of str, optional
+        ``key=value`` strings.
+    prepare : callable, optional
+        Edits the document before it is validated.
+
+    Returns
+    -------
+    Scenario
 
     Raises
     ------
@@ -370,6 +423,18 @@ def apply_overrides(data: dict, overrides: list[str]) -> dict:
     Values are parsed as TOML (``5``, ``true``, ``"5ms"``, ``[1, 2]``), else taken as strings.
     Missing tables are created; an index must exist.
 
+    Parameters
+    ----------
+    data : dict
+        The scenario document (changed in place).
+    overrides : list of str
+        ``key=value`` strings.
+
+    Returns
+    -------
+    dict
+        ``data``.
+
     Examples
     --------
     >>> d = {"aqm": {"type": "red"}, "flows": [{"count": 1}]}
@@ -388,6 +453,22 @@ def set_key(data: dict, key: str, value: Any, label: str | None = None) -> dict:
     """Set one scenario key (``a.b[0].c`` or ``a.b.0.c``) to an already typed ``value``, in
     place: the path rules of :func:`apply_overrides` (missing tables are created, an index must
     exist). ``label`` starts the error messages (default ``key = value``).
+
+    Parameters
+    ----------
+    data : dict
+        The scenario document (changed in place).
+    key : str
+        The key path.
+    value : any
+        The value.
+    label : str, optional
+        How error messages start.
+
+    Returns
+    -------
+    dict
+        ``data``.
 
     Examples
     --------

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from aqmlab import _core
+from aqmlab.protocol import HTML_ROWS, html_result, one_line
 from aqmlab.provenance import meta, now_utc
 from aqmlab.results import SimResult, flow_columns
 from aqmlab.scenario import Scenario, load_scenario
@@ -125,6 +126,39 @@ class Simulation:
         #: SQM's online-controller record (``{"period_s", "periods"}``) after :meth:`run` of a
         #: scenario with an ``[sqm]`` table; None otherwise.
         self.controller: dict[str, Any] | None = None
+
+    # -- what a console and a notebook show (aqmlab.protocol) ---------------------------------
+    def _figures(self) -> dict[str, Any]:
+        return {
+            "scenario": self.scenario.name,
+            "now_s": self.now,
+            "duration_s": self.duration,
+            "links": len(self._sim.link_names()),
+            "flows": self.num_flows,
+            "events": self._sim.events,
+        }
+
+    def __repr__(self) -> str:
+        return one_line("Simulation", self._figures())
+
+    def _repr_html_(self) -> str:
+        import pandas as pd
+
+        keys = ("aqm", "queue_pkts", "probability", "arrivals", "drops", "marks", "tx_pkts")
+        links = pd.DataFrame(
+            [
+                {"link": name, **{k: self.link_status(name)[k] for k in keys}}
+                for name in self.link_names()
+            ]
+        )
+        n = self.num_flows
+        shown = range(min(n, HTML_ROWS))
+        fkeys = ("kind", "cwnd", "srtt_s", "bytes_delivered", "retransmits")
+        flows = pd.DataFrame(
+            [{"flow": i, **{k: self._sim.flow_status(i)[k] for k in fkeys}} for i in shown]
+        )
+        label = f"flows (the first {len(shown)} of {n})" if n > len(shown) else "flows"
+        return html_result("Simulation", self._figures(), {"links": links, label: flows})
 
     def _link(self, name: str) -> str:
         if not isinstance(name, str):

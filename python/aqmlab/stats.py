@@ -29,7 +29,21 @@ __all__ = ["MeanCI", "mean_ci", "across_seeds", "override_columns", "metric_colu
 
 @dataclass(frozen=True)
 class MeanCI:
-    """Mean, sample standard deviation and confidence interval of the mean of ``n`` values."""
+    """Mean, sample standard deviation and confidence interval of the mean of ``n`` values.
+
+    Attributes
+    ----------
+    mean : float
+        The mean.
+    std : float
+        The sample standard deviation (``ddof = 1``).
+    n : int
+        The number of values.
+    ci_low, ci_high : float
+        The interval (NaN with fewer than two values).
+    confidence : float
+        The two-sided confidence level.
+    """
 
     mean: float
     std: float
@@ -49,6 +63,12 @@ class MeanCI:
         return f"{self.mean:.4g} ± {self.half_width:.2g}"
 
     def to_dict(self) -> dict[str, float]:
+        """``n``, ``mean``, ``std``, ``ci_low``, ``ci_high``.
+
+        Returns
+        -------
+        dict
+        """
         return {
             "n": self.n,
             "mean": self.mean,
@@ -93,7 +113,17 @@ def mean_ci(values: Iterable[float], confidence: float = 0.95) -> MeanCI:
 
 def override_columns(df) -> list[str]:
     """The override columns of a sweep's results table: those between ``run_key`` and
-    ``seed`` (the table's layout, ``docs/sweep.md``)."""
+    ``seed`` (the table's layout, ``docs/sweep.md``).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        A sweep's results table.
+
+    Returns
+    -------
+    list of str
+    """
     cols = list(df.columns)
     if "run_key" in cols and "seed" in cols:
         return cols[cols.index("run_key") + 1 : cols.index("seed")]
@@ -102,7 +132,17 @@ def override_columns(df) -> list[str]:
 
 def metric_columns(df) -> list[str]:
     """The numeric summary figures of a sweep's results table: the numeric columns after
-    ``wall_s`` (all numeric columns but ``seed`` if there is no ``wall_s``)."""
+    ``wall_s`` (all numeric columns but ``seed`` if there is no ``wall_s``).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        A sweep's results table.
+
+    Returns
+    -------
+    list of str
+    """
     import pandas as pd
 
     cols = list(df.columns)
@@ -127,8 +167,8 @@ def across_seeds(
 
     Parameters
     ----------
-    df : pandas.DataFrame
-        A sweep's results table (one row per run).
+    df : pandas.DataFrame or aqmlab.sweep.SweepResult
+        A sweep's results table (one row per run), or the result of :func:`aqmlab.sweep.run`.
     metrics : sequence of str, optional
         Columns to summarise (default: :func:`metric_columns`).
     by : sequence of str, optional
@@ -153,6 +193,8 @@ def across_seeds(
     """
     import pandas as pd
 
+    if hasattr(df, "to_pandas"):  # a SweepResult (aqmlab.sweep.result)
+        df = df.to_pandas()
     by = list(override_columns(df) if by is None else by)
     metrics = list(metric_columns(df) if metrics is None else metrics)
     for c in [*by, *metrics]:

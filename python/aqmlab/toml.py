@@ -55,6 +55,15 @@ def to_toml(data: Mapping[str, Any], _prefix: str = "") -> str:
     >>> d = {"name": "x", "dumbbell": {"rate": "10Mbps"}, "flows": [{"count": 2}, {"count": 3}]}
     >>> tomllib.loads(to_toml(d)) == d
     True
+
+    Parameters
+    ----------
+    data : mapping
+        The data.
+
+    Returns
+    -------
+    str
     """
     lines: list[str] = []
     tables: list[tuple[str, Any]] = []

@@ -45,7 +45,12 @@ TRACE_FILE = "trace.parquet"
 
 
 def trace_schema():
-    """The Arrow schema of ``trace.parquet`` (see the module docstring)."""
+    """The Arrow schema of ``trace.parquet`` (see the module docstring).
+
+    Returns
+    -------
+    pyarrow.Schema
+    """
     import pyarrow as pa
 
     return pa.schema(
@@ -92,7 +97,12 @@ class TraceWriter:
         self.row_groups = 0
 
     def flush(self) -> int:
-        """Drain the core's buffers into one row group; return the rows written."""
+        """Drain the core's buffers into one row group; return the rows written.
+
+        Returns
+        -------
+        int
+        """
         import numpy as np
         import pyarrow as pa
 

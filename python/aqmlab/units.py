@@ -75,6 +75,10 @@ def parse_rate(
         Reject a bare number (the command line's rule).
     key : str, optional
         How the error message names the quantity (default ``rate``).
+
+    Returns
+    -------
+    float
     """
     return _parse(text, "rate", key, require_unit)
 
@@ -82,26 +86,78 @@ def parse_rate(
 def parse_time(
     text: str | float | int, require_unit: bool = False, key: str | None = None
 ) -> float:
-    """Parse a time (``"5ms"``, ``"60s"``, ``"100us"``) to seconds (see :func:`parse_rate`)."""
+    """Parse a time (``"5ms"``, ``"60s"``, ``"100us"``) to seconds (see :func:`parse_rate`).
+
+    Parameters
+    ----------
+    text : str or number
+        The quantity; a number is in the base unit.
+    require_unit : bool
+        Reject a bare number (the command line's rule).
+    key : str, optional
+        How the error message names the quantity.
+
+    Returns
+    -------
+    float
+    """
     return _parse(text, "time", key, require_unit)
 
 
 def parse_size(
     text: str | float | int, require_unit: bool = False, key: str | None = None
 ) -> float:
-    """Parse a size (``"1500"``, ``"1500B"``, ``"64kB"``, ``"1MiB"``) to bytes."""
+    """Parse a size (``"1500"``, ``"1500B"``, ``"64kB"``, ``"1MiB"``) to bytes.
+
+    Parameters
+    ----------
+    text : str or number
+        The quantity; a number is in the base unit.
+    require_unit : bool
+        Reject a bare number (the command line's rule).
+    key : str, optional
+        How the error message names the quantity.
+
+    Returns
+    -------
+    float
+    """
     return _parse(text, "size", key, require_unit)
 
 
 def parse_packet_rate(
     text: str | float | int, require_unit: bool = False, key: str | None = None
 ) -> float:
-    """Parse a packet rate (``"3750pps"``, ``"3.75kpps"``) to packets per second."""
+    """Parse a packet rate (``"3750pps"``, ``"3.75kpps"``) to packets per second.
+
+    Parameters
+    ----------
+    text : str or number
+        The quantity; a number is in the base unit.
+    require_unit : bool
+        Reject a bare number (the command line's rule).
+    key : str, optional
+        How the error message names the quantity.
+
+    Returns
+    -------
+    float
+    """
     return _parse(text, "packet_rate", key, require_unit)
 
 
 def format_rate(bps: float) -> str:
-    """Format bits per second with the largest SI prefix that keeps the number >= 1."""
+    """Format bits per second with the largest SI prefix that keeps the number >= 1.
+
+    Parameters
+    ----------
+    bps : float
+        Bits per second.
+
+    Returns
+    -------
+    str
+    """
     for unit, mult in (("Gbps", 1e9), ("Mbps", 1e6), ("kbps", 1e3)):
         if abs(bps) >= mult:
             return f"{bps / mult:g}{unit}"
@@ -109,7 +165,17 @@ def format_rate(bps: float) -> str:
 
 
 def format_time(seconds: float) -> str:
-    """Format seconds as s, ms or us."""
+    """Format seconds as s, ms or us.
+
+    Parameters
+    ----------
+    seconds : float
+        The time.
+
+    Returns
+    -------
+    str
+    """
     if abs(seconds) >= 1 or seconds == 0:
         return f"{seconds:g}s"
     if abs(seconds) >= 1e-3:

@@ -239,6 +239,92 @@ impl ClassList {
     }
 }
 
+/// The [`crate::qdisc::QdiscSpec`] items every class-based scheduler shares (its config is a
+/// [`ClassList`], its name is `Self::NAME` in path errors); expands inside the scheduler's
+/// `impl QdiscSpec`, which adds `NAME`, `Config` and `describe`.
+macro_rules! class_list_spec {
+    () => {
+        fn validate_config(c: &ClassList) -> Result<(), ConfigError> {
+            c.validate()
+        }
+        fn set_config_param(c: &mut ClassList, path: &str, value: f64) -> Result<(), ConfigError> {
+            c.set_param(Self::NAME, path, value)
+        }
+        fn get_config_param(c: &ClassList, path: &str) -> Option<f64> {
+            c.get_param(path)
+        }
+        fn raw_config_value(
+            c: &ClassList,
+            key: &str,
+            raw: $crate::config::RawParam<'_>,
+            require_unit: bool,
+        ) -> Result<f64, ConfigError> {
+            c.raw_value(Self::NAME, key, raw, require_unit)
+        }
+    };
+}
+pub(crate) use class_list_spec;
+
+/// The [`crate::qdisc::QdiscOps`] items of a class-based scheduler that are its [`ClassSet`]'s
+/// (the field `set`): timers, lengths, counters, classes, limit, link, memory, probability and
+/// configuration; expands inside the scheduler's `impl QdiscOps`, which adds `new`,
+/// `enqueue`, `dequeue` and `set_param`.
+macro_rules! class_set_ops {
+    () => {
+        #[inline]
+        fn poll_at(&self) -> Option<Instant> {
+            self.set.poll_at()
+        }
+        fn on_timer(&mut self, now: Instant) {
+            self.set.on_timer(now);
+        }
+        #[inline]
+        fn len_pkts(&self) -> usize {
+            self.set.len_pkts()
+        }
+        #[inline]
+        fn len_bytes(&self) -> u64 {
+            self.set.len_bytes()
+        }
+        fn stats(&self) -> QueueStats {
+            self.set.stats()
+        }
+        fn limit(&self) -> QueueLimit {
+            self.set.limit()
+        }
+        fn link(&self) -> LinkInfo {
+            self.set.link()
+        }
+        fn memory_bytes(&self) -> usize {
+            self.set.memory_bytes()
+        }
+        fn probability(&self) -> f64 {
+            self.set.probability()
+        }
+        fn num_classes(&self) -> usize {
+            self.set.num_classes()
+        }
+        fn class_name(&self, i: usize) -> Option<&str> {
+            self.set.class_name(i)
+        }
+        fn class_stats(&self, i: usize) -> Option<QueueStats> {
+            Some(*self.set.class_queue(i)?.stats())
+        }
+        fn class_len(&self, i: usize) -> Option<(usize, u64)> {
+            let q = self.set.class_queue(i)?;
+            Some((q.len_pkts(), q.len_bytes()))
+        }
+        #[inline]
+        fn last_class(&self) -> u8 {
+            self.set.last_class()
+        }
+        fn config(&self) -> ClassList {
+            self.set.config()
+        }
+    };
+}
+pub(crate) use class_set_ops;
+
 /// Checks a class weight: finite, in (0, 1e6].
 pub fn check_weight(key: &str, w: f64) -> Result<(), ConfigError> {
     if w.is_finite() && w > 0.0 && w <= 1e6 {

@@ -21,11 +21,12 @@
 
 use std::collections::VecDeque;
 
-use crate::classes::{ClassConfig, ClassList, ClassSet};
+use crate::classes::{class_list_spec, class_set_ops, ClassConfig, ClassList, ClassSet};
 use crate::error::ConfigError;
 use crate::packet::Packet;
 use crate::params::ParamInfo;
-use crate::queue::{DropReason, Enqueue, LinkInfo, QueueLimit};
+use crate::qdisc::{QdiscOps, QdiscSpec};
+use crate::queue::{DropReason, Enqueue, LinkInfo, QueueLimit, QueueStats};
 use crate::time::Instant;
 
 /// One class of a [`DrrConfig`] (the class model shared with [`crate::wfq`]).
@@ -66,9 +67,18 @@ pub struct Drr<P> {
     active: VecDeque<u8>,
 }
 
-impl<P: Packet> Drr<P> {
+impl<P> QdiscSpec for Drr<P> {
+    const NAME: &'static str = "drr";
+    type Config = DrrConfig;
+    fn describe() -> Vec<ParamInfo> {
+        describe()
+    }
+    class_list_spec!();
+}
+
+impl<P: Packet> QdiscOps<P> for Drr<P> {
     /// A scheduler with `cfg`'s classes ([`ClassSet::new`]).
-    pub fn new(
+    fn new(
         cfg: &DrrConfig,
         limit: QueueLimit,
         link: LinkInfo,
@@ -95,7 +105,7 @@ impl<P: Packet> Drr<P> {
     /// (This and the other per-packet entry points are never inlined: the scheduler's code
     /// stays out of the FIFO fast path of [`crate::Qdisc`].)
     #[inline(never)]
-    pub fn enqueue(
+    fn enqueue(
         &mut self,
         now: Instant,
         pkt: P,
@@ -118,7 +128,7 @@ impl<P: Packet> Drr<P> {
 
     /// The next packet by DRR (module docs); child dequeue-side drops go to `on_drop`.
     #[inline(never)]
-    pub fn dequeue(&mut self, now: Instant, on_drop: &mut impl FnMut(P, DropReason)) -> Option<P> {
+    fn dequeue(&mut self, now: Instant, on_drop: &mut impl FnMut(P, DropReason)) -> Option<P> {
         while let Some(&i) = self.active.front() {
             let i = i as usize;
             let c = &mut self.rounds[i];
@@ -150,34 +160,28 @@ impl<P: Packet> Drr<P> {
         None
     }
 
+    /// Changes one parameter by path (`classes.NAME.weight`, `classes.NAME.aqm.PARAM`) while
+    /// running; deficits and AQM states are kept. On error nothing changes.
+    fn set_param(&mut self, path: &str, value: f64) -> Result<(), ConfigError> {
+        if let Some(i) = self.set.set_param(Self::NAME, path, value)? {
+            self.rounds[i].quantum = quantum(value, self.set.link().mtu);
+        }
+        Ok(())
+    }
+
+    class_set_ops!();
+}
+
+impl<P: Packet> Drr<P> {
     /// The classes: queues, counters, lengths, names, timers ([`ClassSet`]).
     #[inline]
     pub fn classes(&self) -> &ClassSet<P> {
         &self.set
     }
 
-    /// Runs every class AQM's periodic law that is due.
-    pub fn on_timer(&mut self, now: Instant) {
-        self.set.on_timer(now);
-    }
-
     /// Deficit counter of class `i`, bytes (tests and inspection).
     pub fn deficit(&self, i: usize) -> Option<i64> {
         self.rounds.get(i).map(|c| c.deficit)
-    }
-
-    /// The current configuration (class AQMs as running).
-    pub fn config(&self) -> DrrConfig {
-        self.set.config()
-    }
-
-    /// Changes one parameter by path (`classes.NAME.weight`, `classes.NAME.aqm.PARAM`) while
-    /// running; deficits and AQM states are kept. On error nothing changes.
-    pub fn set_param(&mut self, path: &str, value: f64) -> Result<(), ConfigError> {
-        if let Some(i) = self.set.set_param("drr", path, value)? {
-            self.rounds[i].quantum = quantum(value, self.set.link().mtu);
-        }
-        Ok(())
     }
 }
 

@@ -56,6 +56,7 @@ use crate::algorithm::Periodic;
 use crate::error::ConfigError;
 use crate::packet::{Ecn, Packet};
 use crate::params::{ParamInfo, ParamValue};
+use crate::qdisc::{QdiscOps, QdiscSpec};
 use crate::queue::{
     Backlog, DropReason, Enqueue, LinkInfo, QueueLimit, QueueStats, INITIAL_CAPACITY,
 };
@@ -410,9 +411,26 @@ pub struct DualPi2<P> {
     last_class: u8,
 }
 
-impl<P: Packet> DualPi2<P> {
+impl<P> QdiscSpec for DualPi2<P> {
+    const NAME: &'static str = "dualpi2";
+    type Config = DualPi2Config;
+    fn describe() -> Vec<ParamInfo> {
+        DualPi2Config::describe()
+    }
+    fn validate_config(c: &DualPi2Config) -> Result<(), ConfigError> {
+        c.validate()
+    }
+    fn set_config_param(c: &mut DualPi2Config, path: &str, value: f64) -> Result<(), ConfigError> {
+        c.set_param(path, value)
+    }
+    fn get_config_param(c: &DualPi2Config, path: &str) -> Option<f64> {
+        c.get_param(path)
+    }
+}
+
+impl<P: Packet> QdiscOps<P> for DualPi2<P> {
     /// A DualPI2 with `cfg` and the shared hard limit `limit` on `link`.
-    pub fn new(
+    fn new(
         cfg: &DualPi2Config,
         limit: QueueLimit,
         link: LinkInfo,
@@ -447,100 +465,9 @@ impl<P: Packet> DualPi2<P> {
         Ok(d)
     }
 
-    /// Recomputes the scaled gains from the config.
-    fn derive(&mut self) {
-        self.alpha = scale_alpha_beta(gain_to_netlink(self.cfg.alpha));
-        self.beta = scale_alpha_beta(gain_to_netlink(self.cfg.beta));
-        self.timer.set_period(self.cfg.tupdate);
-    }
-
-    /// Linux `dualpi2_calculate_c_protection`: `MTU·(wc − wl)`.
-    fn credit_init(&self) -> i64 {
-        let wc = self.cfg.c_protection as i64;
-        self.link.mtu as i64 * (wc - (100 - wc))
-    }
-
-    /// Linux `dualpi2_skb_classify`: `ECN field & ecn_mask` (default ECT(1) and CE).
-    #[inline]
-    fn classify(&self, p: &P) -> usize {
-        let field = match p.ecn() {
-            Ecn::NotEct => 0,
-            Ecn::Ect1 => 1,
-            Ecn::Ect0 => 2,
-            Ecn::Ce => 3,
-        };
-        if field & self.cfg.ecn_mask != 0 {
-            L
-        } else {
-            C
-        }
-    }
-
-    #[inline]
-    fn backlog_bytes(&self) -> u64 {
-        self.q[L].bytes() + self.q[C].bytes()
-    }
-
-    #[inline]
-    fn fits(&self, size: u32) -> bool {
-        match self.limit {
-            QueueLimit::Packets(n) => (self.len_pkts() as u64) < n as u64,
-            QueueLimit::Bytes(b) => self.backlog_bytes() + size as u64 <= b,
-        }
-    }
-
-    /// Linux `must_drop` with `dualpi2_classic_marking` / `dualpi2_scalable_marking`;
-    /// `backlog` is the total backlog in bytes without the packet.
-    fn must_drop(&mut self, class: usize, ecn: Ecn, backlog: u64) -> Action {
-        if backlog < 2 * self.link.mtu as u64 {
-            return Action::Pass;
-        }
-        let prob = self.prob;
-        let local_l_prob = prob as u64 * self.cfg.coupling_factor as u64;
-        let overload = local_l_prob > MAX_PROB as u64;
-        let rng = &mut self.rng;
-        if class == C {
-            if roll(rng, prob) && roll(rng, prob) {
-                if overload || ecn == Ecn::NotEct {
-                    return Action::Drop;
-                }
-                return Action::Mark;
-            }
-            return Action::Pass;
-        }
-        if overload {
-            // Drop with p'^2 if drop_overload, else (and otherwise) mark.
-            if self.cfg.drop_overload && roll(rng, prob) && roll(rng, prob) {
-                return Action::Drop;
-            }
-            return Action::Mark;
-        }
-        if roll(rng, local_l_prob as u32) {
-            if ecn == Ecn::NotEct {
-                return Action::Drop;
-            }
-            return Action::Mark;
-        }
-        Action::Pass
-    }
-
-    /// Sets CE (if the packet is ECN-capable and not CE yet) and counts the mark.
-    #[inline]
-    fn mark(stats: &mut QueueStats, p: &mut P) -> bool {
-        match p.ecn() {
-            Ecn::NotEct => false,
-            Ecn::Ce => true,
-            Ecn::Ect0 | Ecn::Ect1 => {
-                p.set_ce();
-                stats.marked += 1;
-                true
-            }
-        }
-    }
-
     /// Offers a packet (Linux `dualpi2_enqueue_skb`). Never drops another packet.
     #[inline(never)]
-    pub fn enqueue(
+    fn enqueue(
         &mut self,
         now: Instant,
         mut pkt: P,
@@ -584,31 +511,10 @@ impl<P: Packet> DualPi2<P> {
         }
     }
 
-    /// Linux `dequeue_packet`: the WRR choice; returns the class, the packet and the credit
-    /// change to apply if it is sent.
-    #[inline]
-    fn pick(&mut self) -> Option<(usize, P, bool, i64)> {
-        let (l_len, c_len) = (self.q[L].len(), self.q[C].len());
-        let wc = self.cfg.c_protection as i64;
-        if l_len > 0 && (c_len == 0 || self.credit <= 0) {
-            let p = self.q[L].pop()?;
-            let step = self.l_step.pop_front().unwrap_or(true);
-            let change = if c_len > 0 { wc } else { 0 } * p.size_bytes() as i64;
-            Some((L, p, step, change))
-        } else if c_len > 0 {
-            let p = self.q[C].pop()?;
-            let change = if l_len > 0 { -(100 - wc) } else { 0 } * p.size_bytes() as i64;
-            Some((C, p, false, change))
-        } else {
-            self.credit = self.credit_init();
-            None
-        }
-    }
-
     /// The next packet (Linux `dualpi2_qdisc_dequeue`); packets dropped on the way go to
     /// `on_drop`.
     #[inline(never)]
-    pub fn dequeue(&mut self, now: Instant, on_drop: &mut impl FnMut(P, DropReason)) -> Option<P> {
+    fn dequeue(&mut self, now: Instant, on_drop: &mut impl FnMut(P, DropReason)) -> Option<P> {
         while let Some((class, mut p, apply_step, change)) = self.pick() {
             if !self.cfg.drop_early {
                 let backlog = self.backlog_bytes();
@@ -645,22 +551,14 @@ impl<P: Packet> DualPi2<P> {
         None
     }
 
-    /// Head sojourn time of class `class` at `now`, ns (0 if empty).
-    #[inline]
-    fn head_delay(&self, class: usize, now: Instant) -> u64 {
-        self.q[class].front().map_or(0, |p| {
-            now.saturating_duration_since(p.enqueued_at()).as_nanos()
-        })
-    }
-
     /// The PI update's next run.
     #[inline]
-    pub fn poll_at(&self) -> Option<Instant> {
+    fn poll_at(&self) -> Option<Instant> {
         Some(self.timer.next())
     }
 
     /// Runs the PI update if due (Linux `dualpi2_timer`).
-    pub fn on_timer(&mut self, now: Instant) {
+    fn on_timer(&mut self, now: Instant) {
         if !self.timer.fire(now) {
             return;
         }
@@ -681,41 +579,196 @@ impl<P: Packet> DualPi2<P> {
 
     /// Packets stored.
     #[inline]
-    pub fn len_pkts(&self) -> usize {
+    fn len_pkts(&self) -> usize {
         self.q[L].len() + self.q[C].len()
     }
+
     /// Bytes stored.
     #[inline]
-    pub fn len_bytes(&self) -> u64 {
+    fn len_bytes(&self) -> u64 {
         self.backlog_bytes()
     }
+
     /// Totals over both queues; `activations` counts PI updates.
-    pub fn stats(&self) -> QueueStats {
+    fn stats(&self) -> QueueStats {
         let mut s = self.stats[L];
         s.add(&self.stats[C]);
         s.activations = self.activations;
         s
     }
+
     /// Counters of class `i` (0 = `l`, 1 = `c`).
-    pub fn class_stats(&self, i: usize) -> Option<QueueStats> {
+    fn class_stats(&self, i: usize) -> Option<QueueStats> {
         self.stats.get(i).copied()
     }
+
     /// Bytes of packet storage held by the two FIFOs and the L queue's step flags.
-    pub fn memory_bytes(&self) -> usize {
+    fn memory_bytes(&self) -> usize {
         self.q[L].memory_bytes() + self.q[C].memory_bytes() + self.l_step.capacity()
     }
+
     /// Length of class `i`'s queue: `(packets, bytes)`.
-    pub fn class_len(&self, i: usize) -> Option<(usize, u64)> {
+    fn class_len(&self, i: usize) -> Option<(usize, u64)> {
         self.q.get(i).map(|q| (q.len(), q.bytes()))
     }
+
     /// The class of the packet last returned by `dequeue`.
     #[inline]
-    pub fn last_class(&self) -> u8 {
+    fn last_class(&self) -> u8 {
         self.last_class
     }
+
     /// p', the base probability in [0, 1].
-    pub fn probability(&self) -> f64 {
+    fn probability(&self) -> f64 {
         self.prob as f64 / MAX_PROB as f64
+    }
+
+    /// The hard limit.
+    fn limit(&self) -> QueueLimit {
+        self.limit
+    }
+
+    /// The link.
+    fn link(&self) -> LinkInfo {
+        self.link
+    }
+
+    /// The current configuration.
+    fn config(&self) -> DualPi2Config {
+        self.cfg
+    }
+
+    /// Changes one parameter by path while running; p', the queues and the credit are kept
+    /// (a new `c_protection` resets the credit, as Linux's `dualpi2_change` does).
+    fn set_param(&mut self, path: &str, value: f64) -> Result<(), ConfigError> {
+        let old = self.cfg;
+        self.cfg.set_param(path, value)?;
+        self.derive();
+        if self.cfg.c_protection != old.c_protection {
+            self.credit = self.credit_init();
+        }
+        Ok(())
+    }
+
+    fn num_classes(&self) -> usize {
+        CLASS_NAMES.len()
+    }
+    fn class_name(&self, i: usize) -> Option<&str> {
+        CLASS_NAMES.get(i).copied()
+    }
+}
+
+impl<P: Packet> DualPi2<P> {
+    /// Recomputes the scaled gains from the config.
+    fn derive(&mut self) {
+        self.alpha = scale_alpha_beta(gain_to_netlink(self.cfg.alpha));
+        self.beta = scale_alpha_beta(gain_to_netlink(self.cfg.beta));
+        self.timer.set_period(self.cfg.tupdate);
+    }
+    /// Linux `dualpi2_calculate_c_protection`: `MTU·(wc − wl)`.
+    fn credit_init(&self) -> i64 {
+        let wc = self.cfg.c_protection as i64;
+        self.link.mtu as i64 * (wc - (100 - wc))
+    }
+    /// Linux `dualpi2_skb_classify`: `ECN field & ecn_mask` (default ECT(1) and CE).
+    #[inline]
+    fn classify(&self, p: &P) -> usize {
+        let field = match p.ecn() {
+            Ecn::NotEct => 0,
+            Ecn::Ect1 => 1,
+            Ecn::Ect0 => 2,
+            Ecn::Ce => 3,
+        };
+        if field & self.cfg.ecn_mask != 0 {
+            L
+        } else {
+            C
+        }
+    }
+    #[inline]
+    fn backlog_bytes(&self) -> u64 {
+        self.q[L].bytes() + self.q[C].bytes()
+    }
+    #[inline]
+    fn fits(&self, size: u32) -> bool {
+        match self.limit {
+            QueueLimit::Packets(n) => (self.len_pkts() as u64) < n as u64,
+            QueueLimit::Bytes(b) => self.backlog_bytes() + size as u64 <= b,
+        }
+    }
+    /// Linux `must_drop` with `dualpi2_classic_marking` / `dualpi2_scalable_marking`;
+    /// `backlog` is the total backlog in bytes without the packet.
+    fn must_drop(&mut self, class: usize, ecn: Ecn, backlog: u64) -> Action {
+        if backlog < 2 * self.link.mtu as u64 {
+            return Action::Pass;
+        }
+        let prob = self.prob;
+        let local_l_prob = prob as u64 * self.cfg.coupling_factor as u64;
+        let overload = local_l_prob > MAX_PROB as u64;
+        let rng = &mut self.rng;
+        if class == C {
+            if roll(rng, prob) && roll(rng, prob) {
+                if overload || ecn == Ecn::NotEct {
+                    return Action::Drop;
+                }
+                return Action::Mark;
+            }
+            return Action::Pass;
+        }
+        if overload {
+            // Drop with p'^2 if drop_overload, else (and otherwise) mark.
+            if self.cfg.drop_overload && roll(rng, prob) && roll(rng, prob) {
+                return Action::Drop;
+            }
+            return Action::Mark;
+        }
+        if roll(rng, local_l_prob as u32) {
+            if ecn == Ecn::NotEct {
+                return Action::Drop;
+            }
+            return Action::Mark;
+        }
+        Action::Pass
+    }
+    /// Sets CE (if the packet is ECN-capable and not CE yet) and counts the mark.
+    #[inline]
+    fn mark(stats: &mut QueueStats, p: &mut P) -> bool {
+        match p.ecn() {
+            Ecn::NotEct => false,
+            Ecn::Ce => true,
+            Ecn::Ect0 | Ecn::Ect1 => {
+                p.set_ce();
+                stats.marked += 1;
+                true
+            }
+        }
+    }
+    /// Linux `dequeue_packet`: the WRR choice; returns the class, the packet and the credit
+    /// change to apply if it is sent.
+    #[inline]
+    fn pick(&mut self) -> Option<(usize, P, bool, i64)> {
+        let (l_len, c_len) = (self.q[L].len(), self.q[C].len());
+        let wc = self.cfg.c_protection as i64;
+        if l_len > 0 && (c_len == 0 || self.credit <= 0) {
+            let p = self.q[L].pop()?;
+            let step = self.l_step.pop_front().unwrap_or(true);
+            let change = if c_len > 0 { wc } else { 0 } * p.size_bytes() as i64;
+            Some((L, p, step, change))
+        } else if c_len > 0 {
+            let p = self.q[C].pop()?;
+            let change = if l_len > 0 { -(100 - wc) } else { 0 } * p.size_bytes() as i64;
+            Some((C, p, false, change))
+        } else {
+            self.credit = self.credit_init();
+            None
+        }
+    }
+    /// Head sojourn time of class `class` at `now`, ns (0 if empty).
+    #[inline]
+    fn head_delay(&self, class: usize, now: Instant) -> u64 {
+        self.q[class].front().map_or(0, |p| {
+            now.saturating_duration_since(p.enqueued_at()).as_nanos()
+        })
     }
     /// p' as Linux holds it (over [`MAX_PROB`]).
     pub fn prob_raw(&self) -> u32 {
@@ -728,29 +781,6 @@ impl<P: Packet> DualPi2<P> {
     /// The scaled gains (Linux `pi2_alpha`, `pi2_beta`).
     pub fn gains(&self) -> (u32, u32) {
         (self.alpha, self.beta)
-    }
-    /// The hard limit.
-    pub fn limit(&self) -> QueueLimit {
-        self.limit
-    }
-    /// The link.
-    pub fn link(&self) -> LinkInfo {
-        self.link
-    }
-    /// The current configuration.
-    pub fn config(&self) -> DualPi2Config {
-        self.cfg
-    }
-    /// Changes one parameter by path while running; p', the queues and the credit are kept
-    /// (a new `c_protection` resets the credit, as Linux's `dualpi2_change` does).
-    pub fn set_param(&mut self, path: &str, value: f64) -> Result<(), ConfigError> {
-        let old = self.cfg;
-        self.cfg.set_param(path, value)?;
-        self.derive();
-        if self.cfg.c_protection != old.c_protection {
-            self.credit = self.credit_init();
-        }
-        Ok(())
     }
 }
 

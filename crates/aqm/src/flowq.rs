@@ -50,43 +50,52 @@ use crate::packet::Packet;
 use crate::queue::{LinkInfo, QueueLimit};
 use crate::time::Instant;
 
-/// The accessors every hashed flow-queueing qdisc has, over its fields `fq` (the
-/// [`FlowQueues`]), `stats`, `link_limit` and `link`; expands inside the type's `impl` block.
-macro_rules! flow_queue_accessors {
+/// The [`crate::qdisc::QdiscOps`] items every qdisc on [`FlowQueues`] shares, over its fields
+/// `fq` (the flow queues), `stats`, `link_limit` and `link`: lengths, counters, limit, link and
+/// pool size; with `flows`, also the active-flow count of the flow queues (a hashed qdisc's;
+/// SQM counts its slots instead). Expands inside the qdisc's `impl QdiscOps`.
+macro_rules! flow_queue_ops {
     () => {
-        /// Packets stored.
         #[inline]
-        pub fn len_pkts(&self) -> usize {
+        fn len_pkts(&self) -> usize {
             self.fq.len_pkts()
         }
-        /// Bytes stored.
         #[inline]
-        pub fn len_bytes(&self) -> u64 {
+        fn len_bytes(&self) -> u64 {
             self.fq.len_bytes()
         }
-        /// Counters.
-        pub fn stats(&self) -> QueueStats {
+        fn stats(&self) -> $crate::queue::QueueStats {
             self.stats
         }
-        /// The link's hard limit this queue was built with.
-        pub fn limit(&self) -> QueueLimit {
+        fn limit(&self) -> $crate::queue::QueueLimit {
             self.link_limit
         }
-        /// The link.
-        pub fn link(&self) -> LinkInfo {
+        fn link(&self) -> $crate::queue::LinkInfo {
             self.link
         }
-        /// The flow queues (inspection and tests).
-        pub fn queues(&self) -> &FlowQueues<P> {
-            &self.fq
+        fn pool_slots(&self) -> Option<usize> {
+            Some(self.fq.pool_slots())
         }
-        /// Mutable flow queues (the qdisc's warm-up hook resets the active-flow peak).
-        pub(crate) fn queues_mut(&mut self) -> &mut FlowQueues<P> {
-            &mut self.fq
+    };
+    (flows) => {
+        $crate::flowq::flow_queue_ops!();
+        #[inline]
+        fn active_flows(&self) -> Option<u32> {
+            Some(self.fq.active())
+        }
+        fn flow_count(&self, now: $crate::time::Instant) -> Option<$crate::qdisc::FlowCount> {
+            Some($crate::qdisc::FlowCount {
+                active: self.fq.active(),
+                area: self.fq.active_area(now),
+                peak: self.fq.peak(),
+            })
+        }
+        fn reset_flow_peak(&mut self) {
+            self.fq.reset_peak();
         }
     };
 }
-pub(crate) use flow_queue_accessors;
+pub(crate) use flow_queue_ops;
 
 /// "No index" in the pool and the lists.
 pub const NIL: u32 = u32::MAX;

@@ -46,6 +46,7 @@ use crate::flowq::{
 };
 use crate::packet::Packet;
 use crate::params::{aqm_config, Params};
+use crate::qdisc::{flat_qdisc_spec, QdiscOps};
 use crate::queue::{DropReason, Enqueue, LinkInfo, QueueLimit, QueueStats};
 use crate::time::{Duration, Instant};
 
@@ -153,10 +154,12 @@ pub struct FqCodel<P> {
     drop_overlimit: u64,
 }
 
-impl<P: Packet> FqCodel<P> {
+flat_qdisc_spec!(FqCodel, FqCodelConfig);
+
+impl<P: Packet> QdiscOps<P> for FqCodel<P> {
     /// A queue running `cfg` with the link's hard limit `limit` on `link`; `seed` draws the
     /// hash perturbation.
-    pub fn new(
+    fn new(
         cfg: &FqCodelConfig,
         limit: QueueLimit,
         link: LinkInfo,
@@ -191,7 +194,7 @@ impl<P: Packet> FqCodel<P> {
 
     /// Offers a packet (module docs); victims of the drop batch go to `on_drop`.
     #[inline(never)]
-    pub fn enqueue(
+    fn enqueue(
         &mut self,
         now: Instant,
         mut pkt: P,
@@ -258,7 +261,7 @@ impl<P: Packet> FqCodel<P> {
 
     /// The next packet (module docs); CoDel's drops go to `on_drop`.
     #[inline(never)]
-    pub fn dequeue(&mut self, now: Instant, on_drop: &mut impl FnMut(P, DropReason)) -> Option<P> {
+    fn dequeue(&mut self, now: Instant, on_drop: &mut impl FnMut(P, DropReason)) -> Option<P> {
         loop {
             let (list, b) = self.fq.next_with_credit(self.quantum)?;
             let d = self.fq.deficit(b);
@@ -290,30 +293,14 @@ impl<P: Packet> FqCodel<P> {
         }
     }
 
-    crate::flowq::flow_queue_accessors!();
-    /// CoDel state of flow queue `b`.
-    pub fn codel_vars(&self, b: usize) -> Option<&CodelVars> {
-        self.vars.get(b)
-    }
-    /// Flow queues that became new (joined new_flows), Linux `new_flow_count`.
-    pub fn new_flow_count(&self) -> u64 {
-        self.new_flow_count
-    }
-    /// Packets dropped by overflow batches (the arrival included), Linux `drop_overlimit`.
-    pub fn drop_overlimit(&self) -> u64 {
-        self.drop_overlimit
-    }
-    /// Bytes of the per-flow-queue state.
-    pub fn flow_state_bytes(&self) -> usize {
-        self.vars.capacity() * std::mem::size_of::<CodelVars>()
-    }
     /// The current configuration.
-    pub fn config(&self) -> FqCodelConfig {
+    fn config(&self) -> FqCodelConfig {
         self.cfg
     }
+
     /// Changes one parameter while running; flow states and queued packets are kept. A lower
     /// `limit` takes effect at the next arrival. `flows` cannot change (as in Linux).
-    pub fn set_param(&mut self, key: &str, value: f64) -> Result<(), ConfigError> {
+    fn set_param(&mut self, key: &str, value: f64) -> Result<(), ConfigError> {
         let mut next = self.cfg;
         next.set_param(key, value)?;
         if next.flows != self.cfg.flows {
@@ -329,6 +316,36 @@ impl<P: Packet> FqCodel<P> {
         self.limits = Limits::new(self.link_limit, next.limit);
         self.fq.set_pool_max(self.limits.pool_max());
         Ok(())
+    }
+
+    crate::flowq::flow_queue_ops!(flows);
+
+    /// The packet pool, bucket records and per-flow state.
+    fn memory_bytes(&self) -> usize {
+        self.fq.memory_bytes() + self.flow_state_bytes()
+    }
+}
+
+impl<P: Packet> FqCodel<P> {
+    /// The flow queues (inspection and tests).
+    pub fn queues(&self) -> &FlowQueues<P> {
+        &self.fq
+    }
+    /// CoDel state of flow queue `b`.
+    pub fn codel_vars(&self, b: usize) -> Option<&CodelVars> {
+        self.vars.get(b)
+    }
+    /// Flow queues that became new (joined new_flows), Linux `new_flow_count`.
+    pub fn new_flow_count(&self) -> u64 {
+        self.new_flow_count
+    }
+    /// Packets dropped by overflow batches (the arrival included), Linux `drop_overlimit`.
+    pub fn drop_overlimit(&self) -> u64 {
+        self.drop_overlimit
+    }
+    /// Bytes of the per-flow-queue state.
+    pub fn flow_state_bytes(&self) -> usize {
+        self.vars.capacity() * std::mem::size_of::<CodelVars>()
     }
 }
 

@@ -38,6 +38,7 @@ use crate::flowq::{check_flows, check_quantum, hash_key, quantum_of, FlowQueues,
 use crate::packet::Packet;
 use crate::params::{aqm_config, Params};
 use crate::pie::{Pie, PieConfig};
+use crate::qdisc::{flat_qdisc_spec, QdiscOps};
 use crate::queue::{DropReason, Enqueue, LinkInfo, QueueLimit, QueueStats};
 use crate::rng::Rng;
 use crate::time::{Duration, Instant};
@@ -126,10 +127,12 @@ pub struct FqPie<P> {
     activations: u64,
 }
 
-impl<P: Packet> FqPie<P> {
+flat_qdisc_spec!(FqPie, FqPieConfig);
+
+impl<P: Packet> QdiscOps<P> for FqPie<P> {
     /// A queue running `cfg` with the link's hard limit `limit` on `link`; `seed` draws the
     /// hash perturbation and starts the random stream of the drop decisions.
-    pub fn new(
+    fn new(
         cfg: &FqPieConfig,
         limit: QueueLimit,
         link: LinkInfo,
@@ -161,22 +164,9 @@ impl<P: Packet> FqPie<P> {
         })
     }
 
-    /// Flow queue `b` as its PIE sees it.
-    #[inline]
-    fn view(&self, b: usize, now: Instant) -> QueueView {
-        QueueView {
-            len_pkts: self.fq.pkts(b),
-            len_bytes: self.fq.bytes(b),
-            head_sojourn: self
-                .fq
-                .head(b)
-                .map_or(Duration::ZERO, |p| now - p.enqueued_at()),
-        }
-    }
-
     /// Offers a packet (module docs). Nothing else is ever dropped at an arrival.
     #[inline(never)]
-    pub fn enqueue(
+    fn enqueue(
         &mut self,
         now: Instant,
         mut pkt: P,
@@ -229,7 +219,7 @@ impl<P: Packet> FqPie<P> {
 
     /// The next packet (module docs).
     #[inline(never)]
-    pub fn dequeue(&mut self, now: Instant, _on_drop: &mut impl FnMut(P, DropReason)) -> Option<P> {
+    fn dequeue(&mut self, now: Instant, _on_drop: &mut impl FnMut(P, DropReason)) -> Option<P> {
         loop {
             let (list, b) = self.fq.next_with_credit(self.quantum)?;
             let d = self.fq.deficit(b);
@@ -248,12 +238,12 @@ impl<P: Packet> FqPie<P> {
     }
 
     /// Next run of the law.
-    pub fn poll_at(&self) -> Option<Instant> {
+    fn poll_at(&self) -> Option<Instant> {
         Some(self.timer.next())
     }
 
     /// Runs the PIE law on every flow queue if due (Linux `fq_pie_timer`).
-    pub fn on_timer(&mut self, now: Instant) {
+    fn on_timer(&mut self, now: Instant) {
         if !self.timer.fire(now) {
             return;
         }
@@ -268,25 +258,18 @@ impl<P: Packet> FqPie<P> {
     }
 
     /// The largest drop probability over the flow queues.
-    pub fn probability(&self) -> f64 {
+    fn probability(&self) -> f64 {
         self.pies.iter().map(|p| p.drop_prob()).fold(0.0, f64::max)
     }
-    /// PIE state of flow queue `b`.
-    pub fn pie(&self, b: usize) -> Option<&Pie> {
-        self.pies.get(b)
-    }
-    crate::flowq::flow_queue_accessors!();
-    /// Bytes of the per-flow-queue state.
-    pub fn flow_state_bytes(&self) -> usize {
-        self.pies.capacity() * std::mem::size_of::<Pie>()
-    }
+
     /// The current configuration.
-    pub fn config(&self) -> FqPieConfig {
+    fn config(&self) -> FqPieConfig {
         self.cfg
     }
+
     /// Changes one parameter while running (`flows` is fixed); every flow's PIE keeps its
     /// state.
-    pub fn set_param(&mut self, key: &str, value: f64) -> Result<(), ConfigError> {
+    fn set_param(&mut self, key: &str, value: f64) -> Result<(), ConfigError> {
         let mut next = self.cfg;
         next.set_param(key, value)?;
         if next.flows != self.cfg.flows {
@@ -306,6 +289,40 @@ impl<P: Packet> FqPie<P> {
         self.fq.set_pool_max(self.limits.pool_max());
         self.cfg = next;
         Ok(())
+    }
+
+    crate::flowq::flow_queue_ops!(flows);
+
+    /// The packet pool, bucket records and per-flow state.
+    fn memory_bytes(&self) -> usize {
+        self.fq.memory_bytes() + self.flow_state_bytes()
+    }
+}
+
+impl<P: Packet> FqPie<P> {
+    /// Flow queue `b` as its PIE sees it.
+    #[inline]
+    fn view(&self, b: usize, now: Instant) -> QueueView {
+        QueueView {
+            len_pkts: self.fq.pkts(b),
+            len_bytes: self.fq.bytes(b),
+            head_sojourn: self
+                .fq
+                .head(b)
+                .map_or(Duration::ZERO, |p| now - p.enqueued_at()),
+        }
+    }
+    /// PIE state of flow queue `b`.
+    pub fn pie(&self, b: usize) -> Option<&Pie> {
+        self.pies.get(b)
+    }
+    /// The flow queues (inspection and tests).
+    pub fn queues(&self) -> &FlowQueues<P> {
+        &self.fq
+    }
+    /// Bytes of the per-flow-queue state.
+    pub fn flow_state_bytes(&self) -> usize {
+        self.pies.capacity() * std::mem::size_of::<Pie>()
     }
 }
 

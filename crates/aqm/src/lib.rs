@@ -32,7 +32,9 @@
 //!   - `len_pkts()`, `len_bytes()`, `stats()`, `head_sojourn(now)`, `probability()`,
 //!     `set_param(key, f64)`, `param(key)`, `config()`
 //! * Queue-discipline trees ([`qdisc`]): [`Qdisc<P>`] is an enum over qdisc kinds, `Fifo`
-//!   (a [`QueueDisc`], the fast path) or a scheduler (`Drr`, [`drr`]; `Wfq`, [`wfq`]) whose
+//!   (a [`QueueDisc`], the fast path) or one variant per qdisc of the registry
+//!   (`qdisc_registry!` in [`qdisc`]; each qdisc one file implementing [`QdiscSpec`] and
+//!   [`QdiscOps`]), e.g. a scheduler (`Drr`, [`drr`]; `Wfq`, [`wfq`]) whose
 //!   classes are `QueueDisc`s ([`classes`]: the class model they share); same interface as `QueueDisc` except `enqueue(now, pkt, &mut on_drop)`
 //!   (victims: packets other than the arrival dropped to make room), `stats()` by value (sums
 //!   over classes) and class accessors (`num_classes`, `class_name`, `class_stats`,
@@ -163,7 +165,7 @@ pub use fq_codel::FqCodelConfig;
 pub use fq_pie::FqPieConfig;
 pub use packet::{Ecn, Packet};
 pub use params::{ParamInfo, Params};
-pub use qdisc::{FlowCount, Qdisc, QdiscConfig};
+pub use qdisc::{FlowCount, Qdisc, QdiscConfig, QdiscOps, QdiscSpec};
 pub use queue::{DropReason, Enqueue, LinkInfo, QueueDisc, QueueLimit, QueueStats, DEFAULT_MTU};
 pub use rng::Rng;
 pub use sfq::SfqConfig;

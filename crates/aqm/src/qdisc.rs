@@ -1,12 +1,25 @@
-//! Queue-discipline trees: [`QdiscConfig`] (what to run) and [`Qdisc`] (the running state).
+//! Queue-discipline trees: [`QdiscConfig`] (what to run) and [`Qdisc`] (the running state),
+//! both generated from one registry (`qdisc_registry!` in this file).
 //!
-//! A qdisc owns packets. The leaf is [`QueueDisc`] (FIFO + hard limit + one [`AqmConfig`]
-//! algorithm), the fast path; a scheduler ([`crate::drr`], [`crate::wfq`]) holds classes, each
-//! a child `QueueDisc` ([`crate::classes`]: the class model both share); a hashed flow-queueing qdisc ([`crate::fq_codel`] and its family, sharing
-//! [`crate::flowq`]) holds one flow queue per hash bucket, with flat parameters like an AQM's
-//! and no classes. Dispatch is static on the per-packet path: `Qdisc` is an enum with one
-//! variant per kind and every call is one `match` (the FIFO arm is the code that ran before
-//! schedulers existed); the hashed qdiscs' other methods go through the [`Hashed`] trait.
+//! A qdisc owns packets. The leaf is [`crate::QueueDisc`] (FIFO + hard limit + one
+//! [`crate::AqmConfig`] algorithm), the fast path; every other qdisc lives in its own file
+//! with its configuration, its running state and two trait impls: [`QdiscSpec`] (the
+//! configuration's parameters: descriptions, paths, checks) and [`QdiscOps`] (the running
+//! qdisc: enqueue, dequeue, timers, counters, classes, flows, parameters). A scheduler
+//! ([`crate::drr`], [`crate::wfq`]) holds classes, each a child `QueueDisc` ([`crate::classes`]:
+//! the class model both share); a hashed flow-queueing qdisc ([`crate::fq_codel`] and its
+//! family, sharing [`crate::flowq`]) holds one flow queue per hash bucket, with flat
+//! parameters like an AQM's and no classes; [`crate::sqm`] and [`crate::dualpi2`] have flat
+//! parameters and two fixed classes.
+//!
+//! Adding a qdisc is its file (with `pub mod` in `lib.rs`) and one line in the registry:
+//! `"name" => Variant(module::State, module::Config);` in the group of its kind (`classes`,
+//! `hashed` or `other`). The registry generates the [`QdiscConfig`] and [`Qdisc`] enums, their
+//! serde form (tagged by `"type"` = the name), every `match` over the variants, and the name
+//! lists [`SCHEDULERS`], [`CLASS_BASED`] and [`HASHED`]; a compile-time check holds the name
+//! to [`QdiscSpec::NAME`]. Dispatch is static on the per-packet path: `Qdisc` is an enum and
+//! every call is one `match` (the FIFO arm first, the code that ran before schedulers existed)
+//! calling the variant's [`QdiscOps`] method; no `dyn`, no allocation.
 //!
 //! A scheduler's enqueue may drop a packet other than the arriving one (a *victim*: the head
 //! of the fattest class when the shared buffer is full); victims go to the `on_drop` callback
@@ -23,385 +36,15 @@
 //! (`{"type": "drr", "classes": [{"name": "a", "weight": 1, "aqm": {"type": "codel"}}]}`,
 //! `{"type": "fq_codel", "flows": 1024, "target": 5000000}`).
 
-use serde::{Deserialize, Serialize};
+mod config;
+mod dispatch;
 
-use crate::classes::{ClassList, ClassSet};
 use crate::config::{AqmConfig, RawParam};
-use crate::drr::{Drr, DrrConfig};
-use crate::dualpi2::{DualPi2, DualPi2Config};
 use crate::error::ConfigError;
-use crate::flowq::FlowQueues;
-use crate::fq_codel::{FqCodel, FqCodelConfig};
-use crate::fq_pie::{FqPie, FqPieConfig};
 use crate::packet::Packet;
-use crate::params::{ParamInfo, Params};
-use crate::queue::{DropReason, Enqueue, LinkInfo, QueueDisc, QueueLimit, QueueStats};
-use crate::sfq::{Sfq, SfqConfig};
-use crate::sfq_codel::{SfqCodel, SfqCodelConfig};
-use crate::sqm::{Sqm, SqmConfig};
+use crate::params::ParamInfo;
+use crate::queue::{DropReason, Enqueue, LinkInfo, QueueLimit, QueueStats};
 use crate::time::Instant;
-use crate::wfq::{Wfq, WfqConfig};
-
-/// Names of the schedulers (besides every AQM name, which runs as a single FIFO): the
-/// class-based ones ([`CLASS_BASED`]), the hashed flow-queueing qdiscs ([`HASHED`]) and
-/// DualPI2 (two fixed classes `l` and `c` chosen by the ECN codepoint, flat parameters).
-pub const SCHEDULERS: &[&str] = &[
-    "drr",
-    "wfq",
-    "fq_codel",
-    "fq_pie",
-    "sfq",
-    "sfq_codel",
-    "sqm",
-    "dualpi2",
-];
-
-/// The class-based schedulers: a class list ([`ClassList`]) in their config.
-pub const CLASS_BASED: &[&str] = &["drr", "wfq"];
-
-/// The hashed flow-queueing qdiscs: flat parameter lists (like an AQM's), no classes.
-pub const HASHED: &[&str] = &["fq_codel", "fq_pie", "sfq", "sfq_codel", "sqm"];
-
-/// Applies `$e` to the config of a hashed variant bound to `$c`, or evaluates `$other`.
-macro_rules! hashed_cfg {
-    ($v:expr, $c:ident => $e:expr, _ => $other:expr) => {
-        match $v {
-            QdiscConfig::FqCodel($c) => $e,
-            QdiscConfig::FqPie($c) => $e,
-            QdiscConfig::Sfq($c) => $e,
-            QdiscConfig::SfqCodel($c) => $e,
-            QdiscConfig::Sqm($c) => $e,
-            #[allow(unreachable_patterns)]
-            _ => $other,
-        }
-    };
-}
-
-/// A queue-discipline tree: one FIFO with an AQM, or a scheduler with classes. `Clone`, not
-/// `Copy` (class lists are vectors).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(into = "Repr", try_from = "Repr")]
-pub enum QdiscConfig {
-    /// A single FIFO running this AQM.
-    Fifo(AqmConfig),
-    /// Deficit Round Robin over classes ([`crate::drr`]).
-    Drr(DrrConfig),
-    /// Weighted fair queueing (start-time fair queueing) over classes ([`crate::wfq`]).
-    Wfq(WfqConfig),
-    /// FQ-CoDel ([`crate::fq_codel`]).
-    FqCodel(FqCodelConfig),
-    /// FQ-PIE ([`crate::fq_pie`]).
-    FqPie(FqPieConfig),
-    /// Stochastic Fairness Queueing ([`crate::sfq`]).
-    Sfq(SfqConfig),
-    /// SFQ-CoDel, ns-2 sfqcodel ([`crate::sfq_codel`]).
-    SfqCodel(SfqCodelConfig),
-    /// SQM: top-K elephant queues with SQM's law + a reserved CoDel queue ([`crate::sqm`]).
-    Sqm(SqmConfig),
-    /// The L4S coupled dual queue ([`crate::dualpi2`]).
-    DualPi2(DualPi2Config),
-}
-
-#[derive(Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "lowercase")]
-enum SchedRepr {
-    Drr(DrrConfig),
-    Wfq(WfqConfig),
-    #[serde(rename = "fq_codel")]
-    FqCodel(FqCodelConfig),
-    #[serde(rename = "fq_pie")]
-    FqPie(FqPieConfig),
-    Sfq(SfqConfig),
-    #[serde(rename = "sfq_codel")]
-    SfqCodel(SfqCodelConfig),
-    Sqm(SqmConfig),
-    #[serde(rename = "dualpi2")]
-    DualPi2(DualPi2Config),
-}
-
-#[derive(Serialize, Deserialize)]
-#[serde(untagged)]
-enum Repr {
-    Sched(SchedRepr),
-    Fifo(AqmConfig),
-}
-
-impl From<QdiscConfig> for Repr {
-    fn from(c: QdiscConfig) -> Repr {
-        match c {
-            QdiscConfig::Fifo(a) => Repr::Fifo(a),
-            QdiscConfig::Drr(d) => Repr::Sched(SchedRepr::Drr(d)),
-            QdiscConfig::Wfq(w) => Repr::Sched(SchedRepr::Wfq(w)),
-            QdiscConfig::FqCodel(c) => Repr::Sched(SchedRepr::FqCodel(c)),
-            QdiscConfig::FqPie(c) => Repr::Sched(SchedRepr::FqPie(c)),
-            QdiscConfig::Sfq(c) => Repr::Sched(SchedRepr::Sfq(c)),
-            QdiscConfig::SfqCodel(c) => Repr::Sched(SchedRepr::SfqCodel(c)),
-            QdiscConfig::Sqm(c) => Repr::Sched(SchedRepr::Sqm(c)),
-            QdiscConfig::DualPi2(d) => Repr::Sched(SchedRepr::DualPi2(d)),
-        }
-    }
-}
-
-impl TryFrom<Repr> for QdiscConfig {
-    type Error = ConfigError;
-    fn try_from(r: Repr) -> Result<QdiscConfig, ConfigError> {
-        Ok(match r {
-            Repr::Fifo(a) => QdiscConfig::Fifo(a),
-            Repr::Sched(SchedRepr::Drr(d)) => QdiscConfig::Drr(d),
-            Repr::Sched(SchedRepr::Wfq(w)) => QdiscConfig::Wfq(w),
-            Repr::Sched(SchedRepr::FqCodel(c)) => QdiscConfig::FqCodel(c),
-            Repr::Sched(SchedRepr::FqPie(c)) => QdiscConfig::FqPie(c),
-            Repr::Sched(SchedRepr::Sfq(c)) => QdiscConfig::Sfq(c),
-            Repr::Sched(SchedRepr::SfqCodel(c)) => QdiscConfig::SfqCodel(c),
-            Repr::Sched(SchedRepr::Sqm(c)) => QdiscConfig::Sqm(c),
-            Repr::Sched(SchedRepr::DualPi2(d)) => QdiscConfig::DualPi2(d),
-        })
-    }
-}
-
-impl From<AqmConfig> for QdiscConfig {
-    fn from(a: AqmConfig) -> QdiscConfig {
-        QdiscConfig::Fifo(a)
-    }
-}
-
-impl QdiscConfig {
-    /// Every name `default_for` takes: the AQMs (as single FIFOs), then the schedulers.
-    pub fn names() -> Vec<&'static str> {
-        let mut v = AqmConfig::names().to_vec();
-        v.extend_from_slice(SCHEDULERS);
-        v
-    }
-
-    /// The AQM's or scheduler's canonical name.
-    pub fn name(&self) -> &'static str {
-        match self {
-            QdiscConfig::Fifo(a) => a.name(),
-            QdiscConfig::Drr(_) => "drr",
-            QdiscConfig::Wfq(_) => "wfq",
-            QdiscConfig::FqCodel(_) => FqCodelConfig::AQM,
-            QdiscConfig::FqPie(_) => FqPieConfig::AQM,
-            QdiscConfig::Sfq(_) => SfqConfig::AQM,
-            QdiscConfig::SfqCodel(_) => SfqCodelConfig::AQM,
-            QdiscConfig::Sqm(_) => SqmConfig::AQM,
-            QdiscConfig::DualPi2(_) => "dualpi2",
-        }
-    }
-
-    /// True for a hashed flow-queueing qdisc ([`HASHED`]).
-    pub fn is_hashed(&self) -> bool {
-        hashed_cfg!(self, _c => true, _ => false)
-    }
-
-    /// The single AQM, if this is a FIFO.
-    pub fn as_aqm(&self) -> Option<&AqmConfig> {
-        match self {
-            QdiscConfig::Fifo(a) => Some(a),
-            _ => None,
-        }
-    }
-
-    /// The class list of a class-based scheduler (drr, wfq).
-    pub fn class_list(&self) -> Option<&ClassList> {
-        match self {
-            QdiscConfig::Drr(c) | QdiscConfig::Wfq(c) => Some(c),
-            _ => None,
-        }
-    }
-
-    /// The class list of a class-based scheduler, to change it.
-    pub fn class_list_mut(&mut self) -> Option<&mut ClassList> {
-        match self {
-            QdiscConfig::Drr(c) | QdiscConfig::Wfq(c) => Some(c),
-            _ => None,
-        }
-    }
-
-    /// The class-based scheduler `name` ([`CLASS_BASED`]; case-insensitive) over `classes`.
-    pub fn with_classes(name: &str, classes: ClassList) -> Option<QdiscConfig> {
-        let n = name.trim();
-        if n.eq_ignore_ascii_case("drr") {
-            Some(QdiscConfig::Drr(classes))
-        } else if n.eq_ignore_ascii_case("wfq") {
-            Some(QdiscConfig::Wfq(classes))
-        } else {
-            None
-        }
-    }
-
-    /// Class names of a scheduler, in order (empty for a FIFO and a hashed qdisc).
-    pub fn class_names(&self) -> Vec<&str> {
-        self.class_list().map_or_else(Vec::new, ClassList::names)
-    }
-
-    /// The default config of `name` (an AQM, alias or scheduler; case-insensitive).
-    pub fn default_for(name: &str) -> Result<QdiscConfig, ConfigError> {
-        let lower = name.trim().to_ascii_lowercase();
-        match lower.as_str() {
-            "drr" | "wfq" => {
-                return Ok(Self::with_classes(&lower, ClassList::default()).expect("class-based"))
-            }
-            "fq_codel" => return Ok(QdiscConfig::FqCodel(FqCodelConfig::default())),
-            "fq_pie" => return Ok(QdiscConfig::FqPie(FqPieConfig::default())),
-            "sfq" => return Ok(QdiscConfig::Sfq(SfqConfig::default())),
-            "sfq_codel" => return Ok(QdiscConfig::SfqCodel(SfqCodelConfig::default())),
-            "sqm" => return Ok(QdiscConfig::Sqm(SqmConfig::default())),
-            "dualpi2" => return Ok(QdiscConfig::DualPi2(DualPi2Config::default())),
-            _ => {}
-        }
-        AqmConfig::default_for(name)
-            .map(QdiscConfig::Fifo)
-            .map_err(|e| match e {
-                ConfigError::UnknownAqm { name, known } => ConfigError::UnknownAqm {
-                    name,
-                    known: format!("{known}, {}", SCHEDULERS.join(", ")),
-                },
-                e => e,
-            })
-    }
-
-    /// Parameter descriptions of `name` (for `aqmlab aqms`).
-    pub fn describe(name: &str) -> Result<Vec<ParamInfo>, ConfigError> {
-        Ok(Self::default_for(name)?.param_info())
-    }
-
-    /// Parameter descriptions of this config's kind (a DRR tree: the path patterns).
-    pub fn param_info(&self) -> Vec<ParamInfo> {
-        match self {
-            QdiscConfig::Fifo(a) => a.param_info(),
-            QdiscConfig::Drr(_) => crate::drr::describe(),
-            QdiscConfig::Wfq(_) => crate::wfq::describe(),
-            QdiscConfig::FqCodel(_) => FqCodelConfig::describe(),
-            QdiscConfig::FqPie(_) => FqPieConfig::describe(),
-            QdiscConfig::Sfq(_) => SfqConfig::describe(),
-            QdiscConfig::SfqCodel(_) => SfqCodelConfig::describe(),
-            QdiscConfig::Sqm(_) => SqmConfig::describe_all(),
-            QdiscConfig::DualPi2(_) => DualPi2Config::describe(),
-        }
-    }
-
-    /// Checks the whole tree.
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        match self {
-            QdiscConfig::Fifo(a) => a.validate(),
-            QdiscConfig::Drr(c) | QdiscConfig::Wfq(c) => c.validate(),
-            QdiscConfig::DualPi2(d) => d.validate(),
-            h => hashed_cfg!(h, c => c.validate(), _ => unreachable!()),
-        }
-    }
-
-    /// Sets one parameter by path (boundary units) and re-validates; unchanged on error.
-    pub fn set_param(&mut self, path: &str, value: f64) -> Result<(), ConfigError> {
-        match self {
-            QdiscConfig::Fifo(a) => a.set_param(path, value),
-            QdiscConfig::Drr(_) | QdiscConfig::Wfq(_) => {
-                let name = self.name();
-                self.class_list_mut()
-                    .expect("a class-based scheduler")
-                    .set_param(name, path, value)
-            }
-            QdiscConfig::DualPi2(d) => d.set_param(path, value),
-            h => hashed_cfg!(h, c => c.set_param(path, value), _ => unreachable!()),
-        }
-    }
-
-    /// Reads one parameter by path (boundary units).
-    pub fn get_param(&self, path: &str) -> Option<f64> {
-        match self {
-            QdiscConfig::Fifo(a) => a.get_param(path),
-            QdiscConfig::Drr(c) | QdiscConfig::Wfq(c) => c.get_param(path),
-            QdiscConfig::DualPi2(d) => d.get_param(path),
-            h => hashed_cfg!(h, c => c.get_param(path), _ => unreachable!()),
-        }
-    }
-
-    /// Like [`AqmConfig::from_raw`] for any name; for a scheduler the keys are paths into its
-    /// default config (`classes.default.weight`). Class lists are built by the scenario
-    /// schema or serde, not by name/value pairs.
-    pub fn from_raw(
-        name: &str,
-        params: &[(&str, RawParam<'_>)],
-        require_unit: bool,
-    ) -> Result<QdiscConfig, ConfigError> {
-        let mut cfg = Self::default_for(name)?;
-        if let QdiscConfig::Fifo(_) = cfg {
-            return AqmConfig::from_raw(name, params, require_unit).map(QdiscConfig::Fifo);
-        }
-        if cfg.is_hashed() {
-            // Like an AQM: every value is set, then the whole config is checked.
-            for (k, raw) in params {
-                let x = cfg.raw_value(k, *raw, require_unit)?;
-                hashed_cfg!(&mut cfg, c => c.set_field(k, x)?, _ => unreachable!());
-            }
-            cfg.validate()?;
-            return Ok(cfg);
-        }
-        for (k, raw) in params {
-            let x = cfg.raw_value(k, *raw, require_unit)?;
-            cfg.set_param(k, x)?;
-        }
-        Ok(cfg)
-    }
-
-    /// Converts a user-written value for path `key` to its boundary `f64`
-    /// ([`AqmConfig::param_value`] with the parameter's own unit).
-    pub fn raw_value(
-        &self,
-        key: &str,
-        raw: RawParam<'_>,
-        require_unit: bool,
-    ) -> Result<f64, ConfigError> {
-        if self.is_hashed() || matches!(self, QdiscConfig::DualPi2(_)) {
-            // SQM's per-queue paths (queues.N.LEAF, flows.HASH.LEAF) take the unit of the
-            // pattern queues.N.LEAF.
-            let pattern = match (self, key.split('.').collect::<Vec<_>>().as_slice()) {
-                (QdiscConfig::Sqm(_), ["queues" | "flows", _, leaf]) => format!("queues.N.{leaf}"),
-                _ => key.to_string(),
-            };
-            return AqmConfig::value_among(
-                self.name(),
-                &self.param_info(),
-                &pattern,
-                raw,
-                require_unit,
-            )
-            .map_err(|e| match e {
-                ConfigError::UnknownParam { aqm, known, .. } => ConfigError::UnknownParam {
-                    aqm,
-                    key: key.into(),
-                    known,
-                },
-                e => e,
-            });
-        }
-        match self {
-            QdiscConfig::Fifo(a) => a.raw_value(key, raw, require_unit),
-            QdiscConfig::Drr(c) | QdiscConfig::Wfq(c) => {
-                c.raw_value(self.name(), key, raw, require_unit)
-            }
-            _ => unreachable!("hashed qdiscs and DualPI2 are handled above"),
-        }
-    }
-
-    /// Builds from a name and `(path, value)` pairs in boundary units.
-    pub fn from_name(name: &str, params: &[(String, f64)]) -> Result<QdiscConfig, ConfigError> {
-        if let QdiscConfig::Fifo(_) = Self::default_for(name)? {
-            return AqmConfig::from_name(name, params).map(QdiscConfig::Fifo);
-        }
-        let mut cfg = Self::default_for(name)?;
-        if cfg.is_hashed() {
-            for (k, v) in params {
-                hashed_cfg!(&mut cfg, c => c.set_field(k, *v)?, _ => unreachable!());
-            }
-            cfg.validate()?;
-            return Ok(cfg);
-        }
-        for (k, v) in params {
-            cfg.set_param(k, *v)?;
-        }
-        Ok(cfg)
-    }
-}
 
 /// What the simulator reads of a hashed qdisc's flow queues: backlogged flow queues now, their
 /// time integral and their peak ([`crate::flowq`], "Active flows").
@@ -415,539 +58,359 @@ pub struct FlowCount {
     pub peak: u32,
 }
 
-/// The methods of a hashed flow-queueing qdisc off the per-packet path (dynamic dispatch
-/// through [`Qdisc::hashed`]); `enqueue`/`dequeue`/lengths are `match`ed statically.
-pub trait Hashed<P> {
-    /// The flow queues.
-    fn queues(&self) -> &FlowQueues<P>;
-    /// The flow queues, mutably (peak reset).
-    fn queues_mut(&mut self) -> &mut FlowQueues<P>;
-    /// Counters over all flow queues.
+/// A qdisc's configuration as the registry sees it: its name, its config type and the
+/// name/value interface of that config (boundary units: seconds, bytes, 0/1). Implemented
+/// by the state type for every packet type (`impl<P> QdiscSpec for Drr<P>`), so that two
+/// qdiscs may share a config type (`drr` and `wfq` both take a [`crate::ClassList`]); the
+/// registry calls these functions on `State<()>`.
+pub trait QdiscSpec {
+    /// The name (serde tag, `aqmlab aqms`, errors); equal to the registry's, checked when
+    /// the crate compiles.
+    const NAME: &'static str;
+    /// The configuration (`{"type": NAME, ...}` in serde form, without the tag).
+    type Config;
+    /// Parameter descriptions (for `aqmlab aqms`; path patterns for trees).
+    fn describe() -> Vec<ParamInfo>;
+    /// Checks the whole configuration.
+    fn validate_config(cfg: &Self::Config) -> Result<(), ConfigError>;
+    /// Sets one parameter by path (boundary units) and re-validates; unchanged on error.
+    fn set_config_param(cfg: &mut Self::Config, path: &str, value: f64) -> Result<(), ConfigError>;
+    /// Reads one parameter by path (boundary units).
+    fn get_config_param(cfg: &Self::Config, path: &str) -> Option<f64>;
+    /// Sets one parameter while a configuration is built from name/value pairs, which is
+    /// validated once at the end ([`QdiscConfig::from_raw`]). Default: [`Self::set_config_param`];
+    /// flat parameter lists set the field alone, as an AQM's do, so that cross-field checks
+    /// see the final values.
+    fn set_config_field(cfg: &mut Self::Config, path: &str, value: f64) -> Result<(), ConfigError> {
+        Self::set_config_param(cfg, path, value)
+    }
+    /// Converts a user-written value for path `key` to its boundary `f64` with the
+    /// parameter's unit. Default: `key` among [`Self::describe`].
+    fn raw_config_value(
+        cfg: &Self::Config,
+        key: &str,
+        raw: RawParam<'_>,
+        require_unit: bool,
+    ) -> Result<f64, ConfigError> {
+        let _ = cfg;
+        AqmConfig::value_among(Self::NAME, &Self::describe(), key, raw, require_unit)
+    }
+}
+
+/// [`QdiscSpec`] for a state type whose config is a flat parameter list
+/// ([`crate::params::Params`], built by `aqm_config!`): the name is the config's, and every
+/// function is the config's own.
+macro_rules! flat_qdisc_spec {
+    ($state:ident, $cfg:ty) => {
+        impl<P> $crate::qdisc::QdiscSpec for $state<P> {
+            const NAME: &'static str = <$cfg as $crate::params::Params>::AQM;
+            type Config = $cfg;
+            fn describe() -> Vec<$crate::params::ParamInfo> {
+                <$cfg as $crate::params::Params>::describe()
+            }
+            fn validate_config(c: &$cfg) -> Result<(), $crate::error::ConfigError> {
+                $crate::params::Params::validate(c)
+            }
+            fn set_config_param(
+                c: &mut $cfg,
+                path: &str,
+                value: f64,
+            ) -> Result<(), $crate::error::ConfigError> {
+                $crate::params::Params::set_param(c, path, value)
+            }
+            fn get_config_param(c: &$cfg, path: &str) -> Option<f64> {
+                $crate::params::Params::get_param(c, path)
+            }
+            fn set_config_field(
+                c: &mut $cfg,
+                path: &str,
+                value: f64,
+            ) -> Result<(), $crate::error::ConfigError> {
+                $crate::params::Params::set_field(c, path, value)
+            }
+        }
+    };
+}
+pub(crate) use flat_qdisc_spec;
+
+/// A running qdisc other than the FIFO leaf, as [`Qdisc`] drives it. The per-packet methods
+/// (`enqueue`, `dequeue`) of a scheduler are `#[inline(never)]` in its impl, so that the
+/// scheduler's code stays out of a caller's FIFO path; the optional parts (timers, classes,
+/// flow queues) have defaults meaning "none".
+pub trait QdiscOps<P: Packet>: QdiscSpec + Sized {
+    /// Builds `cfg` with hard limit `limit` (shared by all its queues) on `link`; `seed`
+    /// starts its random streams and hash keys.
+    fn new(
+        cfg: &Self::Config,
+        limit: QueueLimit,
+        link: LinkInfo,
+        seed: u64,
+    ) -> Result<Self, ConfigError>;
+    /// Offers a packet: `Queued`, `Marked` or `Dropped(pkt, reason)` for the arrival; other
+    /// packets dropped to make room (victims) go to `on_drop`.
+    fn enqueue(
+        &mut self,
+        now: Instant,
+        pkt: P,
+        on_drop: &mut impl FnMut(P, DropReason),
+    ) -> Enqueue<P>;
+    /// Takes the next packet for the link; dequeue-side drops go to `on_drop`.
+    fn dequeue(&mut self, now: Instant, on_drop: &mut impl FnMut(P, DropReason)) -> Option<P>;
+    /// Next time [`QdiscOps::on_timer`] must run (none: no periodic law).
+    #[inline]
+    fn poll_at(&self) -> Option<Instant> {
+        None
+    }
+    /// Runs the periodic laws that are due.
+    #[inline]
+    fn on_timer(&mut self, _now: Instant) {}
+    /// Packets stored.
+    fn len_pkts(&self) -> usize;
+    /// Bytes stored.
+    fn len_bytes(&self) -> u64;
+    /// Counters over all its queues.
     fn stats(&self) -> QueueStats;
     /// The link's hard limit it was built with.
     fn limit(&self) -> QueueLimit;
     /// The link.
     fn link(&self) -> LinkInfo;
+    /// Bytes of state held for packets and flows (not counted: fixed-size fields).
+    fn memory_bytes(&self) -> usize;
     /// Drop/mark probability in [0, 1] (0 for qdiscs without one).
+    #[inline]
     fn probability(&self) -> f64 {
         0.0
     }
-    /// Next time [`Hashed::on_timer`] must run.
-    fn poll_at(&self) -> Option<Instant> {
-        None
-    }
-    /// Runs the periodic work that is due.
-    fn on_timer(&mut self, _now: Instant) {}
-    /// Changes one parameter while running; on error nothing changes.
-    fn set_param(&mut self, key: &str, value: f64) -> Result<(), ConfigError>;
-    /// The current configuration.
-    fn qdisc_config(&self) -> QdiscConfig;
-    /// Bytes of per-flow-queue AQM state (CoDel or PIE variables), besides the flow queues.
-    fn flow_state_bytes(&self) -> usize {
+    /// Number of classes reported (0: none).
+    #[inline]
+    fn num_classes(&self) -> usize {
         0
     }
+    /// Name of class `i`.
+    #[inline]
+    fn class_name(&self, _i: usize) -> Option<&str> {
+        None
+    }
+    /// Counters of class `i`.
+    #[inline]
+    fn class_stats(&self, _i: usize) -> Option<QueueStats> {
+        None
+    }
+    /// Length of class `i`'s queue now: `(packets, bytes)`.
+    #[inline]
+    fn class_len(&self, _i: usize) -> Option<(usize, u64)> {
+        None
+    }
+    /// The class the last dequeued packet came from (0 without classes).
+    #[inline]
+    fn last_class(&self) -> u8 {
+        0
+    }
+    /// Backlogged flow queues (`None` without flow queues).
+    #[inline]
+    fn active_flows(&self) -> Option<u32> {
+        None
+    }
+    /// The active-flow count, its integral up to `now` and its peak.
+    #[inline]
+    fn flow_count(&self, _now: Instant) -> Option<FlowCount> {
+        None
+    }
+    /// Restarts the peak of [`QdiscOps::flow_count`] from the current count.
+    #[inline]
+    fn reset_flow_peak(&mut self) {}
+    /// The packet pool's size, for a qdisc with one.
+    #[inline]
+    fn pool_slots(&self) -> Option<usize> {
+        None
+    }
+    /// Changes one parameter by path while running; on error nothing changes.
+    fn set_param(&mut self, path: &str, value: f64) -> Result<(), ConfigError>;
+    /// Current value of one parameter by path (default: read from [`QdiscOps::config`]).
+    fn param(&self, path: &str) -> Option<f64> {
+        Self::get_config_param(&self.config(), path)
+    }
+    /// The current configuration.
+    fn config(&self) -> Self::Config;
 }
 
-/// `Hashed` for a flow-queueing type with inherent methods of the same names.
-macro_rules! impl_hashed {
-    ($t:ident, $variant:ident $(, $extra:item)*) => {
-        impl<P: Packet> Hashed<P> for $t<P> {
-            fn queues(&self) -> &FlowQueues<P> {
-                $t::queues(self)
+/// `a == b` in a constant (the registry's compile-time name check).
+pub(crate) const fn same_name(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// The registry: every qdisc besides the FIFO leaf, one line each, `"name" =>
+/// Variant(module::State, module::Config);`, grouped by kind. Generates the name lists, the
+/// [`QdiscConfig`] enum with its serde form and name/value interface (`config.rs`) and the
+/// [`Qdisc`] enum with its dispatch (`dispatch.rs`).
+macro_rules! qdisc_registry {
+    (
+        classes { $( $cn:literal => $cv:ident($cm:ident :: $cs:ident, $ctm:ident :: $ct:ident); )* }
+        hashed { $( $hn:literal => $hv:ident($hm:ident :: $hs:ident, $htm:ident :: $ht:ident); )* }
+        other { $( $on:literal => $ov:ident($om:ident :: $os:ident, $otm:ident :: $ot:ident); )* }
+    ) => {
+        /// Names of the schedulers (besides every AQM name, which runs as a single FIFO): the
+        /// class-based ones ([`CLASS_BASED`]), the hashed flow-queueing qdiscs ([`HASHED`])
+        /// and the others (DualPI2: two fixed classes `l` and `c` chosen by the ECN
+        /// codepoint, flat parameters).
+        pub const SCHEDULERS: &[&str] = &[$($cn,)* $($hn,)* $($on,)*];
+
+        /// The class-based schedulers: a class list ([`crate::ClassList`]) in their config.
+        pub const CLASS_BASED: &[&str] = &[$($cn),*];
+
+        /// The hashed flow-queueing qdiscs: flat parameter lists (like an AQM's), no classes.
+        pub const HASHED: &[&str] = &[$($hn),*];
+
+        $(
+            const _: () = assert!(
+                same_name($cn, <crate::$cm::$cs<()> as QdiscSpec>::NAME),
+                concat!("registry name ", $cn, " is not its QdiscSpec::NAME")
+            );
+        )*
+        $(
+            const _: () = assert!(
+                same_name($hn, <crate::$hm::$hs<()> as QdiscSpec>::NAME),
+                concat!("registry name ", $hn, " is not its QdiscSpec::NAME")
+            );
+        )*
+        $(
+            const _: () = assert!(
+                same_name($on, <crate::$om::$os<()> as QdiscSpec>::NAME),
+                concat!("registry name ", $on, " is not its QdiscSpec::NAME")
+            );
+        )*
+
+        config::qdisc_configs! {
+            all {
+                $( $cn => $cv($cm::$cs, $ctm::$ct); )*
+                $( $hn => $hv($hm::$hs, $htm::$ht); )*
+                $( $on => $ov($om::$os, $otm::$ot); )*
             }
-            fn queues_mut(&mut self) -> &mut FlowQueues<P> {
-                $t::queues_mut(self)
-            }
-            fn stats(&self) -> QueueStats {
-                $t::stats(self)
-            }
-            fn limit(&self) -> QueueLimit {
-                $t::limit(self)
-            }
-            fn link(&self) -> LinkInfo {
-                $t::link(self)
-            }
-            fn set_param(&mut self, key: &str, value: f64) -> Result<(), ConfigError> {
-                $t::set_param(self, key, value)
-            }
-            fn qdisc_config(&self) -> QdiscConfig {
-                QdiscConfig::$variant(self.config())
-            }
-            $($extra)*
+            classes { $( $cv ),* }
+            hashed { $( $hv ),* }
+        }
+
+        dispatch::qdisc_states! {
+            $( $cv($cm::$cs); )* $( $hv($hm::$hs); )* $( $ov($om::$os); )*
         }
     };
 }
 
-impl_hashed!(
-    FqCodel,
-    FqCodel,
-    fn flow_state_bytes(&self) -> usize {
-        FqCodel::flow_state_bytes(self)
+qdisc_registry! {
+    classes {
+        "drr" => Drr(drr::Drr, drr::DrrConfig);
+        "wfq" => Wfq(wfq::Wfq, wfq::WfqConfig);
     }
-);
-impl_hashed!(
-    SfqCodel,
-    SfqCodel,
-    fn flow_state_bytes(&self) -> usize {
-        SfqCodel::flow_state_bytes(self)
+    hashed {
+        "fq_codel" => FqCodel(fq_codel::FqCodel, fq_codel::FqCodelConfig);
+        "fq_pie" => FqPie(fq_pie::FqPie, fq_pie::FqPieConfig);
+        "sfq" => Sfq(sfq::Sfq, sfq::SfqConfig);
+        "sfq_codel" => SfqCodel(sfq_codel::SfqCodel, sfq_codel::SfqCodelConfig);
+        "sqm" => Sqm(sqm::Sqm, sqm::SqmConfig);
     }
-);
-impl_hashed!(
-    FqPie,
-    FqPie,
-    fn probability(&self) -> f64 {
-        FqPie::probability(self)
-    },
-    fn poll_at(&self) -> Option<Instant> {
-        FqPie::poll_at(self)
-    },
-    fn on_timer(&mut self, now: Instant) {
-        FqPie::on_timer(self, now)
-    },
-    fn flow_state_bytes(&self) -> usize {
-        FqPie::flow_state_bytes(self)
-    }
-);
-impl_hashed!(
-    Sqm,
-    Sqm,
-    fn probability(&self) -> f64 {
-        Sqm::probability(self)
-    },
-    fn flow_state_bytes(&self) -> usize {
-        Sqm::flow_state_bytes(self)
-    }
-);
-impl_hashed!(
-    Sfq,
-    Sfq,
-    fn poll_at(&self) -> Option<Instant> {
-        Sfq::poll_at(self)
-    },
-    fn on_timer(&mut self, now: Instant) {
-        Sfq::on_timer(self, now)
-    }
-);
-
-/// A running queue discipline: a FIFO with an AQM (the fast path), a class-based scheduler or
-/// a hashed flow-queueing qdisc.
-///
-/// The per-packet methods are `#[inline(always)]` thin `match`es and the schedulers' entry
-/// points are never inlined, so that a caller's FIFO path compiles as a direct call (or
-/// inlining) of [`QueueDisc`]'s, as before trees existed.
-///
-/// The FIFO variant is stored inline (no box, no extra indirection per packet) although it
-/// is much larger than a scheduler's (whose classes and flow queues live in `Vec`s).
-#[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone)]
-pub enum Qdisc<P> {
-    /// FIFO + hard limit + one AQM.
-    Fifo(QueueDisc<P>),
-    /// Deficit Round Robin.
-    Drr(Drr<P>),
-    /// Weighted fair queueing (start-time fair queueing).
-    Wfq(Wfq<P>),
-    /// FQ-CoDel.
-    FqCodel(FqCodel<P>),
-    /// FQ-PIE.
-    FqPie(FqPie<P>),
-    /// Stochastic Fairness Queueing.
-    Sfq(Sfq<P>),
-    /// SFQ-CoDel (ns-2 sfqcodel).
-    SfqCodel(SfqCodel<P>),
-    /// SQM.
-    Sqm(Sqm<P>),
-    /// DualPI2 (L4S).
-    DualPi2(DualPi2<P>),
-}
-
-impl<P: Packet> From<QueueDisc<P>> for Qdisc<P> {
-    fn from(q: QueueDisc<P>) -> Self {
-        Qdisc::Fifo(q)
+    other {
+        "dualpi2" => DualPi2(dualpi2::DualPi2, dualpi2::DualPi2Config);
     }
 }
 
-impl<P: Packet> Qdisc<P> {
-    /// Builds `cfg` with hard limit `limit` (shared by a scheduler's classes and flow queues)
-    /// on `link`.
-    pub fn new(
-        cfg: &QdiscConfig,
-        limit: QueueLimit,
-        link: LinkInfo,
-        seed: u64,
-    ) -> Result<Self, ConfigError> {
-        Ok(match cfg {
-            QdiscConfig::Fifo(a) => Qdisc::Fifo(QueueDisc::new(a, limit, link, seed)?),
-            QdiscConfig::Drr(d) => Qdisc::Drr(Drr::new(d, limit, link, seed)?),
-            QdiscConfig::Wfq(w) => Qdisc::Wfq(Wfq::new(w, limit, link, seed)?),
-            QdiscConfig::FqCodel(c) => Qdisc::FqCodel(FqCodel::new(c, limit, link, seed)?),
-            QdiscConfig::FqPie(c) => Qdisc::FqPie(FqPie::new(c, limit, link, seed)?),
-            QdiscConfig::Sfq(c) => Qdisc::Sfq(Sfq::new(c, limit, link, seed)?),
-            QdiscConfig::SfqCodel(c) => Qdisc::SfqCodel(SfqCodel::new(c, limit, link, seed)?),
-            QdiscConfig::Sqm(c) => Qdisc::Sqm(Sqm::new(c, limit, link, seed)?),
-            QdiscConfig::DualPi2(d) => Qdisc::DualPi2(DualPi2::new(d, limit, link, seed)?),
-        })
-    }
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::classes::ClassList;
+    use crate::testutil::{no_drop, TestPacket};
+    use crate::time::BitsPerSec;
 
-    /// The classes of a scheduler built on the shared class model (drr, wfq).
-    #[inline]
-    pub fn class_set(&self) -> Option<&ClassSet<P>> {
-        match self {
-            Qdisc::Drr(d) => Some(d.classes()),
-            Qdisc::Wfq(w) => Some(w.classes()),
-            _ => None,
+    /// Every registered qdisc: its name gives its default config, its serde tag and the name
+    /// its running state reports; the kind lists agree with the config's accessors; packets
+    /// go through it with the counters balanced.
+    #[test]
+    fn registry_is_consistent() {
+        // The registry's order: the class-based ones, the hashed ones, the others; no name
+        // twice and none an AQM's.
+        assert_eq!(SCHEDULERS[..CLASS_BASED.len()], *CLASS_BASED);
+        assert_eq!(SCHEDULERS[CLASS_BASED.len()..][..HASHED.len()], *HASHED);
+        for (i, name) in SCHEDULERS.iter().enumerate() {
+            assert!(!SCHEDULERS[..i].contains(name), "{name} twice");
+            assert!(
+                crate::AqmConfig::default_for(name).is_err(),
+                "{name} is an AQM"
+            );
         }
-    }
+        let link = LinkInfo::new(BitsPerSec::from_mbps(10));
+        for &name in SCHEDULERS {
+            let cfg = QdiscConfig::default_for(name).unwrap();
+            assert_eq!(cfg.name(), name);
+            assert_eq!(
+                QdiscConfig::default_for(&name.to_ascii_uppercase()).unwrap(),
+                cfg
+            );
+            assert!(QdiscConfig::names().contains(&name));
+            assert!(cfg.as_aqm().is_none());
+            assert_eq!(cfg.is_hashed(), HASHED.contains(&name), "{name}");
+            assert_eq!(
+                cfg.class_list().is_some(),
+                CLASS_BASED.contains(&name),
+                "{name}"
+            );
+            let with = QdiscConfig::with_classes(name, ClassList::default());
+            assert_eq!(with.is_some(), CLASS_BASED.contains(&name), "{name}");
+            assert_eq!(cfg.param_info(), QdiscConfig::describe(name).unwrap());
+            cfg.validate().unwrap();
+            assert_eq!(QdiscConfig::from_raw(name, &[], true).unwrap(), cfg);
 
-    /// The SQM qdisc, if this is one (its slots: [`Sqm::slot_flow`]).
-    #[inline]
-    pub fn sqm(&self) -> Option<&Sqm<P>> {
-        match self {
-            Qdisc::Sqm(q) => Some(q),
-            _ => None,
-        }
-    }
-
-    /// The hashed flow-queueing qdisc, if this is one.
-    #[inline]
-    pub fn hashed(&self) -> Option<&dyn Hashed<P>> {
-        match self {
-            Qdisc::FqCodel(q) => Some(q),
-            Qdisc::FqPie(q) => Some(q),
-            Qdisc::Sfq(q) => Some(q),
-            Qdisc::SfqCodel(q) => Some(q),
-            Qdisc::Sqm(q) => Some(q),
-            _ => None,
-        }
-    }
-
-    /// The hashed flow-queueing qdisc, mutably.
-    #[inline]
-    pub fn hashed_mut(&mut self) -> Option<&mut dyn Hashed<P>> {
-        match self {
-            Qdisc::FqCodel(q) => Some(q),
-            Qdisc::FqPie(q) => Some(q),
-            Qdisc::Sfq(q) => Some(q),
-            Qdisc::SfqCodel(q) => Some(q),
-            Qdisc::Sqm(q) => Some(q),
-            _ => None,
-        }
-    }
-
-    /// Offers a packet: `Queued`, `Marked` or `Dropped(pkt, reason)` for the arrival; other
-    /// packets dropped to make room (victims) go to `on_drop`.
-    #[inline(always)]
-    pub fn enqueue(
-        &mut self,
-        now: Instant,
-        pkt: P,
-        on_drop: &mut impl FnMut(P, DropReason),
-    ) -> Enqueue<P> {
-        match self {
-            Qdisc::Fifo(q) => q.enqueue(now, pkt),
-            Qdisc::Drr(d) => d.enqueue(now, pkt, on_drop),
-            Qdisc::Wfq(w) => w.enqueue(now, pkt, on_drop),
-            Qdisc::FqCodel(q) => q.enqueue(now, pkt, on_drop),
-            Qdisc::FqPie(q) => q.enqueue(now, pkt, on_drop),
-            Qdisc::Sfq(q) => q.enqueue(now, pkt, on_drop),
-            Qdisc::SfqCodel(q) => q.enqueue(now, pkt, on_drop),
-            Qdisc::Sqm(q) => q.enqueue(now, pkt, on_drop),
-            Qdisc::DualPi2(d) => d.enqueue(now, pkt, on_drop),
-        }
-    }
-
-    /// [`QueueDisc::pass_through`] for a drop-tail FIFO; `Err(pkt)` for every other qdisc.
-    #[inline(always)]
-    pub fn pass_through(&mut self, now: Instant, pkt: P) -> Result<P, P> {
-        match self {
-            Qdisc::Fifo(q) => q.pass_through(now, pkt),
-            _ => Err(pkt),
-        }
-    }
-
-    /// Takes the next packet for the link; dequeue-side drops go to `on_drop`.
-    #[inline(always)]
-    pub fn dequeue(&mut self, now: Instant, on_drop: &mut impl FnMut(P, DropReason)) -> Option<P> {
-        match self {
-            Qdisc::Fifo(q) => q.dequeue(now, on_drop),
-            Qdisc::Drr(d) => d.dequeue(now, on_drop),
-            Qdisc::Wfq(w) => w.dequeue(now, on_drop),
-            Qdisc::FqCodel(q) => q.dequeue(now, on_drop),
-            Qdisc::FqPie(q) => q.dequeue(now, on_drop),
-            Qdisc::Sfq(q) => q.dequeue(now, on_drop),
-            Qdisc::SfqCodel(q) => q.dequeue(now, on_drop),
-            Qdisc::Sqm(q) => q.dequeue(now, on_drop),
-            Qdisc::DualPi2(d) => d.dequeue(now, on_drop),
-        }
-    }
-
-    /// Next time [`Qdisc::on_timer`] must be called (earliest over the tree).
-    #[inline(always)]
-    pub fn poll_at(&self) -> Option<Instant> {
-        match self {
-            Qdisc::Fifo(q) => q.poll_at(),
-            Qdisc::Drr(d) => d.classes().poll_at(),
-            Qdisc::Wfq(w) => w.classes().poll_at(),
-            Qdisc::FqPie(q) => q.poll_at(),
-            Qdisc::Sfq(q) => q.poll_at(),
-            Qdisc::FqCodel(_) | Qdisc::SfqCodel(_) | Qdisc::Sqm(_) => None,
-            Qdisc::DualPi2(d) => d.poll_at(),
-        }
-    }
-
-    /// Runs the periodic laws that are due.
-    pub fn on_timer(&mut self, now: Instant) {
-        match self {
-            Qdisc::Fifo(q) => q.on_timer(now),
-            Qdisc::Drr(d) => d.on_timer(now),
-            Qdisc::Wfq(w) => w.on_timer(now),
-            Qdisc::DualPi2(d) => d.on_timer(now),
-            _ => {
-                if let Some(h) = self.hashed_mut() {
-                    h.on_timer(now)
-                }
+            let json = serde_json::to_value(&cfg).unwrap();
+            assert_eq!(json["type"], name);
+            assert_eq!(serde_json::from_value::<QdiscConfig>(json).unwrap(), cfg);
+            if !CLASS_BASED.contains(&name) {
+                // Flat parameters take their defaults.
+                let tag = format!(r#"{{"type": "{name}"}}"#);
+                assert_eq!(serde_json::from_str::<QdiscConfig>(&tag).unwrap(), cfg);
             }
-        }
-    }
 
-    /// Packets stored.
-    #[inline(always)]
-    pub fn len_pkts(&self) -> usize {
-        match self {
-            Qdisc::Fifo(q) => q.len_pkts(),
-            Qdisc::Drr(d) => d.classes().len_pkts(),
-            Qdisc::Wfq(w) => w.classes().len_pkts(),
-            Qdisc::FqCodel(q) => q.len_pkts(),
-            Qdisc::FqPie(q) => q.len_pkts(),
-            Qdisc::Sfq(q) => q.len_pkts(),
-            Qdisc::SfqCodel(q) => q.len_pkts(),
-            Qdisc::Sqm(q) => q.len_pkts(),
-            Qdisc::DualPi2(d) => d.len_pkts(),
-        }
-    }
-
-    /// Bytes stored.
-    #[inline(always)]
-    pub fn len_bytes(&self) -> u64 {
-        match self {
-            Qdisc::Fifo(q) => q.len_bytes(),
-            Qdisc::Drr(d) => d.classes().len_bytes(),
-            Qdisc::Wfq(w) => w.classes().len_bytes(),
-            Qdisc::FqCodel(q) => q.len_bytes(),
-            Qdisc::FqPie(q) => q.len_bytes(),
-            Qdisc::Sfq(q) => q.len_bytes(),
-            Qdisc::SfqCodel(q) => q.len_bytes(),
-            Qdisc::Sqm(q) => q.len_bytes(),
-            Qdisc::DualPi2(d) => d.len_bytes(),
-        }
-    }
-
-    /// True if empty.
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.len_pkts() == 0
-    }
-
-    /// Counters (a scheduler's are the sums over its classes or flow queues).
-    pub fn stats(&self) -> QueueStats {
-        match self {
-            Qdisc::Fifo(q) => *q.stats(),
-            Qdisc::Drr(d) => d.classes().stats(),
-            Qdisc::Wfq(w) => w.classes().stats(),
-            Qdisc::DualPi2(d) => d.stats(),
-            _ => self.hashed().map(|h| h.stats()).unwrap_or_default(),
-        }
-    }
-
-    /// Number of classes (0 for a FIFO and for a hashed qdisc; DualPI2: 2, `l` and `c`; SQM:
-    /// 2, `reserved` and `elephants` (all elephant queues together)).
-    pub fn num_classes(&self) -> usize {
-        match self {
-            Qdisc::DualPi2(_) => crate::dualpi2::CLASS_NAMES.len(),
-            Qdisc::Sqm(_) => crate::sqm::CLASS_NAMES.len(),
-            _ => self.class_set().map_or(0, ClassSet::num_classes),
-        }
-    }
-
-    /// Name of class `i`.
-    pub fn class_name(&self, i: usize) -> Option<&str> {
-        match self {
-            Qdisc::DualPi2(_) => crate::dualpi2::CLASS_NAMES.get(i).copied(),
-            Qdisc::Sqm(_) => crate::sqm::CLASS_NAMES.get(i).copied(),
-            _ => self.class_set()?.class_name(i),
-        }
-    }
-
-    /// Counters of class `i`.
-    pub fn class_stats(&self, i: usize) -> Option<QueueStats> {
-        match self {
-            Qdisc::DualPi2(d) => d.class_stats(i),
-            Qdisc::Sqm(q) => q.class_stats(i),
-            _ => Some(*self.class_set()?.class_queue(i)?.stats()),
-        }
-    }
-
-    /// Length of class `i`'s queue now: `(packets, bytes)`.
-    pub fn class_len(&self, i: usize) -> Option<(usize, u64)> {
-        match self {
-            Qdisc::DualPi2(d) => d.class_len(i),
-            Qdisc::Sqm(q) => q.class_len(i),
-            _ => {
-                let q = self.class_set()?.class_queue(i)?;
-                Some((q.len_pkts(), q.len_bytes()))
+            let mut q = Qdisc::<TestPacket>::new(&cfg, QueueLimit::Packets(100), link, 1).unwrap();
+            assert_eq!(q.aqm_name(), name);
+            assert_eq!(q.config(), cfg);
+            assert_eq!(q.limit(), QueueLimit::Packets(100));
+            assert_eq!(q.pool_slots().is_some(), HASHED.contains(&name), "{name}");
+            assert_eq!(
+                q.flow_count(Instant::ZERO).is_some(),
+                HASHED.contains(&name)
+            );
+            for i in 0..4 {
+                let p = TestPacket::new(i, 1000).flow(i % 2);
+                q.enqueue(Instant(i * 1000), p, &mut no_drop());
             }
-        }
-    }
-
-    /// The class the last dequeued packet came from (0 without classes).
-    #[inline]
-    pub fn last_class(&self) -> u8 {
-        match self {
-            Qdisc::DualPi2(d) => d.last_class(),
-            Qdisc::Sqm(q) => q.last_class(),
-            _ => self.class_set().map_or(0, ClassSet::last_class),
-        }
-    }
-
-    /// Backlogged flow queues of a hashed qdisc; for SQM the elephant slots in use (`None` for
-    /// other qdiscs).
-    #[inline]
-    pub fn active_flows(&self) -> Option<u32> {
-        if let Qdisc::Sqm(q) = self {
-            return Some(q.slots_in_use());
-        }
-        self.hashed().map(|h| h.queues().active())
-    }
-
-    /// A hashed qdisc's active-flow count, its integral up to `now` and its peak (`None` for
-    /// other qdiscs).
-    pub fn flow_count(&self, now: Instant) -> Option<FlowCount> {
-        if let Qdisc::Sqm(q) = self {
-            return Some(FlowCount {
-                active: q.slots_in_use(),
-                area: q.slot_area(now),
-                peak: q.slot_peak(),
-            });
-        }
-        self.hashed().map(|h| {
-            let q = h.queues();
-            FlowCount {
-                active: q.active(),
-                area: q.active_area(now),
-                peak: q.peak(),
+            assert_eq!(q.len_pkts(), 4, "{name}");
+            assert_eq!(q.len_bytes(), 4000, "{name}");
+            assert_eq!(q.active_flows().is_some(), HASHED.contains(&name), "{name}");
+            let mut got = 0;
+            while q.dequeue(Instant(10_000), &mut no_drop()).is_some() {
+                got += 1;
             }
-        })
-    }
-
-    /// Restarts the peak of [`Qdisc::flow_count`] from the current count (end of warm-up).
-    pub fn reset_flow_peak(&mut self) {
-        if let Qdisc::Sqm(q) = self {
-            q.reset_slot_peak();
-            return;
+            let s = q.stats();
+            assert_eq!((got, s.received, s.dequeued), (4, 4, 4), "{name}");
+            assert!(q.is_empty());
+            assert_eq!(q.num_classes() > 0, q.class_name(0).is_some(), "{name}");
         }
-        if let Some(h) = self.hashed_mut() {
-            h.queues_mut().reset_peak();
-        }
-    }
-
-    /// Bytes of state the qdisc holds for packets and flows: a FIFO's storage, a DRR tree's
-    /// class FIFOs, a hashed qdisc's packet pool, bucket records and per-flow AQM state. (Not
-    /// counted: fixed-size fields.) For a hashed qdisc it is bounded by the buffer and `flows`
-    /// (docs/aqm/fq_codel.md, "Memory").
-    pub fn memory_bytes(&self) -> usize {
-        match self {
-            Qdisc::Fifo(q) => q.memory_bytes(),
-            Qdisc::Drr(d) => d.classes().memory_bytes(),
-            Qdisc::Wfq(w) => w.classes().memory_bytes(),
-            Qdisc::DualPi2(d) => d.memory_bytes(),
-            _ => {
-                let h = self.hashed().expect("hashed");
-                h.queues().memory_bytes() + h.flow_state_bytes()
-            }
-        }
-    }
-
-    /// A hashed qdisc's pool size: the largest number of packets it ever held at once (plus
-    /// the arrival linked before an overflow drop); `None` for other qdiscs.
-    pub fn pool_slots(&self) -> Option<usize> {
-        self.hashed().map(|h| h.queues().pool_slots())
-    }
-
-    /// The hard limit.
-    pub fn limit(&self) -> QueueLimit {
-        match self {
-            Qdisc::Fifo(q) => q.limit(),
-            Qdisc::Drr(d) => d.classes().limit(),
-            Qdisc::Wfq(w) => w.classes().limit(),
-            Qdisc::DualPi2(d) => d.limit(),
-            _ => self.hashed().expect("hashed").limit(),
-        }
-    }
-
-    /// The link.
-    pub fn link(&self) -> LinkInfo {
-        match self {
-            Qdisc::Fifo(q) => q.link(),
-            Qdisc::Drr(d) => d.classes().link(),
-            Qdisc::Wfq(w) => w.classes().link(),
-            Qdisc::DualPi2(d) => d.link(),
-            _ => self.hashed().expect("hashed").link(),
-        }
-    }
-
-    /// Drop/mark probability in [0, 1] (a scheduler: the largest of its classes' or flows').
-    pub fn probability(&self) -> f64 {
-        match self {
-            Qdisc::Fifo(q) => q.probability(),
-            Qdisc::Drr(d) => d.classes().probability(),
-            Qdisc::Wfq(w) => w.classes().probability(),
-            Qdisc::DualPi2(d) => d.probability(),
-            _ => self.hashed().map_or(0.0, |h| h.probability()),
-        }
-    }
-
-    /// Changes one parameter by path while running; on error nothing changes.
-    pub fn set_param(&mut self, path: &str, value: f64) -> Result<(), ConfigError> {
-        match self {
-            Qdisc::Fifo(q) => q.set_param(path, value),
-            Qdisc::Drr(d) => d.set_param(path, value),
-            Qdisc::Wfq(w) => w.set_param(path, value),
-            Qdisc::DualPi2(d) => d.set_param(path, value),
-            _ => self.hashed_mut().expect("hashed").set_param(path, value),
-        }
-    }
-
-    /// Current value of one parameter by path.
-    pub fn param(&self, path: &str) -> Option<f64> {
-        if let Qdisc::Sqm(q) = self {
-            return q.param(path);
-        }
-        self.config().get_param(path)
-    }
-
-    /// The current configuration tree.
-    pub fn config(&self) -> QdiscConfig {
-        match self {
-            Qdisc::Fifo(q) => QdiscConfig::Fifo(q.config()),
-            Qdisc::Drr(d) => QdiscConfig::Drr(d.config()),
-            Qdisc::Wfq(w) => QdiscConfig::Wfq(w.config()),
-            Qdisc::DualPi2(d) => QdiscConfig::DualPi2(d.config()),
-            _ => self.hashed().expect("hashed").qdisc_config(),
-        }
-    }
-
-    /// Name of the running AQM or scheduler.
-    pub fn aqm_name(&self) -> &'static str {
-        match self {
-            Qdisc::Fifo(q) => q.aqm_name(),
-            Qdisc::Drr(_) => "drr",
-            Qdisc::Wfq(_) => "wfq",
-            Qdisc::FqCodel(_) => FqCodelConfig::AQM,
-            Qdisc::FqPie(_) => FqPieConfig::AQM,
-            Qdisc::Sfq(_) => SfqConfig::AQM,
-            Qdisc::SfqCodel(_) => SfqCodelConfig::AQM,
-            Qdisc::Sqm(_) => SqmConfig::AQM,
-            Qdisc::DualPi2(_) => "dualpi2",
-        }
+        // An AQM runs as a FIFO and keeps its own serde form.
+        let fifo = QdiscConfig::default_for("codel").unwrap();
+        assert!(fifo.as_aqm().is_some() && !fifo.is_hashed() && fifo.class_list().is_none());
+        assert_eq!(
+            serde_json::to_value(&fifo).unwrap(),
+            serde_json::to_value(fifo.as_aqm().unwrap()).unwrap()
+        );
+        let e = QdiscConfig::default_for("nope").unwrap_err().to_string();
+        assert!(e.contains(&SCHEDULERS.join(", ")), "{e}");
     }
 }

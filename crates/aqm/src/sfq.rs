@@ -42,6 +42,7 @@ use crate::error::{ensure, ConfigError};
 use crate::flowq::{check_quantum, hash_key, quantum_of, FlowQueues, Limits, List, MAX_BUCKETS};
 use crate::packet::Packet;
 use crate::params::{aqm_config, Params};
+use crate::qdisc::{flat_qdisc_spec, QdiscOps};
 use crate::queue::{DropReason, Enqueue, LinkInfo, QueueLimit, QueueStats};
 use crate::rng::Rng;
 use crate::time::{Duration, Instant};
@@ -164,10 +165,12 @@ pub struct Sfq<P> {
     perturbations: u64,
 }
 
-impl<P: Packet> Sfq<P> {
+flat_qdisc_spec!(Sfq, SfqConfig);
+
+impl<P: Packet> QdiscOps<P> for Sfq<P> {
     /// A queue running `cfg` with the link's hard limit `limit` on `link`; `seed` starts the
     /// stream of hash keys.
-    pub fn new(
+    fn new(
         cfg: &SfqConfig,
         limit: QueueLimit,
         link: LinkInfo,
@@ -200,49 +203,9 @@ impl<P: Packet> Sfq<P> {
         Ok(q)
     }
 
-    /// Derived constants of `cfg` (Linux `sfq_change`'s clamps).
-    fn apply(&mut self, cfg: &SfqConfig) {
-        let mut limits = Limits::new(self.link_limit, cfg.limit);
-        let max_flows = cfg.max_flows();
-        limits.pkts = limits.pkts.min(cfg.depth as u64 * max_flows as u64);
-        self.max_flows = max_flows
-            .min(limits.pkts.min(u32::MAX as u64) as u32)
-            .max(1);
-        self.limits = limits;
-        self.fq.set_pool_max(limits.pool_max());
-        self.quantum = quantum_of(cfg.quantum, self.link);
-        self.timer = match (self.timer, cfg.perturb > Duration::ZERO) {
-            (Some(mut t), true) => {
-                t.set_period(cfg.perturb);
-                Some(t)
-            }
-            (None, true) => Some(Periodic::new(cfg.perturb)),
-            (_, false) => None,
-        };
-        self.cfg = *cfg;
-    }
-
-    /// Drops one packet to make room (Linux `sfq_drop`); returns it and whether it is the
-    /// arrival (the tail of bucket `arrival_b`).
-    fn drop_one(&mut self, now: Instant, arrival_b: usize) -> Option<(P, bool)> {
-        let x = self.fq.fattest_by_packets_latest()?;
-        if self.fq.pkts(x) > 1 {
-            let p = if self.cfg.headdrop {
-                self.fq.pop_head(now, x)?
-            } else {
-                self.fq.pop_tail(now, x)?
-            };
-            return Some((p, x == arrival_b && !self.cfg.headdrop));
-        }
-        // Every flow holds one packet: drop the flow next in the round.
-        let x = self.fq.pop_front(List::Old)?;
-        let p = self.fq.pop_head(now, x)?;
-        Some((p, x == arrival_b))
-    }
-
     /// Offers a packet (module docs); a packet dropped to make room goes to `on_drop`.
     #[inline(never)]
-    pub fn enqueue(
+    fn enqueue(
         &mut self,
         now: Instant,
         mut pkt: P,
@@ -302,7 +265,7 @@ impl<P: Packet> Sfq<P> {
 
     /// The next packet by deficit round robin (module docs).
     #[inline(never)]
-    pub fn dequeue(&mut self, now: Instant, _on_drop: &mut impl FnMut(P, DropReason)) -> Option<P> {
+    fn dequeue(&mut self, now: Instant, _on_drop: &mut impl FnMut(P, DropReason)) -> Option<P> {
         loop {
             let a = self.fq.front(List::Old)?;
             let allot = self.fq.deficit(a);
@@ -329,12 +292,12 @@ impl<P: Packet> Sfq<P> {
     }
 
     /// Next perturbation, if `perturb` is set.
-    pub fn poll_at(&self) -> Option<Instant> {
+    fn poll_at(&self) -> Option<Instant> {
         self.timer.map(|t| t.next())
     }
 
     /// Perturbs the hash if due (new key, every queued packet re-hashed).
-    pub fn on_timer(&mut self, now: Instant) {
+    fn on_timer(&mut self, now: Instant) {
         if let Some(t) = &mut self.timer {
             if t.fire(now) {
                 let key = self.rng.next_u64();
@@ -344,17 +307,13 @@ impl<P: Packet> Sfq<P> {
         }
     }
 
-    /// Hash perturbations so far.
-    pub fn perturbations(&self) -> u64 {
-        self.perturbations
-    }
-    crate::flowq::flow_queue_accessors!();
     /// The current configuration.
-    pub fn config(&self) -> SfqConfig {
+    fn config(&self) -> SfqConfig {
         self.cfg
     }
+
     /// Changes one parameter while running (`divisor` is fixed); queued packets are kept.
-    pub fn set_param(&mut self, key: &str, value: f64) -> Result<(), ConfigError> {
+    fn set_param(&mut self, key: &str, value: f64) -> Result<(), ConfigError> {
         let mut next = self.cfg;
         next.set_param(key, value)?;
         if next.divisor != self.cfg.divisor {
@@ -366,6 +325,62 @@ impl<P: Packet> Sfq<P> {
         }
         self.apply(&next);
         Ok(())
+    }
+
+    crate::flowq::flow_queue_ops!(flows);
+
+    /// The packet pool and bucket records (SFQ keeps no per-flow AQM state).
+    fn memory_bytes(&self) -> usize {
+        self.fq.memory_bytes()
+    }
+}
+
+impl<P: Packet> Sfq<P> {
+    /// Derived constants of `cfg` (Linux `sfq_change`'s clamps).
+    fn apply(&mut self, cfg: &SfqConfig) {
+        let mut limits = Limits::new(self.link_limit, cfg.limit);
+        let max_flows = cfg.max_flows();
+        limits.pkts = limits.pkts.min(cfg.depth as u64 * max_flows as u64);
+        self.max_flows = max_flows
+            .min(limits.pkts.min(u32::MAX as u64) as u32)
+            .max(1);
+        self.limits = limits;
+        self.fq.set_pool_max(limits.pool_max());
+        self.quantum = quantum_of(cfg.quantum, self.link);
+        self.timer = match (self.timer, cfg.perturb > Duration::ZERO) {
+            (Some(mut t), true) => {
+                t.set_period(cfg.perturb);
+                Some(t)
+            }
+            (None, true) => Some(Periodic::new(cfg.perturb)),
+            (_, false) => None,
+        };
+        self.cfg = *cfg;
+    }
+    /// Drops one packet to make room (Linux `sfq_drop`); returns it and whether it is the
+    /// arrival (the tail of bucket `arrival_b`).
+    fn drop_one(&mut self, now: Instant, arrival_b: usize) -> Option<(P, bool)> {
+        let x = self.fq.fattest_by_packets_latest()?;
+        if self.fq.pkts(x) > 1 {
+            let p = if self.cfg.headdrop {
+                self.fq.pop_head(now, x)?
+            } else {
+                self.fq.pop_tail(now, x)?
+            };
+            return Some((p, x == arrival_b && !self.cfg.headdrop));
+        }
+        // Every flow holds one packet: drop the flow next in the round.
+        let x = self.fq.pop_front(List::Old)?;
+        let p = self.fq.pop_head(now, x)?;
+        Some((p, x == arrival_b))
+    }
+    /// Hash perturbations so far.
+    pub fn perturbations(&self) -> u64 {
+        self.perturbations
+    }
+    /// The flow queues (inspection and tests).
+    pub fn queues(&self) -> &FlowQueues<P> {
+        &self.fq
     }
 }
 

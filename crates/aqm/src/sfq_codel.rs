@@ -43,6 +43,7 @@ use crate::error::{ensure, ConfigError};
 use crate::flowq::{check_flows, hash_key, FlowQueues, Limits, List};
 use crate::packet::Packet;
 use crate::params::{aqm_config, Params};
+use crate::qdisc::{flat_qdisc_spec, QdiscOps};
 use crate::queue::{DropReason, Enqueue, LinkInfo, QueueLimit, QueueStats};
 use crate::time::{Duration, Instant};
 
@@ -137,10 +138,12 @@ pub struct SfqCodel<P> {
     maxbin: usize,
 }
 
-impl<P: Packet> SfqCodel<P> {
+flat_qdisc_spec!(SfqCodel, SfqCodelConfig);
+
+impl<P: Packet> QdiscOps<P> for SfqCodel<P> {
     /// A queue running `cfg` with the link's hard limit `limit` on `link`; `seed` draws the
     /// hash perturbation.
-    pub fn new(
+    fn new(
         cfg: &SfqCodelConfig,
         limit: QueueLimit,
         link: LinkInfo,
@@ -173,7 +176,7 @@ impl<P: Packet> SfqCodel<P> {
 
     /// Offers a packet (module docs); the packet dropped to make room goes to `on_drop`.
     #[inline(never)]
-    pub fn enqueue(
+    fn enqueue(
         &mut self,
         now: Instant,
         mut pkt: P,
@@ -213,7 +216,7 @@ impl<P: Packet> SfqCodel<P> {
 
     /// The next packet (module docs); CoDel's drops go to `on_drop`.
     #[inline(never)]
-    pub fn dequeue(&mut self, now: Instant, on_drop: &mut impl FnMut(P, DropReason)) -> Option<P> {
+    fn dequeue(&mut self, now: Instant, on_drop: &mut impl FnMut(P, DropReason)) -> Option<P> {
         let quantum = self.cfg.quantum as i64;
         loop {
             let (list, b) = match self.fq.front(List::New) {
@@ -267,21 +270,13 @@ impl<P: Packet> SfqCodel<P> {
         }
     }
 
-    crate::flowq::flow_queue_accessors!();
-    /// CoDel state of bin `b`.
-    pub fn codel_vars(&self, b: usize) -> Option<&CodelVars> {
-        self.vars.get(b)
-    }
-    /// Bytes of the per-flow-queue state.
-    pub fn flow_state_bytes(&self) -> usize {
-        self.vars.capacity() * std::mem::size_of::<CodelVars>()
-    }
     /// The current configuration.
-    pub fn config(&self) -> SfqCodelConfig {
+    fn config(&self) -> SfqCodelConfig {
         self.cfg
     }
+
     /// Changes one parameter while running (`flows` is fixed); bin states are kept.
-    pub fn set_param(&mut self, key: &str, value: f64) -> Result<(), ConfigError> {
+    fn set_param(&mut self, key: &str, value: f64) -> Result<(), ConfigError> {
         let mut next = self.cfg;
         next.set_param(key, value)?;
         if next.flows != self.cfg.flows {
@@ -296,6 +291,28 @@ impl<P: Packet> SfqCodel<P> {
         self.limits = Limits::new(self.link_limit, next.limit);
         self.fq.set_pool_max(self.limits.pool_max());
         Ok(())
+    }
+
+    crate::flowq::flow_queue_ops!(flows);
+
+    /// The packet pool, bucket records and per-flow state.
+    fn memory_bytes(&self) -> usize {
+        self.fq.memory_bytes() + self.flow_state_bytes()
+    }
+}
+
+impl<P: Packet> SfqCodel<P> {
+    /// The flow queues (inspection and tests).
+    pub fn queues(&self) -> &FlowQueues<P> {
+        &self.fq
+    }
+    /// CoDel state of bin `b`.
+    pub fn codel_vars(&self, b: usize) -> Option<&CodelVars> {
+        self.vars.get(b)
+    }
+    /// Bytes of the per-flow-queue state.
+    pub fn flow_state_bytes(&self) -> usize {
+        self.vars.capacity() * std::mem::size_of::<CodelVars>()
     }
 }
 

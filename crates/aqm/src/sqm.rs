@@ -45,11 +45,13 @@ use std::collections::HashMap;
 
 use crate::classes::check_weight;
 use crate::codel::{CodelParams, CodelRules, CodelVars, ControlLaw};
+use crate::config::{AqmConfig, RawParam};
 use crate::error::{ensure, ConfigError};
 use crate::flowq::{hash_key, FlowQueues, Limits, List};
 use crate::fq_codel::FlowQueue;
 use crate::packet::Packet;
 use crate::params::{aqm_config, ParamInfo, Params};
+use crate::qdisc::{FlowCount, QdiscOps, QdiscSpec};
 use crate::queue::{DropReason, Enqueue, LinkInfo, QueueLimit, QueueStats};
 use crate::rng::Rng;
 use crate::time::{Duration, Instant};
@@ -293,10 +295,53 @@ pub struct Sqm<P> {
     last_class: u8,
 }
 
-impl<P: Packet> Sqm<P> {
+impl<P> QdiscSpec for Sqm<P> {
+    const NAME: &'static str = <SqmConfig as Params>::AQM;
+    type Config = SqmConfig;
+    fn describe() -> Vec<ParamInfo> {
+        SqmConfig::describe_all()
+    }
+    fn validate_config(c: &SqmConfig) -> Result<(), ConfigError> {
+        Params::validate(c)
+    }
+    fn set_config_param(c: &mut SqmConfig, path: &str, value: f64) -> Result<(), ConfigError> {
+        Params::set_param(c, path, value)
+    }
+    fn get_config_param(c: &SqmConfig, path: &str) -> Option<f64> {
+        Params::get_param(c, path)
+    }
+    fn set_config_field(c: &mut SqmConfig, path: &str, value: f64) -> Result<(), ConfigError> {
+        Params::set_field(c, path, value)
+    }
+    /// The per-queue paths (`queues.N.LEAF`, `flows.HASH.LEAF`) take the unit of the pattern
+    /// `queues.N.LEAF`.
+    fn raw_config_value(
+        _c: &SqmConfig,
+        key: &str,
+        raw: RawParam<'_>,
+        require_unit: bool,
+    ) -> Result<f64, ConfigError> {
+        let pattern = match key.split('.').collect::<Vec<_>>().as_slice() {
+            ["queues" | "flows", _, leaf] => format!("queues.N.{leaf}"),
+            _ => key.to_string(),
+        };
+        AqmConfig::value_among(Self::NAME, &Self::describe(), &pattern, raw, require_unit).map_err(
+            |e| match e {
+                ConfigError::UnknownParam { aqm, known, .. } => ConfigError::UnknownParam {
+                    aqm,
+                    key: key.into(),
+                    known,
+                },
+                e => e,
+            },
+        )
+    }
+}
+
+impl<P: Packet> QdiscOps<P> for Sqm<P> {
     /// SQM running `cfg` with the link's hard limit `limit` on `link`; `seed` draws the law's
     /// random numbers.
-    pub fn new(
+    fn new(
         cfg: &SqmConfig,
         limit: QueueLimit,
         link: LinkInfo,
@@ -342,106 +387,9 @@ impl<P: Packet> Sqm<P> {
         Ok(s)
     }
 
-    fn fresh_slot(cfg: &SqmConfig, now: Instant, flow: Option<u64>) -> Slot {
-        Slot {
-            flow,
-            last_arrival: now,
-            weight: 1.0,
-            sigma: cfg.sigma,
-            beta: None,
-        }
-    }
-
-    /// Elephant quanta from the weights; the reserved quantum gives it `reserved_share` of
-    /// the slots in use (at least one MTU).
-    fn update_quanta(&mut self) {
-        let mtu = self.link.mtu.max(1);
-        let mut sum = 0i64;
-        for (i, s) in self.slots.iter().enumerate() {
-            let q = crate::drr::quantum(s.weight, mtu);
-            self.quanta[i + 1] = q;
-            if s.flow.is_some() {
-                sum += q;
-            }
-        }
-        let r = self.cfg.reserved_share;
-        self.quanta[0] = ((sum as f64 * r / (1.0 - r)).round() as i64).max(mtu as i64);
-        self.quanta_in_use = sum + self.quanta[0];
-    }
-
-    /// Link capacity in MTU-sized packets per second.
-    fn capacity_pps(&self) -> f64 {
-        self.link.rate.as_f64() / (8.0 * self.link.mtu.max(1) as f64)
-    }
-
-    /// Beta of slot `i` in packets (explicit, or the target delay at the slot's share).
-    pub fn beta(&self, i: usize) -> Option<f64> {
-        let s = self.slots.get(i)?;
-        Some(s.beta.unwrap_or_else(|| {
-            let share = self.quanta[i + 1] as f64 / self.quanta_in_use.max(1) as f64;
-            self.cfg.target.as_secs_f64() * self.capacity_pps() * share.min(1.0)
-        }))
-    }
-
-    /// Frees the slots whose flow was idle for `idle` with an empty queue.
-    fn sweep(&mut self, now: Instant) {
-        let mut changed = false;
-        for i in 0..self.slots.len() {
-            let s = &mut self.slots[i];
-            if s.flow.is_some() && now - s.last_arrival >= self.cfg.idle && self.fq.pkts(i + 1) == 0
-            {
-                *s = Self::fresh_slot(&self.cfg, now, None);
-                self.slot_area += self.in_use as u128 * (now - self.slot_area_at).0 as u128;
-                self.slot_area_at = now;
-                self.in_use -= 1;
-                self.demotions += 1;
-                changed = true;
-            }
-        }
-        if changed {
-            self.update_quanta();
-        }
-    }
-
-    /// The bucket of an arrival of `flow` with `size` bytes (classifier, module docs).
-    #[inline]
-    fn classify(&mut self, now: Instant, flow: u64, size: u32) -> usize {
-        if now >= self.window_end {
-            self.sketch.clear();
-            let w = self.cfg.window.0.max(1);
-            let n = (now.0 - self.window_end.0) / w + 1;
-            self.window_end = Instant(self.window_end.0 + n * w);
-            self.sweep(now);
-        }
-        let (count, err) = self.sketch.add(flow, size as u64);
-        if let Some(i) = self.slots.iter().position(|s| s.flow == Some(flow)) {
-            self.slots[i].last_arrival = now;
-            return i + 1;
-        }
-        let threshold =
-            self.cfg.min_share * self.link.rate.as_f64() * self.cfg.window.as_secs_f64() / 8.0;
-        if ((count - err) as f64) < threshold {
-            return 0;
-        }
-        if self.in_use as usize == self.slots.len() {
-            self.sweep(now);
-        }
-        let Some(i) = self.slots.iter().position(|s| s.flow.is_none()) else {
-            return 0;
-        };
-        self.slots[i] = Self::fresh_slot(&self.cfg, now, Some(flow));
-        self.slot_area += self.in_use as u128 * (now - self.slot_area_at).0 as u128;
-        self.slot_area_at = now;
-        self.in_use += 1;
-        self.slot_peak = self.slot_peak.max(self.in_use);
-        self.promotions += 1;
-        self.update_quanta();
-        i + 1
-    }
-
     /// Offers a packet (module docs); victims of the shared buffer go to `on_drop`.
     #[inline(never)]
-    pub fn enqueue(
+    fn enqueue(
         &mut self,
         now: Instant,
         mut pkt: P,
@@ -523,7 +471,7 @@ impl<P: Packet> Sqm<P> {
     /// The next packet by DRR over the backlogged queues; the reserved queue's CoDel drops go
     /// to `on_drop`.
     #[inline(never)]
-    pub fn dequeue(&mut self, now: Instant, on_drop: &mut impl FnMut(P, DropReason)) -> Option<P> {
+    fn dequeue(&mut self, now: Instant, on_drop: &mut impl FnMut(P, DropReason)) -> Option<P> {
         loop {
             let b = self.fq.front(List::Old)?;
             if self.fq.pkts(b) == 0 {
@@ -581,26 +529,8 @@ impl<P: Packet> Sqm<P> {
         }
     }
 
-    /// Packets stored.
-    #[inline]
-    pub fn len_pkts(&self) -> usize {
-        self.fq.len_pkts()
-    }
-    /// Bytes stored.
-    #[inline]
-    pub fn len_bytes(&self) -> u64 {
-        self.fq.len_bytes()
-    }
-    /// Counters over all queues.
-    pub fn stats(&self) -> QueueStats {
-        self.stats
-    }
-    /// Counters of the reserved queue alone (`activations`: its CoDel runs).
-    pub fn reserved_stats(&self) -> QueueStats {
-        self.reserved
-    }
     /// Counters of class `i` ([`CLASS_NAMES`]: 0 the reserved queue, 1 the elephant queues).
-    pub fn class_stats(&self, i: usize) -> Option<QueueStats> {
+    fn class_stats(&self, i: usize) -> Option<QueueStats> {
         match i {
             0 => Some(self.reserved),
             1 => {
@@ -622,8 +552,9 @@ impl<P: Packet> Sqm<P> {
             _ => None,
         }
     }
+
     /// Length of class `i` now, `(packets, bytes)`.
-    pub fn class_len(&self, i: usize) -> Option<(usize, u64)> {
+    fn class_len(&self, i: usize) -> Option<(usize, u64)> {
         let r = (self.fq.pkts(0) as usize, self.fq.bytes(0));
         match i {
             0 => Some(r),
@@ -631,67 +562,14 @@ impl<P: Packet> Sqm<P> {
             _ => None,
         }
     }
+
     /// The class of the last packet dequeued (0 reserved, 1 elephants).
-    pub fn last_class(&self) -> u8 {
+    fn last_class(&self) -> u8 {
         self.last_class
     }
-    /// Packets in the reserved queue now.
-    pub fn reserved_len(&self) -> u32 {
-        self.fq.pkts(0)
-    }
-    /// Elephant slots holding a flow now.
-    pub fn slots_in_use(&self) -> u32 {
-        self.in_use
-    }
-    /// Integral of [`Sqm::slots_in_use`] over time up to `now` (slot x ns).
-    pub fn slot_area(&self, now: Instant) -> u128 {
-        self.slot_area + self.in_use as u128 * now.0.saturating_sub(self.slot_area_at.0) as u128
-    }
-    /// Most slots in use at once since the queue was built or [`Sqm::reset_slot_peak`].
-    pub fn slot_peak(&self) -> u32 {
-        self.slot_peak
-    }
-    /// Restarts the peak from the current count.
-    pub fn reset_slot_peak(&mut self) {
-        self.slot_peak = self.in_use;
-    }
-    /// Flows promoted to a slot and slots freed so far.
-    pub fn promotions(&self) -> (u64, u64) {
-        (self.promotions, self.demotions)
-    }
-    /// The flow (hash) holding slot `i`.
-    pub fn slot_flow(&self, i: usize) -> Option<u64> {
-        self.slots.get(i)?.flow
-    }
-    /// The slot of flow `hash`, if it holds one.
-    pub fn slot_of(&self, hash: u64) -> Option<usize> {
-        self.slots.iter().position(|s| s.flow == Some(hash))
-    }
-    /// Packets in slot `i`'s queue now.
-    pub fn slot_len(&self, i: usize) -> Option<u32> {
-        (i < self.slots.len()).then(|| self.fq.pkts(i + 1))
-    }
-    /// The sketch.
-    pub fn sketch(&self) -> &SpaceSaving {
-        &self.sketch
-    }
-    /// The link's hard limit this queue was built with.
-    pub fn limit(&self) -> QueueLimit {
-        self.link_limit
-    }
-    /// The link.
-    pub fn link(&self) -> LinkInfo {
-        self.link
-    }
-    /// The queues (bucket 0 reserved, bucket i + 1 slot i).
-    pub fn queues(&self) -> &FlowQueues<P> {
-        &self.fq
-    }
-    pub(crate) fn queues_mut(&mut self) -> &mut FlowQueues<P> {
-        &mut self.fq
-    }
+
     /// The largest law probability over the slots in use now.
-    pub fn probability(&self) -> f64 {
+    fn probability(&self) -> f64 {
         (0..self.slots.len())
             .filter(|&i| self.slots[i].flow.is_some())
             .map(|i| {
@@ -703,53 +581,9 @@ impl<P: Packet> Sqm<P> {
             })
             .fold(0.0, f64::max)
     }
-    /// Bytes of per-queue state besides the packet pool.
-    pub fn flow_state_bytes(&self) -> usize {
-        self.slots.capacity() * std::mem::size_of::<Slot>()
-            + self.quanta.capacity() * 8
-            + self.sketch.keys.capacity() * 24
-            + self.sketch.index.capacity() * 16
-    }
-    /// The current flat configuration (per-queue values: [`Sqm::param`]).
-    pub fn config(&self) -> SqmConfig {
-        self.cfg
-    }
-
-    /// The slot addressed by `queues.N.REST` or `flows.HASH.REST`, and `REST`.
-    fn slot_path<'p>(&self, path: &'p str) -> Result<Option<(usize, &'p str)>, ConfigError> {
-        let bad = |reason: String| ConfigError::InvalidText {
-            key: path.to_string(),
-            text: path.to_string(),
-            reason,
-        };
-        if let Some(rest) = path.strip_prefix("queues.") {
-            let Some((n, leaf)) = rest.split_once('.') else {
-                return Err(bad("give queues.N.weight|sigma|beta".into()));
-            };
-            let i: usize = n
-                .parse()
-                .ok()
-                .filter(|&i| i < self.slots.len())
-                .ok_or_else(|| bad(format!("slot must be in 0..{}", self.slots.len())))?;
-            return Ok(Some((i, leaf)));
-        }
-        if let Some(rest) = path.strip_prefix("flows.") {
-            let Some((h, leaf)) = rest.split_once('.') else {
-                return Err(bad("give flows.HASH.weight|sigma|beta".into()));
-            };
-            let h: u64 = h
-                .parse()
-                .map_err(|_| bad("HASH must be a flow hash in decimal".into()))?;
-            let i = self
-                .slot_of(h)
-                .ok_or_else(|| bad(format!("flow {h} holds no elephant queue")))?;
-            return Ok(Some((i, leaf)));
-        }
-        Ok(None)
-    }
 
     /// Reads a flat parameter or a per-queue path.
-    pub fn param(&self, path: &str) -> Option<f64> {
+    fn param(&self, path: &str) -> Option<f64> {
         match self.slot_path(path).ok()? {
             Some((i, "weight")) => Some(self.slots[i].weight),
             Some((i, "sigma")) => Some(self.slots[i].sigma),
@@ -761,7 +595,7 @@ impl<P: Packet> Sqm<P> {
 
     /// Changes a flat parameter (`queues` and `counters` are fixed) or a per-queue path while
     /// running; on error nothing changes.
-    pub fn set_param(&mut self, path: &str, value: f64) -> Result<(), ConfigError> {
+    fn set_param(&mut self, path: &str, value: f64) -> Result<(), ConfigError> {
         if let Some((i, leaf)) = self.slot_path(path)? {
             let s = &mut self.slots[i];
             match leaf {
@@ -819,6 +653,224 @@ impl<P: Packet> Sqm<P> {
         self.fq.set_pool_max(self.limits.pool_max());
         self.update_quanta();
         Ok(())
+    }
+
+    /// The current flat configuration (per-queue values: [`Sqm::param`]).
+    fn config(&self) -> SqmConfig {
+        self.cfg
+    }
+
+    crate::flowq::flow_queue_ops!();
+
+    /// The packet pool, bucket records and per-queue state.
+    fn memory_bytes(&self) -> usize {
+        self.fq.memory_bytes() + self.flow_state_bytes()
+    }
+    fn num_classes(&self) -> usize {
+        CLASS_NAMES.len()
+    }
+    fn class_name(&self, i: usize) -> Option<&str> {
+        CLASS_NAMES.get(i).copied()
+    }
+    /// The elephant slots in use (SQM's flow count: flows holding a queue).
+    #[inline]
+    fn active_flows(&self) -> Option<u32> {
+        Some(self.slots_in_use())
+    }
+    fn flow_count(&self, now: Instant) -> Option<FlowCount> {
+        Some(FlowCount {
+            active: self.slots_in_use(),
+            area: self.slot_area(now),
+            peak: self.slot_peak(),
+        })
+    }
+    fn reset_flow_peak(&mut self) {
+        self.reset_slot_peak();
+    }
+}
+
+impl<P: Packet> Sqm<P> {
+    fn fresh_slot(cfg: &SqmConfig, now: Instant, flow: Option<u64>) -> Slot {
+        Slot {
+            flow,
+            last_arrival: now,
+            weight: 1.0,
+            sigma: cfg.sigma,
+            beta: None,
+        }
+    }
+    /// Elephant quanta from the weights; the reserved quantum gives it `reserved_share` of
+    /// the slots in use (at least one MTU).
+    fn update_quanta(&mut self) {
+        let mtu = self.link.mtu.max(1);
+        let mut sum = 0i64;
+        for (i, s) in self.slots.iter().enumerate() {
+            let q = crate::drr::quantum(s.weight, mtu);
+            self.quanta[i + 1] = q;
+            if s.flow.is_some() {
+                sum += q;
+            }
+        }
+        let r = self.cfg.reserved_share;
+        self.quanta[0] = ((sum as f64 * r / (1.0 - r)).round() as i64).max(mtu as i64);
+        self.quanta_in_use = sum + self.quanta[0];
+    }
+    /// Link capacity in MTU-sized packets per second.
+    fn capacity_pps(&self) -> f64 {
+        self.link.rate.as_f64() / (8.0 * self.link.mtu.max(1) as f64)
+    }
+    /// Beta of slot `i` in packets (explicit, or the target delay at the slot's share).
+    pub fn beta(&self, i: usize) -> Option<f64> {
+        let s = self.slots.get(i)?;
+        Some(s.beta.unwrap_or_else(|| {
+            let share = self.quanta[i + 1] as f64 / self.quanta_in_use.max(1) as f64;
+            self.cfg.target.as_secs_f64() * self.capacity_pps() * share.min(1.0)
+        }))
+    }
+    /// Frees the slots whose flow was idle for `idle` with an empty queue.
+    fn sweep(&mut self, now: Instant) {
+        let mut changed = false;
+        for i in 0..self.slots.len() {
+            let s = &mut self.slots[i];
+            if s.flow.is_some() && now - s.last_arrival >= self.cfg.idle && self.fq.pkts(i + 1) == 0
+            {
+                *s = Self::fresh_slot(&self.cfg, now, None);
+                self.slot_area += self.in_use as u128 * (now - self.slot_area_at).0 as u128;
+                self.slot_area_at = now;
+                self.in_use -= 1;
+                self.demotions += 1;
+                changed = true;
+            }
+        }
+        if changed {
+            self.update_quanta();
+        }
+    }
+    /// The bucket of an arrival of `flow` with `size` bytes (classifier, module docs).
+    #[inline]
+    fn classify(&mut self, now: Instant, flow: u64, size: u32) -> usize {
+        if now >= self.window_end {
+            self.sketch.clear();
+            let w = self.cfg.window.0.max(1);
+            let n = (now.0 - self.window_end.0) / w + 1;
+            self.window_end = Instant(self.window_end.0 + n * w);
+            self.sweep(now);
+        }
+        let (count, err) = self.sketch.add(flow, size as u64);
+        if let Some(i) = self.slots.iter().position(|s| s.flow == Some(flow)) {
+            self.slots[i].last_arrival = now;
+            return i + 1;
+        }
+        let threshold =
+            self.cfg.min_share * self.link.rate.as_f64() * self.cfg.window.as_secs_f64() / 8.0;
+        if ((count - err) as f64) < threshold {
+            return 0;
+        }
+        if self.in_use as usize == self.slots.len() {
+            self.sweep(now);
+        }
+        let Some(i) = self.slots.iter().position(|s| s.flow.is_none()) else {
+            return 0;
+        };
+        self.slots[i] = Self::fresh_slot(&self.cfg, now, Some(flow));
+        self.slot_area += self.in_use as u128 * (now - self.slot_area_at).0 as u128;
+        self.slot_area_at = now;
+        self.in_use += 1;
+        self.slot_peak = self.slot_peak.max(self.in_use);
+        self.promotions += 1;
+        self.update_quanta();
+        i + 1
+    }
+    /// Counters of the reserved queue alone (`activations`: its CoDel runs).
+    pub fn reserved_stats(&self) -> QueueStats {
+        self.reserved
+    }
+    /// Packets in the reserved queue now.
+    pub fn reserved_len(&self) -> u32 {
+        self.fq.pkts(0)
+    }
+    /// Elephant slots holding a flow now.
+    pub fn slots_in_use(&self) -> u32 {
+        self.in_use
+    }
+    /// Integral of [`Sqm::slots_in_use`] over time up to `now` (slot x ns).
+    pub fn slot_area(&self, now: Instant) -> u128 {
+        self.slot_area + self.in_use as u128 * now.0.saturating_sub(self.slot_area_at.0) as u128
+    }
+    /// Most slots in use at once since the queue was built or [`Sqm::reset_slot_peak`].
+    pub fn slot_peak(&self) -> u32 {
+        self.slot_peak
+    }
+    /// Restarts the peak from the current count.
+    pub fn reset_slot_peak(&mut self) {
+        self.slot_peak = self.in_use;
+    }
+    /// Flows promoted to a slot and slots freed so far.
+    pub fn promotions(&self) -> (u64, u64) {
+        (self.promotions, self.demotions)
+    }
+    /// The flow (hash) holding slot `i`.
+    pub fn slot_flow(&self, i: usize) -> Option<u64> {
+        self.slots.get(i)?.flow
+    }
+    /// The slot of flow `hash`, if it holds one.
+    pub fn slot_of(&self, hash: u64) -> Option<usize> {
+        self.slots.iter().position(|s| s.flow == Some(hash))
+    }
+    /// Packets in slot `i`'s queue now.
+    pub fn slot_len(&self, i: usize) -> Option<u32> {
+        (i < self.slots.len()).then(|| self.fq.pkts(i + 1))
+    }
+    /// The sketch.
+    pub fn sketch(&self) -> &SpaceSaving {
+        &self.sketch
+    }
+    /// The queues (bucket 0 reserved, bucket i + 1 slot i).
+    pub fn queues(&self) -> &FlowQueues<P> {
+        &self.fq
+    }
+    /// Bytes of per-queue state besides the packet pool.
+    pub fn flow_state_bytes(&self) -> usize {
+        self.slots.capacity() * std::mem::size_of::<Slot>()
+            + self.quanta.capacity() * 8
+            + self.sketch.keys.capacity() * 24
+            + self.sketch.index.capacity() * 16
+    }
+    /// The current flat configuration (per-queue values: [`Sqm::param`]).
+    pub fn config(&self) -> SqmConfig {
+        self.cfg
+    }
+    /// The slot addressed by `queues.N.REST` or `flows.HASH.REST`, and `REST`.
+    fn slot_path<'p>(&self, path: &'p str) -> Result<Option<(usize, &'p str)>, ConfigError> {
+        let bad = |reason: String| ConfigError::InvalidText {
+            key: path.to_string(),
+            text: path.to_string(),
+            reason,
+        };
+        if let Some(rest) = path.strip_prefix("queues.") {
+            let Some((n, leaf)) = rest.split_once('.') else {
+                return Err(bad("give queues.N.weight|sigma|beta".into()));
+            };
+            let i: usize = n
+                .parse()
+                .ok()
+                .filter(|&i| i < self.slots.len())
+                .ok_or_else(|| bad(format!("slot must be in 0..{}", self.slots.len())))?;
+            return Ok(Some((i, leaf)));
+        }
+        if let Some(rest) = path.strip_prefix("flows.") {
+            let Some((h, leaf)) = rest.split_once('.') else {
+                return Err(bad("give flows.HASH.weight|sigma|beta".into()));
+            };
+            let h: u64 = h
+                .parse()
+                .map_err(|_| bad("HASH must be a flow hash in decimal".into()))?;
+            let i = self
+                .slot_of(h)
+                .ok_or_else(|| bad(format!("flow {h} holds no elephant queue")))?;
+            return Ok(Some((i, leaf)));
+        }
+        Ok(None)
     }
 }
 

@@ -44,11 +44,12 @@
 //! its victim rule are those of every class-based scheduler ([`crate::classes`], shared with
 //! [`crate::drr`]).
 
-use crate::classes::{ClassList, ClassSet};
+use crate::classes::{class_list_spec, class_set_ops, ClassList, ClassSet};
 use crate::error::ConfigError;
 use crate::packet::Packet;
 use crate::params::ParamInfo;
-use crate::queue::{DropReason, Enqueue, LinkInfo, QueueLimit};
+use crate::qdisc::{QdiscOps, QdiscSpec};
+use crate::queue::{DropReason, Enqueue, LinkInfo, QueueLimit, QueueStats};
 use crate::time::Instant;
 
 /// WFQ's configuration: the class list (the class model of [`crate::drr`]).
@@ -90,9 +91,18 @@ pub struct Wfq<P> {
     vtime: u128,
 }
 
-impl<P: Packet> Wfq<P> {
+impl<P> QdiscSpec for Wfq<P> {
+    const NAME: &'static str = "wfq";
+    type Config = WfqConfig;
+    fn describe() -> Vec<ParamInfo> {
+        describe()
+    }
+    class_list_spec!();
+}
+
+impl<P: Packet> QdiscOps<P> for Wfq<P> {
     /// A scheduler with `cfg`'s classes ([`ClassSet::new`]).
-    pub fn new(
+    fn new(
         cfg: &WfqConfig,
         limit: QueueLimit,
         link: LinkInfo,
@@ -118,7 +128,7 @@ impl<P: Packet> Wfq<P> {
     /// Offers a packet to its class (rule 1 for a class that becomes backlogged). Victims
     /// dropped to make room go to `on_drop`.
     #[inline(never)]
-    pub fn enqueue(
+    fn enqueue(
         &mut self,
         now: Instant,
         pkt: P,
@@ -149,7 +159,7 @@ impl<P: Packet> Wfq<P> {
     /// The next packet: from the backlogged class with the smallest start tag (rule 3);
     /// child dequeue-side drops go to `on_drop`.
     #[inline(never)]
-    pub fn dequeue(&mut self, now: Instant, on_drop: &mut impl FnMut(P, DropReason)) -> Option<P> {
+    fn dequeue(&mut self, now: Instant, on_drop: &mut impl FnMut(P, DropReason)) -> Option<P> {
         loop {
             let mut best: Option<usize> = None;
             for (i, t) in self.tags.iter().enumerate() {
@@ -171,15 +181,24 @@ impl<P: Packet> Wfq<P> {
         }
     }
 
+    /// Changes one parameter by path (`classes.NAME.weight`, `classes.NAME.aqm.PARAM`) while
+    /// running; tags and AQM states are kept (a new weight prices the class's next packets).
+    /// On error nothing changes.
+    fn set_param(&mut self, path: &str, value: f64) -> Result<(), ConfigError> {
+        if let Some(i) = self.set.set_param(Self::NAME, path, value)? {
+            self.tags[i].per_byte = cost_per_byte(value);
+        }
+        Ok(())
+    }
+
+    class_set_ops!();
+}
+
+impl<P: Packet> Wfq<P> {
     /// The classes: queues, counters, lengths, names, timers ([`ClassSet`]).
     #[inline]
     pub fn classes(&self) -> &ClassSet<P> {
         &self.set
-    }
-
-    /// Runs every class AQM's periodic law that is due.
-    pub fn on_timer(&mut self, now: Instant) {
-        self.set.on_timer(now);
     }
 
     /// The system virtual time `v`, virtual bytes (bytes per unit weight).
@@ -199,21 +218,6 @@ impl<P: Packet> Wfq<P> {
     /// Finish tag of the last packet class `i` sent, virtual bytes.
     pub fn finish_tag(&self, i: usize) -> Option<f64> {
         self.tags.get(i).map(|t| t.finish as f64 / SCALE)
-    }
-
-    /// The current configuration (class AQMs as running).
-    pub fn config(&self) -> WfqConfig {
-        self.set.config()
-    }
-
-    /// Changes one parameter by path (`classes.NAME.weight`, `classes.NAME.aqm.PARAM`) while
-    /// running; tags and AQM states are kept (a new weight prices the class's next packets).
-    /// On error nothing changes.
-    pub fn set_param(&mut self, path: &str, value: f64) -> Result<(), ConfigError> {
-        if let Some(i) = self.set.set_param("wfq", path, value)? {
-            self.tags[i].per_byte = cost_per_byte(value);
-        }
-        Ok(())
     }
 }
 

@@ -16,7 +16,7 @@ use aqm::fq_codel::FqCodel;
 use aqm::fq_pie::FqPie;
 use aqm::{
     AqmConfig, BitsPerSec, Duration, Ecn, Enqueue, FqCodelConfig, FqPieConfig, Instant, LinkInfo,
-    Packet, QueueDisc, QueueLimit,
+    Packet, QdiscOps, QueueDisc, QueueLimit,
 };
 
 #[derive(Debug, Clone, Copy)]

@@ -122,7 +122,13 @@ def _command(argv: list[str] | None):
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point."""
+    """Console-script entry point.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments (default: ``sys.argv[1:]``).
+    """
     usage_error, click_error, no_args, exit_, abort = _click_exceptions()
     command = _command(argv)
     try:

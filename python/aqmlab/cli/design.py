@@ -140,10 +140,7 @@ def _save(result, path: Path | None, force: bool, **kw) -> None:
 
     matplotlib.use("Agg")
 
-    ax = result.plot(**kw)
-    import numpy as np
-
-    fig = (ax[0] if isinstance(ax, np.ndarray | list | tuple) else ax).figure
+    fig = result.plot(**kw)  # a new Figure (the result protocol, aqmlab.protocol)
     fig.tight_layout()
     _save_figure("--plot", fig, path, force)
 

@@ -32,7 +32,13 @@ _DUMBBELL_DEFAULTS = {
 
 
 def register(app: typer.Typer) -> None:
-    """Attach ``emulate`` to the top-level app."""
+    """Attach ``emulate`` to the top-level app.
+
+    Parameters
+    ----------
+    app : typer.Typer
+        The top-level ``aqmlab`` app.
+    """
 
     @app.command("emulate")
     def emulate_cmd(

@@ -11,7 +11,13 @@ from aqmlab.cli._common import fail as _fail
 
 
 def register(app: typer.Typer) -> None:
-    """Attach the ``report`` command to the top-level app."""
+    """Attach the ``report`` command to the top-level app.
+
+    Parameters
+    ----------
+    app : typer.Typer
+        The top-level ``aqmlab`` app.
+    """
 
     @app.command("report")
     def report(

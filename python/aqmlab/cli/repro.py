@@ -19,7 +19,13 @@ _NAMES = "; ".join(f"{k}: {v[1]}" for k, v in PAPERS.items())
 
 
 def register(app: typer.Typer) -> None:
-    """Attach ``repro`` to the top-level app."""
+    """Attach ``repro`` to the top-level app.
+
+    Parameters
+    ----------
+    app : typer.Typer
+        The top-level ``aqmlab`` app.
+    """
 
     @app.command("repro", help=f"Reproduce a paper's evaluation. NAME is one of: {_NAMES}.")
     def repro(

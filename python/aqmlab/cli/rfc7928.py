@@ -20,7 +20,13 @@ DEFAULT_AQMS = "droptail,red,pie,codel,fq_codel"
 
 
 def register(app: typer.Typer) -> None:
-    """Attach ``rfc7928`` to the top-level app."""
+    """Attach ``rfc7928`` to the top-level app.
+
+    Parameters
+    ----------
+    app : typer.Typer
+        The top-level ``aqmlab`` app.
+    """
 
     @app.command("rfc7928")
     def rfc7928(

@@ -39,7 +39,13 @@ Dask = Annotated[
 
 class ProgressBar:
     """A progress bar with ETA on stderr (a terminal only); callable as ``(done, total,
-    failed)``."""
+    failed)``.
+
+    Parameters
+    ----------
+    label : str
+        The bar's label (the sweep's name).
+    """
 
     def __init__(self, label: str):
         from rich.console import Console
@@ -99,20 +105,46 @@ MaxTime = Annotated[
 
 
 def interrupted(e: KeyboardInterrupt) -> tuple[str, int]:
-    """``(word, exit status)`` of an interruption: SIGTERM is 143, Ctrl-C 130."""
+    """``(word, exit status)`` of an interruption: SIGTERM is 143, Ctrl-C 130.
+
+    Parameters
+    ----------
+    e : KeyboardInterrupt
+        The interruption (with ``signum`` when a signal raised it).
+
+    Returns
+    -------
+    tuple of (str, int)
+    """
     if getattr(e, "signum", None) == signal.SIGTERM:
         return "terminated", 128 + signal.SIGTERM
     return "interrupted", 130
 
 
 def counts_line(df) -> str:
-    """``N runs, F failed`` for a results table."""
+    """``N runs, F failed`` for a results table.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        A sweep's results table.
+
+    Returns
+    -------
+    str
+    """
     failed = int(df["error"].notna().sum()) if "error" in df.columns else 0
     return f"{len(df)} runs, {failed} failed"
 
 
 def register(app: typer.Typer) -> None:
-    """Attach ``sweep`` to the top-level app."""
+    """Attach ``sweep`` to the top-level app.
+
+    Parameters
+    ----------
+    app : typer.Typer
+        The top-level ``aqmlab`` app.
+    """
 
     @app.command("sweep")
     def sweep(

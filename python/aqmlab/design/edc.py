@@ -29,6 +29,7 @@ import numpy as np
 
 from aqmlab import fluid
 from aqmlab.design.plants import check_real, edc_spatial_plant
+from aqmlab.protocol import Result, new_axes, plotted
 
 __all__ = ["EDCDesign", "EDCRegion", "edc_design", "edc_discrete_plant", "edc_stable_region"]
 
@@ -53,6 +54,11 @@ def edc_discrete_plant(
     n_event : int
         event threshold, packets per step.
 
+    Returns
+    -------
+    control.StateSpace
+        Discrete-time (one step per ``n_event`` arrivals), state ``[delta W, delta q]``.
+
     Examples
     --------
     >>> P = edc_discrete_plant(60, 187.5, 200.0, 0.1, 30)
@@ -75,8 +81,8 @@ def _pi(kp: float, ki: float) -> control.TransferFunction:
     return control.tf([alpha, -alpha * beta], [1.0, -1.0], dt=1)
 
 
-@dataclass
-class EDCDesign:
+@dataclass(repr=False)
+class EDCDesign(Result):
     """Closed loop of the EDC PI for given gains.
 
     Attributes
@@ -118,6 +124,10 @@ class EDCDesign:
         event threshold (packet arrivals per controller run); the simulator's ``edc`` AQM
         (``docs/aqm/edc.md``).
 
+        Returns
+        -------
+        dict
+
         Examples
         --------
         >>> edc_design(60, 187.5, 200.0, 0.1).to_aqm()["n_event"]
@@ -132,7 +142,12 @@ class EDCDesign:
         }
 
     def to_dict(self) -> dict:
-        """JSON-ready dictionary."""
+        """JSON-ready dictionary.
+
+        Returns
+        -------
+        dict
+        """
         return {
             "kp": self.kp,
             "ki": self.ki,
@@ -144,12 +159,45 @@ class EDCDesign:
             "poles_im": [float(p.imag) for p in self.poles],
         }
 
-    def plot(self, ax=None):
-        """Root locus over ``alpha`` (K_I, hence beta, fixed) with the design poles marked."""
-        import matplotlib.pyplot as plt
+    def _figures(self) -> dict:
+        return {
+            "kp": self.kp,
+            "ki": self.ki,
+            "alpha": self.alpha,
+            "beta": self.beta,
+            "spectral_radius": self.spectral_radius,
+            "stable": bool(self.stable),
+            "q_ref": self.q_ref,
+            "n_event": self.n_event,
+        }
 
-        if ax is None:
-            _, ax = plt.subplots()
+    def to_pandas(self):
+        """The closed-loop poles: ``re``, ``im`` and ``abs`` (z-plane, per event).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        import pandas as pd
+
+        return pd.DataFrame(
+            {"re": self.poles.real, "im": self.poles.imag, "abs": np.abs(self.poles)}
+        )
+
+    def plot(self, ax=None):
+        """Root locus over ``alpha`` (K_I, hence beta, fixed) with the design poles marked.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw; without it, a new Figure.
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+        """
+        fig, ax = new_axes(given := ax)
         base = self.loop / self.alpha
         gains = self.alpha * np.logspace(-3, 2, 600)
         rl = control.root_locus_map(base, gains)
@@ -164,7 +212,7 @@ class EDCDesign:
         ax.set_ylabel("Im z")
         ax.set_title(f"EDC root locus in alpha (K_I = {self.ki:g})")
         ax.legend()
-        return ax
+        return plotted(fig, given)
 
 
 def edc_design(
@@ -228,8 +276,8 @@ def edc_design(
     )
 
 
-@dataclass
-class EDCRegion:
+@dataclass(repr=False)
+class EDCRegion(Result):
     """Stable (K_P, K_I) region (result of :func:`edc_stable_region`).
 
     Attributes
@@ -249,7 +297,12 @@ class EDCRegion:
         return self.spectral_radius < 1.0
 
     def kp_max(self) -> np.ndarray:
-        """Largest stable K_P on the grid for each K_I (``nan`` if none)."""
+        """Largest stable K_P on the grid for each K_I (``nan`` if none).
+
+        Returns
+        -------
+        numpy.ndarray, shape (len(ki),)
+        """
         out = np.full(self.ki.size, np.nan)
         for i in range(self.ki.size):
             ok = np.nonzero(self.stable[i])[0]
@@ -257,21 +310,56 @@ class EDCRegion:
                 out[i] = self.kp[ok.max()]
         return out
 
-    def plot(self, ax=None):
-        """Spectral radius over the grid with the unit contour."""
-        import matplotlib.pyplot as plt
+    def _figures(self) -> dict:
+        return {
+            "kp": f"{self.kp.min():g}..{self.kp.max():g} ({self.kp.size})",
+            "ki": f"{self.ki.min():g}..{self.ki.max():g} ({self.ki.size})",
+            "stable_fraction": float(self.stable.mean()),
+            "min_spectral_radius": float(np.nanmin(self.spectral_radius)),
+        }
 
-        if ax is None:
-            _, ax = plt.subplots()
+    def to_pandas(self):
+        """One row per grid point: ``kp``, ``ki``, ``spectral_radius``, ``stable``.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        import pandas as pd
+
+        ki, kp = np.meshgrid(self.ki, self.kp, indexing="ij")
+        return pd.DataFrame(
+            {
+                "kp": kp.ravel(),
+                "ki": ki.ravel(),
+                "spectral_radius": self.spectral_radius.ravel(),
+                "stable": self.stable.ravel(),
+            }
+        )
+
+    def plot(self, ax=None):
+        """Spectral radius over the grid with the unit contour.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw; without it, a new Figure.
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+        """
+        fig, ax = new_axes(given := ax)
         m = ax.pcolormesh(self.kp, self.ki, self.spectral_radius, shading="nearest", vmax=1.2)
         ax.contour(self.kp, self.ki, self.spectral_radius, levels=[1.0], colors="k")
-        plt.colorbar(m, ax=ax, label="spectral radius")
+        ax.figure.colorbar(m, ax=ax, label="spectral radius")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("K_P")
         ax.set_ylabel("K_I")
         ax.set_title("EDC stable gain region (inside the black contour)")
-        return ax
+        return plotted(fig, given)
 
 
 def edc_stable_region(
@@ -295,6 +383,10 @@ def edc_stable_region(
         K_P grid (default 60 log-spaced values in [1e-4, 10]).
     ki : array_like, optional
         K_I grid (default 40 log-spaced values in [1e-4, 10]).
+
+    Returns
+    -------
+    EDCRegion
 
     Examples
     --------

@@ -37,6 +37,8 @@ import control
 import numpy as np
 from scipy.optimize import brentq
 
+from aqmlab.protocol import Result, deprecated, new_axes, plotted
+
 __all__ = [
     "DelayedMargins",
     "StabilityMap",
@@ -116,8 +118,8 @@ def _roots_on_grid(
     return out
 
 
-@dataclass
-class DelayedMargins:
+@dataclass(repr=False)
+class DelayedMargins(Result):
     """Margins of ``L(s) = G(s) exp(-s delay)`` (result of :func:`delayed_margins`).
 
     Attributes
@@ -146,8 +148,22 @@ class DelayedMargins:
     G: control.TransferFunction = field(repr=False)
     delay: float = 0.0
 
+    def _figures(self) -> dict:
+        return {
+            "gain_margin": self.gain_margin,
+            "phase_margin_deg": self.phase_margin,
+            "crossover_frequency": self.crossover_frequency,
+            "delay_margin": self.delay_margin,
+            "delay": self.delay,
+        }
+
     def to_dict(self) -> dict:
-        """Plain-float dictionary (for JSON)."""
+        """Plain-float dictionary (for JSON).
+
+        Returns
+        -------
+        dict
+        """
         return {
             "gain_margin": self.gain_margin,
             "phase_margin_deg": self.phase_margin,
@@ -156,37 +172,60 @@ class DelayedMargins:
             "delay_margin": self.delay_margin,
         }
 
-    def plot(self, kind: str = "bode", ax=None):
-        """Bode (``kind="bode"``) or Nyquist (``kind="nyquist"``) plot of the exact delayed loop."""
-        import matplotlib.pyplot as plt
+    def to_pandas(self):
+        """The margins as a one-row DataFrame (the columns of :meth:`to_dict`).
 
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        import pandas as pd
+
+        return pd.DataFrame([self.to_dict()])
+
+    def plot(self, ax=None, kind: str = "bode"):
+        """Bode (``kind="bode"``) or Nyquist (``kind="nyquist"``) plot of the exact delayed loop.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes (Nyquist) or pair of Axes (Bode), optional
+            Where to draw; without it, a new Figure.
+        kind : str
+            ``"bode"`` or ``"nyquist"``.
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+        """
+        if isinstance(ax, str):  # the old order plot(kind, ax), kept for one release
+            deprecated("DelayedMargins.plot(kind)", "plot(kind=kind)")
+            ax, kind = (None if kind == "bode" else kind), ax
         lo, hi = _frequency_span(self.G, self.delay)
         w = np.logspace(np.log10(lo), np.log10(hi), 2000)
         L = delayed_freqresp(self.G, self.delay, w)
         if kind == "nyquist":
-            if ax is None:
-                _, ax = plt.subplots()
-            ax.plot(L.real, L.imag, "C0")
-            ax.plot(L.real, -L.imag, "C0--", lw=0.8)
-            ax.plot([-1], [0], "r+", ms=12)
-            ax.set_xlabel("Re L(jw)")
-            ax.set_ylabel("Im L(jw)")
-            ax.set_title("Nyquist (exact delay)")
-            return ax
-        if ax is None:
-            _, ax = plt.subplots(2, 1, sharex=True)
-        ax[0].loglog(w, np.abs(L))
-        ax[0].axhline(1.0, color="gray", lw=0.8)
-        ax[0].set_ylabel("|L(jw)|")
-        ax[1].semilogx(w, np.degrees(_continuous_phase(self.G, self.delay, w)))
-        ax[1].axhline(-180.0, color="gray", lw=0.8)
-        ax[1].set_ylim(-540, 90)
-        ax[1].set_ylabel("phase (deg)")
-        ax[1].set_xlabel("w (rad/s)")
-        ax[0].set_title(
+            fig, axes = new_axes(ax)
+            axes.plot(L.real, L.imag, "C0")
+            axes.plot(L.real, -L.imag, "C0--", lw=0.8)
+            axes.plot([-1], [0], "r+", ms=12)
+            axes.set_xlabel("Re L(jw)")
+            axes.set_ylabel("Im L(jw)")
+            axes.set_title("Nyquist (exact delay)")
+            return plotted(fig, ax)
+        fig, axes = new_axes(ax, 2, 1, sharex=True)
+        axes[0].loglog(w, np.abs(L))
+        axes[0].axhline(1.0, color="gray", lw=0.8)
+        axes[0].set_ylabel("|L(jw)|")
+        axes[1].semilogx(w, np.degrees(_continuous_phase(self.G, self.delay, w)))
+        axes[1].axhline(-180.0, color="gray", lw=0.8)
+        axes[1].set_ylim(-540, 90)
+        axes[1].set_ylabel("phase (deg)")
+        axes[1].set_xlabel("w (rad/s)")
+        axes[0].set_title(
             f"GM={self.gain_margin:.3g}, PM={self.phase_margin:.3g} deg, DM={self.delay_margin:.3g} s"
         )
-        return ax
+        return plotted(fig, ax)
 
 
 def delayed_margins(G: control.TransferFunction, delay: float = 0.0) -> DelayedMargins:
@@ -330,6 +369,10 @@ def is_closed_loop_stable(G: control.TransferFunction, delay: float = 0.0) -> bo
     delay : float
         loop delay, s.
 
+    Returns
+    -------
+    bool
+
     Examples
     --------
     >>> import control
@@ -351,6 +394,10 @@ def pade_loop(G: control.TransferFunction, delay: float, order: int = 6):
     order : int
         Pade order.
 
+    Returns
+    -------
+    control.TransferFunction
+
     Examples
     --------
     >>> import control
@@ -362,8 +409,8 @@ def pade_loop(G: control.TransferFunction, delay: float, order: int = 6):
     return G * control.tf(num, den)
 
 
-@dataclass
-class StabilityMap:
+@dataclass(repr=False)
+class StabilityMap(Result):
     """A function evaluated on an (N, RTT) grid (result of :func:`stability_map`).
 
     Attributes
@@ -382,22 +429,59 @@ class StabilityMap:
     stable: np.ndarray
     value: np.ndarray
 
-    def plot(self, ax=None, label: str = "value"):
-        """Colour map of ``value`` with unstable cells hatched out."""
-        import matplotlib.pyplot as plt
+    def _figures(self) -> dict:
+        return {
+            "flows": f"{self.flows.min():g}..{self.flows.max():g} ({self.flows.size})",
+            "rtts": f"{self.rtts.min():g}..{self.rtts.max():g} s ({self.rtts.size})",
+            "stable_fraction": float(self.stable.mean()),
+            "min_value": float(np.nanmin(self.value)) if np.isfinite(self.value).any() else None,
+        }
 
-        if ax is None:
-            _, ax = plt.subplots()
+    def to_pandas(self):
+        """One row per grid point: ``flows``, ``rtt``, ``stable``, ``value``.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        import pandas as pd
+
+        n, r = np.meshgrid(self.flows, self.rtts, indexing="ij")
+        return pd.DataFrame(
+            {
+                "flows": n.ravel(),
+                "rtt": r.ravel(),
+                "stable": self.stable.ravel(),
+                "value": self.value.ravel(),
+            }
+        )
+
+    def plot(self, ax=None, label: str = "value"):
+        """Colour map of ``value`` with unstable cells hatched out.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw; without it, a new Figure.
+        label : str
+            The colour bar's label.
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+        """
+        fig, axes = new_axes(ax)
         v = np.where(self.stable, self.value, np.nan)
-        m = ax.pcolormesh(self.rtts, self.flows, v, shading="nearest")
-        ax.contourf(
+        m = axes.pcolormesh(self.rtts, self.flows, v, shading="nearest")
+        axes.contourf(
             self.rtts, self.flows, ~self.stable, levels=[0.5, 1.5], colors="none", hatches=["//"]
         )
-        plt.colorbar(m, ax=ax, label=label)
-        ax.set_xlabel("RTT (s)")
-        ax.set_ylabel("N (flows)")
-        ax.set_title("stability map (hatched: unstable)")
-        return ax
+        axes.figure.colorbar(m, ax=axes, label=label)
+        axes.set_xlabel("RTT (s)")
+        axes.set_ylabel("N (flows)")
+        axes.set_title("stability map (hatched: unstable)")
+        return plotted(fig, ax)
 
 
 def stability_map(
@@ -413,6 +497,10 @@ def stability_map(
         Returns the verdict and a scalar (delay margin, spectral radius, ...).
     flows, rtts : sequence of float
         Grid axes (N in flows, RTT in seconds).
+
+    Returns
+    -------
+    StabilityMap
 
     Examples
     --------
@@ -454,6 +542,10 @@ def loop_stability_map(
         returns the open loop ``(G, delay)`` at ``(N, rtt)``.
     flows, rtts : sequence of float
         grid axes (N in flows, RTT in seconds).
+
+    Returns
+    -------
+    StabilityMap
 
     Examples
     --------

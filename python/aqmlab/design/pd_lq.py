@@ -46,6 +46,7 @@ import numpy as np
 from scipy.linalg import expm, solve_continuous_are
 
 from aqmlab.design.plants import KTLConstants, check_real, ktl_constants
+from aqmlab.protocol import Result
 
 __all__ = [
     "PDLQDesign",
@@ -71,6 +72,11 @@ def ktl_state_space(k: KTLConstants, p1: float) -> tuple[np.ndarray, np.ndarray]
         from :func:`~aqmlab.design.ktl_constants`.
     p1 : float
         RED filter cut-off P1, 1/s.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``A`` (3, 3) and ``B`` (3, 1).
 
     Examples
     --------
@@ -106,6 +112,11 @@ def equal_eigenvalue_gains(A: np.ndarray, Bh1: float, lam: float) -> np.ndarray:
         input gain of the companion form (``P1 B1``, or from :func:`memory_transform`).
     lam : float
         common closed-loop eigenvalue, 1/s.
+
+    Returns
+    -------
+    numpy.ndarray, shape (3,)
+        ``(H1, H2, H3)``.
     """
     Ah1, Ah2, Ah3 = _coeffs(A)
     return np.array([(lam**3 - Ah3) / Bh1, (-3 * lam**2 - Ah1) / Bh1, (3 * lam - Ah2) / Bh1])
@@ -149,6 +160,10 @@ def prop1_h1(A: np.ndarray, Bh1: float, Q1: float) -> float:
         companion input gain.
     Q1 : float
         weight on the averaged queue.
+
+    Returns
+    -------
+    float
     """
     _, _, Ah3 = _coeffs(A)
     return -(Ah3 + np.sqrt(Ah3**2 + Bh1**2 * Q1)) / Bh1
@@ -167,6 +182,11 @@ def prop2_weights(A: np.ndarray, Bh1: float, H) -> np.ndarray:
         companion input gain.
     H : array_like
         gains (H1, H2, H3).
+
+    Returns
+    -------
+    numpy.ndarray, shape (3,)
+        ``(Q1, Q2, Q3)``.
     """
     Ah1, Ah2, Ah3 = _coeffs(A)
     H1, H2, H3 = (float(h) for h in H)
@@ -189,6 +209,11 @@ def prop3_weights(A: np.ndarray, Bh1: float, eigenvalues) -> np.ndarray:
         companion input gain.
     eigenvalues : array_like
         three desired closed-loop eigenvalues.
+
+    Returns
+    -------
+    numpy.ndarray, shape (3,)
+        ``(Q1, Q2, Q3)``.
     """
     Ah1, Ah2, Ah3 = _coeffs(A)
     lam = np.asarray(eigenvalues, dtype=complex)
@@ -249,6 +274,10 @@ def predictor_kernel(A: np.ndarray, B: np.ndarray, tau: float, sigma) -> np.ndar
         delay, s.
     sigma : array_like
         points in [-tau, 0], s.
+
+    Returns
+    -------
+    numpy.ndarray, shape (len(sigma), 3)
     """
     s = np.atleast_1d(np.asarray(sigma, dtype=float))
     return np.array([(expm(-A * (x + tau)) @ B).ravel() for x in s])
@@ -269,6 +298,10 @@ def predictor_weights(A: np.ndarray, B: np.ndarray, tau: float, Ts: float) -> np
         delay, s.
     Ts : float
         sampling period, s.
+
+    Returns
+    -------
+    numpy.ndarray, shape (ceil(tau/Ts), 3)
     """
     n = int(np.ceil(tau / Ts - 1e-9))
     m = A.shape[0]
@@ -283,8 +316,8 @@ def predictor_weights(A: np.ndarray, B: np.ndarray, tau: float, Ts: float) -> np
     return np.array([edges[j] - edges[j + 1] for j in range(n)])
 
 
-@dataclass
-class PDLQDesign:
+@dataclass(repr=False)
+class PDLQDesign(Result):
     """Result of :func:`pd_lq_design`.
 
     Attributes
@@ -334,7 +367,12 @@ class PDLQDesign:
     n_flows: float = 0.0
 
     def to_dict(self) -> dict:
-        """JSON-ready dictionary; ``H1``, ``H2``, ``H3``, ``p_star`` are the CLI contract."""
+        """JSON-ready dictionary; ``H1``, ``H2``, ``H3``, ``p_star`` are the CLI contract.
+
+        Returns
+        -------
+        dict
+        """
         return {
             "H1": float(self.H[0]),
             "H2": float(self.H[1]),
@@ -362,6 +400,10 @@ class PDLQDesign:
         ----------
         t_update : float
             update period of the law, s (KTL §III: 2 ms).
+
+        Returns
+        -------
+        dict
 
         Examples
         --------
@@ -391,12 +433,55 @@ class PDLQDesign:
 
     def loop(self):
         """Open loop ``(G, delay)`` of the memoryless law on the delayed plant:
-        ``G(s) = -H (sI - A)^-1 B`` (sign so that ``1 + G e^{-s tau} = 0`` is the closed loop)."""
+        ``G(s) = -H (sI - A)^-1 B`` (sign so that ``1 + G e^{-s tau} = 0`` is the closed loop).
+
+        Returns
+        -------
+        tuple of (control.TransferFunction, float)
+            ``(G, delay)``: the rational part of the open loop and its delay (s).
+        """
         sys = control.ss(self.A, self.B, -self.H[None, :], 0)
         return control.tf(sys), self.ktl.tau
 
+    def _figures(self) -> dict:
+        return {
+            "H1": float(self.H[0]),
+            "H2": float(self.H[1]),
+            "H3": float(self.H[2]),
+            "p_star": self.p_star,
+            "tau": self.ktl.tau,
+            "lq_admissible": bool(self.lq_admissible),
+            "memory": bool(self.memory),
+        }
+
+    def to_pandas(self):
+        """One row per gain: ``H`` (the design), ``H_acker`` (the cross-check) and the LQ
+        weight ``Q`` for which ``H`` is optimal; index ``H1``, ``H2``, ``H3``.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        import pandas as pd
+
+        return pd.DataFrame(
+            {"H": self.H, "H_acker": np.ravel(self.H_acker), "Q": self.Q},
+            index=pd.Index(["H1", "H2", "H3"], name="gain"),
+        )
+
     def plot(self, ax=None):
-        """Bode plot of the memoryless loop on the delayed plant (exact delay), with margins."""
+        """Bode plot of the memoryless loop on the delayed plant (exact delay), with margins.
+
+        Parameters
+        ----------
+        ax : pair of matplotlib Axes, optional
+            Magnitude and phase panels; without it, a new Figure.
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+        """
         from aqmlab.design.margins import delayed_margins
 
         G, d = self.loop()

@@ -47,6 +47,7 @@ from aqmlab.design.margins import (
     loop_stability_map,
 )
 from aqmlab.design.plants import check_real, misra_plant
+from aqmlab.protocol import Result
 
 __all__ = ["PIDesign", "hollot_pi", "pi_loop", "tustin_pi"]
 
@@ -64,6 +65,11 @@ def tustin_pi(K: float, z: float, fs: float) -> tuple[float, float]:
         PI zero, rad/s.
     fs : float
         sampling frequency, Hz.
+
+    Returns
+    -------
+    tuple of (float, float)
+        ``(a, b)``, 1/packet.
 
     Examples
     --------
@@ -96,6 +102,11 @@ def pi_loop(
     rtt : float
         RTT R0, s.
 
+    Returns
+    -------
+    tuple of (control.TransferFunction, float)
+        ``(G, delay)``: the rational part of the open loop and its delay (s).
+
     Examples
     --------
     >>> G, d = pi_loop(9.64e-6, 0.529, 60, 3750.0, 0.246)
@@ -106,8 +117,8 @@ def pi_loop(
     return control.tf([K / z, K], [1.0, 0.0]) * P, delay
 
 
-@dataclass
-class PIDesign:
+@dataclass(repr=False)
+class PIDesign(Result):
     """Result of :func:`hollot_pi`.
 
     Attributes
@@ -143,7 +154,20 @@ class PIDesign:
     q_ref: float = 200.0
 
     def loop(self, n_flows: float | None = None, rtt: float | None = None):
-        """Open loop ``(G, delay)`` at another operating point (default: the design point)."""
+        """Open loop ``(G, delay)`` at another operating point (default: the design point).
+
+        Parameters
+        ----------
+        n_flows : float, optional
+            N (default: the design's ``n_min``).
+        rtt : float, optional
+            RTT, s (default: the design's ``rtt_max``).
+
+        Returns
+        -------
+        tuple of (control.TransferFunction, float)
+            ``(G, delay)``: the rational part of the open loop and its delay (s).
+        """
         return pi_loop(
             self.K,
             self.z,
@@ -153,7 +177,19 @@ class PIDesign:
         )
 
     def is_stable(self, n_flows: float | None = None, rtt: float | None = None) -> bool:
-        """Closed-loop stability of the continuous delayed loop (argument principle)."""
+        """Closed-loop stability of the continuous delayed loop (argument principle).
+
+        Parameters
+        ----------
+        n_flows : float, optional
+            N (default: the design's ``n_min``).
+        rtt : float, optional
+            RTT, s (default: the design's ``rtt_max``).
+
+        Returns
+        -------
+        bool
+        """
         return is_closed_loop_stable(*self.loop(n_flows, rtt))
 
     def stability_map(self, flows, rtts) -> StabilityMap:
@@ -166,6 +202,10 @@ class PIDesign:
         rtts : sequence of float
             round-trip times, s.
 
+        Returns
+        -------
+        StabilityMap
+
         Examples
         --------
         >>> d = hollot_pi(60, 3750.0, 0.246)
@@ -175,7 +215,12 @@ class PIDesign:
         return loop_stability_map(self.loop, flows, rtts)
 
     def to_dict(self) -> dict:
-        """JSON-ready dictionary; keys ``a``, ``b``, ``K``, ``z`` are part of the CLI contract."""
+        """JSON-ready dictionary; keys ``a``, ``b``, ``K``, ``z`` are part of the CLI contract.
+
+        Returns
+        -------
+        dict
+        """
         return {
             "a": self.a,
             "b": self.b,
@@ -186,15 +231,54 @@ class PIDesign:
             **self.margins.to_dict(),
         }
 
-    def plot(self, kind: str = "bode", ax=None):
-        """Bode or Nyquist plot of the exact delayed loop at the design point."""
-        return self.margins.plot(kind=kind, ax=ax)
+    def _figures(self) -> dict:
+        return {
+            "K": self.K,
+            "z": self.z,
+            "a": self.a,
+            "b": self.b,
+            "fs": self.fs,
+            "phase_margin_deg": self.margins.phase_margin,
+            "delay_margin": self.margins.delay_margin,
+        }
+
+    def to_pandas(self):
+        """The design as a one-row DataFrame (the columns of :meth:`to_dict`).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        import pandas as pd
+
+        return pd.DataFrame([self.to_dict()])
+
+    def plot(self, ax=None, kind: str = "bode"):
+        """Bode or Nyquist plot of the exact delayed loop at the design point.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes (Nyquist) or pair of Axes (Bode), optional
+            Where to draw; without it, a new Figure.
+        kind : str
+            ``"bode"`` or ``"nyquist"``.
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+        """
+        return self.margins.plot(ax, kind=kind)
 
     def to_aqm(self) -> dict:
         """The simulator's AQM configuration of this design: ``scenario["aqm"] = d.to_aqm()``.
 
         ``{"type": "pi", "a": a, "b": b, "w": fs, "q_ref": q_ref}`` -- the simulator's PI names
         its sampling frequency ``w`` (Hz, ns-2's ``w_``), the design ``fs``.
+
+        Returns
+        -------
+        dict
 
         Examples
         --------

@@ -54,6 +54,7 @@ from aqmlab.design.margins import (
     loop_stability_map,
 )
 from aqmlab.design.plants import GaoHouPlant, check_real, gao_hou_plant
+from aqmlab.protocol import Result, new_axes, plotted
 
 __all__ = [
     "SFCDesign",
@@ -86,6 +87,11 @@ def k2_max(plant: GaoHouPlant) -> tuple[float, float]:
     plant : GaoHouPlant
         from :func:`~aqmlab.design.gao_hou_plant`.
 
+    Returns
+    -------
+    tuple of (float, float)
+        ``(K2max, theta)``, theta in rad.
+
     Examples
     --------
     >>> K, th = k2_max(gao_hou_plant(300, 1250.0, 0.6, b=2))
@@ -114,6 +120,11 @@ def k1_max_printed(plant: GaoHouPlant, k2: float) -> float:
         from :func:`~aqmlab.design.gao_hou_plant`.
     k2 : float
         window gain.
+
+    Returns
+    -------
+    float
+        1/packet.
 
     Examples
     --------
@@ -149,6 +160,11 @@ def k1_max_exact(plant: GaoHouPlant, k2: float) -> float:
     k2 : float
         window gain.
 
+    Returns
+    -------
+    float
+        1/packet.
+
     Examples
     --------
     >>> f"{k1_max_exact(gao_hou_plant(300, 1250.0, 0.6, b=2), 0.2):.5f}"
@@ -180,6 +196,10 @@ def kp_max_exact(plant: GaoHouPlant) -> float:
     plant : GaoHouPlant
         from :func:`~aqmlab.design.gao_hou_plant`.
 
+    Returns
+    -------
+    float
+
     Examples
     --------
     >>> f"{kp_max_exact(gao_hou_plant(300, 1250.0, 0.6, b=2)):.3f}"
@@ -206,6 +226,11 @@ def sfc_loop(plant: GaoHouPlant, k1: float, k2: float) -> tuple[control.Transfer
     k2 : float
         window gain.
 
+    Returns
+    -------
+    tuple of (control.TransferFunction, float)
+        ``(G, delay)``: the rational part of the open loop and its delay (s).
+
     Examples
     --------
     >>> G, d = sfc_loop(gao_hou_plant(300, 1250.0, 0.6, b=2), 0.0005, 0.2)
@@ -217,8 +242,8 @@ def sfc_loop(plant: GaoHouPlant, k1: float, k2: float) -> tuple[control.Transfer
     return G, plant.tau
 
 
-@dataclass
-class SFCDesign:
+@dataclass(repr=False)
+class SFCDesign(Result):
     """Result of :func:`sfc_design` (all at the design corner ``N_min``, ``tau_max``).
 
     Attributes
@@ -264,6 +289,10 @@ class SFCDesign:
         ``k2`` dimensionless, ``capacity`` C in packets/s and ``q_ref`` in packets; the
         simulator's ``sfc`` AQM (``docs/aqm/sfc.md``).
 
+        Returns
+        -------
+        dict
+
         Raises
         ------
         ValueError
@@ -290,7 +319,12 @@ class SFCDesign:
 
     def to_dict(self) -> dict:
         """JSON-ready; ``alpha``, ``p0``, ``theta``, ``k2_max``, ``k1_max_printed``,
-        ``k1_max_exact`` are the CLI contract."""
+        ``k1_max_exact`` are the CLI contract.
+
+        Returns
+        -------
+        dict
+        """
         d = {
             "alpha": self.alpha,
             "p0": self.p0,
@@ -319,6 +353,10 @@ class SFCDesign:
         rtts : sequence of float
             round-trip times, s.
 
+        Returns
+        -------
+        StabilityMap
+
         Examples
         --------
         >>> d = sfc_design(1250.0, 300, 0.6, b=2, k2=0.2, k1=0.0005)
@@ -336,28 +374,70 @@ class SFCDesign:
         return loop_stability_map(loop, flows, rtts)
 
     def region(self, n: int = 60) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(k2, k1_max_printed, k1_max_exact)`` on ``n`` points of ``[0, max(K2max, kp_max))``."""
+        """``(k2, k1_max_printed, k1_max_exact)`` on ``n`` points of ``[0, max(K2max, kp_max))``.
+
+        Parameters
+        ----------
+        n : int
+            Number of k2 points.
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            ``(k2, k1_max_printed, k1_max_exact)``, each of shape (n,).
+        """
         k2 = np.linspace(0.0, max(self.k2_max, self.kp_max_exact), n, endpoint=False)
         pr = np.array([k1_max_printed(self.plant, x) if x <= self.k2_max else 0.0 for x in k2])
         ex = np.array([k1_max_exact(self.plant, x) for x in k2])
         return k2, pr, ex
 
-    def plot(self, ax=None):
-        """Stability region in the (k2, k1) plane: printed and exact bounds, chosen point."""
-        import matplotlib.pyplot as plt
+    def _figures(self) -> dict:
+        return {
+            "alpha": self.alpha,
+            "p0": self.p0,
+            "k2_max": self.k2_max,
+            "kp_max_exact": self.kp_max_exact,
+            "k2": self.k2,
+            "k1": self.k1,
+            "k1_max_printed": self.k1_max_printed,
+            "k1_max_exact": self.k1_max_exact,
+        }
 
-        if ax is None:
-            _, ax = plt.subplots()
+    def to_pandas(self):
+        """The design as a one-row DataFrame (the columns of :meth:`to_dict`).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        import pandas as pd
+
+        return pd.DataFrame([self.to_dict()])
+
+    def plot(self, ax=None):
+        """Stability region in the (k2, k1) plane: printed and exact bounds, chosen point.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw; without it, a new Figure.
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+        """
+        fig, axes = new_axes(ax)
         k2, pr, ex = self.region()
-        ax.plot(k2, pr, label="eqs. 17-18 as printed")
-        ax.plot(k2, ex, "--", label="exact (PI on FOPDT)")
+        axes.plot(k2, pr, label="eqs. 17-18 as printed")
+        axes.plot(k2, ex, "--", label="exact (PI on FOPDT)")
         if self.k1 is not None:
-            ax.plot([self.k2], [self.k1], "ko", label="design")
-        ax.set_xlabel("k2")
-        ax.set_ylabel("k1 (1/packet)")
-        ax.set_title(f"SFC stability region, alpha={self.alpha:.3g}, b={self.plant.b:g}")
-        ax.legend()
-        return ax
+            axes.plot([self.k2], [self.k1], "ko", label="design")
+        axes.set_xlabel("k2")
+        axes.set_ylabel("k1 (1/packet)")
+        axes.set_title(f"SFC stability region, alpha={self.alpha:.3g}, b={self.plant.b:g}")
+        axes.legend()
+        return plotted(fig, ax)
 
 
 def sfc_design(

@@ -36,6 +36,7 @@ import numpy as np
 from scipy.linalg import solve_continuous_lyapunov
 
 from aqmlab.design.plants import check_real
+from aqmlab.protocol import Result, new_axes, plotted
 
 __all__ = ["SQMSigma", "sqm_lyapunov", "sqm_sigma", "sqm_system_matrix"]
 
@@ -67,6 +68,10 @@ def sqm_system_matrix(rates, rtts, alpha: float = 2.0, k=None) -> np.ndarray:
     k : array_like, optional
         TCP gains ``k_i`` (default ``1/D_i^2``).
 
+    Returns
+    -------
+    numpy.ndarray, shape (n, n)
+
     Examples
     --------
     >>> np.round(sqm_system_matrix([100.0], [0.1]), 6).tolist()
@@ -95,14 +100,19 @@ def sqm_lyapunov(F: np.ndarray) -> np.ndarray:
     ----------
     F : numpy.ndarray
         Hurwitz system matrix from :func:`sqm_system_matrix`.
+
+    Returns
+    -------
+    numpy.ndarray
+        Symmetric ``A``.
     """
     # scipy solves a X + X a^H = q; with a = F' this is F' A + A F = -I
     A = solve_continuous_lyapunov(F.T, -np.eye(F.shape[0]))
     return (A + A.T) / 2
 
 
-@dataclass
-class SQMSigma:
+@dataclass(repr=False)
+class SQMSigma(Result):
     """Result of :func:`sqm_sigma`.
 
     Attributes
@@ -156,6 +166,10 @@ class SQMSigma:
         (SQM Algorithm 2).  The simulator accepts it once its ``sqm`` AQM exists (not yet:
         ``aqmlab aqms`` lists what it has).
 
+        Returns
+        -------
+        dict
+
         Examples
         --------
         >>> sorted(sqm_sigma([100.0, 100.0], [0.1, 0.2]).to_aqm())
@@ -172,7 +186,12 @@ class SQMSigma:
         }
 
     def to_dict(self) -> dict:
-        """JSON-ready dictionary."""
+        """JSON-ready dictionary.
+
+        Returns
+        -------
+        dict
+        """
         return {
             "J": self.J,
             "norm_A": self.norm_A,
@@ -184,12 +203,53 @@ class SQMSigma:
             "queue_excess": [float(q) for q in self.queue_excess],
         }
 
-    def plot(self, ax=None):
-        """Bar chart of sigma_i and the implied equilibrium queue excess."""
-        import matplotlib.pyplot as plt
+    def _figures(self) -> dict:
+        return {
+            "queues": int(self.sigma.size),
+            "J": self.J,
+            "rho": self.rho,
+            "lhs": self.lhs,
+            "rhs": self.rhs,
+            "satisfied": bool(self.satisfied),
+        }
 
-        if ax is None:
-            _, ax = plt.subplots()
+    def to_pandas(self):
+        """One row per queue: ``rate`` (packets/s; NaN when the design was given none),
+        ``sigma``, ``beta`` (packets), ``gain`` (``k_i x_i^alpha``) and ``queue_excess``
+        (packets).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        import pandas as pd
+
+        n = self.sigma.size
+        return pd.DataFrame(
+            {
+                "rate": np.full(n, np.nan) if self.rates is None else self.rates,
+                "sigma": self.sigma,
+                "beta": np.zeros(n) if self.beta is None else self.beta,
+                "gain": self.gains,
+                "queue_excess": self.queue_excess,
+            },
+            index=pd.RangeIndex(1, n + 1, name="queue"),
+        )
+
+    def plot(self, ax=None):
+        """Bar chart of sigma_i and the implied equilibrium queue excess.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw; without it, a new Figure.
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+        """
+        fig, ax = new_axes(given := ax)
         i = np.arange(1, self.sigma.size + 1)
         ax.bar(i - 0.2, self.sigma, width=0.4, label="sigma_i")
         ax.bar(i + 0.2, self.queue_excess, width=0.4, label="q* - beta (pkts)")
@@ -197,7 +257,7 @@ class SQMSigma:
         ax.set_xlabel("queue i")
         ax.set_title(f"SQM Theorem 3: lhs={self.lhs:.3g} < rhs={self.rhs:.3g}")
         ax.legend()
-        return ax
+        return plotted(fig, given)
 
 
 def sqm_sigma(

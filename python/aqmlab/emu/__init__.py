@@ -101,7 +101,22 @@ def max_flows() -> int:
 
 def check_scenario(scenario, kernel_cc: str | None = None, group_cc: dict | None = None):
     """The flow plan and MTU of ``scenario``, or ``ValueError`` naming the key (no side
-    effects; does not need root). ``kernel_cc``, ``group_cc``: see :func:`emulate`."""
+    effects; does not need root). ``kernel_cc``, ``group_cc``: see :func:`emulate`.
+
+    Parameters
+    ----------
+    scenario : aqmlab.scenario.Scenario
+        The scenario (a dumbbell).
+    kernel_cc : str, optional
+        Every flow's kernel congestion control (see :func:`emulate`).
+    group_cc : dict, optional
+        Some groups' kernel congestion controls by group index (see :func:`emulate`).
+
+    Returns
+    -------
+    tuple of (list of FlowPlan, int)
+        The flows and the MTU (bytes).
+    """
     n = scenario.normalized
     for g, grp in enumerate(n["flows"]):
         # before planning them one by one

@@ -53,7 +53,17 @@ class EmulationError(RuntimeError):
 
 
 def ns_names(pid: int) -> tuple[str, str]:
-    """``(senders' namespace, receivers' namespace)`` of process ``pid``."""
+    """``(senders' namespace, receivers' namespace)`` of process ``pid``.
+
+    Parameters
+    ----------
+    pid : int
+        The process id.
+
+    Returns
+    -------
+    tuple of (str, str)
+    """
     return f"aqmlab-{pid}-snd", f"aqmlab-{pid}-rcv"
 
 
@@ -90,7 +100,18 @@ def check_sysctls(settings: dict[str, str]) -> dict[str, str]:
     ``net.ipv4.*`` or ``net.core.*`` setting this kernel has (``/proc/sys``) and every value
     is plain (digits, letters, ``_ . -`` and spaces); else ``ValueError`` naming the first bad
     key and value. Whether the kernel accepts a value is known only when it is set
-    (:meth:`Testbed.configure`)."""
+    (:meth:`Testbed.configure`).
+
+    Parameters
+    ----------
+    settings : dict of str to str
+        The settings.
+
+    Returns
+    -------
+    dict of str to str
+        ``settings``.
+    """
     for k, v in settings.items():
         if not _SYSCTL_KEY.match(k):
             raise ValueError(
@@ -140,7 +161,13 @@ def _delete(ns: str) -> None:
 
 
 def remove_stale() -> list[str]:
-    """Delete the namespaces of aqmlab runs whose process is gone; return their names."""
+    """Delete the namespaces of aqmlab runs whose process is gone; return their names.
+
+    Returns
+    -------
+    list of str
+        The names of the namespaces deleted.
+    """
     gone = []
     for ns in list_namespaces():
         pid = int(_NS_RE.match(ns).group(1))
@@ -257,7 +284,13 @@ class Testbed:
                 raise ValueError(f"sysctl {k} = {v!r}: the kernel refused it ({e})") from None
 
     def sysctls(self) -> dict[str, dict[str, str]]:
-        """The pinned and recorded kernel settings of both namespaces, as read back."""
+        """The pinned and recorded kernel settings of both namespaces, as read back.
+
+        Returns
+        -------
+        dict
+            ``{role: {key: value}}`` for ``snd`` and ``rcv``.
+        """
         out = {}
         for role, ns in (("snd", self.snd), ("rcv", self.rcv)):
             extra = self.snd_sysctls if role == "snd" else {}
@@ -271,7 +304,19 @@ class Testbed:
         return out
 
     def exec_argv(self, role: str, argv: list[str]) -> list[str]:
-        """``argv`` run inside the namespace ``role`` (``snd`` or ``rcv``)."""
+        """``argv`` run inside the namespace ``role`` (``snd`` or ``rcv``).
+
+        Parameters
+        ----------
+        role : str
+            ``"snd"`` or ``"rcv"``.
+        argv : list of str
+            The command.
+
+        Returns
+        -------
+        list of str
+        """
         return ["ip", "netns", "exec", self.snd if role == "snd" else self.rcv, *argv]
 
     def close(self) -> None:

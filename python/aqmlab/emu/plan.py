@@ -42,7 +42,18 @@ _SIM_CC = tuple(c["name"] for c in _registry())
 
 def take_kernel_cc(data: dict) -> dict[int, str]:
     """Replace, in a scenario document, each flow group's ``cc`` the simulator does not know by
-    ``"cubic"`` (a placeholder the schema accepts) and return ``{group index: name}``."""
+    ``"cubic"`` (a placeholder the schema accepts) and return ``{group index: name}``.
+
+    Parameters
+    ----------
+    data : dict
+        The scenario document (changed in place).
+
+    Returns
+    -------
+    dict of int to str
+        The names replaced, by group index.
+    """
     out: dict[int, str] = {}
     groups = data.get("flows")
     for i, g in enumerate(groups if isinstance(groups, list) else []):
@@ -54,7 +65,13 @@ def take_kernel_cc(data: dict) -> dict[int, str]:
 
 
 def available_cc() -> list[str]:
-    """The congestion controls the kernel offers (``net.ipv4.tcp_available_congestion_control``)."""
+    """The congestion controls the kernel offers (``net.ipv4.tcp_available_congestion_control``).
+
+    Returns
+    -------
+    list of str
+        Empty when the file cannot be read.
+    """
     p = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
     try:
         return p.read_text().split()
@@ -63,7 +80,17 @@ def available_cc() -> list[str]:
 
 
 def kernel_cc_name(name: str) -> str:
-    """The kernel's name for a congestion control given by the user (simulator or kernel name)."""
+    """The kernel's name for a congestion control given by the user (simulator or kernel name).
+
+    Parameters
+    ----------
+    name : str
+        A simulator or kernel name (``newreno`` is the kernel's ``reno``).
+
+    Returns
+    -------
+    str
+    """
     n = name.strip().lower()
     return _SIM_TO_KERNEL.get(n, n)
 
@@ -71,7 +98,23 @@ def kernel_cc_name(name: str) -> str:
 @dataclass(frozen=True)
 class FlowPlan:
     """One flow: id (results order), group, start (s after the origin), kernel cc, ECN,
-    receiver address."""
+    receiver address.
+
+    Attributes
+    ----------
+    id : int
+        The flow's number (the results' order).
+    group : int
+        Its flow group (position in the scenario's ``flows``).
+    start_s : float
+        Start, seconds after the origin.
+    cc : str
+        The kernel's congestion control.
+    ecn : bool
+        ECN-capable.
+    dst : str
+        The receiver's IPv4 address.
+    """
 
     id: int
     group: int
@@ -86,7 +129,21 @@ def plan_flows(
 ) -> list[FlowPlan]:
     """The flows of a normalised scenario (``Scenario.normalized``); ``ValueError`` naming the
     key for what the emulator cannot run. ``group_cc`` gives some groups' algorithms (from
-    :func:`take_kernel_cc`); ``kernel_cc`` replaces every group's."""
+    :func:`take_kernel_cc`); ``kernel_cc`` replaces every group's.
+
+    Parameters
+    ----------
+    normalized : dict
+        ``Scenario.normalized``.
+    kernel_cc : str, optional
+        Every group's kernel congestion control.
+    group_cc : dict of int to str, optional
+        Some groups' kernel congestion controls by group index.
+
+    Returns
+    -------
+    list of FlowPlan
+    """
     if "dumbbell" not in normalized:
         raise ValueError("topology: the emulator runs dumbbell scenarios ([dumbbell]) only")
     groups = normalized["flows"]

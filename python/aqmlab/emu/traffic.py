@@ -75,7 +75,24 @@ def _origin() -> int:
 
 
 def receive(port: int, warmup: float, duration: float, starts: dict[int, float]) -> dict:
-    """Count bytes per flow until ``t0 + duration`` (see the module doc)."""
+    """Count bytes per flow until ``t0 + duration`` (see the module doc).
+
+    Parameters
+    ----------
+    port : int
+        TCP port to listen on.
+    warmup : float
+        Seconds after the origin before a flow's bytes count.
+    duration : float
+        Seconds after the origin at which counting ends.
+    starts : dict of int to float
+        Each flow's start (s after the origin).
+
+    Returns
+    -------
+    dict
+        The receiver's report (see the module doc).
+    """
     srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     srv.bind(("0.0.0.0", port))
@@ -155,7 +172,18 @@ def _info(s: socket.socket) -> bytes | None:
 
 
 def send(plan: dict) -> dict:
-    """Run the bulk flows of ``plan`` (see the module doc)."""
+    """Run the bulk flows of ``plan`` (see the module doc).
+
+    Parameters
+    ----------
+    plan : dict
+        The flows, warm-up and duration (see the module doc).
+
+    Returns
+    -------
+    dict
+        The sender's report (see the module doc).
+    """
     t0 = _origin()
     warm = t0 + int(plan["warmup"] * 1e9)
     end = t0 + int(plan["duration"] * 1e9)
@@ -248,6 +276,14 @@ def _raise_open_files() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    """The ``recv`` and ``send`` programs (``python -m aqmlab.emu.traffic recv|send``):
+    run one and print its JSON report on stdout.
+
+    Parameters
+    ----------
+    argv : list of str, optional
+        The arguments (default: ``sys.argv[1:]``).
+    """
     p = argparse.ArgumentParser(prog="python -m aqmlab.emu.traffic")
     sub = p.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("recv")

@@ -53,7 +53,21 @@ def _real_arg(name: str, value) -> float:
 
 
 def as_param(value, name: str, *, positive=False, nonneg=False) -> np.ndarray:
-    """Float array of a parameter, validated; the error names the parameter and the value."""
+    """Float array of a parameter, validated; the error names the parameter and the value.
+
+    Parameters
+    ----------
+    value : float or array_like
+        The parameter.
+    name : str
+        Its name, for the error.
+    positive, nonneg : bool
+        Require every value ``> 0`` (``>= 0``).
+
+    Returns
+    -------
+    numpy.ndarray
+    """
     if isinstance(value, str | bytes) or value is None:
         raise ValueError(f"{name} must be a number or an array of numbers (got {value!r})")
     try:
@@ -74,7 +88,17 @@ def as_param(value, name: str, *, positive=False, nonneg=False) -> np.ndarray:
 
 
 def batch_size(*arrays) -> int:
-    """Batch size ``B`` implied by parameters of shape ``()`` or ``(B,)`` (first axis)."""
+    """Batch size ``B`` implied by parameters of shape ``()`` or ``(B,)`` (first axis).
+
+    Parameters
+    ----------
+    *arrays : array_like
+        The parameters.
+
+    Returns
+    -------
+    int
+    """
     shape = np.broadcast_shapes(*[np.shape(a)[:1] for a in arrays])
     return int(shape[0]) if shape else 1
 
@@ -91,6 +115,80 @@ class FluidModel:
     t_label = "t [s]"
     hook = None
     hook_every = 0
+
+    # --- what a model defines (documented here once) ---------------------------------------
+    def rhs(self, t, y, lag):
+        """The vector field ``dy/dt`` of the batch.
+
+        Parameters
+        ----------
+        t : float
+            Time (s; packets for the EDC spatial model).
+        y : numpy.ndarray, shape (B, n)
+            The states.
+        lag : aqmlab.fluid.solver.Lag
+            The delayed states (``lag(delay, comps)``, ``lag.rows(delay)``).
+
+        Returns
+        -------
+        numpy.ndarray, shape (B, n)
+        """
+        raise NotImplementedError
+
+    def initial_state(self):
+        """The default initial state.
+
+        Returns
+        -------
+        numpy.ndarray, shape (B, n)
+        """
+        raise NotImplementedError
+
+    def bounds(self):
+        """The box the solver projects the states onto.
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            ``(lower, upper)``, each of shape (n,).
+        """
+        raise NotImplementedError
+
+    def max_delay(self):
+        """The longest delay the right-hand side reads (the solver keeps that much history).
+
+        Returns
+        -------
+        float
+        """
+        raise NotImplementedError
+
+    def default_dt(self):
+        """The RK4 step used when :meth:`simulate` is given none.
+
+        Returns
+        -------
+        float
+        """
+        raise NotImplementedError
+
+    def equilibrium(self) -> Equilibrium:
+        """The model's operating point for each parameter set.
+
+        Returns
+        -------
+        Equilibrium
+        """
+        raise NotImplementedError
+
+    def linearize(self) -> LinearizedModel:
+        """The linearisation around :meth:`equilibrium`.
+
+        Returns
+        -------
+        LinearizedModel
+        """
+        raise NotImplementedError
 
     def cost(self, duration, dt=None, record_dt=None) -> dict:
         """Estimated cost of :meth:`simulate` without running it.
@@ -141,6 +239,11 @@ class FluidModel:
         names : dict, optional
             How the message names the culprit: ``{"duration": "--duration = 1e7s", "dt": ...,
             "delay": ...}`` (default: the argument names and values of this call).
+
+        Returns
+        -------
+        dict
+            :meth:`cost`.
         """
         names = {
             "duration": f"duration = {duration!r}",
@@ -265,9 +368,72 @@ class WindowModel(FluidModel):
     Subclasses implement ``window_rhs(W, Wd, pd, R, Rd)``, ``window_partials(W0, p0, R0)``
     (analytic partial derivatives at the equilibrium), ``p_required(q)`` (the probability that
     makes ``dW/dt = 0`` at ``W = R(q) C / N``) and set ``queue_dependent_rtt``.
+
+    Parameters
+    ----------
+    n_flows : float or array
+        ``N``.
+    capacity : float or array
+        ``C`` (packets/s).
+    rtt_prop : float or array
+        Propagation RTT ``T_p`` (s).
+    law : FluidLaw
+        The AQM law.
+    buffer : float or array
+        Queue bound (packets; default none).
+    w_min : float
+        Smallest window (packets).
     """
 
     queue_dependent_rtt = True
+
+    def window_rhs(self, W, Wd, pd, R, Rd):
+        """``dW/dt`` of the model from the current and delayed window, probability and RTT.
+
+        Parameters
+        ----------
+        W, Wd : numpy.ndarray, shape (B,)
+            Window now and at ``t - R`` (packets).
+        pd : numpy.ndarray, shape (B,)
+            Probability at ``t - R``.
+        R, Rd : numpy.ndarray, shape (B,)
+            RTT now and at ``t - R`` (s).
+
+        Returns
+        -------
+        numpy.ndarray, shape (B,)
+        """
+        raise NotImplementedError
+
+    def window_partials(self, W0, p0, R0):
+        """Partial derivatives of :meth:`window_rhs` at the operating point.
+
+        Parameters
+        ----------
+        W0, p0, R0 : numpy.ndarray, shape (B,)
+            Window (packets), probability and RTT (s) at the equilibrium.
+
+        Returns
+        -------
+        dict
+            ``{"W", "Wd", "R", "Rd", "p"}``: with respect to each argument of
+            :meth:`window_rhs` (``p`` the delayed probability).
+        """
+        raise NotImplementedError
+
+    def p_required(self, q):
+        """The probability that makes ``dW/dt = 0`` at ``W = R(q) C / N``.
+
+        Parameters
+        ----------
+        q : numpy.ndarray, shape (B,)
+            Queue (packets).
+
+        Returns
+        -------
+        numpy.ndarray, shape (B,)
+        """
+        raise NotImplementedError
 
     def __init__(self, n_flows, capacity, rtt_prop, law: FluidLaw, buffer=np.inf, w_min=1.0):
         self.N = as_param(n_flows, "n_flows", positive=True)
@@ -286,7 +452,17 @@ class WindowModel(FluidModel):
 
     # --- model pieces -------------------------------------------------------------------
     def rtt(self, q):
-        """Round-trip time (s): ``q/C + T_p`` (or ``T_p`` when not queue-dependent)."""
+        """Round-trip time (s): ``q/C + T_p`` (or ``T_p`` when not queue-dependent).
+
+        Parameters
+        ----------
+        q : numpy.ndarray, shape (B,)
+            Queue (packets).
+
+        Returns
+        -------
+        numpy.ndarray, shape (B,)
+        """
         return q / self.C + self.Tp if self.queue_dependent_rtt else self.Tp + 0.0 * q
 
     def rhs(self, t, y, lag):
@@ -305,7 +481,12 @@ class WindowModel(FluidModel):
         return out
 
     def initial_state(self):
-        """Flows start with ``W = w_min`` and an empty queue; the law starts at rest."""
+        """Flows start with ``W = w_min`` and an empty queue; the law starts at rest.
+
+        Returns
+        -------
+        numpy.ndarray, shape (B, n)
+        """
         W = np.full(self.B, self.w_min)
         q = np.zeros(self.B)
         return np.column_stack([W, q, self.law.initial(q)])
@@ -320,7 +501,12 @@ class WindowModel(FluidModel):
         return float(np.max(self.Tp + qmax / self.C))
 
     def default_dt(self):
-        """``min(T_p)/10``, at most 10 ms (RK4 error well below plotting accuracy)."""
+        """``min(T_p)/10``, at most 10 ms (RK4 error well below plotting accuracy).
+
+        Returns
+        -------
+        float
+        """
         return float(min(0.01, np.min(self.Tp) / 10))
 
     # --- equilibrium and linearisation --------------------------------------------------
@@ -330,6 +516,11 @@ class WindowModel(FluidModel):
         Integral laws (PI, REM) fix ``q0`` at their set point; proportional laws (RED, PD-LQ,
         SFC) meet the plant where ``law.static_prob(q) = p_required(q)`` (vectorised bisection
         on ``[0, buffer]``). Raises ``ValueError`` when no meaningful point exists.
+
+        Returns
+        -------
+        Equilibrium
+            ``W``, ``q``, ``p``, ``R``.
         """
         law = self.law
         B = self.B
@@ -361,6 +552,10 @@ class WindowModel(FluidModel):
         States ``[dW, dq]``. ``A``/``Ad`` hold the partials with respect to the current/delayed
         state, including the queue dependence of ``R``; ``A_identified`` (``A + Ad``) is the
         papers' form (Hollot et al. 2001, SFC eq. 14, KTL eq. 2).
+
+        Returns
+        -------
+        LinearizedModel
         """
         eq = self.equilibrium()
         W0, p0, R0 = eq["W"], eq["p"], eq["R"]

@@ -22,8 +22,8 @@ Example
 -------
 >>> from aqmlab.fluid import EDC
 >>> m = EDC(n_flows=60, capacity=187.5, rtt=0.1, qref=200)
->>> round(float(m.equilibrium()["W"][0]), 3)
-1.25
+>>> round(float(m.equilibrium()["W"][0]), 3)   # R0 C / N, R0 = 200/187.5 + 0.1
+3.646
 """
 
 from __future__ import annotations
@@ -39,6 +39,29 @@ __all__ = ["EDC"]
 
 class EDC(FluidModel):
     """EDC spatial-domain model.
+
+    Parameters
+    ----------
+    n_flows : float or array
+        ``N``.
+    capacity : float or array
+        ``C`` (packets/s).
+    rtt : float or array
+        Propagation RTT ``T_p`` (s).
+    qref : float or array
+        Reference queue (packets).
+    kp : float or array
+        ``K_P`` (1/packet).
+    ki : float or array
+        ``K_I`` (dimensionless).
+    n_event : int
+        Packet arrivals per controller run.
+    dtheta : float, optional
+        Packets per RK4 step; must divide ``n_event`` (default ``n_event / 10``).
+
+    Notes
+    -----
+    EDC §4.2 defaults: ``qref = 200``, ``n_event = 30``, ``K_P = 0.03``, ``K_I = 0.01``.
 
     Parameters
     ----------
@@ -72,9 +95,35 @@ class EDC(FluidModel):
         self.B = batch_size(self.N, self.C, self.Tp, self.qref, self.kp, self.ki)
 
     def rtt(self, q):
+        """Round-trip time ``q/C + T_p`` (s).
+
+        Parameters
+        ----------
+        q : numpy.ndarray, shape (B,)
+            Queue (packets).
+
+        Returns
+        -------
+        numpy.ndarray, shape (B,)
+        """
         return q / self.C + self.Tp
 
     def rhs(self, theta, y, lag):
+        """The spatial-domain vector field (EDC eqs. 2-5) per packet arrival.
+
+        Parameters
+        ----------
+        theta : float
+            Packet arrivals so far.
+        y : numpy.ndarray, shape (B, 5)
+            The states.
+        lag : aqmlab.fluid.solver.Lag
+            Not used (the model drops the RTT delays).
+
+        Returns
+        -------
+        numpy.ndarray, shape (B, 5)
+        """
         W, q, p = y[:, 0], y[:, 1], y[:, 3]
         R = self.rtt(q)
         out = np.zeros_like(y)
@@ -84,7 +133,20 @@ class EDC(FluidModel):
         return out
 
     def hook(self, theta, y):
-        """Event-driven PI update (EDC eq. 10) every ``n_event`` arrivals."""
+        """Event-driven PI update (EDC eq. 10) every ``n_event`` arrivals.
+
+        Parameters
+        ----------
+        theta : float
+            Packet arrivals so far.
+        y : numpy.ndarray, shape (B, n)
+            The states.
+
+        Returns
+        -------
+        numpy.ndarray, shape (B, n)
+            The states with ``p`` and ``e(k-1)`` updated.
+        """
         y = y.copy()
         e = y[:, 1] - self.qref
         y[:, 3] = np.clip(y[:, 3] + self.kp * (e - y[:, 4]) + self.kp * self.ki * e, 0.0, 1.0)
@@ -92,7 +154,12 @@ class EDC(FluidModel):
         return y
 
     def initial_state(self):
-        """``W = 1``, empty queue, ``p = 0``, ``e(-1) = -q_ref``."""
+        """``W = 1``, empty queue, ``p = 0``, ``e(-1) = -q_ref``.
+
+        Returns
+        -------
+        numpy.ndarray, shape (B, 5)
+        """
         z = np.zeros(self.B)
         return np.column_stack([z + 1.0, z, z, z, z - self.qref])
 
@@ -107,7 +174,19 @@ class EDC(FluidModel):
 
     def simulate(self, duration, **kw):
         """Integrate over ``duration`` packet arrivals (theta); see :meth:`FluidModel.simulate`.
-        The ``time`` state gives wall-clock seconds."""
+        The ``time`` state gives wall-clock seconds.
+
+        Parameters
+        ----------
+        duration : float
+            Packet arrivals.
+        **kw
+            As :meth:`FluidModel.simulate` (``dt`` in packets).
+
+        Returns
+        -------
+        FluidResult
+        """
         if kw.get("dt") not in (None, self.dtheta):
             raise ValueError("EDC: set the step through dtheta")
         return super().simulate(duration, **kw)
@@ -129,6 +208,10 @@ class EDC(FluidModel):
         ``A`` includes the small ``dq`` term of ``dW/dtheta``' neighbour equation exactly as the
         Jacobian gives it; ``extra['discrete'](n)`` returns the ZOH discretisation over ``n``
         packets (the event step).
+
+        Returns
+        -------
+        LinearizedModel
         """
         eq = self.equilibrium()
         W0, R0 = eq["W"], eq["R"]

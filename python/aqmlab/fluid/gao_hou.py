@@ -68,7 +68,12 @@ class GaoHou(WindowModel):
         return 2.0 / (self.b * w0**2 + w0 - 1.0) + 0.0 * q  # SFC eq. 11
 
     def max_n_flows(self):
-        """Largest ``N`` with a meaningful equilibrium: ``(1 + sqrt(12 b + 1))/6 tau C``."""
+        """Largest ``N`` with a meaningful equilibrium: ``(1 + sqrt(12 b + 1))/6 tau C``.
+
+        Returns
+        -------
+        numpy.ndarray, shape (B,)
+        """
         return (1 + np.sqrt(12 * self.b + 1)) / 6 * self.Tp * self.C
 
     def window_partials(self, W0, p0, R0):

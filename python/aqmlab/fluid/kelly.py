@@ -72,10 +72,31 @@ class Kelly(FluidModel):
         self._cols = np.arange(Rn)
 
     def link_prices(self, y):
-        """``p_j(y) = [(y - C_j)/y]^+`` (KMT), shape (B, L)."""
+        """``p_j(y) = [(y - C_j)/y]^+`` (KMT), shape (B, L).
+
+        Parameters
+        ----------
+        y : numpy.ndarray, shape (B, L)
+            Link loads (packets/s).
+
+        Returns
+        -------
+        numpy.ndarray, shape (B, L)
+        """
         return np.maximum(y - self.C, 0.0) / np.maximum(y, 1e-12)
 
     def route_prices(self, x):
+        """Sum of the link prices along each route.
+
+        Parameters
+        ----------
+        x : numpy.ndarray, shape (B, R)
+            Route rates (packets/s).
+
+        Returns
+        -------
+        numpy.ndarray, shape (B, R)
+        """
         return self.link_prices(x @ self.A) @ self.A.T
 
     def rhs(self, t, y, lag):
@@ -93,7 +114,12 @@ class Kelly(FluidModel):
         return self.kappa * (self.w - y * price)
 
     def initial_state(self):
-        """Each route starts at 1 packet/s."""
+        """Each route starts at 1 packet/s.
+
+        Returns
+        -------
+        numpy.ndarray, shape (B, R)
+        """
         return np.ones((self.B, self.N))
 
     def bounds(self):
@@ -107,7 +133,13 @@ class Kelly(FluidModel):
 
     def equilibrium(self) -> Equilibrium:
         """Solve ``w_r = x_r sum_j p_j(y_j)`` per parameter set: minimiser of the convex KMT objective
-        ``-sum_r w_r log x_r + sum_j int_{C_j}^{y_j} p_j`` (L-BFGS-B), residual checked."""
+        ``-sum_r w_r log x_r + sum_j int_{C_j}^{y_j} p_j`` (L-BFGS-B), residual checked.
+
+        Returns
+        -------
+        Equilibrium
+            ``x`` (route rates), ``y`` (link loads), ``p`` (link prices).
+        """
         xs = np.empty((self.B, self.N))
         for b in range(self.B):
             C, w = self.C[b], self.w[b]
@@ -137,7 +169,12 @@ class Kelly(FluidModel):
 
     def linearize(self) -> LinearizedModel:
         """Jacobian at the equilibrium: ``A = -kappa diag(sum p)``, ``Ad`` from ``p_j'(y) = C/y^2``
-        through the delayed rates (row ``r`` delayed by ``T_r``)."""
+        through the delayed rates (row ``r`` delayed by ``T_r``).
+
+        Returns
+        -------
+        LinearizedModel
+        """
         eq = self.equilibrium()
         x, yl = eq["x"], eq["y"]
         price = eq["p"] @ self.A.T

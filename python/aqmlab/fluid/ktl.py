@@ -52,7 +52,21 @@ class KTL(WindowModel):
 
     @staticmethod
     def p_star(n_flows, capacity, tau):
-        """``p* = 2N^2/(2N^2 + c^2 tau^2)``: KTL eq. 1 at rest, ``w* = c tau/N``."""
+        """``p* = 2N^2/(2N^2 + c^2 tau^2)``: KTL eq. 1 at rest, ``w* = c tau/N``.
+
+        Parameters
+        ----------
+        n_flows : float or array
+            ``N``.
+        capacity : float or array
+            ``c`` (packets/s).
+        tau : float or array
+            RTT (s).
+
+        Returns
+        -------
+        numpy.ndarray
+        """
         return 2.0 * n_flows**2 / (2.0 * n_flows**2 + capacity**2 * tau**2)
 
     def window_rhs(self, W, Wd, pd, R, Rd):
@@ -72,7 +86,12 @@ class KTL(WindowModel):
         }
 
     def linearize(self):
-        """Plant linearisation plus the KTL eq. 2 coefficients ``A1, A2, B1`` in ``extra``."""
+        """Plant linearisation plus the KTL eq. 2 coefficients ``A1, A2, B1`` in ``extra``.
+
+        Returns
+        -------
+        LinearizedModel
+        """
         lin = super().linearize()
         eq = lin.extra["equilibrium"]
         p, w, tau = eq["p"], eq["W"], eq["R"]

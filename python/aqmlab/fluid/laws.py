@@ -65,22 +65,112 @@ class FluidLaw:
 
     @property
     def n_states(self) -> int:
+        """Number of the law's own states (``len(state_names)``)."""
         return len(self.state_names)
 
     def initial(self, q0):
+        """The law's states at the start of a run.
+
+        Parameters
+        ----------
+        q0 : numpy.ndarray, shape (B,)
+            The initial queue (packets).
+
+        Returns
+        -------
+        numpy.ndarray, shape (B, n_states)
+        """
         return np.zeros((np.shape(q0)[0], self.n_states))
 
+    def prob(self, q, z, rate, C):
+        """The mark/drop probability.
+
+        Parameters
+        ----------
+        q : numpy.ndarray, shape (B,)
+            Queue (packets).
+        z : numpy.ndarray, shape (B, n_states)
+            The law's states.
+        rate : numpy.ndarray, shape (B,)
+            Arrival rate (packets/s).
+        C : numpy.ndarray, shape (B,)
+            Capacity (packets/s).
+
+        Returns
+        -------
+        numpy.ndarray, shape (B,)
+            In [0, 1].
+        """
+        raise NotImplementedError
+
     def deriv(self, q, z, rate, C, qdot):
+        """Derivatives of the law's states.
+
+        Parameters
+        ----------
+        q : numpy.ndarray, shape (B,)
+            Queue (packets).
+        z : numpy.ndarray, shape (B, n_states)
+            The law's states.
+        rate : numpy.ndarray, shape (B,)
+            Arrival rate (packets/s).
+        C : numpy.ndarray, shape (B,)
+            Capacity (packets/s).
+        qdot : numpy.ndarray, shape (B,)
+            The projected queue derivative (packets/s).
+
+        Returns
+        -------
+        numpy.ndarray, shape (B, n_states)
+        """
         return np.zeros((q.shape[0], 0))
 
     def static_prob(self, q, C):
-        """p as a function of the queue alone; only static (proportional) laws have one."""
+        """p as a function of the queue alone; only static (proportional) laws have one.
+
+        Parameters
+        ----------
+        q : numpy.ndarray, shape (B,)
+            Queue (packets).
+        C : numpy.ndarray, shape (B,)
+            Capacity (packets/s).
+
+        Returns
+        -------
+        numpy.ndarray, shape (B,)
+
+        Raises
+        ------
+        TypeError
+            The law has dynamic state (PI, REM).
+        """
         raise TypeError(f"the {self.name} law has dynamic state: it has no static p(q)")
 
     def rest_state(self, q0, p0, C):
+        """The law's states at an equilibrium.
+
+        Parameters
+        ----------
+        q0 : numpy.ndarray, shape (B,)
+            Equilibrium queue (packets).
+        p0 : numpy.ndarray, shape (B,)
+            Equilibrium probability.
+        C : numpy.ndarray, shape (B,)
+            Capacity (packets/s).
+
+        Returns
+        -------
+        numpy.ndarray, shape (B, n_states)
+        """
         return np.zeros((np.shape(q0)[0], 0))
 
     def params(self) -> dict:
+        """The law's parameters by name (their batch shapes set the model's).
+
+        Returns
+        -------
+        dict
+        """
         return {k: v for k, v in vars(self).items() if not k.startswith("_")}
 
 
@@ -119,7 +209,18 @@ class RED(FluidLaw):
             raise ValueError(f"w_q must be in (0, 1) (got {w_q})")
 
     def curve(self, avg):
-        """RED's static drop curve (docs/aqm/red.md)."""
+        """RED's static drop curve (docs/aqm/red.md).
+
+        Parameters
+        ----------
+        avg : numpy.ndarray
+            Average queue (packets).
+
+        Returns
+        -------
+        numpy.ndarray
+            Probability, same shape.
+        """
         lin = self.max_p * (avg - self.min_th) / (self.max_th - self.min_th)
         if self.gentle:
             above = self.max_p + (1 - self.max_p) * (avg - self.max_th) / self.max_th
@@ -172,13 +273,30 @@ class PI(FluidLaw):
 
     @classmethod
     def from_continuous(cls, k_pi, z, qref=200.0, fs=160.0):
-        """Build from Hollot's ``K_PI`` (1/(packet s)) and zero ``z`` (rad/s), Tustin at ``fs``."""
+        """Build from Hollot's ``K_PI`` (1/(packet s)) and zero ``z`` (rad/s), Tustin at ``fs``.
+
+        Parameters
+        ----------
+        k_pi : float or array
+            ``K_PI``, 1/(packet s).
+        z : float or array
+            The PI zero, rad/s.
+        qref : float or array
+            Reference queue (packets).
+        fs : float or array
+            Sampling frequency (Hz).
+
+        Returns
+        -------
+        PI
+        """
         T = 1.0 / np.asarray(fs, float)
         k_pi, z = np.asarray(k_pi, float), np.asarray(z, float)
         return cls(a=k_pi * (1 / z + T / 2), b=k_pi * (1 / z - T / 2), fs=fs, qref=qref)
 
     @property
     def setpoint(self):
+        """The equilibrium queue of the integral law: ``qref`` (packets)."""
         return self.qref
 
     def prob(self, q, z, rate, C):
@@ -202,7 +320,12 @@ class REM(FluidLaw):
 
     Parameters
     ----------
-    gamma, phi, alpha_q, qref (= q*, packets), t_u (s): ns-2 defaults 0.001, 1.001, 0.1, 20, 0.002.
+    gamma, phi, alpha_q : float or array
+        REM's step, base and queue weight (ns-2 defaults 0.001, 1.001, 0.1).
+    qref : float or array
+        ``q*`` (packets; ns-2: 20).
+    t_u : float or array
+        Update interval (s; ns-2: 0.002).
     """
 
     name = "rem"
@@ -219,6 +342,7 @@ class REM(FluidLaw):
 
     @property
     def setpoint(self):
+        """The equilibrium queue of the integral law: ``qref`` (packets)."""
         return self.qref
 
     def prob(self, q, z, rate, C):
@@ -245,8 +369,14 @@ class PDLQ(FluidLaw):
 
     Parameters
     ----------
-    h1 (1/packet), h2 (s/packet), h3 (s^2/packet), p1 (1/s, default 1: docs/aqm/pdlq.md),
-    qref (packets), p_offset (probability).
+    h1, h2, h3 : float or array
+        Gains (1/packet, s/packet, s^2/packet).
+    p1 : float or array
+        Filter cut-off (1/s; default 1: docs/aqm/pdlq.md).
+    qref : float or array
+        Reference queue (packets).
+    p_offset : float or array
+        Operating-point probability ``p*``.
     """
 
     name = "pd-lq"
@@ -288,7 +418,16 @@ class SFC(FluidLaw):
 
     Parameters
     ----------
-    k1 (1/packet), k2 (dimensionless), qref (packets), c0 (packets/s or None), p_offset.
+    k1 : float or array
+        Queue gain (1/packet).
+    k2 : float or array
+        Rate gain (dimensionless).
+    qref : float or array
+        Target queue (packets).
+    c0 : float or array, optional
+        ``C0`` (packets/s; default the model's capacity).
+    p_offset : float or array
+        Probability offset.
     """
 
     name = "sfc"
@@ -311,7 +450,24 @@ _LAWS = {"red": RED, "pi": PI, "rem": REM, "pd-lq": PDLQ, "pdlq": PDLQ, "sfc": S
 
 
 def make_law(name: str, **params) -> FluidLaw:
-    """Construct a law by name (``red``, ``pi``, ``rem``, ``pd-lq``, ``sfc``)."""
+    """Construct a law by name (``red``, ``pi``, ``rem``, ``pd-lq``, ``sfc``).
+
+    Parameters
+    ----------
+    name : str
+        The law (case-insensitive; ``pdlq`` is ``pd-lq``).
+    **params
+        The law's parameters.
+
+    Returns
+    -------
+    FluidLaw
+
+    Raises
+    ------
+    ValueError
+        Unknown name.
+    """
     try:
         cls = _LAWS[name.lower()]
     except KeyError:

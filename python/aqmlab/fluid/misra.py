@@ -15,8 +15,8 @@ Example
 -------
 >>> from aqmlab.fluid import Misra, PI
 >>> m = Misra(n_flows=60, capacity=3750, rtt=0.2, law=PI(qref=200))
->>> round(float(m.equilibrium()["p"][0]), 5)
-0.00793
+>>> round(float(m.equilibrium()["p"][0]), 5)   # 2 N^2 / (R0 C)^2, R0 = 200/3750 + 0.2
+0.00798
 """
 
 from __future__ import annotations

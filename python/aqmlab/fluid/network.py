@@ -11,6 +11,17 @@ def routing_matrix(routing, n_flows: int | None) -> np.ndarray:
     """0/1 flow-by-link matrix ``(N, L)``; ``None`` means every flow crosses one link.
 
     ``routing`` may be an ``(N, L)`` 0/1 array or a list of link-index lists, one per flow.
+
+    Parameters
+    ----------
+    routing : array_like or list of lists, optional
+        The routing.
+    n_flows : int, optional
+        ``N`` (checked against the routing).
+
+    Returns
+    -------
+    numpy.ndarray, shape (N, L)
     """
     if routing is None:
         if n_flows is None:
@@ -39,7 +50,23 @@ def routing_matrix(routing, n_flows: int | None) -> np.ndarray:
 
 
 def per_flow(value, name: str, B: int, N: int, *, positive=True) -> np.ndarray:
-    """Broadcast a per-flow parameter (scalar, ``(N,)`` or ``(B, N)``) to ``(B, N)``."""
+    """Broadcast a per-flow parameter (scalar, ``(N,)`` or ``(B, N)``) to ``(B, N)``.
+
+    Parameters
+    ----------
+    value : float or array_like
+        The parameter.
+    name : str
+        Its name, for the error.
+    B, N : int
+        Batch size and number of flows.
+    positive : bool
+        Require every value ``> 0``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (B, N)
+    """
     if isinstance(value, str | bytes) or value is None:
         raise ValueError(f"{name} must be numbers, one per flow (got {value!r})")
     try:

@@ -60,6 +60,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from aqmlab.protocol import Result, new_axes, plotted
+
 __all__ = ["DDESolution", "Lag", "solve_dde", "project_rate"]
 
 
@@ -68,6 +70,19 @@ def project_rate(x: np.ndarray, dx: np.ndarray, lo=0.0, hi=np.inf) -> np.ndarray
 
     ``[dx]^+`` where ``x <= lo`` and ``[dx]^-`` where ``x >= hi`` (docs/fluid.md, the
     ``[.]^+`` at ``q = 0``).
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        The states.
+    dx : numpy.ndarray
+        Their derivatives.
+    lo, hi : float or numpy.ndarray
+        The box.
+
+    Returns
+    -------
+    numpy.ndarray
     """
     dx = np.where((x <= lo) & (dx < 0), 0.0, dx)
     if np.ndim(hi) or np.isfinite(hi):
@@ -75,8 +90,8 @@ def project_rate(x: np.ndarray, dx: np.ndarray, lo=0.0, hi=np.inf) -> np.ndarray
     return dx
 
 
-@dataclass
-class DDESolution:
+@dataclass(repr=False)
+class DDESolution(Result):
     """Output of :func:`solve_dde`.
 
     Attributes
@@ -89,6 +104,8 @@ class DDESolution:
         Number of delayed-value queries that reached beyond ``max_delay`` (clamped).
     extrapolated : int
         Number of queries with delay shorter than ``dt`` (served by extrapolation).
+    info : dict
+        Further diagnostics (empty as :func:`solve_dde` returns it).
     """
 
     t: np.ndarray
@@ -96,6 +113,55 @@ class DDESolution:
     clamped: int = 0
     extrapolated: int = 0
     info: dict = field(default_factory=dict)
+
+    def _figures(self) -> dict:
+        return {
+            "points": len(self.t),
+            "batch": int(self.y.shape[1]),
+            "states": int(self.y.shape[2]),
+            "t_end": float(self.t[-1]) if len(self.t) else 0.0,
+            "clamped": self.clamped,
+            "extrapolated": self.extrapolated,
+        }
+
+    def to_pandas(self):
+        """One row per recorded time and batch member: ``batch``, ``t`` and the states
+        ``y0``, ``y1``, ...
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        import pandas as pd
+
+        T, B, n = self.y.shape
+        data = {"batch": np.repeat(np.arange(B), T), "t": np.tile(self.t, B)}
+        for i in range(n):
+            data[f"y{i}"] = self.y[:, :, i].T.reshape(-1)
+        return pd.DataFrame(data)
+
+    def plot(self, ax=None, batch: int = 0):
+        """Every state of one batch member against ``t``.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw; without it, a new Figure.
+        batch : int
+            The batch member.
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+        """
+        fig, axes = new_axes(ax)
+        for i in range(self.y.shape[2]):
+            axes.plot(self.t, self.y[:, batch, i], lw=1, label=f"y{i}")
+        axes.set_xlabel("t")
+        if self.y.shape[2] <= 10:
+            axes.legend(fontsize=7)
+        return plotted(fig, ax)
 
 
 class Lag:
@@ -106,6 +172,17 @@ class Lag:
     with shape ``(B, k)`` (or ``(B,)`` when ``comps`` is an int). The ``j``-th column uses the
     ``j``-th delay column and the ``j``-th component, so one call can read each flow's own state at
     its own delay.
+
+    Parameters
+    ----------
+    t0, dt : float
+        Start time and step of the solver.
+    cap : int
+        Steps of history kept.
+    B, n : int
+        Batch size and number of states.
+    history : callable
+        ``history(s, comps)`` for ``s <= t0``.
     """
 
     def __init__(self, t0, dt, cap, B, n, history):
@@ -132,7 +209,17 @@ class Lag:
         return out[:, 0] if scalar_comp else out
 
     def rows(self, delay):
-        """All components at one delay per batch member: ``delay`` (B,) -> ``(B, n)``."""
+        """All components at one delay per batch member: ``delay`` (B,) -> ``(B, n)``.
+
+        Parameters
+        ----------
+        delay : numpy.ndarray, shape (B,)
+            One delay per batch member.
+
+        Returns
+        -------
+        numpy.ndarray, shape (B, n)
+        """
         s = self.t - np.asarray(delay, dtype=float)
         u = (s - self.t0) / self.dt
         hi = self.n_done - 1
@@ -154,7 +241,21 @@ class Lag:
 
     def constant(self, key, delay, comps):
         """Like ``lag(delay, comps)`` for a *constant* delay array ``(B, k)``; caches the grid
-        offsets and Hermite weights per RK4 stage under ``key``."""
+        offsets and Hermite weights per RK4 stage under ``key``.
+
+        Parameters
+        ----------
+        key : hashable
+            The cache key of this delay array.
+        delay : numpy.ndarray, shape (B, k)
+            The delays (constant over the run).
+        comps : sequence of int
+            Component indices.
+
+        Returns
+        -------
+        numpy.ndarray, shape (B, k)
+        """
         c = round((self.t - self.t0) / self.dt - self.n_done, 6)
         ent = self._cache.get((key, c))
         if ent is None:

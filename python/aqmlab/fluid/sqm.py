@@ -123,7 +123,17 @@ class SQM(FluidModel):
         self._one_queue_per_flow = self.M == N and np.array_equal(fi, np.arange(N))
 
     def prices(self, q):
-        """Per-queue probability ``min(1, [(q - beta)/sigma]^+)`` (SQM eq. 4), (B, M)."""
+        """Per-queue probability ``min(1, [(q - beta)/sigma]^+)`` (SQM eq. 4), (B, M).
+
+        Parameters
+        ----------
+        q : numpy.ndarray, shape (B, M)
+            Queues (packets).
+
+        Returns
+        -------
+        numpy.ndarray, shape (B, M)
+        """
         return np.clip((q - self.beta) / self.sigma, 0.0, 1.0)
 
     def rhs(self, t, y, lag):
@@ -140,7 +150,12 @@ class SQM(FluidModel):
         return out
 
     def initial_state(self):
-        """``x = epsilon = 1`` packet/s, empty queues."""
+        """``x = epsilon = 1`` packet/s, empty queues.
+
+        Returns
+        -------
+        numpy.ndarray, shape (B, n)
+        """
         return np.hstack([np.ones((self.B, self.N)), np.zeros((self.B, self.M))])
 
     def bounds(self):
@@ -152,11 +167,22 @@ class SQM(FluidModel):
 
     def default_dt(self):
         """``min(D)/4`` (at most 25 ms): the delays are constant, RK4 + Hermite is exact to
-        ~1e-6 relative at this step on the 10-flow example."""
+        ~1e-6 relative at this step on the 10-flow example.
+
+        Returns
+        -------
+        float
+        """
         return float(min(0.025, self.D.min() / 4))
 
     def equilibrium(self) -> Equilibrium:
-        """``x* = min_l C_il``; price ``x*^-alpha`` at the binding queue (SQM eqs. 6-12)."""
+        """``x* = min_l C_il``; price ``x*^-alpha`` at the binding queue (SQM eqs. 6-12).
+
+        Returns
+        -------
+        Equilibrium
+            ``x``, ``q``, ``p``.
+        """
         x = self.xstar
         fi = self.pair_flow
         q = np.zeros((self.B, self.M))
@@ -178,6 +204,10 @@ class SQM(FluidModel):
         ``A`` (current states), ``Ad`` (queues seen ``D_i`` late in the rate of flow ``i``;
         ``delay`` is per row, shape ``(B, n)``). ``extra['F_paper']`` adds the paper's
         ``-dq/D_i`` term (taken from its ref. [11], not from eq. 3) for Theorem 3.
+
+        Returns
+        -------
+        LinearizedModel
         """
         eq = self.equilibrium()
         N, M, B = self.N, self.M, self.B

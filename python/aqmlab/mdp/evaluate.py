@@ -43,15 +43,32 @@ import numpy as np
 
 from aqmlab.mdp.model import DROP
 from aqmlab.mdp.policy_io import PaqmanPolicy, atomic_write
+from aqmlab.protocol import Result, deprecated, new_axes, plotted
 
 __all__ = ["simulate_run", "RunResult", "evaluate", "Evaluation", "AQMS", "model_parameters"]
 
 AQMS = ("paqman", "codel", "droptail")
 
 
-@dataclass
-class RunResult:
-    """One run: stationary metrics and a state trajectory sampled at every arrival."""
+@dataclass(repr=False)
+class RunResult(Result):
+    """One run: stationary metrics and a state trajectory sampled at every arrival.
+
+    Attributes
+    ----------
+    aqm : str
+        The AQM that ran (``"paqman"``, ``"codel"``, ``"droptail"``).
+    mean_queue_pkts, mean_delay_ms : float
+        Time-average queue (packets) and mean queueing delay (ms).
+    throughput_pkts_per_s, mean_arrival_rate_pkts_per_s : float
+        Departures and the sender's mean rate (packets/s).
+    drop_fraction : float
+        Dropped arrivals over all arrivals.
+    sim_seconds : float
+        Simulated time (s).
+    t, queue, rate : ndarray
+        The trajectory: time (s), queue (packets) and sender rate (packets/s) at each arrival.
+    """
 
     aqm: str
     mean_queue_pkts: float
@@ -63,6 +80,50 @@ class RunResult:
     t: np.ndarray
     queue: np.ndarray
     rate: np.ndarray
+
+    def _figures(self) -> dict:
+        return {
+            "aqm": self.aqm,
+            "mean_queue_pkts": self.mean_queue_pkts,
+            "mean_delay_ms": self.mean_delay_ms,
+            "throughput_pkts_per_s": self.throughput_pkts_per_s,
+            "drop_fraction": self.drop_fraction,
+            "sim_seconds": self.sim_seconds,
+        }
+
+    def to_pandas(self):
+        """The trajectory: one row per arrival, ``t`` (s), ``queue`` (packets), ``rate``
+        (packets/s).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        import pandas as pd
+
+        return pd.DataFrame({"t": self.t, "queue": self.queue, "rate": self.rate})
+
+    def plot(self, ax=None):
+        """Queue and sender rate over time.
+
+        Parameters
+        ----------
+        ax : pair of matplotlib Axes, optional
+            Queue and rate panels; without it, a new Figure.
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+        """
+        fig, axes = new_axes(ax, 2, 1, sharex=True, figsize=(6, 4))
+        axes[0].plot(self.t, self.queue, lw=0.6)
+        axes[0].set_ylabel("queue (packets)")
+        axes[1].plot(self.t, self.rate, lw=0.6)
+        axes[1].set_ylabel("rate (packets/s)")
+        axes[1].set_xlabel("time (s)")
+        axes[0].set_title(f"{self.aqm}: mean delay {self.mean_delay_ms:.3g} ms", fontsize=9)
+        return plotted(fig, ax)
 
 
 def model_parameters(policy: PaqmanPolicy) -> tuple[float, float, float, float]:
@@ -293,9 +354,18 @@ def simulate_run(
     )
 
 
-@dataclass
-class Evaluation:
-    """Runs per AQM for one policy; ``summary()`` is the ``summary.json`` content."""
+@dataclass(repr=False)
+class Evaluation(Result):
+    """Runs per AQM for one policy; ``summary()`` (also :meth:`to_dict`) is the
+    ``summary.json`` content.
+
+    Attributes
+    ----------
+    policy : PaqmanPolicy
+        The policy evaluated.
+    runs : dict
+        AQM name to its list of :class:`RunResult`.
+    """
 
     policy: PaqmanPolicy
     runs: dict = field(default_factory=dict)  # aqm -> list[RunResult]
@@ -309,7 +379,12 @@ class Evaluation:
     )
 
     def summary(self) -> dict:
-        """``{aqm: {mean_queue_pkts, mean_delay_ms, throughput_pkts_per_s, ...}}`` (run means)."""
+        """``{aqm: {mean_queue_pkts, mean_delay_ms, throughput_pkts_per_s, ...}}`` (run means).
+
+        Returns
+        -------
+        dict
+        """
         out = {}
         for aqm, rs in self.runs.items():
             d = {k: float(np.mean([getattr(x, k) for x in rs])) for k in self._KEYS}
@@ -321,8 +396,29 @@ class Evaluation:
             out[aqm] = d
         return out
 
+    def _figures(self) -> dict:
+        out: dict = {"runs": sum(len(v) for v in self.runs.values())}
+        for aqm, d in self.summary().items():
+            out[f"{aqm}.mean_delay_ms"] = d["mean_delay_ms"]
+            out[f"{aqm}.throughput_pkts_per_s"] = d["throughput_pkts_per_s"]
+        return out
+
+    def to_dict(self) -> dict:
+        """The ``summary.json`` content (:meth:`summary`).
+
+        Returns
+        -------
+        dict
+        """
+        return self.summary()
+
     def to_pandas(self):
-        """One row per (aqm, run) with the stationary metrics."""
+        """One row per (aqm, run) with the stationary metrics.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         import pandas as pd
 
         rows = []
@@ -332,7 +428,20 @@ class Evaluation:
         return pd.DataFrame(rows)
 
     def mean_trajectory(self, aqm: str, points: int = 300) -> tuple[np.ndarray, ...]:
-        """Run-averaged ``(t, queue, rate)`` on a common time grid (PAQMAN Fig. 7-10 data)."""
+        """Run-averaged ``(t, queue, rate)`` on a common time grid (PAQMAN Fig. 7-10 data).
+
+        Parameters
+        ----------
+        aqm : str
+            One of the AQMs run.
+        points : int
+            Points of the common grid.
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            ``(t, queue, rate)``, each of shape (points,).
+        """
         rs = self.runs[aqm]
         tmax = min(x.t[-1] for x in rs)
         tg = np.linspace(0, tmax, points)
@@ -340,27 +449,52 @@ class Evaluation:
         xm = np.mean([np.interp(tg, x.t, x.rate) for x in rs], axis=0)
         return tg, qm, xm
 
-    def plot(self, fig=None):
-        """State trajectories (queue vs arrival rate, coloured by time) per AQM, PAQMAN Fig. 7."""
-        import matplotlib.pyplot as plt
+    def plot(self, ax=None, fig=None):
+        """State trajectories (queue vs arrival rate, coloured by time) per AQM, PAQMAN Fig. 7.
 
+        Parameters
+        ----------
+        ax : array of matplotlib Axes, optional
+            One Axes per AQM; without it, a new Figure.
+        fig : matplotlib Figure, optional
+            Deprecated (kept for one release): a Figure to add the panels to; give ``ax``.
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made (or the ``fig`` given), else ``ax``.
+        """
         aqms = list(self.runs)
-        if fig is None:
-            fig = plt.figure(figsize=(4 * len(aqms) + 1, 3.8), layout="constrained")
-        axes = fig.subplots(1, len(aqms), squeeze=False)[0]
+        if fig is not None:
+            deprecated("Evaluation.plot(fig=)", "Evaluation.plot(ax=)")
+            made, axes = fig, fig.subplots(1, len(aqms), squeeze=False)
+        else:
+            made, axes = new_axes(ax, 1, len(aqms), squeeze=False, layout="constrained",
+                                  figsize=(4 * len(aqms) + 1, 3.8))  # fmt: skip
+        axes = np.ravel(axes)
         mu = self.policy.meta["service_pps"]
-        for ax, aqm in zip(axes, aqms, strict=True):
+        for a, aqm in zip(axes, aqms, strict=True):
             tg, qm, xm = self.mean_trajectory(aqm)
-            ax.plot(qm, xm / mu, color="0.8", lw=0.5, zorder=0)
-            sc = ax.scatter(qm, xm / mu, c=tg, cmap="viridis", s=6)
-            ax.set_xlabel("queue (packets, run average)")
-            ax.set_ylabel("arrival rate / service rate")
-            ax.set_title(aqm, fontsize=9)
-        fig.colorbar(sc, ax=axes.tolist(), label="time (s)")
-        return fig
+            a.plot(qm, xm / mu, color="0.8", lw=0.5, zorder=0)
+            sc = a.scatter(qm, xm / mu, c=tg, cmap="viridis", s=6)
+            a.set_xlabel("queue (packets, run average)")
+            a.set_ylabel("arrival rate / service rate")
+            a.set_title(aqm, fontsize=9)
+        axes[0].figure.colorbar(sc, ax=axes.tolist(), label="time (s)")
+        return plotted(made, ax)
 
     def plot_boxes(self, fig=None):
-        """Box plots of per-run stationary delay and throughput per AQM (PAQMAN Fig. 11 style)."""
+        """Box plots of per-run stationary delay and throughput per AQM (PAQMAN Fig. 11 style).
+
+        Parameters
+        ----------
+        fig : matplotlib Figure, optional
+            The Figure to draw on (default: a new one).
+
+        Returns
+        -------
+        matplotlib Figure
+        """
         import matplotlib.pyplot as plt
 
         if fig is None:
@@ -377,7 +511,18 @@ class Evaluation:
         return fig
 
     def write(self, out_dir: str | os.PathLike) -> dict:
-        """Write ``summary.json``, ``config.json``, ``trajectories.png``, ``boxes.png`` atomically."""
+        """Write ``summary.json``, ``config.json``, ``trajectories.png``, ``boxes.png`` atomically.
+
+        Parameters
+        ----------
+        out_dir : path-like
+            The folder (created if missing).
+
+        Returns
+        -------
+        dict
+            :meth:`summary`.
+        """
         import matplotlib
 
         matplotlib.use("Agg")

@@ -35,6 +35,7 @@ import numpy as np
 from scipy import optimize, special, stats
 
 from aqmlab.mdp.model import ADMIT, DROP, RateGrid
+from aqmlab.protocol import Result, new_axes, plotted
 
 __all__ = [
     "simulate_gamma_aimd",
@@ -148,6 +149,10 @@ def propagate_rate(r1: float, actions: np.ndarray, a: float = 1.0, b: float = 0.
         Actions taken so far.
     a, b : float
         AIMD step and factor.
+
+    Returns
+    -------
+    float
     """
     c, d = aimd_coefficients(np.append(actions, ADMIT), a, b)
     return float(c[-1] * r1 + d[-1])
@@ -167,6 +172,10 @@ def loglik(alpha: float, r1: float, x: np.ndarray, actions: np.ndarray, a=1.0, b
         ``actions[i]`` taken at the end of ``x[i]``.
     a, b : float
         AIMD step and factor.
+
+    Returns
+    -------
+    float
     """
     c, d = aimd_coefficients(actions, a, b)
     r = c * r1 + d
@@ -199,8 +208,8 @@ def score(alpha: float, r1: float, x: np.ndarray, actions: np.ndarray, a=1.0, b=
     return float(d_alpha), float(d_r1)
 
 
-@dataclass
-class GammaAimdFit:
+@dataclass(repr=False)
+class GammaAimdFit(Result):
     """MLE of model (4). Standard errors from the observed information (asymptotic normal).
 
     Attributes
@@ -224,15 +233,56 @@ class GammaAimdFit:
     n: int
 
     def ci(self, level: float = 0.95) -> dict:
-        """Wald confidence intervals ``{"alpha": (lo, hi), "r1": (lo, hi)}``."""
+        """Wald confidence intervals ``{"alpha": (lo, hi), "r1": (lo, hi)}``.
+
+        Parameters
+        ----------
+        level : float
+            Confidence level.
+
+        Returns
+        -------
+        dict
+        """
         z = stats.norm.ppf(0.5 + level / 2)
         return {
             "alpha": (self.alpha - z * self.se_alpha, self.alpha + z * self.se_alpha),
             "r1": (self.r1 - z * self.se_r1, self.r1 + z * self.se_r1),
         }
 
+    def _figures(self) -> dict:
+        return {
+            "alpha": self.alpha,
+            "se_alpha": self.se_alpha,
+            "r1": self.r1,
+            "se_r1": self.se_r1,
+            "current_rate": self.current_rate,
+            "n": self.n,
+        }
+
+    def plot(self, ax=None):
+        """Each estimate with its 95 % Wald interval (one panel per parameter).
+
+        Parameters
+        ----------
+        ax : pair of matplotlib Axes, optional
+            Panels for ``alpha`` and ``r1``; without it, a new Figure.
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+        """
+        return _plot_estimates(self.to_pandas(), ax)
+
     def to_pandas(self):
-        """One row per parameter: estimate, standard error, 95 % interval."""
+        """One row per parameter: estimate, standard error, 95 % interval.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Index ``alpha``, ``r1``; columns ``estimate``, ``se``, ``ci95_lo``, ``ci95_hi``.
+        """
         import pandas as pd
 
         ci = self.ci()
@@ -314,8 +364,8 @@ def fit_gamma_aimd(x: np.ndarray, actions: np.ndarray, a: float = 1.0, b: float 
 # --- unknown congestion control: polynomial maps (eq. (7)) ---------------------------------------
 
 
-@dataclass
-class PolynomialFit:
+@dataclass(repr=False)
+class PolynomialFit(Result):
     """MLE of model (7): ``r' = F(r)`` (admit), ``G(r)`` (drop), ``F, G`` polynomials.
 
     Attributes
@@ -326,6 +376,8 @@ class PolynomialFit:
     se : dict
         Standard errors by name (``alpha``, ``r1``, ``f0``, ``f1``, ..., ``g1``, ...).
     loglik : float
+    g_powers : ndarray of int
+        The power of each coefficient of ``g``.
     """
 
     alpha: float
@@ -336,14 +388,68 @@ class PolynomialFit:
     loglik: float
     g_powers: np.ndarray
 
+    def _figures(self) -> dict:
+        return {
+            "alpha": self.alpha,
+            "r1": self.r1,
+            "f": [float(v) for v in self.f],
+            "g": [float(v) for v in self.g],
+            "loglik": self.loglik,
+        }
+
     def to_pandas(self):
-        """Estimates and standard errors by parameter name."""
+        """Estimates and standard errors by parameter name.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Index the parameter names; columns ``estimate``, ``se``.
+        """
         import pandas as pd
 
         est = {"alpha": self.alpha, "r1": self.r1}
         est.update({f"f{i}": v for i, v in enumerate(self.f)})
         est.update({f"g{p}": v for p, v in zip(self.g_powers, self.g, strict=True)})
         return pd.DataFrame({"estimate": est, "se": self.se})
+
+    def plot(self, ax=None):
+        """The fitted maps: the next rate ``F(r)`` after an admit and ``G(r)`` after a drop,
+        over ``0 <= r <= 3 r1``, with the identity for reference.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw; without it, a new Figure.
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+        """
+        fig, axes = new_axes(ax)
+        r = np.linspace(0.0, 3.0 * max(self.r1, 1e-9), 200)
+        F = sum(c * r**i for i, c in enumerate(self.f))
+        G = sum(c * r**p for p, c in zip(self.g_powers, self.g, strict=True))
+        axes.plot(r, F, label="F(r): after admit")
+        axes.plot(r, G, label="G(r): after drop")
+        axes.plot(r, r, "k:", lw=0.8, label="r")
+        axes.set_xlabel("rate r_n (packets/s)")
+        axes.set_ylabel("r_{n+1} (packets/s)")
+        axes.legend(fontsize=8)
+        return plotted(fig, ax)
+
+
+def _plot_estimates(df, ax):
+    """Each row of a fit's table (``estimate``, ``ci95_lo``, ``ci95_hi``) as a point with its
+    interval, one panel per parameter."""
+    fig, axes = new_axes(ax, 1, len(df), figsize=(2.5 * len(df) + 1, 3), squeeze=False)
+    axes = np.ravel(axes)
+    for a, (name, row) in zip(axes, df.iterrows(), strict=True):
+        lo, hi = row["estimate"] - row["ci95_lo"], row["ci95_hi"] - row["estimate"]
+        a.errorbar([0], [row["estimate"]], yerr=[[lo], [hi]], fmt="o", capsize=4)
+        a.set_xticks([0], [name])
+        a.set_title(f"{name} = {row['estimate']:.4g}", fontsize=9)
+    return plotted(fig, ax)
 
 
 def _poly_nll(theta, x, actions, deg_f, g_powers):
@@ -537,13 +643,30 @@ class RateFilter:
         return self.act(action)
 
     def observe(self, x: float) -> None:
-        """Bayes update with one interarrival time ``x`` (s) (gamma likelihood of model (4))."""
+        """Bayes update with one interarrival time ``x`` (s) (gamma likelihood of model (4)).
+
+        Parameters
+        ----------
+        x : float
+            Interarrival time (s).
+        """
         lam = self.alpha * self.grid.rates_pps
         self.logp += self.alpha * np.log(lam) - lam * x
         self.logp -= self.logp.max()
 
     def act(self, action: int | None) -> float:
-        """Move the posterior by the AIMD map of ``action`` (None: no move); return the mean."""
+        """Move the posterior by the AIMD map of ``action`` (None: no move); return the mean.
+
+        Parameters
+        ----------
+        action : int or None
+            0 admit, 1 drop, None no move.
+
+        Returns
+        -------
+        float
+            The posterior mean (packets/s).
+        """
         p = np.exp(self.logp - self.logp.max())
         if action is not None:
             moved = np.zeros_like(p)
@@ -566,16 +689,31 @@ class RateFilter:
         return self.mean()
 
     def probs(self) -> np.ndarray:
-        """Posterior probabilities over grid indices."""
+        """Posterior probabilities over grid indices.
+
+        Returns
+        -------
+        numpy.ndarray, shape (R,)
+        """
         p = np.exp(self.logp - self.logp.max())
         return p / p.sum()
 
     def mean(self) -> float:
-        """Posterior mean rate (packets/s)."""
+        """Posterior mean rate (packets/s).
+
+        Returns
+        -------
+        float
+        """
         return float(self.probs() @ self.grid.rates_pps)
 
     def index(self) -> int:
-        """Posterior mode as a 1-based grid index (the policy's rate state)."""
+        """Posterior mode as a 1-based grid index (the policy's rate state).
+
+        Returns
+        -------
+        int
+        """
         return int(np.argmax(self.logp)) + 1
 
 
@@ -590,5 +728,10 @@ def epsilon_greedy(action: int, eps: float, rng: np.random.Generator) -> int:
     eps : float
         Exploration probability (default in use: 0.05).
     rng : numpy Generator
+
+    Returns
+    -------
+    int
+        0 admit, 1 drop.
     """
     return int(rng.integers(2)) if rng.random() < eps else int(action)

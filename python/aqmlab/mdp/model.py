@@ -153,11 +153,31 @@ class RateGrid:
         return self.index * self.unit_pps
 
     def after_admit(self, r: np.ndarray) -> np.ndarray:
-        """Index after an admit: ``min(r + 1, size)`` (AIMD additive increase, clamped)."""
+        """Index after an admit: ``min(r + 1, size)`` (AIMD additive increase, clamped).
+
+        Parameters
+        ----------
+        r : numpy.ndarray of int
+            Rate indices (1-based).
+
+        Returns
+        -------
+        numpy.ndarray of int
+        """
         return np.minimum(np.asarray(r) + 1, self.size)
 
     def after_drop(self, r: np.ndarray) -> np.ndarray:
-        """Index after a drop: ``max(1, floor(b r))`` (AIMD multiplicative decrease)."""
+        """Index after a drop: ``max(1, floor(b r))`` (AIMD multiplicative decrease).
+
+        Parameters
+        ----------
+        r : numpy.ndarray of int
+            Rate indices (1-based).
+
+        Returns
+        -------
+        numpy.ndarray of int
+        """
         return np.maximum(1, np.floor(np.asarray(r) * self.drop_factor).astype(int))
 
     def drop_split(self, r: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -166,6 +186,16 @@ class RateGrid:
         ``"floor"``: ``lo = hi = after_drop(r)``, ``w = 0``. ``"split"``: ``lo = floor(b r)`` and
         ``hi = ceil(b r)`` (both clamped to ``1..size``), ``w = b r - floor(b r)``, so that
         ``E[index] = b r`` whenever ``b r >= 1``.
+
+        Parameters
+        ----------
+        r : numpy.ndarray of int
+            Rate indices (1-based).
+
+        Returns
+        -------
+        tuple of numpy.ndarray
+            ``(lo, hi, w)``.
 
         Examples
         --------
@@ -184,7 +214,17 @@ class RateGrid:
         return lo, hi, w
 
     def nearest(self, rate_pps: float | np.ndarray) -> np.ndarray:
-        """Grid index nearest to a rate in packets/s (clamped to the grid)."""
+        """Grid index nearest to a rate in packets/s (clamped to the grid).
+
+        Parameters
+        ----------
+        rate_pps : float or numpy.ndarray
+            Rates (packets/s).
+
+        Returns
+        -------
+        numpy.ndarray of int
+        """
         idx = np.rint(np.asarray(rate_pps, dtype=float) / self.unit_pps).astype(int)
         return np.clip(idx, 1, self.size)
 
@@ -255,6 +295,10 @@ class Smdp:
         Parameters
         ----------
         values : ndarray, shape (R, B + 1)
+
+        Returns
+        -------
+        numpy.ndarray, shape (2, R, B + 1)
         """
         out = np.empty((2, *values.shape))
         if self.meta.get("block_by") == "next":
@@ -281,6 +325,13 @@ class Smdp:
 
         :meth:`expected_next` then applies the kernel as an FFT convolution, ``O(B log B)`` per
         block instead of ``O(B^2)`` (the negligible-RTT kernel of Prop. III.2 has this form).
+
+        Parameters
+        ----------
+        pmf : numpy.ndarray, shape (n_blocks, B + 1)
+            Probability of ``k`` services per block.
+        sf : numpy.ndarray, shape (n_blocks, B + 1)
+            Probability of at least ``i`` services per block (the column ``j = 0``).
         """
         nq = self.buffer + 1
         n = 1 << int(np.ceil(np.log2(2 * nq)))
@@ -300,6 +351,11 @@ class Smdp:
 
         Rows of infeasible state-action pairs are copies of the drop row so that every row is a
         distribution; use :attr:`feasible` to mask them. State index ``s = (r - 1) * (B + 1) + q``.
+
+        Returns
+        -------
+        list of scipy.sparse.csr_matrix
+            ``[P_admit, P_drop]``.
         """
         nq, nr = self.buffer + 1, self.grid.size
         out = []

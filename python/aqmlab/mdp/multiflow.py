@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from aqmlab.mdp.model import ADMIT, DROP, RateGrid
+from aqmlab.protocol import Result, new_axes, plotted
 
 __all__ = [
     "MultiflowConfig",
@@ -88,13 +89,36 @@ class MultiflowConfig:
         return len(self.rtts_s)
 
 
-@dataclass
-class Trajectory:
+@dataclass(repr=False)
+class Trajectory(Result):
     """Decision epochs of a simulated trajectory (arrays over epochs ``k``).
 
     ``queue``, ``rates`` (k, M), ``ages`` (k, M), ``flow``, ``action``, ``reward`` (accumulated until
     the next epoch), ``tau`` (time to the next epoch, s); ``time`` of each epoch; ``delivered``
     packets and ``sim_seconds`` for throughput.
+
+    Attributes
+    ----------
+    queue : numpy.ndarray, shape (k,)
+        Queue at each decision epoch (packets).
+    rates, ages : numpy.ndarray, shape (k, M)
+        Per-flow rate indices and seconds since each flow's last decision.
+    flow, action : numpy.ndarray, shape (k,)
+        The decision packet's flow and the action taken (0 admit, 1 drop).
+    reward : numpy.ndarray, shape (k,)
+        Reward accumulated until the next epoch.
+    tau : numpy.ndarray, shape (k,)
+        Time to the next epoch (s).
+    time : numpy.ndarray, shape (k,)
+        Time of each epoch (s).
+    delivered : int
+        Packets delivered.
+    sim_seconds : float
+        Simulated time (s).
+    queue_area : float
+        Integral of the queue over time (packet s).
+    extra : dict
+        Further records of the simulation.
     """
 
     queue: np.ndarray
@@ -111,11 +135,53 @@ class Trajectory:
     extra: dict = field(default_factory=dict)
 
     def reward_rate(self) -> float:
-        """Long-run reward per second (total reward / elapsed time)."""
+        """Long-run reward per second (total reward / elapsed time).
+
+        Returns
+        -------
+        float
+        """
         return float(self.reward.sum() / max(self.tau.sum(), 1e-300))
 
+    def _figures(self) -> dict:
+        return {
+            "epochs": len(self.queue),
+            "flows": int(self.rates.shape[1]) if self.rates.ndim == 2 else 0,
+            "sim_seconds": self.sim_seconds,
+            "delivered": self.delivered,
+            "reward_rate": self.reward_rate(),
+            "drop_fraction": float(np.mean(self.action == DROP)) if len(self.action) else 0.0,
+        }
+
+    def plot(self, ax=None):
+        """Queue at each decision epoch, drops marked.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw; without it, a new Figure.
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+        """
+        fig, axes = new_axes(ax, figsize=(6, 3))
+        axes.plot(self.time, self.queue, lw=0.6, label="queue")
+        d = self.action == DROP
+        axes.plot(self.time[d], self.queue[d], "rx", ms=3, label="drop")
+        axes.set_xlabel("time (s)")
+        axes.set_ylabel("queue (packets)")
+        axes.legend(fontsize=8)
+        return plotted(fig, ax)
+
     def to_pandas(self):
-        """One row per decision epoch."""
+        """One row per decision epoch.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         import pandas as pd
 
         df = pd.DataFrame(
@@ -144,6 +210,11 @@ def threshold_policy(threshold: int) -> Policy:
     ----------
     threshold : int
         Queue length (packets) from which decision packets are dropped.
+
+    Returns
+    -------
+    callable
+        ``(q, rates, ages, flow) -> 0 | 1``.
     """
     return lambda q, r, a, i: DROP if q >= threshold else ADMIT
 
@@ -292,8 +363,8 @@ def features(
     return np.hstack([crossed, fl])
 
 
-@dataclass
-class MultiflowPolicy:
+@dataclass(repr=False)
+class MultiflowPolicy(Result):
     """Greedy policy of a linear Q-function over ``(queue, rates, ages, flow)``.
 
     Attributes
@@ -310,11 +381,44 @@ class MultiflowPolicy:
     history: list = field(default_factory=list)
 
     def q_values(self, q, rates, ages, flow) -> np.ndarray:
-        """Q-values, shape (n, 2)."""
+        """Q-values, shape (n, 2).
+
+        Parameters
+        ----------
+        q : int or numpy.ndarray
+            Queue (packets).
+        rates : array_like
+            Per-flow rate indices (``(M,)``, or ``(n, M)`` for many states).
+        ages : array_like
+            Per-flow seconds since the flow's last decision (same shape).
+        flow : int or array_like
+            The flow of the decision packet.
+
+        Returns
+        -------
+        numpy.ndarray, shape (n, 2)
+        """
         return features(self.cfg, q, rates, ages, flow) @ self.weights.T
 
     def action(self, q: int, rates, ages, flow: int) -> int:
-        """Greedy action (0 admit, 1 drop); a full buffer drops."""
+        """Greedy action (0 admit, 1 drop); a full buffer drops.
+
+        Parameters
+        ----------
+        q : int or numpy.ndarray
+            Queue (packets).
+        rates : array_like
+            Per-flow rate indices (``(M,)``, or ``(n, M)`` for many states).
+        ages : array_like
+            Per-flow seconds since the flow's last decision (same shape).
+        flow : int or array_like
+            The flow of the decision packet.
+
+        Returns
+        -------
+        int
+            0 admit, 1 drop.
+        """
         if q >= self.cfg.buffer:
             return DROP
         qv = self.q_values(np.array([q]), np.asarray(rates)[None], np.asarray(ages)[None], [flow])
@@ -325,7 +429,22 @@ class MultiflowPolicy:
 
     def drop_region(self, flow: int, others_rate: int | None = None, qmax: int = 20) -> np.ndarray:
         """Drop table over (own rate index, queue ``0..qmax``), other flows at ``others_rate``
-        with windows expired (ages = RTT)."""
+        with windows expired (ages = RTT).
+
+        Parameters
+        ----------
+        flow : int
+            The flow whose rate varies.
+        others_rate : int, optional
+            The other flows' rate index (default: their fair share).
+        qmax : int
+            Largest queue.
+
+        Returns
+        -------
+        numpy.ndarray of int8, shape (R, qmax + 1)
+            1 = drop.
+        """
         cfg = self.cfg
         g = cfg.rate_grid
         others_rate = others_rate or max(1, cfg.grid // cfg.n_flows)
@@ -338,12 +457,33 @@ class MultiflowPolicy:
         qv = self.q_values(qq.ravel(), rates, ages, np.full(n, flow))
         return (qv[:, DROP] > qv[:, ADMIT]).reshape(rr.shape).astype(np.int8)
 
-    def plot(self, ax=None, flow: int = 0, qmax: int = 20):
-        """Drop region of one flow over (queue, own rate), like PAQMAN Fig. 5."""
-        import matplotlib.pyplot as plt
+    def _figures(self) -> dict:
+        last = self.history[-1] if self.history else {}
+        return {
+            "flows": self.cfg.n_flows,
+            "rounds": len(self.history),
+            "features": int(self.weights.shape[1]),
+            **{k: v for k, v in last.items() if isinstance(v, int | float)},
+        }
 
-        if ax is None:
-            _, ax = plt.subplots(figsize=(5, 4))
+    def plot(self, ax=None, flow: int = 0, qmax: int = 20):
+        """Drop region of one flow over (queue, own rate), like PAQMAN Fig. 5.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw; without it, a new Figure.
+        flow : int
+            The flow whose rate is the vertical axis.
+        qmax : int
+            Largest queue shown.
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+        """
+        fig, ax = new_axes(given := ax, figsize=(5, 4))
         tab = self.drop_region(flow, qmax=qmax)
         g = self.cfg.rate_grid
         ax.imshow(
@@ -358,10 +498,15 @@ class MultiflowPolicy:
         ax.set_xlabel("queue length (packets)")
         ax.set_ylabel(f"flow {flow} rate (packets/s)")
         ax.set_title(f"fitted-Q drop region (dark), flow {flow}", fontsize=8)
-        return ax
+        return plotted(fig, given)
 
     def to_pandas(self):
-        """Training history (one row per round)."""
+        """Training history (one row per round).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         import pandas as pd
 
         return pd.DataFrame(self.history)

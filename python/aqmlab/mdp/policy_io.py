@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from aqmlab.mdp.model import DROP, DROP_PROJECTIONS, RateGrid
+from aqmlab.protocol import Result, new_axes, plotted
 
 __all__ = ["PaqmanPolicy", "load_policy", "FORMAT", "VERSION", "atomic_write"]
 
@@ -35,9 +36,10 @@ FORMAT = "aqmlab-paqman-policy"
 VERSION = 1
 
 
-@dataclass
-class PaqmanPolicy:
-    """An optimal PAQMAN drop policy and how it was obtained.
+@dataclass(repr=False)
+class PaqmanPolicy(Result):
+    """An optimal PAQMAN drop policy and how it was obtained, with the result protocol of
+    :mod:`aqmlab.protocol` (:meth:`save` and :meth:`load` read and write the policy file).
 
     Attributes
     ----------
@@ -79,6 +81,17 @@ class PaqmanPolicy:
         """``1`` (drop) or ``0`` (admit) for a queue length and a 1-based rate-grid index.
 
         A full buffer (``queue >= B``) always drops; indices are clamped to the grid.
+
+        Parameters
+        ----------
+        queue : int
+            Packets in the system.
+        rate_index : int
+            1-based rate-grid index.
+
+        Returns
+        -------
+        int
         """
         if queue >= self.buffer:
             return DROP
@@ -98,7 +111,12 @@ class PaqmanPolicy:
 
     def threshold_fill(self) -> np.ndarray:
         """The threshold policy with the same first drop per rate: drop from it on (its
-        "fill-in"; equal to :attr:`policy` when that is threshold-like)."""
+        "fill-in"; equal to :attr:`policy` when that is threshold-like).
+
+        Returns
+        -------
+        numpy.ndarray of int8, shape (R, B + 1)
+        """
         q = np.arange(self.buffer + 1)
         return (q[None, :] >= self.drop_threshold()[:, None]).astype(np.int8)
 
@@ -110,6 +128,10 @@ class PaqmanPolicy:
         below : int, optional
             Only check queues ``q < below`` (default: all); ``below = B - k`` ignores the edge
             of the buffer (docs/paqman.md, "The policy islands").
+
+        Returns
+        -------
+        bool
         """
         n = self.buffer + 1 if below is None else int(below)
         return bool((self.threshold_fill()[:, :n] == self.policy[:, :n]).all())
@@ -117,14 +139,24 @@ class PaqmanPolicy:
     def threshold_reversals(self) -> int:
         """How often the first drop queue turns between rising and falling as the rate grows
         (sign changes of its successive differences, over rates with a drop below ``B``):
-        0 for a staircase, large for the odd/even zigzag of the floor projection."""
+        0 for a staircase, large for the odd/even zigzag of the floor projection.
+
+        Returns
+        -------
+        int
+        """
         thr = self.drop_threshold()
         d = np.diff(thr[thr < self.buffer].astype(float))
         d = d[d != 0]
         return int((d[:-1] * d[1:] < 0).sum())
 
     def summary(self) -> dict:
-        """Gain, iterations, drop fraction and thresholds at a few rates (for the CLI)."""
+        """Gain, iterations, drop fraction and thresholds at a few rates (for the CLI).
+
+        Returns
+        -------
+        dict
+        """
         thr = self.drop_threshold()
         idx = np.unique(np.linspace(0, self.grid.size - 1, 5).round().astype(int))
         mu = self.meta.get("service_pps", float("nan"))
@@ -140,8 +172,24 @@ class PaqmanPolicy:
             },
         }
 
+    def _figures(self) -> dict:
+        return {
+            "model": self.meta.get("model", "negligible_rtt"),
+            "rates": self.grid.size,
+            "buffer": self.buffer,
+            "gain_per_s": self.gain,
+            "iterations": self.iterations,
+            "drop_fraction": float(self.policy[:, : self.buffer].mean()),
+            "threshold_like": self.is_threshold(),
+        }
+
     def to_pandas(self):
-        """Long table: ``rate_index``, ``rate_pps``, ``queue``, ``drop`` (and ``value``)."""
+        """Long table: ``rate_index``, ``rate_pps``, ``queue``, ``drop`` (and ``value``).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         import pandas as pd
 
         r, q = np.meshgrid(self.grid.index, np.arange(self.buffer + 1), indexing="ij")
@@ -163,13 +211,18 @@ class PaqmanPolicy:
         Parameters
         ----------
         ax : matplotlib Axes, optional
+            Where to draw; without it, a new Figure.
         qmax : int, optional
             Largest queue shown (default: twice the largest threshold, at least 10).
-        """
-        import matplotlib.pyplot as plt
+        title : str, optional
+            The panel's title (default: names the service rate and RTT).
 
-        if ax is None:
-            _, ax = plt.subplots(figsize=(5, 4))
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+        """
+        fig, ax = new_axes(given := ax, figsize=(5, 4))
         if qmax is None:
             thr = self.drop_threshold()
             qmax = int(min(self.buffer, max(10, 2 * thr[thr < self.buffer].max(initial=5))))
@@ -195,12 +248,17 @@ class PaqmanPolicy:
                 f"RTT={1e3 * self.meta.get('rtt_s', 0):g} ms"
             )
         ax.set_title(title, fontsize=8)
-        return ax
+        return plotted(fig, given)
 
     # --- file format -----------------------------------------------------------------------
 
     def to_dict(self) -> dict:
-        """The version-1 policy document (see docs/paqman_policy_format.md)."""
+        """The version-1 policy document (see docs/paqman_policy_format.md).
+
+        Returns
+        -------
+        dict
+        """
         m = self.meta
         return {
             "format": FORMAT,
@@ -238,8 +296,29 @@ class PaqmanPolicy:
         }
 
     def save(self, path: str | os.PathLike) -> None:
-        """Write the policy file atomically (temp file + rename)."""
+        """Write the policy file atomically (temp file + rename).
+
+        Parameters
+        ----------
+        path : path-like
+            The policy file (docs/paqman_policy_format.md); its folder must exist.
+        """
         atomic_write(path, json.dumps(self.to_dict(), indent=1, allow_nan=False) + "\n")
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> PaqmanPolicy:
+        """Read a policy file written by :meth:`save` (same as :func:`load_policy`).
+
+        Parameters
+        ----------
+        path : path-like
+            A version-1 policy file.
+
+        Returns
+        -------
+        PaqmanPolicy
+        """
+        return load_policy(path)
 
 
 def atomic_write(path: str | os.PathLike, text: str | bytes) -> None:

@@ -74,6 +74,10 @@ def pure_death_generator(mu: float, buffer: int) -> np.ndarray:
         Service rate (1/s).
     buffer : int
         ``B``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (B + 1, B + 1)
     """
     return birth_death_generator(0.0, mu, buffer)
 

@@ -31,6 +31,7 @@ from threadpoolctl import threadpool_limits
 
 from aqmlab.mdp.model import ADMIT, DROP, Smdp
 from aqmlab.mdp.policy_io import PaqmanPolicy
+from aqmlab.protocol import Result, new_axes, plotted
 
 __all__ = ["transform", "solve", "solve_lp", "policy_gain", "LpResult"]
 
@@ -180,11 +181,71 @@ def policy_gain(model: Smdp, policy: np.ndarray) -> float:
     return float(pi @ r / (pi @ tau))
 
 
-class LpResult:
-    """Solution of the average-reward LP: ``gain`` (per second) and ``policy`` (1 = drop)."""
+class LpResult(Result):
+    """Solution of the average-reward LP (:func:`solve_lp`).
+
+    Attributes
+    ----------
+    gain : float
+        Optimal reward per second.
+    policy : ndarray of int8, shape (R, B + 1)
+        ``1`` = drop, by rate index (row) and queue (column).
+    x : ndarray, shape (2, R (B + 1))
+        Long-run frequencies of admit (row 0) and drop (row 1) per state.
+    """
 
     def __init__(self, gain: float, policy: np.ndarray, x: np.ndarray):
         self.gain, self.policy, self.x = gain, policy, x
+
+    def _figures(self) -> dict:
+        return {
+            "gain_per_s": self.gain,
+            "rates": int(self.policy.shape[0]),
+            "buffer": int(self.policy.shape[1]) - 1,
+            "drop_fraction": float(self.policy.mean()),
+        }
+
+    def to_pandas(self):
+        """Long table: ``rate_index`` (1-based), ``queue``, ``drop``, and the frequencies
+        ``x_admit``, ``x_drop``.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        import pandas as pd
+
+        R, Q = self.policy.shape
+        r, q = np.meshgrid(np.arange(1, R + 1), np.arange(Q), indexing="ij")
+        return pd.DataFrame(
+            {
+                "rate_index": r.ravel(),
+                "queue": q.ravel(),
+                "drop": self.policy.ravel().astype(bool),
+                "x_admit": self.x[ADMIT],
+                "x_drop": self.x[DROP],
+            }
+        )
+
+    def plot(self, ax=None):
+        """The drop region over (queue, rate index), dark = drop.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw; without it, a new Figure.
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+        """
+        fig, axes = new_axes(ax, figsize=(5, 4))
+        axes.imshow(self.policy, origin="lower", aspect="auto", cmap="Greys", vmin=0, vmax=1.4)
+        axes.set_xlabel("queue length (packets)")
+        axes.set_ylabel("rate index - 1")
+        axes.set_title(f"LP policy (dark = drop), gain {self.gain:.4g}/s", fontsize=8)
+        return plotted(fig, ax)
 
 
 def solve_lp(model: Smdp) -> LpResult:

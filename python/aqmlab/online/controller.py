@@ -40,6 +40,7 @@ from aqmlab.online._checks import check_real
 from aqmlab.online.num import num_optimum
 from aqmlab.online.ogd import ogd_bounds, ogd_step, project
 from aqmlab.online.tuning import SIGMA_RULES, link_tuning
+from aqmlab.protocol import Result, deprecated, json_ready, new_axes, plotted
 
 __all__ = ["ControllerResult", "ParamMapping", "SqmMapping", "run_controller"]
 
@@ -90,7 +91,17 @@ class ParamMapping:
 
     @classmethod
     def drr_classes(cls, sim) -> ParamMapping:
-        """One DRR class per flow group: each static flow's key is its group's ``class``."""
+        """One DRR class per flow group: each static flow's key is its group's ``class``.
+
+        Parameters
+        ----------
+        sim : aqmlab.sim.Simulation
+            The simulation (its scenario's flow groups).
+
+        Returns
+        -------
+        ParamMapping
+        """
         groups = sim.scenario.normalized["flows"]
         keys = {}
         for f, g in enumerate(sim.flow_groups()):
@@ -101,7 +112,19 @@ class ParamMapping:
         return cls(keys)
 
     def writes(self, flows: list[int], tuning) -> dict[str, float]:
-        """``{path: value}`` for a link's :class:`~aqmlab.online.tuning.LinkTuning` of ``flows``."""
+        """``{path: value}`` for a link's :class:`~aqmlab.online.tuning.LinkTuning` of ``flows``.
+
+        Parameters
+        ----------
+        flows : list of int
+            The flows of the link, in the order of ``tuning``'s entries.
+        tuning : LinkTuning
+            Algorithm 2's result for them.
+
+        Returns
+        -------
+        dict of str to float
+        """
         w: dict[str, float] = {}
         for f, q in zip(flows, tuning.weights, strict=True):
             if f in self.keys:
@@ -165,9 +188,14 @@ class SqmMapping(ParamMapping):
         return super().writes(flows, tuning)
 
 
-@dataclass
-class ControllerResult:
-    """Result of :func:`run_controller`.
+#: The per-period per-flow series of a ControllerResult (``result[key]``).
+SERIES = ("measured_pps", "ogd_pps", "num_pps", "tuned_pps")
+
+
+@dataclass(repr=False)
+class ControllerResult(Result):
+    """Result of :func:`run_controller`; ``result["ogd_pps"]`` is one per-period per-flow
+    series as an array of shape (periods, K).
 
     Attributes
     ----------
@@ -180,6 +208,10 @@ class ControllerResult:
         the tracked flow numbers (index of the per-flow arrays).
     links, capacity_pps, routing
         the controlled links, their capacities (packets/s) and the flow-link routing matrix.
+    D, G : float
+        Algorithm 1's diameter and gradient bounds.
+    extra : dict
+        Further records.
     """
 
     periods: list[dict[str, Any]]
@@ -191,13 +223,129 @@ class ControllerResult:
     G: float
     extra: dict = field(default_factory=dict)
 
+    def __getitem__(self, key: str) -> np.ndarray:
+        """A per-period per-flow series (``measured_pps``, ``ogd_pps``, ``num_pps``,
+        ``tuned_pps``) as an array of shape (periods, K)."""
+        if key not in SERIES:
+            raise KeyError(f"key = {key!r}: one of {', '.join(SERIES)}")
+        return np.array([p[key] for p in self.periods], dtype=float)
+
     def array(self, key: str) -> np.ndarray:
-        """A per-period per-flow series (``measured_pps``, ``ogd_pps``, ``num_pps``) as
-        (periods, K)."""
-        return np.array([p[key] for p in self.periods])
+        """Deprecated alias of ``result[key]``, kept for one release.
+
+        Parameters
+        ----------
+        key : str
+            One of ``measured_pps``, ``ogd_pps``, ``num_pps``, ``tuned_pps``.
+
+        Returns
+        -------
+        numpy.ndarray, shape (periods, K)
+        """
+        deprecated("ControllerResult.array(key)", "ControllerResult[key]")
+        return self[key]
+
+    def _figures(self) -> dict:
+        last = self.periods[-1] if self.periods else {}
+        return {
+            "periods": len(self.periods),
+            "t_end": last.get("t_end", 0.0),
+            "flows": len(self.flows),
+            "links": list(self.links),
+            "present": len(last.get("present", [])),
+            "measured_pps": float(np.sum(last.get("measured_pps", []))),
+        }
+
+    def to_pandas(self):
+        """One row per period and tracked flow: ``period``, ``t_end`` (s), ``flow``,
+        ``present`` and the series ``measured_pps``, ``ogd_pps``, ``num_pps``,
+        ``tuned_pps`` (packets/s).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        import pandas as pd
+
+        rows = []
+        for i, p in enumerate(self.periods):
+            present = set(p["present"])
+            for j, f in enumerate(self.flows):
+                rows.append(
+                    {
+                        "period": i,
+                        "t_end": p["t_end"],
+                        "flow": f,
+                        "present": f in present,
+                        **{k: p[k][j] for k in SERIES if k in p},
+                    }
+                )
+        cols = ["period", "t_end", "flow", "present", *SERIES]
+        return pd.DataFrame(rows, columns=cols)
+
+    def to_dict(self) -> dict:
+        """JSON-ready: ``periods`` (as recorded), ``flows``, ``links``, ``capacity_pps``,
+        ``routing``, ``D``, ``G``.
+
+        Returns
+        -------
+        dict
+        """
+        return json_ready(
+            {
+                "periods": self.periods,
+                "flows": self.flows,
+                "links": self.links,
+                "capacity_pps": self.capacity_pps,
+                "routing": self.routing,
+                "D": self.D,
+                "G": self.G,
+            }
+        )
+
+    def plot(self, ax=None):
+        """Measured goodput and Algorithm 1's decision per flow over the periods, with the
+        NUM optimum dotted.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw; without it, a new Figure.
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+        """
+        fig, axes = new_axes(ax, figsize=(7, 3.5))
+        t = [p["t_end"] for p in self.periods]
+        meas, ogd, num = self["measured_pps"], self["ogd_pps"], self["num_pps"]
+        for j, f in enumerate(self.flows):
+            (line,) = axes.plot(t, meas[:, j], lw=1, label=f"flow {f}")
+            axes.plot(t, ogd[:, j], lw=0.8, ls="--", color=line.get_color())
+            axes.plot(t, num[:, j], lw=0.8, ls=":", color=line.get_color())
+        axes.set_xlabel("time (s)")
+        axes.set_ylabel("rate (packets/s)")
+        axes.set_title("measured (solid), OGD decision (dashed), NUM optimum (dotted)", fontsize=8)
+        if len(self.flows) <= 10:
+            axes.legend(fontsize=7, ncol=2)
+        return plotted(fig, ax)
 
     def key_shares(self, key: str, mapping: ParamMapping) -> list[dict[str, float]]:
-        """Per period, each queue's share of the sum of ``key`` (e.g. measured goodput)."""
+        """Per period, each queue's share of the sum of ``key`` (e.g. measured goodput).
+
+        Parameters
+        ----------
+        key : str
+            A per-flow series (``measured_pps``, ...).
+        mapping : ParamMapping
+            Which queue each flow is in (its ``keys``).
+
+        Returns
+        -------
+        list of dict
+            Per period, queue key to share.
+        """
         out = []
         for p in self.periods:
             v: dict[str, float] = {}

@@ -29,6 +29,7 @@ import numpy as np
 from scipy.optimize import linprog, minimize
 
 from aqmlab.online._checks import as_alpha, as_capacity, as_routing
+from aqmlab.protocol import Result, new_axes, plotted
 
 __all__ = ["NUMResult", "num_optimum"]
 
@@ -36,8 +37,8 @@ __all__ = ["NUMResult", "num_optimum"]
 NUM_TOL = 1e-9
 
 
-@dataclass
-class NUMResult:
+@dataclass(repr=False)
+class NUMResult(Result):
     """Result of :func:`num_optimum`.
 
     Attributes
@@ -51,6 +52,7 @@ class NUMResult:
     residuals : dict
         relative KKT residuals: ``primal``, ``dual``, ``complementarity``, ``stationarity``.
     alpha : float
+        the fairness parameter (``inf``: max-min).
     """
 
     x: np.ndarray
@@ -59,12 +61,73 @@ class NUMResult:
     alpha: float
 
     def to_dict(self) -> dict:
+        """JSON-ready: ``x``, ``price``, ``alpha``, ``residuals``.
+
+        Returns
+        -------
+        dict
+        """
         return {
             "x": [float(v) for v in self.x],
             "price": [float(v) for v in self.price],
             "alpha": self.alpha,
             "residuals": self.residuals,
         }
+
+    def _figures(self) -> dict:
+        return {
+            "alpha": self.alpha,
+            "flows": int(self.x.size),
+            "links": int(self.price.size),
+            "total_x": float(self.x.sum()),
+            "max_residual": max(self.residuals.values(), default=0.0),
+        }
+
+    def _tables(self) -> dict:
+        return {"flows": self.to_pandas(), "links": self.prices()}
+
+    def to_pandas(self):
+        """One row per flow: ``flow`` and its optimal rate ``x`` (link prices:
+        :meth:`prices`).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        import pandas as pd
+
+        return pd.DataFrame({"flow": np.arange(self.x.size), "x": self.x})
+
+    def prices(self):
+        """One row per link: ``link`` (index) and its ``price``.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        import pandas as pd
+
+        return pd.DataFrame({"link": np.arange(self.price.size), "price": self.price})
+
+    def plot(self, ax=None):
+        """The optimal rate of each flow (bars).
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw; without it, a new Figure.
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+        """
+        fig, axes = new_axes(ax, figsize=(5, 3))
+        axes.bar(np.arange(self.x.size), self.x)
+        axes.set_xlabel("flow")
+        axes.set_ylabel("rate (capacity units)")
+        axes.set_title(f"alpha-fair optimum, alpha = {self.alpha:g}", fontsize=9)
+        return plotted(fig, ax)
 
 
 def _weights(weights, K):

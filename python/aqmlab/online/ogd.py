@@ -40,6 +40,7 @@ import numpy as np
 from scipy.optimize import nnls
 
 from aqmlab.online._checks import as_alpha, as_capacity, as_routing, check_real
+from aqmlab.protocol import Result, new_axes, plotted
 
 __all__ = [
     "OGDResult",
@@ -70,6 +71,10 @@ def alpha_fair_utility(x, alpha: float) -> np.ndarray:
 
     >>> float(alpha_fair_utility(2.0, 2.0))
     -0.5
+
+    Returns
+    -------
+    numpy.ndarray
     """
     alpha = as_alpha(alpha)
     x = np.asarray(x, dtype=float)
@@ -89,6 +94,10 @@ def alpha_fair_gradient(x, alpha: float) -> np.ndarray:
         rates (> 0).
     alpha : float
         fairness exponent (>= 0).
+
+    Returns
+    -------
+    numpy.ndarray
     """
     alpha = as_alpha(alpha)
     x = np.asarray(x, dtype=float)
@@ -97,8 +106,8 @@ def alpha_fair_gradient(x, alpha: float) -> np.ndarray:
     return x ** (-alpha)
 
 
-@dataclass
-class Projection:
+@dataclass(repr=False)
+class Projection(Result):
     """Result of :func:`project`: the point ``x`` and the KKT certificate.
 
     Attributes
@@ -118,6 +127,45 @@ class Projection:
     floor_price: np.ndarray
     residuals: dict
 
+    def _figures(self) -> dict:
+        return {
+            "x": self.x,
+            "link_price": self.link_price,
+            "max_residual": max(self.residuals.values(), default=0.0),
+        }
+
+    def to_pandas(self):
+        """One row per flow: ``flow``, ``x`` and its ``floor_price``.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        import pandas as pd
+
+        return pd.DataFrame(
+            {"flow": np.arange(self.x.size), "x": self.x, "floor_price": self.floor_price}
+        )
+
+    def plot(self, ax=None):
+        """The projected point, one bar per flow.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw; without it, a new Figure.
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+        """
+        fig, axes = new_axes(ax, figsize=(5, 3))
+        axes.bar(np.arange(self.x.size), self.x)
+        axes.set_xlabel("flow")
+        axes.set_ylabel("x")
+        return plotted(fig, ax)
+
 
 def kkt_residuals(x, y, routing, capacity, epsilon, link_price, floor_price) -> dict:
     """KKT residuals of ``min ||x - y||^2/2  s.t.  x >= eps, R' x <= C``.
@@ -134,6 +182,11 @@ def kkt_residuals(x, y, routing, capacity, epsilon, link_price, floor_price) -> 
     Returns ``{"stationarity", "primal", "dual", "complementarity"}``, each scaled by
     ``max(1, |y|, C)``: stationarity ``|x - y + R lam - mu|``, primal infeasibility,
     negative multipliers, and ``|lam (C - R'x)| + |mu (x - eps)|``.
+
+    Returns
+    -------
+    dict
+        ``stationarity``, ``primal``, ``dual``, ``complementarity`` (see above).
     """
     x, y = np.asarray(x, float), np.asarray(y, float)
     R = np.asarray(routing, float)
@@ -252,6 +305,11 @@ def ogd_bounds(routing, capacity, epsilon: float = 1.0, alpha: float = 2.0) -> t
     >>> D, G = ogd_bounds([[1], [1]], [10.0], epsilon=1.0, alpha=2.0)
     >>> round(D, 6), round(G, 6)
     (12.727922, 1.414214)
+
+    Returns
+    -------
+    tuple of (float, float)
+        ``(D, G)``.
     """
     R = as_routing(routing)
     C = as_capacity(capacity, R.shape[1])
@@ -333,8 +391,8 @@ def ogd_step(
     return project(y, R, capacity, eps).x
 
 
-@dataclass
-class OGDResult:
+@dataclass(repr=False)
+class OGDResult(Result):
     """Result of :func:`online_gradient`.
 
     Attributes
@@ -347,6 +405,8 @@ class OGDResult:
         (T,) step sizes.
     D, G, alpha, epsilon : float
     routing, capacity : numpy.ndarray
+    extra : dict
+        Further records.
     """
 
     x: np.ndarray
@@ -362,19 +422,89 @@ class OGDResult:
 
     def utilities(self) -> np.ndarray:
         """``U_t(x_t)`` (T,): sum of the present flows' utilities (absent: ``U(eps)``, dropped
-        as a constant)."""
+        as a constant).
+
+        Returns
+        -------
+        numpy.ndarray, shape (T,)
+        """
         U = alpha_fair_utility(self.x[:-1], self.alpha)
         return np.where(self.present, U, 0.0).sum(axis=1)
 
     def regret(self) -> float:
-        """``max_{x in X} sum_t U_t(x) - sum_t U_t(x_t)`` (SQM eq. 30)."""
+        """``max_{x in X} sum_t U_t(x) - sum_t U_t(x_t)`` (SQM eq. 30).
+
+        Returns
+        -------
+        float
+        """
         return regret(
             self.x[:-1], self.present, self.routing, self.capacity, self.alpha, self.epsilon
         )
 
     def bound(self) -> float:
-        """Theorem 4's ``3/2 G D sqrt(T)``."""
+        """Theorem 4's ``3/2 G D sqrt(T)``.
+
+        Returns
+        -------
+        float
+        """
         return 1.5 * self.G * self.D * np.sqrt(self.present.shape[0])
+
+    def _figures(self) -> dict:
+        return {
+            "periods": int(self.present.shape[0]),
+            "flows": int(self.x.shape[1]),
+            "alpha": self.alpha,
+            "x_final": self.x[-1],
+            "D": self.D,
+            "G": self.G,
+        }
+
+    def to_pandas(self):
+        """One row per period and flow: ``period`` (1-based), ``flow``, ``present``, ``x``
+        (the decision played in the period) and ``eta`` (the period's step size).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        import pandas as pd
+
+        T, K = self.present.shape
+        t, k = np.meshgrid(np.arange(1, T + 1), np.arange(K), indexing="ij")
+        return pd.DataFrame(
+            {
+                "period": t.ravel(),
+                "flow": k.ravel(),
+                "present": self.present.ravel(),
+                "x": self.x[:-1].ravel(),
+                "eta": np.repeat(self.eta, K),
+            }
+        )
+
+    def plot(self, ax=None):
+        """The decisions ``x_t`` of every flow over the periods.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw; without it, a new Figure.
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+        """
+        fig, axes = new_axes(ax, figsize=(6, 3.5))
+        t = np.arange(1, self.x.shape[0] + 1)
+        for k in range(self.x.shape[1]):
+            axes.plot(t, self.x[:, k], lw=1, label=f"flow {k}")
+        axes.set_xlabel("period t")
+        axes.set_ylabel("x_t")
+        if self.x.shape[1] <= 10:
+            axes.legend(fontsize=7, ncol=2)
+        return plotted(fig, ax)
 
 
 def online_gradient(
@@ -455,6 +585,10 @@ def regret(xs, present, routing, capacity, alpha: float = 2.0, epsilon: float = 
         the flows existing in each period.
     routing, capacity, alpha, epsilon
         as :func:`online_gradient`.
+
+    Returns
+    -------
+    float
     """
     from aqmlab.online.num import num_optimum
 

@@ -43,14 +43,15 @@ import numpy as np
 
 from aqmlab.design.sqm_sigma import SQMSigma, sqm_sigma
 from aqmlab.online._checks import as_alpha, check_real
+from aqmlab.protocol import Result, new_axes, plotted
 
 __all__ = ["SIGMA_RULES", "LinkTuning", "link_tuning"]
 
 SIGMA_RULES = ("delay", "theorem3", "reno")
 
 
-@dataclass
-class LinkTuning:
+@dataclass(repr=False)
+class LinkTuning(Result):
     """Result of :func:`link_tuning` (one entry per flow/queue of the link).
 
     Attributes
@@ -87,7 +88,67 @@ class LinkTuning:
     lhs: float
     satisfied: bool
 
+    def _figures(self) -> dict:
+        return {
+            "rule": self.rule,
+            "queues": int(self.rates.size),
+            "lhs": self.lhs,
+            "theorem3_rhs": self.theorem3.rhs,
+            "satisfied": bool(self.satisfied),
+        }
+
+    def to_pandas(self):
+        """One row per queue: ``rate``, ``weight``, ``share`` (NaN without a capacity),
+        ``sigma``, ``beta``, ``queue_star`` (packets) and ``delay_star`` (s).
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
+        import pandas as pd
+
+        n = self.rates.size
+        return pd.DataFrame(
+            {
+                "rate": self.rates,
+                "weight": self.weights,
+                "share": np.full(n, np.nan) if self.shares is None else self.shares,
+                "sigma": self.sigma,
+                "beta": self.beta,
+                "queue_star": self.queue_star,
+                "delay_star": self.delay_star,
+            }
+        )
+
+    def plot(self, ax=None):
+        """Each queue's slope sigma and equilibrium queue (bars).
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw; without it, a new Figure.
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+        """
+        fig, axes = new_axes(ax, figsize=(5, 3))
+        i = np.arange(self.rates.size)
+        axes.bar(i - 0.2, self.sigma, width=0.4, label="sigma (packets)")
+        axes.bar(i + 0.2, self.queue_star, width=0.4, label="q* (packets)")
+        axes.set_xlabel("queue")
+        axes.set_title(f"Algorithm 2, rule {self.rule!r}", fontsize=9)
+        axes.legend(fontsize=8)
+        return plotted(fig, ax)
+
     def to_dict(self) -> dict:
+        """JSON-ready: the rule, the per-queue vectors and Theorem 3's check.
+
+        Returns
+        -------
+        dict
+        """
         return {
             "rule": self.rule,
             "rates": self.rates.tolist(),

@@ -68,7 +68,20 @@ def _legend(ax, n: int) -> None:
 
 
 def merged_histogram(rs: RunSet, config: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Bins (lo, hi, count) of the configuration's runs' histograms added up, by lo."""
+    """Bins (lo, hi, count) of the configuration's runs' histograms added up, by lo.
+
+    Parameters
+    ----------
+    rs : RunSet
+        The runs (:func:`aqmlab.report.load_runs`).
+    config : str
+        The configuration.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(lo, hi, count)`` (ms, ms, packets).
+    """
     merged: dict[float, list] = {}
     for r in rs.ok(config):
         h = delay_histogram(r)
@@ -99,7 +112,18 @@ def cdf_points(lo: np.ndarray, hi: np.ndarray, counts: np.ndarray):
 
 
 def cdf_figure(rs: RunSet) -> bytes | None:
-    """Queue-delay CDF of each configuration, from its runs' merged histograms."""
+    """Queue-delay CDF of each configuration, from its runs' merged histograms.
+
+    Parameters
+    ----------
+    rs : RunSet
+        The runs (:func:`aqmlab.report.load_runs`).
+
+    Returns
+    -------
+    bytes or None
+        The figure as PNG (None when no run has the data).
+    """
     plt = _plt()
     colors = _colors(rs)
     fig, ax = plt.subplots(figsize=(9, 4.8))
@@ -155,7 +179,18 @@ def _ellipse(ax, xs: np.ndarray, ys: np.ndarray, color) -> bool:
 
 def delay_goodput_figure(rs: RunSet) -> bytes | None:
     """RFC 7928 §2.7-style plot: mean queue delay (x, reversed) against total goodput (y), one
-    point per run, the mean and a 1-sigma ellipse per configuration (with >= 3 runs)."""
+    point per run, the mean and a 1-sigma ellipse per configuration (with >= 3 runs).
+
+    Parameters
+    ----------
+    rs : RunSet
+        The runs (:func:`aqmlab.report.load_runs`).
+
+    Returns
+    -------
+    bytes or None
+        The figure as PNG (None when no run has the data).
+    """
     plt = _plt()
     colors = _colors(rs)
     fig, ax = plt.subplots(figsize=(9, 5.2))
@@ -215,7 +250,18 @@ def _mean_series(rs: RunSet, config: str):
 
 def timeseries_figures(rs: RunSet) -> list[bytes]:
     """Queue delay and throughput over time of the primary link, one line per configuration
-    (mean over its runs; 100 ms moving average), at most PER_FIGURE configurations a figure."""
+    (mean over its runs; 100 ms moving average), at most PER_FIGURE configurations a figure.
+
+    Parameters
+    ----------
+    rs : RunSet
+        The runs (:func:`aqmlab.report.load_runs`).
+
+    Returns
+    -------
+    list of bytes
+        PNG figures (empty without time series).
+    """
     plt = _plt()
     colors = _colors(rs)
     series = [(c, s) for c in rs.configs if (s := _mean_series(rs, c)) is not None]
@@ -238,7 +284,18 @@ def timeseries_figures(rs: RunSet) -> list[bytes]:
 
 
 def goodput_boxplot(rs: RunSet) -> bytes | None:
-    """Per-flow goodput of each configuration (its runs' flows pooled), one box each."""
+    """Per-flow goodput of each configuration (its runs' flows pooled), one box each.
+
+    Parameters
+    ----------
+    rs : RunSet
+        The runs (:func:`aqmlab.report.load_runs`).
+
+    Returns
+    -------
+    bytes or None
+        The figure as PNG (None when no run has the data).
+    """
     plt = _plt()
     colors = _colors(rs)
     data, labels, cols = [], [], []

@@ -58,7 +58,12 @@ class Run:
     timeseries_path: Path | None = None
 
     def timeseries(self):
-        """The run's time series as a pandas DataFrame, or None."""
+        """The run's time series as a pandas DataFrame, or None.
+
+        Returns
+        -------
+        pandas.DataFrame or None
+        """
         if self.timeseries_path is None or not self.timeseries_path.is_file():
             return None
         import pyarrow.parquet as pq
@@ -93,7 +98,17 @@ class RunSet:
         return list(dict.fromkeys(r.config for r in self.runs))
 
     def ok(self, config: str | None = None) -> list[Run]:
-        """The successful runs (with a summary or a results row), of one configuration or all."""
+        """The successful runs (with a summary or a results row), of one configuration or all.
+
+        Parameters
+        ----------
+        config : str, optional
+            The configuration (default: all).
+
+        Returns
+        -------
+        list of Run
+        """
         return [
             r
             for r in self.runs
@@ -318,6 +333,15 @@ def _group_single_runs(runs: list[Run]) -> None:
 def load_runs(source: str | Path) -> RunSet:
     """Read a sweep folder, a folder of single runs, or a single run folder.
 
+    Parameters
+    ----------
+    source : path
+        The folder.
+
+    Returns
+    -------
+    RunSet
+
     Raises
     ------
     ReportInputError
@@ -343,7 +367,19 @@ def load_runs(source: str | Path) -> RunSet:
 
 
 def primary_link(summary: dict[str, Any] | None, flat: dict[str, Any] | None = None) -> str | None:
-    """The link a report describes: ``bottleneck`` if present, else the first link."""
+    """The link a report describes: ``bottleneck`` if present, else the first link.
+
+    Parameters
+    ----------
+    summary : dict or None
+        A run's ``summary.json``.
+    flat : dict, optional
+        A sweep's results row (flattened keys), used when there is no summary.
+
+    Returns
+    -------
+    str or None
+    """
     if summary is not None:
         links = list(summary.get("links", {}))
     else:

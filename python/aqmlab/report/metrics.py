@@ -54,6 +54,15 @@ def run_metrics(run: Run) -> dict[str, float]:
     where it is unavailable or has no meaning: a ratio whose base is zero, negative or missing
     (the loss of a run without arrivals), a fraction outside [0, 1], a negative delay or
     goodput. The page shows NaN as "n/a", never a number such as -100 %.
+
+    Parameters
+    ----------
+    run : Run
+        One run.
+
+    Returns
+    -------
+    dict of str to float
     """
     link = primary_link(run.summary, run.flat)
     out = dict.fromkeys((m[0] for m in METRICS), math.nan)
@@ -74,7 +83,17 @@ def run_metrics(run: Run) -> dict[str, float]:
 
 
 def flow_goodputs_mbps(run: Run) -> list[float]:
-    """Goodput of each flow of the run in Mb/s, short (Poisson) flows left out."""
+    """Goodput of each flow of the run in Mb/s, short (Poisson) flows left out.
+
+    Parameters
+    ----------
+    run : Run
+        One run.
+
+    Returns
+    -------
+    list of float
+    """
     flows = (run.summary or {}).get("flows") or []
     return [
         _num(f.get("goodput_bps")) / 1e6
@@ -84,7 +103,17 @@ def flow_goodputs_mbps(run: Run) -> list[float]:
 
 
 def delay_histogram(run: Run) -> dict[float, tuple[float, int]] | None:
-    """The primary link's queue-delay histogram as {lo_ms: (hi_ms, count)}, or None."""
+    """The primary link's queue-delay histogram as {lo_ms: (hi_ms, count)}, or None.
+
+    Parameters
+    ----------
+    run : Run
+        One run.
+
+    Returns
+    -------
+    dict or None
+    """
     link = primary_link(run.summary, run.flat)
     h = _get(run, f"links.{link}.queue_delay_hist") if link else None
     if not isinstance(h, dict) or "counts" not in h:

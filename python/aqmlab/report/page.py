@@ -190,14 +190,38 @@ def _document(title: str, parts: list[str]) -> str:
 
 
 def render_page(rs: RunSet, title: str) -> str:
-    """The whole report for ``rs`` as an HTML document (a str)."""
+    """The whole report for ``rs`` as an HTML document (a str).
+
+    Parameters
+    ----------
+    rs : RunSet
+        The runs (:func:`aqmlab.report.load_runs`).
+    title : str
+        The page's title.
+
+    Returns
+    -------
+    str
+    """
     return _document(title, _content(rs))
 
 
 def render_suite(parts: list[tuple[str, str, RunSet]], title: str) -> str:
     """One HTML document for several run sets (the RFC 7928 suite's sections): a contents
     list, then per ``(ident, heading, rs)`` a section holding ``rs``'s report one heading level
-    down, its element ids prefixed with ``ident-``."""
+    down, its element ids prefixed with ``ident-``.
+
+    Parameters
+    ----------
+    parts : list of tuple
+        ``(ident, heading, rs)`` per section.
+    title : str
+        The page's title.
+
+    Returns
+    -------
+    str
+    """
     toc = "".join(f'<li><a href="#{i}">{escape(t)}</a></li>' for i, t, _ in parts)
     out = [f"<nav><ul>{toc}</ul></nav>"]
     for ident, heading, rs in parts:

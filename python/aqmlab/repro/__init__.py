@@ -27,7 +27,19 @@ PAPERS = {
 
 
 def run(name: str, quick: bool = False) -> Repro:
-    """Run the reproduction ``name`` (a key of :data:`PAPERS`)."""
+    """Run the reproduction ``name`` (a key of :data:`PAPERS`).
+
+    Parameters
+    ----------
+    name : str
+        The reproduction.
+    quick : bool
+        The reduced run (fewer seeds, shorter runs).
+
+    Returns
+    -------
+    Repro
+    """
     if name not in PAPERS:
         raise ValueError(f"NAME = {name!r}: unknown reproduction (known: {', '.join(PAPERS)})")
     return importlib.import_module(PAPERS[name][0]).run(quick=quick)

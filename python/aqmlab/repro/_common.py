@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from aqmlab.protocol import Result, new_axes, plotted
 from aqmlab.toml import to_toml
 
 __all__ = [
@@ -183,9 +184,40 @@ def check(
     return {"id": id, "claim": claim, "paper": paper, "ours": ours, "verdict": verdict, "why": why}
 
 
-@dataclass
-class Repro:
-    """What a reproduction produced (see the module docstring for the files)."""
+@dataclass(repr=False)
+class Repro(Result):
+    """What a reproduction produced (see the module docstring for the files), with the result
+    protocol of :mod:`aqmlab.protocol`: ``to_pandas()`` gives the ``cases`` and ``checks``
+    tables, ``to_dict()`` the ``repro.json`` content, ``plot()`` the checks by verdict;
+    :func:`write_repro` writes the folder.
+
+    Attributes
+    ----------
+    paper, title : str
+        The reproduction's name and the paper.
+    quick : bool
+        The reduced mode ran.
+    cases : dict
+        Case name to its metrics.
+    checks : list of dict
+        The paper's numbers beside ours (:func:`check`).
+    scenarios : dict
+        Case name to its scenario.
+    figures : dict
+        File name to matplotlib Figure.
+    sections : list of tuple
+        ``(heading, markdown)`` of the report's further sections.
+    wall_seconds : float
+        Wall-clock time of the run.
+    seeds : list of int
+        The seeds every case ran with.
+    rerun : str or None
+        Replaces the report's "rerun with aqmlab run" sentence.
+    files : dict
+        ``scenarios/NAME`` to text (files the scenarios read, e.g. policies).
+    runs : dict
+        Case name to its runs (written to ``runs/``).
+    """
 
     paper: str
     title: str
@@ -201,7 +233,67 @@ class Repro:
     files: dict[str, str] = field(default_factory=dict)  # scenarios/NAME -> text (e.g. policies)
     runs: dict[str, list[Run]] = field(default_factory=dict)  # every run, written to runs/
 
+    def _figures(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"paper": self.paper, "quick": self.quick, "cases": len(self.cases)}
+        for v in VERDICTS:
+            out[v] = sum(c["verdict"] == v for c in self.checks)
+        return out
+
+    def to_pandas(self):
+        """``{"cases": one row per case and a column per metric, "checks": one row per
+        check (id, claim, paper, ours, verdict, why)}``.
+
+        Returns
+        -------
+        dict of str to pandas.DataFrame
+        """
+        import pandas as pd
+
+        cases = pd.DataFrame.from_dict(self.cases, orient="index")
+        cases.index.name = "case"
+        checks = pd.DataFrame(
+            self.checks, columns=["id", "claim", "paper", "ours", "verdict", "why"]
+        )
+        return {"cases": cases, "checks": checks}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``repro.json`` content (:meth:`to_json`).
+
+        Returns
+        -------
+        dict
+        """
+        return self.to_json()
+
+    def plot(self, ax=None):
+        """How many of the paper's claims were reproduced, not reproduced or not comparable.
+
+        Parameters
+        ----------
+        ax : matplotlib Axes, optional
+            Where to draw; without it, a new Figure.
+
+        Returns
+        -------
+        matplotlib Figure or Axes
+            The Figure made, else ``ax``.
+        """
+        fig, axes = new_axes(ax, figsize=(5, 2.5))
+        counts = [sum(c["verdict"] == v for c in self.checks) for v in VERDICTS]
+        axes.barh(list(VERDICTS), counts, color=["tab:green", "tab:red", "tab:gray"])
+        axes.set_xlabel("checks")
+        axes.set_title(self.title, fontsize=8)
+        return plotted(fig, ax)
+
     def to_json(self) -> dict[str, Any]:
+        """``repro.json``: ``paper``, ``quick``, ``cases`` (non-finite values as None),
+        ``checks``.
+
+        Returns
+        -------
+        dict
+        """
+
         def clean(x):
             if isinstance(x, float) and not math.isfinite(x):
                 return None
@@ -215,6 +307,14 @@ class Repro:
         }
 
     def report(self) -> str:
+        """``report.md``: the paper's numbers beside ours, the sections, the cases table and
+        the figures.
+
+        Returns
+        -------
+        str
+            Markdown.
+        """
         mode = "quick (reduced: fewer seeds, shorter runs)" if self.quick else "full"
         md = [f"# Reproduction: {self.title}", ""]
         rerun = self.rerun or (
@@ -261,7 +361,21 @@ def _fmt(v) -> str:
 
 
 def write_repro(rep: Repro, out: str | os.PathLike[str], force: bool = False) -> Path:
-    """Write a reproduction's files into ``out`` through :mod:`aqmlab.output`."""
+    """Write a reproduction's files into ``out`` through :mod:`aqmlab.output`.
+
+    Parameters
+    ----------
+    rep : Repro
+        The reproduction.
+    out : path-like
+        The output folder.
+    force : bool
+        Replace ``out`` even if it holds files aqmlab did not write.
+
+    Returns
+    -------
+    Path
+    """
     import matplotlib.pyplot as plt
 
     from aqmlab.output import output_dir

@@ -33,6 +33,21 @@ PKT_SWEEP = (500, 1500)  # packet-size sensitivity of EDC (besides PKT)
 
 
 def aqm(scheme: str, pkt: int = PKT, **over) -> dict:
+    """The ``[aqm]`` table of a scheme with the paper's parameters (EDC §4.2).
+
+    Parameters
+    ----------
+    scheme : str
+        ``edc``, ``red``, ``pi``, ``pip``, ``aopc`` or ``flc``.
+    pkt : int
+        Packet size (bytes), RED's mean packet size.
+    **over
+        Parameters that replace the defaults.
+
+    Returns
+    -------
+    dict
+    """
     cfg = {
         "edc": {"type": "edc", "kp": 0.03, "ki": 0.01, "q_ref": Q_REF, "n_event": 30},
         "red": {
@@ -57,6 +72,26 @@ def aqm(scheme: str, pkt: int = PKT, **over) -> dict:
 
 
 def scenario(net: str, scheme: str, duration: float = DURATION, pkt: int = PKT, **over) -> dict:
+    """One case's scenario: the dumbbell of network ``net`` with 60 FTP flows, 60 more
+    from 100 s and Pareto HTTP traffic (EDC §4.1).
+
+    Parameters
+    ----------
+    net : str
+        A key of :data:`NETS`.
+    scheme : str
+        As :func:`aqm`.
+    duration : float
+        Run length (s).
+    pkt : int
+        Packet size (bytes).
+    **over
+        AQM parameters that replace the defaults.
+
+    Returns
+    -------
+    dict
+    """
     rate, access, _, _ = NETS[net]
     return {
         "name": f"edc-{net}-{scheme}",
@@ -108,6 +143,17 @@ def _metrics(runs, net: str, pkt: int = PKT) -> dict[str, float]:
 
 
 def run(quick: bool = False) -> Repro:
+    """Run the reproduction (see the module docstring).
+
+    Parameters
+    ----------
+    quick : bool
+        The reduced run (fewer seeds, shorter runs).
+
+    Returns
+    -------
+    Repro
+    """
     return timed(lambda: _run(quick))
 
 

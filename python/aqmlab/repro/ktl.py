@@ -40,6 +40,23 @@ PAPER_U = {"A-redlike": 0.93, "A-pd": 0.95, "B-memoryless": 0.83, "B-memory": 0.
 
 
 def aqm_for(prop_rtt: float, memory: bool, redlike: bool, p1: float = 1.0) -> dict:
+    """The PD-LQ ``[aqm]`` table designed for a propagation RTT (KTL §III), with ECN.
+
+    Parameters
+    ----------
+    prop_rtt : float
+        Propagation RTT (s).
+    memory : bool
+        The memory (delay-compensating) law.
+    redlike : bool
+        The "RED-like" comparator: ``H2 = H3 = 0`` after the design (KTL §III).
+    p1 : float
+        Filter cut-off (1/s).
+
+    Returns
+    -------
+    dict
+    """
     from aqmlab.design.pd_lq import pd_lq_design
 
     d = pd_lq_design(CAPACITY, N_FLOWS, prop_rtt, Q_REF, p1=p1, memory=memory)
@@ -52,6 +69,23 @@ def aqm_for(prop_rtt: float, memory: bool, redlike: bool, p1: float = 1.0) -> di
 
 
 def scenario(case: str, aqm: dict, prop_rtt: float, duration: float = DURATION) -> dict:
+    """One case's scenario: the 32 Mb/s dumbbell with the paper's ECN NewReno flows.
+
+    Parameters
+    ----------
+    case : str
+        Case name.
+    aqm : dict
+        The ``[aqm]`` table.
+    prop_rtt : float
+        Propagation RTT (s).
+    duration : float
+        Run length (s).
+
+    Returns
+    -------
+    dict
+    """
     return {
         "name": f"ktl-{case}",
         "seed": 1,
@@ -81,6 +115,17 @@ def _rel(ours: float, paper: float) -> float:
 
 
 def run(quick: bool = False) -> Repro:
+    """Run the reproduction (see the module docstring).
+
+    Parameters
+    ----------
+    quick : bool
+        The reduced run (fewer seeds, shorter runs).
+
+    Returns
+    -------
+    Repro
+    """
     return timed(lambda: _run(quick))
 
 

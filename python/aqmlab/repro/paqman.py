@@ -98,7 +98,21 @@ def _solve_one(args) -> tuple[str, str]:
 def solve_policies(specs: dict[str, tuple], grid: int, buffer: int) -> dict[str, str]:
     """Solve every policy of ``specs`` (``{name: (rtt or None, model kwargs)}``; the kwargs may
     override ``grid`` and ``buffer``), in worker processes when there are several; returns
-    ``{name: policy file text}``."""
+    ``{name: policy file text}``.
+
+    Parameters
+    ----------
+    specs : dict
+        ``{name: (rtt or None, model kwargs)}``.
+    grid : int
+        Rate-grid size ``G`` (unless a spec's kwargs give one).
+    buffer : int
+        Buffer ``B`` (unless a spec's kwargs give one).
+
+    Returns
+    -------
+    dict of str to str
+    """
     from concurrent.futures import ProcessPoolExecutor
 
     from aqmlab.repro._common import _workers
@@ -127,6 +141,10 @@ def scenario(case: str, aqm: dict, rtts: tuple[float, ...], duration: float, war
         one-way delay of half the difference on their access link.
     duration, warmup : float
         Run length and warm-up (s).
+
+    Returns
+    -------
+    dict
     """
     rtt = min(rtts)
     flows = [{"kind": "tcp", "count": len(rtts), "cc": "reno"}]
@@ -167,6 +185,10 @@ def run(quick: bool = False) -> Repro:
     quick : bool
         Reduced run for tests and CI: coarse policies (G = 20, B = 60), 2 seeds, 20-s runs,
         RTTs 1 and 10 ms.
+
+    Returns
+    -------
+    Repro
     """
     return timed(lambda: _run(quick))
 

@@ -34,7 +34,25 @@ def aqm(
     scheme: str, q_ref: float = Q_REF, n_min: float = 100, rtt_max: float = 0.3, k1: float = K1
 ) -> dict:
     """The scheme's AQM table. PI is designed at the experiment's fewest flows and largest
-    propagation RTT plus q_ref/C (Hollot's rules; the paper gives no PI values)."""
+    propagation RTT plus q_ref/C (Hollot's rules; the paper gives no PI values).
+
+    Parameters
+    ----------
+    scheme : str
+        ``sfc``, ``pi``, ``red``, ``sred`` or ``avq``.
+    q_ref : float
+        Target queue (packets).
+    n_min : float
+        Fewest flows of the experiment (PI's design point).
+    rtt_max : float
+        Largest propagation RTT of the experiment (s).
+    k1 : float
+        SFC's queue gain (1/packet).
+
+    Returns
+    -------
+    dict
+    """
     if scheme == "sfc":
         from aqmlab.design.sfc import sfc_design
 
@@ -77,6 +95,27 @@ def _flows(k: int, rtt_lo: float, rtt_hi: float, **extra) -> dict:
 
 
 def dumbbell(name, scheme_aqm, flows, duration, warmup, rtt_lo, buffer=BUFFER) -> dict:
+    """A scenario on the 10 Mb/s dumbbell of experiments A-D.
+
+    Parameters
+    ----------
+    name : str
+        Scenario name.
+    scheme_aqm : dict
+        The ``[aqm]`` table.
+    flows : list of dict
+        The flow groups.
+    duration, warmup : float
+        Run length and warm-up (s).
+    rtt_lo : float
+        The dumbbell's two-way propagation delay (s; flows add their own extra delay).
+    buffer : int
+        Bottleneck buffer (packets).
+
+    Returns
+    -------
+    dict
+    """
     return {
         "name": name,
         "seed": 1,
@@ -96,6 +135,24 @@ def dumbbell(name, scheme_aqm, flows, duration, warmup, rtt_lo, buffer=BUFFER) -
 
 
 def parking_lot(name, scheme_aqm, k, duration, warmup) -> dict:
+    """A scenario on the five-hop parking lot of experiment E: ``k`` long flows and
+    cross traffic over hops 2 and 4.
+
+    Parameters
+    ----------
+    name : str
+        Scenario name.
+    scheme_aqm : dict
+        The ``[aqm]`` table (every bottleneck).
+    k : int
+        Long flows.
+    duration, warmup : float
+        Run length and warm-up (s).
+
+    Returns
+    -------
+    dict
+    """
     cross = max(1, round(0.2 * k))
     return {
         "name": name,
@@ -144,6 +201,17 @@ def _settle(t, q, target, band=0.25):
 
 
 def run(quick: bool = False) -> Repro:
+    """Run the reproduction (see the module docstring).
+
+    Parameters
+    ----------
+    quick : bool
+        The reduced run (fewer seeds, shorter runs).
+
+    Returns
+    -------
+    Repro
+    """
     return timed(lambda: _run(quick))
 
 

@@ -40,7 +40,17 @@ SETTLE = 0.05  # settling band for settling_s
 
 
 def sigma_for(case: str) -> list[float] | None:
-    """The slopes of a case (None: the fluid module's critically damped default)."""
+    """The slopes of a case (None: the fluid module's critically damped default).
+
+    Parameters
+    ----------
+    case : str
+        The case.
+
+    Returns
+    -------
+    list of float or None
+    """
     from aqmlab.online.tuning import link_tuning
 
     if case == "critical":
@@ -54,7 +64,19 @@ def sigma_for(case: str) -> list[float] | None:
 
 
 def params(case: str, horizon: float) -> dict:
-    """The model parameters of a case (written to ``scenarios/CASE.toml``)."""
+    """The model parameters of a case (written to ``scenarios/CASE.toml``).
+
+    Parameters
+    ----------
+    case : str
+        The case.
+    horizon : float
+        Simulated time (s).
+
+    Returns
+    -------
+    dict
+    """
     p = {
         "name": f"sqm-fluid-{case}",
         "model": "aqmlab.fluid.SQM",
@@ -72,6 +94,18 @@ def params(case: str, horizon: float) -> dict:
 
 
 def simulate(p: dict):
+    """Run the SQM fluid model of a case's parameters.
+
+    Parameters
+    ----------
+    p : dict
+        :func:`params`.
+
+    Returns
+    -------
+    tuple
+        ``(model, FluidResult)``.
+    """
     from aqmlab.fluid import SQM
 
     m = SQM(
@@ -109,6 +143,17 @@ def _metrics(m, r) -> dict[str, float]:
 
 
 def run(quick: bool = False) -> Repro:
+    """Run the reproduction (see the module docstring).
+
+    Parameters
+    ----------
+    quick : bool
+        The reduced run (fewer seeds, shorter runs).
+
+    Returns
+    -------
+    Repro
+    """
     return timed(lambda: _run(quick))
 
 

@@ -64,12 +64,32 @@ RTT_RANGE = (0.080, 0.180)  # s, the paper's RTTs
 
 
 def path_delay(group: str) -> float:
-    """One-way propagation delay of a group's router path (s)."""
+    """One-way propagation delay of a group's router path (s).
+
+    Parameters
+    ----------
+    group : str
+        A key of :data:`ROUTES`.
+
+    Returns
+    -------
+    float
+    """
     return sum(BOTTLENECK_DELAY if n in ("l23", "l34") else ROUTER_DELAY for n in ROUTES[group][2])
 
 
 def aqm(case: str) -> dict[str, Any]:
-    """The ``aqm`` table of both bottlenecks for ``case``."""
+    """The ``aqm`` table of both bottlenecks for ``case``.
+
+    Parameters
+    ----------
+    case : str
+        A key of :data:`CASES` or :data:`EXTRA`.
+
+    Returns
+    -------
+    dict
+    """
     return {
         "sqm": {"type": "sqm", "queues": K, "target": TARGET},
         "sqm_ogd": {"type": "sqm", "queues": K, "target": TARGET},
@@ -81,7 +101,20 @@ def aqm(case: str) -> dict[str, Any]:
 
 
 def draw_rtts(rng: np.random.Generator, n: int) -> np.ndarray:
-    """``n`` two-way propagation delays uniform in the paper's 80-180 ms."""
+    """``n`` two-way propagation delays uniform in the paper's 80-180 ms.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        The seeded generator.
+    n : int
+        How many.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n,)
+        Seconds.
+    """
     return rng.uniform(*RTT_RANGE, size=n)
 
 
@@ -98,6 +131,23 @@ def scenario(
     ``flows``: one dict per flow with ``group`` (a key of :data:`ROUTES`), ``rtt`` (s),
     ``cc``, ``start`` (s) and optionally ``stop`` (s). Each becomes its own flow group (count 1)
     named ``GROUP#i`` so that it has its own RTT; flow numbers follow the list's order.
+
+    Parameters
+    ----------
+    name : str
+        Scenario name.
+    case : str
+        The AQM case (:func:`aqm`).
+    flows : list of dict
+        The flows.
+    duration, warmup : float
+        Run length and warm-up (s).
+    seed : int
+        The scenario's seed.
+
+    Returns
+    -------
+    dict
     """
     nodes = [{"name": r} for r in ROUTERS]
     fast = {"rate": "1Gbps", "delay": ROUTER_DELAY, "buffer": 10000, "monitor": False}
@@ -168,12 +218,33 @@ def scenario(
 
 
 def groups_of(flows: list[dict[str, Any]]) -> list[str]:
-    """The route group of each flow, in flow order."""
+    """The route group of each flow, in flow order.
+
+    Parameters
+    ----------
+    flows : list of dict
+        The flows (see :func:`scenario`).
+
+    Returns
+    -------
+    list of str
+    """
     return [f["group"] for f in flows]
 
 
 def routing(flows: list[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
-    """Routing matrix over (l23, l34) and capacities (packets/s) for the NUM optimum."""
+    """Routing matrix over (l23, l34) and capacities (packets/s) for the NUM optimum.
+
+    Parameters
+    ----------
+    flows : list of dict
+        The flows (see :func:`scenario`).
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(R, capacity)``: the (flows, 2) 0/1 matrix and the two capacities.
+    """
     R = np.zeros((len(flows), 2))
     for i, f in enumerate(flows):
         crossed = ROUTES[f["group"]][2]
@@ -186,7 +257,22 @@ def run_cases(
     paper: str, flows: dict[int, list[dict[str, Any]]], duration: float, warmup: float
 ) -> tuple[dict[str, list[Run]], dict[str, dict[str, Any]]]:
     """Run every case (:data:`CASES` and :data:`EXTRA`) for every seed of ``flows`` ({seed:
-    flow list}); returns the runs by case and the scenarios by ``CASE-seedN``."""
+    flow list}); returns the runs by case and the scenarios by ``CASE-seedN``.
+
+    Parameters
+    ----------
+    paper : str
+        The reproduction's name (scenario names).
+    flows : dict
+        ``{seed: flow list}``.
+    duration, warmup : float
+        Run length and warm-up (s).
+
+    Returns
+    -------
+    tuple of dict
+        The runs by case and the scenarios by ``CASE-seedN``.
+    """
     jobs, scen = [], {}
     for case in CASES + EXTRA:
         for s, fl in flows.items():

@@ -32,7 +32,19 @@ NEW_PER_PERIOD = 5  # largest number of arrivals in a period (uniform 0..5)
 
 
 def flows_for(seed: int, duration: float) -> list[dict]:
-    """The flow list (``sqm_net.scenario``'s ``flows``) of one seed."""
+    """The flow list (``sqm_net.scenario``'s ``flows``) of one seed.
+
+    Parameters
+    ----------
+    seed : int
+        The seed.
+    duration : float
+        Run length (s).
+
+    Returns
+    -------
+    list of dict
+    """
     rng = np.random.default_rng([20221, seed])
     out = []
     for group in ("R5->R6", "R6->R4"):
@@ -60,7 +72,19 @@ def flows_for(seed: int, duration: float) -> list[dict]:
 
 
 def active_count(flows: list[dict], t: np.ndarray) -> np.ndarray:
-    """Number of flows offering data at each time of ``t``."""
+    """Number of flows offering data at each time of ``t``.
+
+    Parameters
+    ----------
+    flows : list of dict
+        The flows (``start``, ``stop``).
+    t : numpy.ndarray
+        Times (s).
+
+    Returns
+    -------
+    numpy.ndarray of int
+    """
     n = np.zeros(len(t), dtype=int)
     for f in flows:
         stop = f.get("stop") or np.inf
@@ -84,6 +108,17 @@ def _metrics(run) -> dict[str, float]:
 
 
 def run(quick: bool = False) -> Repro:
+    """Run the reproduction (see the module docstring).
+
+    Parameters
+    ----------
+    quick : bool
+        The reduced run (fewer seeds, shorter runs).
+
+    Returns
+    -------
+    Repro
+    """
     return timed(lambda: _run(quick))
 
 

@@ -40,7 +40,17 @@ PAYLOAD = (net.PKT - 40) / net.PKT  # goodput counts the TCP payload of each 150
 
 
 def flows_for(seed: int) -> list[dict]:
-    """The flow list of one seed (flow order: R5->R6, R6->R4 NewReno, then the CUBIC flows)."""
+    """The flow list of one seed (flow order: R5->R6, R6->R4 NewReno, then the CUBIC flows).
+
+    Parameters
+    ----------
+    seed : int
+        The seed.
+
+    Returns
+    -------
+    list of dict
+    """
     rng = np.random.default_rng([20222, seed])
     out = []
     for group in ("R5->R6", "R6->R4"):
@@ -55,7 +65,20 @@ def flows_for(seed: int) -> list[dict]:
 
 def num_reference(flows: list[dict], duration: float, warmup: float) -> np.ndarray:
     """Each flow's alpha-fair NUM rate (payload bit/s) averaged over its window
-    ``[max(start, warmup), duration]``; the flow set changes at the flows' start times."""
+    ``[max(start, warmup), duration]``; the flow set changes at the flows' start times.
+
+    Parameters
+    ----------
+    flows : list of dict
+        The flows (``start``).
+    duration, warmup : float
+        Run length and warm-up (s).
+
+    Returns
+    -------
+    numpy.ndarray
+        bit/s per flow.
+    """
     R, cap = net.routing(flows)
     starts = np.array([max(f["start"], warmup) for f in flows])
     edges = sorted(set(starts.tolist()) | {duration})
@@ -70,6 +93,19 @@ def num_reference(flows: list[dict], duration: float, warmup: float) -> np.ndarr
 
 
 def cubic_share(flows: list[dict], rates) -> float:
+    """The mean CUBIC flow's share of the mean CUBIC plus the mean R5->R6 NewReno rate.
+
+    Parameters
+    ----------
+    flows : list of dict
+        The flows (``cc``, ``group``).
+    rates : array_like
+        Each flow's rate.
+
+    Returns
+    -------
+    float
+    """
     rates = np.asarray(rates, dtype=float)
     cubic = [i for i, f in enumerate(flows) if f["cc"] == "cubic"]
     reno = [i for i, f in enumerate(flows) if f["group"] == "R5->R6"]
@@ -89,6 +125,17 @@ def _metrics(run, flows, ref) -> dict:
 
 
 def run(quick: bool = False) -> Repro:
+    """Run the reproduction (see the module docstring).
+
+    Parameters
+    ----------
+    quick : bool
+        The reduced run (fewer seeds, shorter runs).
+
+    Returns
+    -------
+    Repro
+    """
     return timed(lambda: _run(quick))
 
 

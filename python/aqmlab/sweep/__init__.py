@@ -1,19 +1,23 @@
 """Sweeps: one base scenario over seeds and overrides, on all cores or a Dask cluster.
 
-:func:`run` executes a spec (:mod:`aqmlab.sweep.spec`) and returns the results table, one row
-per run (``results.parquet``, :mod:`aqmlab.sweep.table`); statistics across seeds are in
-:mod:`aqmlab.stats`. The output folder is described in :mod:`aqmlab.sweep.store` and
-``docs/sweep.md``.
+:func:`run` executes a spec (:mod:`aqmlab.sweep.spec`) and returns a :class:`SweepResult`
+(:mod:`aqmlab.sweep.result`) whose ``to_pandas()`` is the results table, one row per run
+(``results.parquet``, :mod:`aqmlab.sweep.table`); statistics across seeds are in
+:mod:`aqmlab.stats` (``SweepResult.stats()``). :meth:`SweepResult.load` reads a sweep folder
+back. The output folder is described in :mod:`aqmlab.sweep.store` and ``docs/sweep.md``.
 
 Examples
 --------
 >>> import tempfile, pathlib
 >>> out = pathlib.Path(tempfile.mkdtemp()) / "sw"
->>> df = run({"base": {"duration": "2s", "dumbbell": {"rate": "10Mbps"},
-...                    "flows": [{"count": 2}]},
-...           "seeds": [1, 2], "grid": {"aqm.type": ["codel", "pie"]}}, out, workers=1)
+>>> res = run({"base": {"duration": "2s", "dumbbell": {"rate": "10Mbps"},
+...                     "flows": [{"count": 2}]},
+...            "seeds": [1, 2], "grid": {"aqm.type": ["codel", "pie"]}}, out, workers=1)
+>>> df = res.to_pandas()
 >>> list(df.columns[:5]), len(df)
 (['run_key', 'aqm.type', 'seed', 'error', 'wall_s'], 4)
+>>> len(SweepResult.load(out).to_pandas())
+4
 """
 
 from __future__ import annotations
@@ -29,12 +33,14 @@ from typing import Any
 from aqmlab.output import signals_deferred
 from aqmlab.sweep.budget import DEFAULT_MAX_RUNS, DEFAULT_MAX_TIME, Estimate, check_budget
 from aqmlab.sweep.executors import DaskCluster, LocalPool, check_workers, default_workers
+from aqmlab.sweep.result import SweepResult
 from aqmlab.sweep.spec import Run, SweepSpec, check_runs, load_spec, run_key
 from aqmlab.sweep.store import SweepStore
 from aqmlab.sweep.table import flatten_summary, records_table
 
 __all__ = [
     "run",
+    "SweepResult",
     "prepare",
     "Prepared",
     "load_spec",
@@ -65,6 +71,33 @@ class Prepared:
     lists the records that did not verify (``(runs/KEY.json, why)``: those runs run again);
     ``sweep_json_missing`` says that a resumed folder had lost its ``sweep.json``; ``estimate``
     is the sweep's estimated cost; ``kept`` is set by :func:`execute`: the runs in the table.
+
+    Attributes
+    ----------
+    spec : SweepSpec
+        The sweep.
+    out : Path
+        Its folder.
+    executor : LocalPool or DaskCluster
+        Where the runs go.
+    runs : list of Run
+        Every run of the spec.
+    todo : list of Run
+        The runs still to do.
+    force : bool
+        Start afresh.
+    own_executor : bool
+        :func:`execute` closes the executor (it was made by :func:`prepare`).
+    trusted : dict
+        Run key to scenario checksum of the records that verified.
+    rejected : list of tuple
+        ``(runs/KEY.json, why)`` of the records that did not verify.
+    sweep_json_missing : bool
+        A resumed folder had lost its ``sweep.json``.
+    estimate : Estimate or None
+        The sweep's estimated cost.
+    kept : int
+        Set by :func:`execute`: the runs in the table.
     """
 
     spec: SweepSpec
@@ -82,11 +115,17 @@ class Prepared:
 
     @property
     def skipped(self) -> int:
+        """The runs already done (their records verified)."""
         return len(self.runs) - len(self.todo)
 
     def resume_line(self) -> str | None:
         """One line on what resuming found (None when nothing was resumed): the runs already
-        done, the records that did not verify (they run again) and a missing sweep.json."""
+        done, the records that did not verify (they run again) and a missing sweep.json.
+
+        Returns
+        -------
+        str or None
+        """
         if not self.skipped and not self.rejected and not self.sweep_json_missing:
             return None
         parts = [f"resuming {self.out}: {self.skipped} of {len(self.runs)} runs already done"]
@@ -134,6 +173,21 @@ def prepare(
     ``executor`` runs the sweep on an existing pool or cluster (which the caller closes);
     ``workers`` and ``dask`` are then not used. A resumed folder's records are verified here
     (:meth:`SweepStore.verify`).
+
+    Parameters
+    ----------
+    spec : path, dict or SweepSpec
+        As for :func:`run`.
+    out : path
+        As for :func:`run`.
+    workers, dask, timeseries, force, max_runs, max_time
+        As for :func:`run`.
+    executor : LocalPool or DaskCluster, optional
+        An existing pool or cluster to run on (the caller closes it).
+
+    Returns
+    -------
+    Prepared
 
     Raises
     ------
@@ -194,7 +248,20 @@ def execute(prep: Prepared, progress: Progress | None = None):
 
     Ctrl-C (``KeyboardInterrupt``; the command line turns SIGTERM into one too) stops the
     workers, writes ``results.parquet`` from the runs that finished (``prep.kept`` of them) and
-    re-raises; a signal that comes while the table is being written waits until it is. Returns the results table as a pandas DataFrame.
+    re-raises; a signal that comes while the table is being written waits until it is.
+
+    Parameters
+    ----------
+    prep : Prepared
+        What :func:`prepare` returned.
+    progress : callable, optional
+        ``progress(done, total, failed)`` after each run.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The results table (``results.parquet``); :func:`run` wraps it in a
+        :class:`SweepResult`.
     """
     store = SweepStore.open(prep.out, prep.spec, prep.force, prep.trusted)
     total = len(prep.runs)
@@ -230,7 +297,7 @@ def run(
     max_runs: int | None = DEFAULT_MAX_RUNS,
     max_time: float | str | None = DEFAULT_MAX_TIME,
 ):
-    """Run a sweep and return its results table.
+    """Run a sweep and return its results.
 
     Parameters
     ----------
@@ -259,9 +326,12 @@ def run(
 
     Returns
     -------
-    pandas.DataFrame
-        One row per run (``results.parquet``): ``run_key``, the override columns, ``seed``,
-        ``error``, ``wall_s`` and the summary's numeric figures flattened with dots.
+    SweepResult
+        Its ``to_pandas()`` is the results table, one row per run (``results.parquet``):
+        ``run_key``, the override columns, ``seed``, ``error``, ``wall_s`` and the summary's
+        numeric figures flattened with dots. (Before this release ``run`` returned that
+        DataFrame itself; indexing the result and DataFrame attributes still work, with a
+        ``DeprecationWarning``, for one release.)
 
     Raises
     ------
@@ -281,5 +351,6 @@ def run(
         max_time=max_time,
     )
     df = execute(prep, progress)
-    df.attrs["wall_s"] = time.perf_counter() - t0
-    return df
+    wall = time.perf_counter() - t0
+    df.attrs["wall_s"] = wall
+    return SweepResult(prep.out, df, wall)

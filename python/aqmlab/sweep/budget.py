@@ -111,7 +111,17 @@ def _flows(n: dict[str, Any]) -> tuple[float, float]:
 
 
 def run_seconds(scenario: Scenario) -> float:
-    """A rough estimate of one run's CPU seconds (see the module's description)."""
+    """A rough estimate of one run's CPU seconds (see the module's description).
+
+    Parameters
+    ----------
+    scenario : Scenario
+        One run's scenario.
+
+    Returns
+    -------
+    float
+    """
     n = scenario.normalized
     flows, flow_seconds = _flows(n)
     return (
@@ -154,7 +164,12 @@ class Estimate:
         return waves * per_run
 
     def describe(self) -> str:
-        """``N runs, about M of memory per run, about T on W workers``."""
+        """``N runs, about M of memory per run, about T on W workers``.
+
+        Returns
+        -------
+        str
+        """
         return (
             f"{self.runs} runs, about {fmt_bytes(self.memory_bytes)} of memory per run, about "
             f"{fmt_seconds(self.wall_seconds)} on {self.workers} worker"
@@ -163,7 +178,17 @@ class Estimate:
 
 
 def fmt_bytes(b: float) -> str:
-    """``12 MiB``, ``3.1 GiB``."""
+    """``12 MiB``, ``3.1 GiB``.
+
+    Parameters
+    ----------
+    b : float
+        Bytes.
+
+    Returns
+    -------
+    str
+    """
     for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if b >= size:
             v = b / size
@@ -172,7 +197,17 @@ def fmt_bytes(b: float) -> str:
 
 
 def fmt_seconds(s: float) -> str:
-    """``40 s``, ``12 min``, ``3.5 h``, ``2.1 days``."""
+    """``40 s``, ``12 min``, ``3.5 h``, ``2.1 days``.
+
+    Parameters
+    ----------
+    s : float
+        Seconds.
+
+    Returns
+    -------
+    str
+    """
     if s < 60:
         return f"{s:.2g} s" if s < 10 else f"{s:.0f} s"
     if s < 3600:
@@ -185,7 +220,21 @@ def fmt_seconds(s: float) -> str:
 def estimate(spec, workers: int, sample: int | None = None) -> Estimate:
     """Estimate a sweep's cost on ``workers`` workers (every combination of overrides; the
     seeds do not change the cost). ``sample``: estimate from at most this many combinations,
-    evenly spread, scaled to all of them (for a spec too large to build every one)."""
+    evenly spread, scaled to all of them (for a spec too large to build every one).
+
+    Parameters
+    ----------
+    spec : SweepSpec
+        The sweep.
+    workers : int
+        Worker processes.
+    sample : int, optional
+        Estimate from at most this many combinations.
+
+    Returns
+    -------
+    Estimate
+    """
     from aqmlab.sweep.spec import resolve
 
     combos = spec.combination_count()
@@ -209,7 +258,12 @@ def estimate(spec, workers: int, sample: int | None = None) -> Estimate:
 
 def available_memory() -> float | None:
     """Bytes of memory available now (``MemAvailable`` of ``/proc/meminfo``), or None where it
-    cannot be read."""
+    cannot be read.
+
+    Returns
+    -------
+    float or None
+    """
     try:
         with open("/proc/meminfo") as f:
             for line in f:
@@ -257,6 +311,11 @@ def check_budget(
         The workers run on this machine (False for a remote Dask cluster: no memory check).
     todo : int, optional
         The runs still to do (a resumed sweep): the time estimate counts only those.
+
+    Returns
+    -------
+    tuple of (Estimate, int)
+        The estimate and the workers to use.
 
     Raises
     ------

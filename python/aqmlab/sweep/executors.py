@@ -32,7 +32,12 @@ Result = tuple[dict[str, Any], "bytes | None"]
 
 
 def default_workers() -> int:
-    """All the cores this process may use."""
+    """All the cores this process may use.
+
+    Returns
+    -------
+    int
+    """
     try:
         return max(1, len(os.sched_getaffinity(0)))
     except AttributeError:  # not Linux
@@ -46,7 +51,19 @@ WORKERS_PER_CORE = 4
 def check_workers(workers: Any, key: str = "--workers") -> int | None:
     """``workers`` as a whole number in [1, 4 x the cores] (None: the default); else a
     one-line error. (Whether they fit in memory is checked with the spec:
-    :func:`aqmlab.sweep.budget.check_budget`.)"""
+    :func:`aqmlab.sweep.budget.check_budget`.)
+
+    Parameters
+    ----------
+    workers : any
+        The value given.
+    key : str
+        How the message names it.
+
+    Returns
+    -------
+    int or None
+    """
     if workers is None:
         return None
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
@@ -108,6 +125,11 @@ class LocalPool:
     which run every worker holds: a worker that dies (killed by the out-of-memory killer, or
     SIGKILL from outside) fails only that run, with the signal in its recorded error, and is
     replaced by a fresh worker; the sweep goes on.
+
+    Parameters
+    ----------
+    workers : int, optional
+        Worker processes (default: all cores).
     """
 
     def __init__(self, workers: int | None = None):
@@ -139,7 +161,12 @@ class LocalPool:
         return _Slot(proc, parent)
 
     def pids(self) -> list[int]:
-        """The process ids of the running workers."""
+        """The process ids of the running workers.
+
+        Returns
+        -------
+        list of int
+        """
         return [s.proc.pid for s in self._slots if s.proc.pid is not None]
 
     def close(self) -> None:
@@ -159,6 +186,23 @@ class LocalPool:
             s.conn.close()
 
     def run(self, base: dict[str, Any], runs: list[Run], timeseries: bool) -> Iterator[Result]:
+        """Run ``runs`` on the pool's workers, one run per worker at a time.
+
+        Parameters
+        ----------
+        base : dict
+            The base scenario document.
+        runs : list of Run
+            The runs to do.
+        timeseries : bool
+            Keep each run's time series.
+
+        Yields
+        ------
+        tuple of (dict, bytes or None)
+            Each finished run's record and time series (:func:`aqmlab.sweep.worker.execute`), in
+            the order they finish.
+        """
         from multiprocessing.connection import wait
 
         from aqmlab.sweep.worker import failed_record
@@ -251,6 +295,11 @@ def check_scheduler(address: str) -> None:
     ``dask.distributed.Client`` would hang on it or read its reply as a frame length of
     exabytes. Other protocols (``tls://``, ``inproc://``) are left to the Client's timeout.
 
+    Parameters
+    ----------
+    address : str
+        The scheduler's address.
+
     Raises
     ------
     ScenarioError
@@ -310,6 +359,15 @@ class DaskCluster:
     processes (default: all cores); another address is a running scheduler's (``--workers``
     does not apply then).
 
+    Parameters
+    ----------
+    address : str
+        ``"local"`` or a scheduler's address (``tcp://host:8786``).
+    workers : int, optional
+        The LocalCluster's workers (default: all cores).
+    timeout : float
+        Seconds to wait for a remote scheduler.
+
     Raises
     ------
     ScenarioError
@@ -360,6 +418,7 @@ class DaskCluster:
         return f"DaskCluster({self.address!r}, workers={self.workers})"
 
     def close(self) -> None:
+        """Close the client (and the LocalCluster it started)."""
         with contextlib.suppress(Exception):
             self.client.close()
         if self._cluster is not None:
@@ -367,6 +426,23 @@ class DaskCluster:
                 self._cluster.close()
 
     def run(self, base: dict[str, Any], runs: list[Run], timeseries: bool) -> Iterator[Result]:
+        """Run ``runs`` on the cluster.
+
+        Parameters
+        ----------
+        base : dict
+            The base scenario document.
+        runs : list of Run
+            The runs to do.
+        timeseries : bool
+            Keep each run's time series.
+
+        Yields
+        ------
+        tuple of (dict, bytes or None)
+            Each finished run's record and time series (:func:`aqmlab.sweep.worker.execute`), in
+            the order they finish.
+        """
         from dask.distributed import as_completed
 
         from aqmlab.sweep.worker import execute, failed_record

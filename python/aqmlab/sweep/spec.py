@@ -67,6 +67,17 @@ def run_key(overrides: Mapping[str, Any], seed: int) -> str:
     True
     >>> run_key({"aqm.type": "codel"}, 1) != run_key({"aqm.type": "codel"}, 2)
     True
+
+    Parameters
+    ----------
+    overrides : mapping
+        The run's overrides.
+    seed : int
+        The run's seed.
+
+    Returns
+    -------
+    str
     """
     doc = json.dumps({"overrides": dict(overrides), "seed": int(seed)}, sort_keys=True)
     return hashlib.sha256(doc.encode()).hexdigest()[:16]
@@ -84,6 +95,15 @@ def scenario_sha256(scenario: Scenario | Mapping[str, Any]) -> str:
     >>> a = scenario_sha256({"dumbbell": {"rate": "10Mbps"}, "flows": [{"count": 1}]})
     >>> a == scenario_sha256({"dumbbell": {"rate": "10000kbps"}, "flows": [{"count": 1}]})
     True
+
+    Parameters
+    ----------
+    scenario : Scenario or mapping
+        The scenario.
+
+    Returns
+    -------
+    str
     """
     sc = scenario if isinstance(scenario, Scenario) else Scenario(scenario)
     return hashlib.sha256(_canonical(sc.normalized).encode()).hexdigest()
@@ -91,7 +111,17 @@ def scenario_sha256(scenario: Scenario | Mapping[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class Run:
-    """One run of a sweep: its key, the overrides (spec order) and the seed."""
+    """One run of a sweep: its key, the overrides (spec order) and the seed.
+
+    Attributes
+    ----------
+    key : str
+        The run key (:func:`run_key`).
+    overrides : dict
+        Override key to value, in the spec's order.
+    seed : int
+        The seed.
+    """
 
     key: str
     overrides: dict[str, Any]
@@ -118,6 +148,9 @@ class SweepSpec:
         The spec as given (TOML), copied to ``DIR/spec.toml``.
     label : str
         How messages name the spec (its file name).
+    costs : list of (float, float)
+        Estimated memory (bytes) and CPU seconds of each combination, as :func:`load_spec`
+        found them while validating (:mod:`aqmlab.sweep.budget`).
     """
 
     base: dict[str, Any]
@@ -138,7 +171,12 @@ class SweepSpec:
         return [*self.grid, *self.zip]
 
     def combinations(self) -> list[dict[str, Any]]:
-        """Every combination of overrides: the grid's product for each position of the zip."""
+        """Every combination of overrides: the grid's product for each position of the zip.
+
+        Returns
+        -------
+        list of dict
+        """
         zip_rows = [
             dict(zip(self.zip, vals, strict=True)) for vals in zip(*self.zip.values(), strict=True)
         ]
@@ -149,12 +187,27 @@ class SweepSpec:
         return [{**g, **z} for g in grid_rows for z in (zip_rows or [{}])]
 
     def combination_count(self) -> int:
-        """How many combinations :meth:`combinations` gives (without building them)."""
+        """How many combinations :meth:`combinations` gives (without building them).
+
+        Returns
+        -------
+        int
+        """
         zip_len = len(next(iter(self.zip.values()))) if self.zip else 1
         return math.prod(len(v) for v in self.grid.values()) * zip_len
 
     def combination(self, i: int) -> dict[str, Any]:
-        """The ``i``-th of :meth:`combinations` (without building the others)."""
+        """The ``i``-th of :meth:`combinations` (without building the others).
+
+        Parameters
+        ----------
+        i : int
+            Its position.
+
+        Returns
+        -------
+        dict
+        """
         zip_len = len(next(iter(self.zip.values()))) if self.zip else 1
         g, z = divmod(i, zip_len)
         picked: dict[str, Any] = {}
@@ -166,15 +219,37 @@ class SweepSpec:
         return out
 
     def runs(self) -> list[Run]:
-        """Every run, in a fixed order: combinations, then seeds."""
+        """Every run, in a fixed order: combinations, then seeds.
+
+        Returns
+        -------
+        list of Run
+        """
         return [Run(run_key(c, s), c, s) for c in self.combinations() for s in self.seeds]
 
     def scenario_data(self, overrides: Mapping[str, Any], seed: int) -> dict[str, Any]:
-        """The scenario document of one run (a fresh copy of the base with the overrides)."""
+        """The scenario document of one run (a fresh copy of the base with the overrides).
+
+        Parameters
+        ----------
+        overrides : mapping
+            The run's overrides.
+        seed : int
+            The run's seed.
+
+        Returns
+        -------
+        dict
+        """
         return resolve(self.base, overrides, seed)
 
     def resolved(self) -> dict[str, Any]:
-        """The spec as data with the base inlined (``DIR/sweep.json``)."""
+        """The spec as data with the base inlined (``DIR/sweep.json``).
+
+        Returns
+        -------
+        dict
+        """
         return {
             "name": self.name,
             "base": self.base,
@@ -287,6 +362,13 @@ def check_runs(spec: SweepSpec, max_runs: int | None) -> None:
     """Refuse a spec of more than ``max_runs`` runs (``--max-runs``), with its cost estimated
     from a sample of its combinations, before any run is built.
 
+    Parameters
+    ----------
+    spec : SweepSpec
+        The sweep.
+    max_runs : int or None
+        The limit (None: none).
+
     Raises
     ------
     ScenarioError
@@ -333,6 +415,19 @@ def load_spec(
     built. Every combination of overrides is applied to the base and validated by the scenario
     schema, so a spec that loads runs (a run may still fail while it is built or simulated, e.g. an
     unroutable flow; such a run is recorded with its error).
+
+    Parameters
+    ----------
+    spec : path or mapping
+        A TOML file or the same data.
+    name : str, optional
+        A label (default: the file's stem).
+    max_runs : int, optional
+        Refuse a spec of more runs.
+
+    Returns
+    -------
+    SweepSpec
 
     Raises
     ------

@@ -55,14 +55,36 @@ def _canonical(data: Any) -> str:
 
 def record_sha256(record: dict[str, Any]) -> str:
     """The content checksum of a record: SHA-256 of every field but ``sha256``, as canonical
-    JSON (keys sorted, no spaces)."""
+    JSON (keys sorted, no spaces).
+
+    Parameters
+    ----------
+    record : dict
+        The record.
+
+    Returns
+    -------
+    str
+    """
     body = {k: v for k, v in record.items() if k != "sha256"}
     return hashlib.sha256(_canonical(body).encode()).hexdigest()
 
 
 def seal(record: dict[str, Any], timeseries: bytes | None = None) -> dict[str, Any]:
     """The record as written: plain JSON data, the time series' checksum when there is one, and
-    the content checksum ``sha256`` last."""
+    the content checksum ``sha256`` last.
+
+    Parameters
+    ----------
+    record : dict
+        The record.
+    timeseries : bytes, optional
+        Its time series' content.
+
+    Returns
+    -------
+    dict
+    """
     body = json.loads(json.dumps(record, default=float))
     body.pop("sha256", None)
     if timeseries is not None:
@@ -105,6 +127,15 @@ class SweepStore:
 
     ``trusted`` maps the keys of runs whose record was verified (or written by this store) to
     their scenario checksums; :meth:`finish` builds the table from those records only.
+
+    Parameters
+    ----------
+    folder : Path
+        The sweep's folder.
+    resumed : bool
+        It holds an earlier run of this sweep.
+    trusted : dict, optional
+        Run key to scenario checksum of the verified records.
     """
 
     def __init__(self, folder: Path, resumed: bool, trusted: dict[str, str] | None = None):
@@ -116,6 +147,7 @@ class SweepStore:
 
     @property
     def runs_dir(self) -> Path:
+        """The folder of the run records, ``out/runs``."""
         return self.folder / "runs"
 
     @staticmethod
@@ -125,6 +157,19 @@ class SweepStore:
         A folder written by ``aqmlab sweep`` is resumed unless its ``sweep.json`` names another
         base scenario; without a readable ``sweep.json`` the records alone say which runs are
         done (their scenario checksums).
+
+        Parameters
+        ----------
+        out : path-like
+            The folder.
+        spec : SweepSpec
+            The sweep.
+        force : bool
+            Start afresh.
+
+        Returns
+        -------
+        bool
 
         Raises
         ------
@@ -157,7 +202,17 @@ class SweepStore:
 
     @staticmethod
     def sweep_json_missing(out: str | os.PathLike[str]) -> bool:
-        """True if ``out`` is a sweep folder whose ``sweep.json`` is gone or unreadable."""
+        """True if ``out`` is a sweep folder whose ``sweep.json`` is gone or unreadable.
+
+        Parameters
+        ----------
+        out : path-like
+            The folder.
+
+        Returns
+        -------
+        bool
+        """
         folder = Path(out)
         return _is_sweep(folder) and not isinstance(_read_json(folder / "sweep.json"), dict)
 
@@ -170,7 +225,23 @@ class SweepStore:
         trusted: dict[str, str] | None = None,
     ):
         """Create (or resume) the folder for ``spec``; see :meth:`check`. ``trusted``: the
-        verified records of a resumed folder (:meth:`verify`)."""
+        verified records of a resumed folder (:meth:`verify`).
+
+        Parameters
+        ----------
+        out : path-like
+            The folder.
+        spec : SweepSpec
+            The sweep.
+        force : bool
+            Start afresh.
+        trusted : dict, optional
+            The verified records of a resumed folder.
+
+        Returns
+        -------
+        SweepStore
+        """
         folder = Path(out)
         resumed = cls.check(folder, spec, force)
         if resumed:
@@ -210,6 +281,13 @@ class SweepStore:
     ) -> tuple[dict[str, str], list[tuple[str, str]]]:
         """Check the record of every run that has one against ``spec``.
 
+        Parameters
+        ----------
+        spec : SweepSpec
+            The sweep.
+        runs : list of Run
+            Its runs.
+
         Returns
         -------
         trusted : dict
@@ -235,7 +313,15 @@ class SweepStore:
         return trusted, rejected
 
     def write(self, record: dict[str, Any], timeseries: bytes | None) -> None:
-        """Write one finished run (its time series first, then its record, each atomically)."""
+        """Write one finished run (its time series first, then its record, each atomically).
+
+        Parameters
+        ----------
+        record : dict
+            The run's record.
+        timeseries : bytes or None
+            Its ``timeseries.parquet`` content.
+        """
         key = record["run_key"]
         sealed = seal(record, timeseries)
         if timeseries is not None:
@@ -256,7 +342,17 @@ class SweepStore:
         self.trusted[key] = sealed["scenario_sha256"]
 
     def read(self, key: str) -> dict[str, Any] | None:
-        """The record of run ``key`` if it is trusted and still verifies, else None."""
+        """The record of run ``key`` if it is trusted and still verifies, else None.
+
+        Parameters
+        ----------
+        key : str
+            The run key.
+
+        Returns
+        -------
+        dict or None
+        """
         if key not in self.trusted:
             return None
         rec, _ = self._load(key)
@@ -282,7 +378,19 @@ class SweepStore:
     def finish(self, spec: SweepSpec, runs: list[Run]):
         """Rebuild ``results.parquet`` from the verified records of ``runs`` (those that
         finished, in the spec's order) and the manifest; return the table as a pandas
-        DataFrame."""
+        DataFrame.
+
+        Parameters
+        ----------
+        spec : SweepSpec
+            The sweep.
+        runs : list of Run
+            Its runs, in order.
+
+        Returns
+        -------
+        pandas.DataFrame
+        """
         import pyarrow.parquet as pq
 
         listed = manifest_files(self.folder)

@@ -33,6 +33,17 @@ def flatten_summary(summary: Mapping[str, Any], prefix: str = "") -> dict[str, i
 
     Booleans, strings, nulls and lists are left out (and so is everything inside a list), as
     are :data:`SKIPPED_SUMMARY_KEYS` at the top level.
+
+    Parameters
+    ----------
+    summary : mapping
+        A run's summary.
+    prefix : str
+        Prepended to every key (used for the nested tables).
+
+    Returns
+    -------
+    dict
     """
     out: dict[str, int | float] = {}
     for k, v in summary.items():
@@ -90,6 +101,10 @@ def records_table(records: Iterable[Mapping[str, Any]], override_keys: list[str]
         Run records ``{"run_key", "overrides", "seed", "summary", "error", "wall_s"}``.
     override_keys : list of str
         The override columns, in order.
+
+    Returns
+    -------
+    pyarrow.Table
     """
     import pyarrow as pa
 

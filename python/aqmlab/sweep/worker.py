@@ -31,6 +31,19 @@ def execute(
 ) -> tuple[dict[str, Any], bytes | None]:
     """Run one simulation of a sweep.
 
+    Parameters
+    ----------
+    base : dict
+        The base scenario document.
+    key : str
+        The run key.
+    overrides : dict
+        The run's overrides.
+    seed : int
+        The run's seed.
+    timeseries : bool
+        Return the run's time series.
+
     Returns
     -------
     record : dict
@@ -90,7 +103,25 @@ def failed_record(
     base: dict[str, Any], key: str, overrides: dict[str, Any], seed: int, error: str
 ) -> dict[str, Any]:
     """The record of a run that returned nothing because its worker died (computed by the
-    parent: the scenario checksum, no summary, ``error``)."""
+    parent: the scenario checksum, no summary, ``error``).
+
+    Parameters
+    ----------
+    base : dict
+        The base scenario document.
+    key : str
+        The run key.
+    overrides : dict
+        The run's overrides.
+    seed : int
+        The run's seed.
+    error : str
+        Why the run returned nothing.
+
+    Returns
+    -------
+    dict
+    """
     from aqmlab.sweep.spec import resolve, scenario_sha256
 
     return {
@@ -113,13 +144,29 @@ def init_worker() -> None:
 
 
 def run_task(task: tuple[dict[str, Any], str, dict[str, Any], int, bool]):
-    """A local worker's task: ``(base, run_key, overrides, seed, timeseries)``."""
+    """A local worker's task: ``(base, run_key, overrides, seed, timeseries)``.
+
+    Parameters
+    ----------
+    task : tuple
+        ``(base, run_key, overrides, seed, timeseries)``.
+
+    Returns
+    -------
+    tuple of (dict, bytes or None)
+        :func:`execute`'s result.
+    """
     return execute(*task)
 
 
 def serve(conn) -> None:
     """A local worker process: run the tasks received on ``conn`` (a ``multiprocessing``
     connection) one at a time and send back each result, until ``None`` or the parent is gone.
+
+    Parameters
+    ----------
+    conn : multiprocessing.connection.Connection
+        The pipe to the parent.
     """
     init_worker()
     while True:
