@@ -14,6 +14,7 @@ __all__ = [
     "AqmConfigError",
     "ScenarioError",
     "ArgumentError",
+    "congestion_controllers",
     "parse_quantity",
     "secs_to_ns",
     "Queue",
@@ -40,6 +41,10 @@ def core_version() -> str:
 
 def rustc_version() -> str:
     """The compiler the core was built with (``rustc --version``)."""
+
+def congestion_controllers() -> list[dict[str, Any]]:
+    """The registry of congestion controllers: ``name``, ``needs_ecn``, ``ect1``, ``kernel``,
+    ``help`` per controller."""
 
 def parse_quantity(kind: str, text: str, require_unit: bool = False) -> float:
     """Parse a quantity (``kind``: time, rate, size, packet_rate) to its SI base unit; with
