@@ -309,12 +309,16 @@ def _check_policy_rates(normalized: dict[str, Any]) -> None:
         link_pps = rate / (8 * link_size)
         if abs(pps - link_pps) <= RATE_TOLERANCE * link_pps:
             continue
-        raise ScenarioError(
-            f"{key}.policy = {policy!r}: solved for service_rate_pps = {pps:.6g} "
-            f"({pps * 8 * size / 1e6:.6g} Mb/s of {size:g}-byte packets), but link {link} "
-            f"serves {link_pps:.6g} packets/s ({rate / 1e6:.6g} Mb/s of {link_size:g}-byte "
-            f"packets): solve the policy for this link (aqmlab paqman solve --service "
-            f"{rate / 1e6:.6g}Mbps --pkt-size {link_size:g})"
+        from aqmlab.errors import error
+
+        raise error(
+            f"{key}.policy",
+            repr(policy),
+            f"solved for service_rate_pps = {pps:.6g} ({pps * 8 * size / 1e6:.6g} Mb/s of "
+            f"{size:g}-byte packets), but link {link} serves {link_pps:.6g} packets/s "
+            f"({rate / 1e6:.6g} Mb/s of {link_size:g}-byte packets): solve the policy for "
+            f"this link (aqmlab paqman solve --service {rate / 1e6:.6g}Mbps --pkt-size "
+            f"{link_size:g})",
         )
 
 

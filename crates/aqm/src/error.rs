@@ -72,6 +72,29 @@ impl ConfigError {
             },
         }
     }
+    /// The error's fields: the key (`type` for an unknown AQM), the value as given (None when
+    /// the key itself is the fault) and the reason, for front ends that format their own line.
+    pub fn parts(&self) -> (String, Option<String>, String) {
+        match self {
+            ConfigError::UnknownAqm { name, known } => (
+                "type".into(),
+                Some(format!("'{name}'")),
+                format!("unknown AQM (known: {known})"),
+            ),
+            ConfigError::UnknownParam { aqm, key, known } => (
+                key.clone(),
+                None,
+                format!("unknown parameter for AQM '{aqm}' (known: {known})"),
+            ),
+            ConfigError::InvalidParam { key, value, reason } => {
+                (key.clone(), Some(value.to_string()), reason.clone())
+            }
+            ConfigError::InvalidText { key, text, reason } => {
+                (key.clone(), Some(format!("'{text}'")), reason.clone())
+            }
+        }
+    }
+
     /// The offending key, if any.
     pub fn key(&self) -> Option<&str> {
         match self {

@@ -656,6 +656,35 @@ pub enum ConfigError {
 }
 
 impl ConfigError {
+    /// The error's fields: the key, the value as given (None where no single value is at
+    /// fault) and the reason, for front ends that format their own line.
+    pub fn parts(&self) -> (String, Option<String>, String) {
+        match self {
+            ConfigError::Json(m) => (String::new(), None, m.clone()),
+            ConfigError::Invalid { key, value, reason } => {
+                (key.clone(), Some(value.clone()), reason.clone())
+            }
+            ConfigError::UnknownNode { key, name } => {
+                (key.clone(), Some(format!("\"{name}\"")), "no such node".into())
+            }
+            ConfigError::UnknownLink { key, name } => {
+                (key.clone(), Some(format!("\"{name}\"")), "no such link".into())
+            }
+            ConfigError::Duplicate { key, name } => {
+                (key.clone(), Some(format!("\"{name}\"")), "duplicate name".into())
+            }
+            ConfigError::Unroutable { flow, src, dst } => (
+                "flows".into(),
+                Some(format!("\"{flow}\"")),
+                format!("no route from {src} to {dst} (and back, for TCP)"),
+            ),
+            ConfigError::Aqm { key, error } => {
+                let (k, v, r) = error.parts();
+                (format!("{key}.{k}"), v, r)
+            }
+        }
+    }
+
     /// An out-of-range value of `key`.
     pub fn invalid(key: impl Into<String>, value: impl fmt::Display, reason: &str) -> Self {
         ConfigError::Invalid {

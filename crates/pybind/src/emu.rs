@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::simulation::PyScenario;
-use crate::{ArgumentError, ScenarioError};
+use crate::ScenarioError;
 
 /// `Forwarder(scenario, snd_tun, rcv_tun, group_addrs)`: creates the two TUN devices (in the
 /// caller's namespace) for the scenario's dumbbell; flow group `g` sends to
@@ -26,7 +26,7 @@ pub struct PyForwarder {
 fn addr(s: &str) -> PyResult<[u8; 4]> {
     s.parse::<std::net::Ipv4Addr>()
         .map(|a| a.octets())
-        .map_err(|_| ArgumentError::new_err(format!("group_addrs = {s:?}: not an IPv4 address")))
+        .map_err(|_| crate::argument_error("group_addrs", format!("{s:?}"), "not an IPv4 address"))
 }
 
 #[pymethods]
@@ -39,7 +39,7 @@ impl PyForwarder {
         group_addrs: Vec<String>,
     ) -> PyResult<Self> {
         let cfg = EmuConfig::from_sim(&scenario.sc.config)
-            .map_err(|(k, r)| ScenarioError::new_err(format!("{k}: {r}")))?;
+            .map_err(|(k, r)| crate::typed::<ScenarioError>(format!("{k}: {r}"), (k, None, r)))?;
         let addrs = group_addrs
             .iter()
             .map(|s| addr(s))
@@ -49,7 +49,7 @@ impl PyForwarder {
         };
         let (snd, rcv) = (open(snd_tun)?, open(rcv_tun)?);
         let f = Forwarder::new(cfg, snd, rcv, addrs)
-            .map_err(|e| ScenarioError::new_err(format!("aqm: {e}")))?;
+            .map_err(|e| crate::typed::<ScenarioError>(format!("aqm: {e}"), e.parts()))?;
         Ok(PyForwarder {
             stop: f.stop_handle(),
             inner: Mutex::new(f),

@@ -34,6 +34,36 @@ create_exception!(
     "An argument of an API call is not acceptable (the message names the argument and value)."
 );
 
+/// The fields every error of the core carries: the key (a scenario path, a parameter or an
+/// argument name), the value as the user gave it (None where the key itself is at fault) and
+/// the reason.
+pub(crate) type Parts = (String, Option<String>, String);
+
+/// An exception of type `T` whose `str()` is `msg` (one line) and whose attributes `key`,
+/// `value` and `reason` are `parts`, so that a front end formats its own line from the
+/// fields instead of reading the message.
+pub(crate) fn typed<T: pyo3::PyTypeInfo>(msg: String, parts: Parts) -> PyErr {
+    Python::with_gil(|py| {
+        let err = PyErr::new::<T, _>(msg);
+        let (key, value, reason) = parts;
+        let v = err.value(py);
+        // attribute assignment on a fresh exception instance cannot fail
+        let _ = v.setattr("key", key);
+        let _ = v.setattr("value", value);
+        let _ = v.setattr("reason", reason);
+        err
+    })
+}
+
+/// An `ArgumentError` `KEY = VALUE: REASON` with its fields.
+pub(crate) fn argument_error(key: &str, value: impl std::fmt::Display, reason: &str) -> PyErr {
+    let value = value.to_string();
+    typed::<ArgumentError>(
+        format!("{key} = {value}: {reason}"),
+        (key.to_string(), Some(value), reason.to_string()),
+    )
+}
+
 /// A whole number argument in `[min, max]` (an `int`, or a `float` with no fraction), or an
 /// `ArgumentError` naming it.
 pub(crate) fn whole(name: &str, v: &Bound<'_, PyAny>, min: u64, max: u64) -> PyResult<u64> {
@@ -42,9 +72,11 @@ pub(crate) fn whole(name: &str, v: &Bound<'_, PyAny>, min: u64, max: u64) -> PyR
             .repr()
             .map(|r| r.to_string())
             .unwrap_or_else(|_| "?".into());
-        ArgumentError::new_err(format!(
-            "{name} = {shown}: must be a whole number in [{min}, {max}]"
-        ))
+        argument_error(
+            name,
+            shown,
+            &format!("must be a whole number in [{min}, {max}]"),
+        )
     };
     if v.is_instance_of::<pyo3::types::PyBool>() {
         return Err(bad());
@@ -67,12 +99,12 @@ pub(crate) fn finite(name: &str, v: f64, ok: bool, what: &str) -> PyResult<f64> 
     if v.is_finite() && ok {
         Ok(v)
     } else {
-        Err(ArgumentError::new_err(format!("{name} = {v}: {what}")))
+        Err(argument_error(name, v, what))
     }
 }
 
 pub(crate) fn aqm_err(e: aqm::ConfigError) -> PyErr {
-    AqmConfigError::new_err(e.to_string())
+    typed::<AqmConfigError>(e.to_string(), e.parts())
 }
 
 /// Version of the Rust core.
@@ -116,7 +148,7 @@ fn parse_quantity(kind: &str, text: &str, require_unit: bool) -> PyResult<f64> {
         "rate" => Kind::Rate,
         "size" => Kind::Size,
         "packet_rate" => Kind::PacketRate,
-        other => return Err(ArgumentError::new_err(format!("kind = {other:?}: unknown"))),
+        other => return Err(argument_error("kind", format!("{other:?}"), "unknown")),
     };
     let r = if require_unit {
         parse_with_unit(k, text)
@@ -132,13 +164,11 @@ fn parse_quantity(kind: &str, text: &str, require_unit: bool) -> PyResult<f64> {
 #[pyfunction]
 fn secs_to_ns(key: &str, s: f64) -> PyResult<u64> {
     if !s.is_finite() || s < 0.0 {
-        return Err(ArgumentError::new_err(format!(
-            "{key} = {s}: must be a finite time >= 0 (seconds)"
-        )));
+        return Err(argument_error(key, s, "must be a finite time >= 0 (seconds)"));
     }
     aqm::Duration::try_from_secs_f64(s)
         .map(aqm::Duration::as_nanos)
-        .ok_or_else(|| ArgumentError::new_err(format!("{key} = {s}: too far in the future")))
+        .ok_or_else(|| argument_error(key, s, "too far in the future"))
 }
 
 #[pymodule]

@@ -7,7 +7,6 @@ use aqm::{
     AqmConfig, BitsPerSec, DropReason, Ecn, Enqueue, Instant, LinkInfo, Packet, Qdisc, QdiscConfig,
     QueueLimit, RawParam,
 };
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyAny, PyDict};
 
@@ -61,10 +60,11 @@ fn ecn_of(v: Option<&Bound<'_, PyAny>>) -> PyResult<Ecn> {
         Some("ect0" | "ect(0)") => Ok(Ecn::Ect0),
         Some("ect1" | "ect(1)") => Ok(Ecn::Ect1),
         Some("ce") => Ok(Ecn::Ce),
-        _ => Err(PyValueError::new_err(format!(
-            "ecn = {}: must be a bool or one of 'not-ect', 'ect0', 'ect1', 'ce'",
-            v.repr()?
-        ))),
+        _ => Err(crate::argument_error(
+            "ecn",
+            v.repr()?,
+            "must be a bool or one of 'not-ect', 'ect0', 'ect1', 'ce'",
+        )),
     }
 }
 
@@ -92,10 +92,12 @@ pub(crate) fn raw_param(key: &str, v: &Bound<'_, PyAny>) -> PyResult<RawParamOwn
     if let Ok(t) = v.extract::<String>() {
         return Ok(RawParamOwned::Text(t));
     }
-    Err(crate::AqmConfigError::new_err(format!(
-        "aqm parameter '{key}' = {}: must be a number, bool or string",
-        v.repr()?
-    )))
+    let shown = v.repr()?.to_string();
+    let reason = "must be a number, bool or string";
+    Err(crate::typed::<crate::AqmConfigError>(
+        format!("aqm parameter '{key}' = {shown}: {reason}"),
+        (key.to_string(), Some(shown), reason.to_string()),
+    ))
 }
 
 /// Owned form of [`aqm::RawParam`] (Python strings are copied out).
@@ -140,9 +142,10 @@ pub(crate) fn qdisc_from(
             if let (true, RawParamOwned::Text(file)) = (files.contains(&key.as_str()), &raw) {
                 // A table-valued parameter names a file (PAQMAN's policy): read it here.
                 let p = experiment::scenario::read_policy(file).map_err(|reason| {
-                    crate::AqmConfigError::new_err(format!(
-                        "aqm parameter '{key}' = '{file}': {reason}"
-                    ))
+                    crate::typed::<crate::AqmConfigError>(
+                        format!("aqm parameter '{key}' = '{file}': {reason}"),
+                        (key.clone(), Some(format!("'{file}'")), reason),
+                    )
                 })?;
                 raw = RawParamOwned::Policy(Box::new(p));
             }
@@ -379,10 +382,11 @@ impl PyQueue {
     fn advance(&mut self, now_s: f64) -> PyResult<Instant> {
         let now = secs_to_instant("now_s", now_s)?;
         if now < self.last_now {
-            return Err(PyValueError::new_err(format!(
-                "now_s = {now_s}: time went backwards (last call at {} s)",
+            let why = format!(
+                "time went backwards (last call at {} s)",
                 self.last_now.as_secs_f64()
-            )));
+            );
+            return Err(crate::argument_error("now_s", now_s, &why));
         }
         self.last_now = now;
         Ok(now)

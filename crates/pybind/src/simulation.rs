@@ -7,10 +7,10 @@ use netsim::{SimError, Simulation};
 use pyo3::prelude::*;
 use pyo3::types::{PyAny, PyDict};
 
-use crate::{whole, ArgumentError, ScenarioError};
+use crate::{argument_error, typed, whole, ArgumentError, ScenarioError};
 
 fn sim_err(e: SimError) -> PyErr {
-    ArgumentError::new_err(e.to_string())
+    typed::<ArgumentError>(e.to_string(), e.parts())
 }
 
 /// A validated scenario. `Scenario(json)`: the scenario document (TOML's data model) as JSON.
@@ -23,7 +23,10 @@ pub struct PyScenario {
 impl PyScenario {
     #[new]
     fn new(json: &str) -> PyResult<Self> {
-        let sc = Scenario::from_json(json).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+        let sc = Scenario::from_json(json).map_err(|e| {
+            let parts = (e.key.clone(), e.value.clone(), e.reason.clone());
+            typed::<ScenarioError>(e.to_string(), parts)
+        })?;
         Ok(PyScenario { sc })
     }
 
@@ -53,19 +56,17 @@ impl PySimulation {
     /// `t_ns` as an instant a run may advance to: not before now, not after the end.
     fn checked_target(&self, t_ns: u64) -> PyResult<aqm::Instant> {
         let (now, end) = (self.sim.now(), self.sim.end());
+        let t = format!("{} s", aqm::Duration(t_ns).as_secs_f64());
         if t_ns < now.as_nanos() {
-            return Err(ArgumentError::new_err(format!(
-                "t = {} s: before the current time {} s (a simulation only runs forward)",
-                aqm::Duration(t_ns).as_secs_f64(),
+            let why = format!(
+                "before the current time {} s (a simulation only runs forward)",
                 now.as_secs_f64()
-            )));
+            );
+            return Err(argument_error("t", t, &why));
         }
         if t_ns > end.as_nanos() {
-            return Err(ArgumentError::new_err(format!(
-                "t = {} s: after the scenario's end, duration = {} s",
-                aqm::Duration(t_ns).as_secs_f64(),
-                end.as_secs_f64()
-            )));
+            let why = format!("after the scenario's end, duration = {} s", end.as_secs_f64());
+            return Err(argument_error("t", t, &why));
         }
         Ok(aqm::Instant(t_ns))
     }
@@ -80,7 +81,8 @@ impl PySimulation {
         if let Some(s) = seed {
             cfg.seed = whole("seed", s, 0, u64::MAX)?;
         }
-        let sim = Simulation::new(cfg).map_err(|e| ScenarioError::new_err(e.to_string()))?;
+        let sim =
+            Simulation::new(cfg).map_err(|e| typed::<ScenarioError>(e.to_string(), e.parts()))?;
         Ok(PySimulation { sim })
     }
 
@@ -255,7 +257,12 @@ impl PySimulation {
     /// Replace a link's AQM (serde JSON of a `QdiscConfig`: an AQM or a scheduler); the
     /// queue's packets are kept.
     fn set_aqm(&mut self, link: &str, aqm_json: &str) -> PyResult<()> {
-        let bad = |e: serde_json::Error| crate::AqmConfigError::new_err(format!("aqm config: {e}"));
+        let bad = |e: serde_json::Error| {
+            typed::<crate::AqmConfigError>(
+                format!("aqm config: {e}"),
+                ("aqm".into(), None, e.to_string()),
+            )
+        };
         let v: serde_json::Value = serde_json::from_str(aqm_json).map_err(bad)?;
         let sched = v
             .get("type")

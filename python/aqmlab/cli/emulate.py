@@ -184,7 +184,7 @@ def register(app: typer.Typer) -> None:
             check_scenario(sc, cc, group_cc)
         except ValueError as e:
             # name the option the scenario key came from (dumbbell.pkt_size -> --pkt-size)
-            _fail(str(e) if scenario is not None else _as_option(str(e)))
+            _fail(str(e) if scenario is not None else _as_option(e))
         try:
             check_output_dir(out, force)
         except ValueError as e:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -206,33 +205,51 @@ def _class_table(summary: dict, classes: list[dict], counts: dict[str, int]):
     return t
 
 
-# Scenario keys of the dumbbell command's scenario, as the command's options.
-_OPTION_OF = [
-    (r"^flows\[\d+\]\.count\b", "--flows"),
-    (r"^flows\[\d+\]\.delack\b", "--delack"),
-    (r"^flows\[\d+\]\.packet_size\b", "--pkt-size"),
-    (r"^flows\[\d+\]\.", "--"),
-    (r"^dumbbell\.", "--"),
-    (r"^aqm\.type\b", "--aqm"),
-    (r"^aqm\.", "--aqm-param "),
-]
+#: Fields of the dumbbell command's flow group with an option of another name.
+_FLOW_OPTION = {"count": "--flows", "packet_size": "--pkt-size"}
+#: Top-level scenario keys that are options of the same name.
+_TOP_OPTIONS = ("sample_interval", "warmup", "duration", "seed")
 
 
-def _as_option(msg: str) -> str:
-    """``dumbbell.pkt_size = 10: ...`` -> ``--pkt-size = 10: ...`` (one scenario key only)."""
-    for pat, repl in _OPTION_OF:
-        m = re.match(pat, msg)
-        if m:
-            rest = msg[m.end() :]
-            key, sep, tail = rest.partition(" ")
-            if repl.endswith("-") or repl.endswith(" "):
-                key = key.replace("_", "-") if repl == "--" else key
-                return f"{repl}{key}{sep}{tail}"
-            return f"{repl}{rest}"
-    m = re.match(r"^(sample_interval|warmup|duration|seed)\b", msg)
-    if m:
-        return "--" + msg.replace("_", "-", 1 if m.group(1) == "sample_interval" else 0)
-    return msg
+def _option_of(key: str) -> str | None:
+    """The dumbbell command's option behind scenario key ``key`` (``dumbbell.pkt_size`` ->
+    ``--pkt-size``, ``flows[0].count`` -> ``--flows``, ``aqm.type`` -> ``--aqm``, ``aqm.X``
+    -> ``--aqm-param X``), or None for a key no option writes."""
+    head, _, rest = key.partition(".")
+    if key in _TOP_OPTIONS:
+        return "--" + key.replace("_", "-")
+    if head == "dumbbell" and rest:
+        return "--" + rest.replace("_", "-")
+    if head.startswith("flows[") and rest:
+        field = rest.partition(".")[0]
+        return _FLOW_OPTION.get(field, "--" + field.replace("_", "-"))
+    if head == "aqm" and rest:
+        return "--aqm" if rest == "type" else f"--aqm-param {rest}"
+    return None
+
+
+def _as_option(e: BaseException, specs: list[str] | None = None, params=None) -> str:
+    """The one error line of a bad option, from the error's fields (``key``, ``value``,
+    ``reason``) rather than its message: a scenario key becomes the option that wrote it
+    (``dumbbell.pkt_size = 10: ...`` -> ``--pkt-size = 10: ...``), a class's key the
+    ``--class`` spec (``aqm.classes[1].weight`` -> ``--class = 'b:0'``), an AQM parameter
+    ``--aqm-param KEY=TEXT`` as the user wrote it. An error without fields is its message."""
+    key, value, reason = (getattr(e, f, None) for f in ("key", "value", "reason"))
+    if not key or reason is None:
+        return str(e)
+    if specs and key.startswith("aqm.classes["):
+        i = key[len("aqm.classes[") :].partition("]")[0]
+        if i.isdigit() and int(i) < len(specs):
+            return f"--class = {specs[int(i)]!r}: {reason}"
+    option = _option_of(key)
+    if option is None:
+        return str(e)
+    if option.startswith("--aqm-param "):
+        param = option.removeprefix("--aqm-param ")
+        given = next((k for k in params or {} if param == k or param.startswith(k + ".")), None)
+        if given is not None:
+            return f"--aqm-param {given}={params[given]}: {reason}"
+    return f"{option} = {value}: {reason}" if value is not None else f"{option}: {reason}"
 
 
 def _quantity(option: str, text: str, kind: str) -> str:
@@ -415,12 +432,46 @@ def _parse_classes(aqm: str, specs: list[str], flows_of: list[str], flows: int):
     return classes, counts
 
 
-def _class_error(msg: str, specs: list[str]) -> str | None:
-    """``aqm.classes[1].weight = 0: must be ...`` -> ``--class = 'b:0': must be ...``."""
-    m = re.match(r"^aqm\.classes\[(\d+)\]\S* = .*?: (.*)$", msg)
-    if m and int(m.group(1)) < len(specs):
-        return f"--class = {specs[int(m.group(1))]!r}: {m.group(2)}"
-    return None
+def _check_param_units(aqm: str, classes: list[dict] | None, params: dict[str, object]) -> None:
+    """The command line's rule for ``--aqm-param``: a time or size written without a unit is
+    an error (``target=5`` is refused, ``target=5ms`` is not). The parameter's unit comes from
+    the AQM's description (no parse, no validation: the scenario does those, once); only a
+    bare number is looked at, and its error line is the core's."""
+    from aqmlab import _core
+
+    class_aqm = {c["name"]: c.get("aqm", {}).get("type", "droptail") for c in classes or []}
+    for k, v in params.items():
+        name, param = aqm, k
+        if classes:
+            parts = k.split(".")
+            if len(parts) != 4 or parts[0] != "classes" or parts[2] != "aqm":
+                continue
+            if parts[1] not in class_aqm:
+                continue
+            name, param = class_aqm[parts[1]], parts[3]
+        unit = _param_units(name).get(param)
+        if unit not in ("s", "bytes"):
+            continue
+        try:
+            float(str(v))
+        except ValueError:
+            continue  # text with a unit (or not a number): the scenario parses it
+        kind = "time" if unit == "s" else "size"
+        try:
+            _core.parse_quantity(kind, str(v), require_unit=True)
+        except ValueError as e:
+            _fail(f"--aqm-param {k}={v}: {e}")
+
+
+def _param_units(name: str) -> dict[str, str]:
+    """``{parameter: unit}`` of an AQM or scheduler (``{}`` for an unknown name: the scenario
+    reports it)."""
+    from aqmlab import _core
+
+    try:
+        return {n: u for (n, u, _d, _doc) in _core.aqm_describe(name)}
+    except ValueError:
+        return {}
 
 
 def build_dumbbell(
@@ -452,7 +503,6 @@ def build_dumbbell(
     (``classes``/``counts``: the ``--class`` list and flows per class, or None). Bad options end
     the command with one line naming the option (see :func:`fail`). ``aqmlab emulate`` builds
     its scenario here too."""
-    from aqmlab.aqm import aqm_config, describe_aqm
     from aqmlab.scenario import Scenario
     from aqmlab.units import parse_time
 
@@ -474,36 +524,9 @@ def build_dumbbell(
             _fail(f"--aqm-param = {item!r}: expected key=value")
         k, v = item.split("=", 1)
         params[k.strip()] = v.strip()
-    try:
-        describe_aqm(aqm)
-    except ValueError as e:
-        _fail(f"--aqm = {aqm!r}: {e}")
     specs = list(class_ or [])
     classes, counts = _parse_classes(aqm, specs, list(class_flows or []), flows)
-    class_aqm = {c["name"]: c.get("aqm", {}).get("type", "droptail") for c in classes or []}
-    if classes:
-        for k, v in params.items():
-            # With --class, the paths name its classes: check the unit rule on the class's
-            # AQM (the scenario checks the path itself).
-            m = re.match(r"^classes\.([^.]+)\.aqm\.(.+)$", k)
-            if not (m and m.group(1) in class_aqm):
-                continue
-            try:
-                aqm_config(class_aqm[m.group(1)], {m.group(2): v}, require_unit=True)
-            except ValueError as e:
-                reason = re.sub(r"^aqm parameter '[^']*' = [^:]*: ", "", str(e))
-                _fail(f"--aqm-param {k}={v}: {reason}")
-    else:
-        try:
-            aqm_config(aqm, params, require_unit=True)
-        except ValueError as e:
-            # Name the --aqm-param the core's message is about (else the --aqm).
-            m = re.match(r"^aqm parameter '([^']*)' = [^:]*: (.*)$", str(e))
-            named = m.group(1) if m else ""
-            key = next((k for k in params if named == k or named.startswith(k + ".")), None)
-            if m and key:
-                _fail(f"--aqm-param {key}={params[key]}: {m.group(2)}")
-            _fail(f"--aqm = {aqm!r}: {e}")
+    _check_param_units(aqm, classes, params)
     group: dict[str, object] = {
         "kind": "tcp",
         "count": flows,
@@ -543,9 +566,9 @@ def build_dumbbell(
             if n > 0
         ]
     try:
-        sc = Scenario(data)
+        sc = Scenario(data)  # the options' one parse and validation
     except ValueError as e:
-        _fail(_class_error(str(e), specs) or _as_option(str(e)))
+        _fail(_as_option(e, specs, params))
     return sc, classes, counts
 
 

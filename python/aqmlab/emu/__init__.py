@@ -38,6 +38,7 @@ from aqmlab.emu.netns import (
     group_addr,
 )
 from aqmlab.emu.plan import PORT, plan_flows
+from aqmlab.errors import error
 from aqmlab.output import signals_raise
 from aqmlab.provenance import meta, now_utc
 from aqmlab.results import SimResult, flow_columns, jain_index
@@ -51,12 +52,12 @@ _LEAD_S = 0.2
 def _mtu(normalized: dict) -> int:
     sizes = {g.get("packet_size", normalized["dumbbell"]["pkt_size"]) for g in normalized["flows"]}
     if len(sizes) != 1:
-        raise ValueError(
-            f"flows.packet_size = {sorted(sizes)}: the emulator needs one packet size (the MTU)"
+        raise error(
+            "flows.packet_size", sorted(sizes), "the emulator needs one packet size (the MTU)"
         )
     mtu = sizes.pop()
     if not 576 <= mtu <= 9000:
-        raise ValueError(f"dumbbell.pkt_size = {mtu}: the emulator takes an MTU in [576, 9000]")
+        raise error("dumbbell.pkt_size", mtu, "the emulator takes an MTU in [576, 9000]")
     return int(mtu)
 
 
@@ -122,40 +123,51 @@ def check_scenario(scenario, kernel_cc: str | None = None, group_cc: dict | None
         # before planning them one by one
         count, ports = int(grp.get("count", 1)), _ephemeral_ports()
         if count > ports:
-            raise ValueError(
-                f"flows[{g}].count = {count}: a group's flows share one source address, which "
-                f"has {ports} ports towards the receiver (net.ipv4.ip_local_port_range)"
+            raise error(
+                f"flows[{g}].count",
+                count,
+                f"a group's flows share one source address, which has {ports} ports towards "
+                "the receiver (net.ipv4.ip_local_port_range)",
             )
     total = sum(int(grp.get("count", 1)) for grp in n["flows"])
     if total > max_flows():
-        raise ValueError(
-            f"flows = {total}: the emulator's traffic programs hold one socket per flow; at "
-            f"most {max_flows()} here (the open-file limit, ulimit -Hn, less a margin)"
+        raise error(
+            "flows",
+            total,
+            f"the emulator's traffic programs hold one socket per flow; at most {max_flows()} "
+            "here (the open-file limit, ulimit -Hn, less a margin)",
         )
     duration = float(n["duration"])
     if duration < MIN_DURATION_S:
-        raise ValueError(
-            f"duration = {duration:g} s: an emulation runs in real time and needs at least "
-            f"{MIN_DURATION_S:g} s (the traffic programs start and connect around it)"
+        raise error(
+            "duration",
+            f"{duration:g} s",
+            f"an emulation runs in real time and needs at least {MIN_DURATION_S:g} s (the "
+            "traffic programs start and connect around it)",
         )
     flows = plan_flows(n, kernel_cc, group_cc)
     d = n["dumbbell"]
     if float(d["rate"]) > MAX_RATE_BPS:
-        raise ValueError(
-            f"dumbbell.rate = {float(d['rate']) / 1e9:g} Gb/s: the emulator's userspace forwarder "
-            f"carries at most about 1.2 Gb/s; it takes rates up to {MAX_RATE_BPS / 1e9:g} Gb/s"
+        raise error(
+            "dumbbell.rate",
+            f"{float(d['rate']) / 1e9:g} Gb/s",
+            "the emulator's userspace forwarder carries at most about 1.2 Gb/s; it takes rates "
+            f"up to {MAX_RATE_BPS / 1e9:g} Gb/s",
         )
     if d.get("loss", 0.0):
-        raise ValueError(f"dumbbell.loss = {d['loss']}: not emulated")
+        raise error("dumbbell.loss", d["loss"], "not emulated")
     if d.get("rate_changes"):
-        raise ValueError(
-            f"dumbbell.rate_changes = {d['rate_changes']}: not emulated (the emulator runs a "
-            "fixed rate; varying capacity is simulator-only)"
+        raise error(
+            "dumbbell.rate_changes",
+            d["rate_changes"],
+            "not emulated (the emulator runs a fixed rate; varying capacity is simulator-only)",
         )
     if d.get("access", "link") != "link":
-        raise ValueError(
-            f'dumbbell.access = "{d["access"]}": not emulated (the emulator\'s hosts sit in '
-            'namespaces behind the forwarder; access = "none" is simulator-only)'
+        raise error(
+            "dumbbell.access",
+            f'"{d["access"]}"',
+            "not emulated (the emulator's hosts sit in namespaces behind the forwarder; "
+            'access = "none" is simulator-only)',
         )
     return flows, _mtu(n)
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aqmlab.emu.netns import group_addr
+from aqmlab.errors import error
 
 __all__ = ["FlowPlan", "available_cc", "plan_flows", "kernel_cc_name", "take_kernel_cc", "PORT"]
 
@@ -145,30 +146,32 @@ def plan_flows(
     list of FlowPlan
     """
     if "dumbbell" not in normalized:
-        raise ValueError("topology: the emulator runs dumbbell scenarios ([dumbbell]) only")
+        raise error("topology", None, "the emulator runs dumbbell scenarios ([dumbbell]) only")
     groups = normalized["flows"]
     if len(groups) > MAX_GROUPS:
-        raise ValueError(f"flows: {len(groups)} groups; the emulator takes at most {MAX_GROUPS}")
+        raise error("flows", None, f"{len(groups)} groups; the emulator takes at most {MAX_GROUPS}")
     avail = available_cc()
     rng = random.Random(normalized.get("seed", 1))
     out: list[FlowPlan] = []
     for g, grp in enumerate(groups):
         kind = grp.get("kind", "tcp")
         if kind != "tcp":
-            raise ValueError(
-                f"flows[{g}].kind = {kind!r}: the emulator runs long-lived TCP flows only"
+            raise error(
+                f"flows[{g}].kind", repr(kind), "the emulator runs long-lived TCP flows only"
             )
         for key in ("size", "stop"):
             if grp.get(key) is not None:
-                raise ValueError(
-                    f"flows[{g}].{key} = {grp[key]!r}: the emulator runs long-lived flows only"
+                raise error(
+                    f"flows[{g}].{key}", repr(grp[key]), "the emulator runs long-lived flows only"
                 )
         given = kernel_cc or (group_cc or {}).get(g) or grp.get("cc", "newreno")
         cc = kernel_cc_name(given)
         if cc not in avail:
-            raise ValueError(
-                f"flows[{g}].cc = {given!r}: the kernel offers {', '.join(avail) or 'none'}"
-                " (net.ipv4.tcp_available_congestion_control)"
+            raise error(
+                f"flows[{g}].cc",
+                repr(given),
+                f"the kernel offers {', '.join(avail) or 'none'} "
+                "(net.ipv4.tcp_available_congestion_control)",
             )
         start = grp.get("start")
         jitter = grp.get("start_jitter")

@@ -49,6 +49,24 @@ impl fmt::Display for SimError {
 
 impl std::error::Error for SimError {}
 
+impl SimError {
+    /// The error's fields: the key, the value as given and the reason, for front ends that
+    /// format their own line.
+    pub fn parts(&self) -> (String, Option<String>, String) {
+        match self {
+            SimError::UnknownLink(n) => ("link".into(), Some(format!("'{n}'")), "unknown link".into()),
+            SimError::UnknownFlow(i) => ("flow".into(), Some(i.to_string()), "unknown flow id".into()),
+            SimError::Invalid { key, value, reason } => {
+                (key.clone(), Some(value.to_string()), reason.to_string())
+            }
+            SimError::Aqm { link, error } => {
+                let (k, v, r) = error.parts();
+                (k, v, format!("{r} (link '{link}')"))
+            }
+        }
+    }
+}
+
 /// Snapshot of a link for inspection between steps.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LinkStatus {
