@@ -8,7 +8,6 @@ import ast
 from pathlib import Path
 
 import pytest
-
 from aqmlab import _core
 from aqmlab.aqm import Queue
 from aqmlab.errors import AqmConfigError, ArgumentError, ScenarioError, error
