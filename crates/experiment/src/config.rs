@@ -9,7 +9,6 @@
 use std::fmt;
 
 use aqm::QdiscConfig;
-use serde::{Deserialize, Serialize};
 
 use crate::cc::CcKind;
 
@@ -41,8 +40,7 @@ pub const UDP_HEADER_BYTES: u32 = 28;
 pub const DEFAULT_TRACE_BATCH: usize = 65_536;
 
 /// Path metric of the static routing.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Metric {
     /// Fewest hops (BFS-equivalent); ties broken by lowest link index.
     #[default]
@@ -52,85 +50,48 @@ pub enum Metric {
     Delay,
 }
 
-fn default_sample_interval() -> f64 {
-    DEFAULT_SAMPLE_INTERVAL
-}
-fn default_packet_size() -> u32 {
-    DEFAULT_PACKET_SIZE
-}
-fn default_side_buffer() -> u32 {
-    DEFAULT_SIDE_BUFFER
-}
-fn default_count() -> u32 {
-    1
-}
-fn default_init_cwnd() -> u32 {
-    DEFAULT_INIT_CWND
-}
-fn default_min_rto() -> f64 {
-    DEFAULT_MIN_RTO_S
-}
-fn default_true() -> bool {
-    true
-}
-fn default_shape() -> f64 {
-    1.2
-}
 /// Drop-tail, the default queue discipline.
 pub fn droptail() -> QdiscConfig {
     QdiscConfig::default_for("droptail").expect("drop-tail is always registered")
 }
 
 /// A whole simulation.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct SimConfig {
     /// Scenario name, copied into the results.
-    #[serde(default)]
     pub scenario: String,
     /// Scenario seed; every random stream is derived from it.
-    #[serde(default)]
     pub seed: u64,
     /// Simulated time, seconds (> 0).
     pub duration: f64,
     /// Warm-up, seconds (>= 0, < duration): statistics exclude it.
-    #[serde(default)]
     pub warmup: f64,
     /// Monitor sample interval, seconds (> 0).
-    #[serde(default = "default_sample_interval")]
     pub sample_interval: f64,
     /// Routing metric for the static shortest paths.
-    #[serde(default)]
     pub routing: Metric,
     /// The network.
     pub topology: TopologyConfig,
     /// Traffic, as flow groups.
-    #[serde(default)]
     pub flows: Vec<FlowGroup>,
     /// Names of monitored links (time series, delay histograms). Default:
     /// the bottleneck(s) of a builder, every link of an explicit topology.
-    #[serde(default)]
     pub monitor: Option<Vec<String>>,
     /// Flow ids whose congestion window is traced (ids are assigned in
     /// group order: group 0's flows first).
-    #[serde(default)]
     pub cwnd_trace: Vec<u32>,
     /// Congestion-window trace interval, seconds (default: `sample_interval`).
-    #[serde(default)]
     pub cwnd_interval: Option<f64>,
     /// Names of the links whose per-packet queue events can be traced
     /// (`netsim::Simulation::start_trace`; see `netsim::trace`).
-    #[serde(default)]
     pub trace: Vec<String>,
     /// Rows per trace batch (per traced link) before the traced driver stops to let the
     /// caller drain (default [`DEFAULT_TRACE_BATCH`]).
-    #[serde(default)]
     pub trace_batch: Option<usize>,
 }
 
 /// Topology: explicit, or one of the builders. Tagged by `"type"`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq)]
 pub enum TopologyConfig {
     /// Nodes, links and optional static routes given one by one.
     Explicit(ExplicitTopology),
@@ -153,25 +114,21 @@ impl TopologyConfig {
 }
 
 /// An explicit topology.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ExplicitTopology {
     /// Node names (unique).
     pub nodes: Vec<String>,
     /// Links.
     pub links: Vec<LinkConfig>,
     /// Static route overrides applied after shortest-path routing.
-    #[serde(default)]
     pub routes: Vec<RouteConfig>,
 }
 
 /// One link (and, if `duplex`, its reverse twin).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct LinkConfig {
     /// Link name (default `"FROM->TO"`); the reverse twin is named
     /// `"TO->FROM"`.
-    #[serde(default)]
     pub name: Option<String>,
     /// Source node.
     pub from: String,
@@ -182,25 +139,19 @@ pub struct LinkConfig {
     /// One-way propagation delay, seconds (>= 0).
     pub delay: f64,
     /// Bernoulli loss probability in [0, 1).
-    #[serde(default)]
     pub loss: f64,
     /// Queue discipline at the egress (default drop-tail).
-    #[serde(default = "droptail")]
     pub aqm: QdiscConfig,
     /// Buffer limit in packets (default 1000 unless `limit_bytes`).
-    #[serde(default)]
     pub limit_pkts: Option<u32>,
     /// Buffer limit in bytes (exclusive with `limit_pkts`).
-    #[serde(default)]
     pub limit_bytes: Option<u64>,
     /// Also create the reverse link with the same parameters (default true).
-    #[serde(default = "default_true")]
     pub duplex: bool,
 }
 
 /// A static route: at node `at`, packets for `dst` leave on link `link`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RouteConfig {
     /// Node where the entry is installed.
     pub at: String,
@@ -211,8 +162,7 @@ pub struct RouteConfig {
 }
 
 /// Dumbbell builder.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct DumbbellConfig {
     /// Bottleneck rate C, bits/s (> 0).
     pub bottleneck_rate: f64,
@@ -221,37 +171,28 @@ pub struct DumbbellConfig {
     /// `access = none`: no access links, bottleneck rtt/2).
     pub rtt: f64,
     /// Queue discipline on R1->R2 (default drop-tail).
-    #[serde(default = "droptail")]
     pub aqm: QdiscConfig,
     /// Bottleneck buffer in packets (exactly one of `buffer_pkts`,
     /// `buffer_bytes`).
-    #[serde(default)]
     pub buffer_pkts: Option<u32>,
     /// Bottleneck buffer in bytes.
-    #[serde(default)]
     pub buffer_bytes: Option<u64>,
     /// Access link rate, bits/s (default 10 x `bottleneck_rate`).
-    #[serde(default)]
     pub access_rate: Option<f64>,
     /// Buffer of every other queue, packets (default 10000).
-    #[serde(default = "default_side_buffer")]
     pub side_buffer_pkts: u32,
     /// Bernoulli loss on R1->R2, in [0, 1).
-    #[serde(default)]
     pub loss: f64,
     /// Changes of the bottleneck rate during the run, in increasing time order (varying
     /// capacity); the link starts at `bottleneck_rate`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rate_changes: Vec<RateChange>,
     /// How hosts attach to the routers (default [`Access::Link`]; not serialized then, so
     /// the serialized configuration of a dumbbell with access links is unchanged).
-    #[serde(default, skip_serializing_if = "Access::is_link")]
     pub access: Access,
 }
 
 /// How a dumbbell's senders and receivers attach to its routers.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Access {
     /// One sender host `S{h}` and one receiver host `D{h}` per flow, each on its own duplex
     /// access link (delay `rtt/8` each way, rate `access_rate`, drop-tail `side_buffer_pkts`);
@@ -274,8 +215,7 @@ impl Access {
 
 /// A change of a link's rate at a given time: the packet in transmission keeps its end
 /// time, later packets are serialised at the new rate.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RateChange {
     /// Time of the change, seconds (in (0, duration); strictly increasing in a list).
     pub at: f64,
@@ -284,8 +224,7 @@ pub struct RateChange {
 }
 
 /// Parking-lot builder: routers R0 .. R{hops}, bottleneck i = `R{i}->R{i+1}`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ParkingLotConfig {
     /// Number of bottlenecks K (>= 1).
     pub hops: u32,
@@ -296,22 +235,16 @@ pub struct ParkingLotConfig {
     /// One-way propagation delay of each access link, seconds.
     pub access_delay: f64,
     /// Queue discipline on every forward bottleneck.
-    #[serde(default = "droptail")]
     pub aqm: QdiscConfig,
     /// Bottleneck buffer in packets (exactly one of the two).
-    #[serde(default)]
     pub buffer_pkts: Option<u32>,
     /// Bottleneck buffer in bytes.
-    #[serde(default)]
     pub buffer_bytes: Option<u64>,
     /// Access link rate, bits/s (default 10 x `bottleneck_rate`).
-    #[serde(default)]
     pub access_rate: Option<f64>,
     /// Buffer of every other queue, packets (default 10000).
-    #[serde(default = "default_side_buffer")]
     pub side_buffer_pkts: u32,
     /// Bernoulli loss on every forward bottleneck, in [0, 1).
-    #[serde(default)]
     pub loss: f64,
 }
 
@@ -332,8 +265,7 @@ pub struct Endpoints<'a> {
 }
 
 /// A group of flows. Tagged by `"kind"`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq)]
 pub enum FlowGroup {
     /// `count` TCP flows, backlogged or of `bytes` each.
     Tcp(TcpGroup),
@@ -346,197 +278,144 @@ pub enum FlowGroup {
 }
 
 /// Long-lived (or fixed-size) TCP flows.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TcpGroup {
     /// Group name (results, errors). Default `"flows[i]"`.
-    #[serde(default)]
     pub name: Option<String>,
     /// Number of flows (>= 1).
-    #[serde(default = "default_count")]
     pub count: u32,
     /// Congestion control.
-    #[serde(default)]
     pub cc: CcKind,
     /// ECN (RFC 3168).
-    #[serde(default)]
     pub ecn: bool,
     /// Delayed ACKs at the receiver.
-    #[serde(default)]
     pub delayed_ack: bool,
     /// Selective acknowledgements (RFC 2018) with SACK-based loss recovery
     /// (RFC 6675, FACK loss inference) instead of NewReno's.
-    #[serde(default)]
     pub sack: bool,
     /// Proportional rate reduction (RFC 6937, PRR-SSRB) in SACK recovery
     /// (needs `sack`); off by default.
-    #[serde(default)]
     pub prr: bool,
     /// IP packet size of full segments, bytes (> 40).
-    #[serde(default = "default_packet_size")]
     pub packet_size: u32,
     /// Bytes per flow (`None`: backlogged).
-    #[serde(default)]
     pub bytes: Option<u64>,
     /// Start time, seconds (default 0 with 1 s jitter).
-    #[serde(default)]
     pub start: Option<f64>,
     /// Each flow starts at `start + U[0, start_jitter]` (default 1 s if
     /// `start` is absent, else 0).
-    #[serde(default)]
     pub start_jitter: Option<f64>,
     /// Time the flows stop offering new data, seconds.
-    #[serde(default)]
     pub stop: Option<f64>,
     /// Initial window, segments (>= 1).
-    #[serde(default = "default_init_cwnd")]
     pub init_cwnd: u32,
     /// Minimum RTO, seconds (> 0).
-    #[serde(default = "default_min_rto")]
     pub min_rto: f64,
     /// Receive window, segments (default unlimited).
-    #[serde(default)]
     pub rwnd: Option<u32>,
     /// Source node (explicit topologies).
-    #[serde(default)]
     pub src: Option<String>,
     /// Destination node (explicit topologies).
-    #[serde(default)]
     pub dst: Option<String>,
     /// Parking lot: `[entry router index, exit router index]` (default
     /// `[0, hops]`).
-    #[serde(default)]
     pub path: Option<[u32; 2]>,
     /// Builders: extra one-way delay (seconds) on each flow's sender access
     /// link, both directions: `[]` none, `[d]` for all flows, or one value
     /// per flow.
-    #[serde(default)]
     pub extra_delay: Vec<f64>,
     /// Class of a class-based qdisc (e.g. DRR) the group's packets (data and
     /// ACKs) are filed under; must name a class of every class-based qdisc
     /// on the group's forward path, at the same position. `None`: the first
     /// class.
-    #[serde(default)]
     pub class: Option<String>,
 }
 
 /// UDP sources (CBR or on/off).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct UdpGroup {
     /// Group name.
-    #[serde(default)]
     pub name: Option<String>,
     /// Number of sources (>= 1).
-    #[serde(default = "default_count")]
     pub count: u32,
     /// Sending rate while on, bits/s (> 0).
     pub rate: f64,
     /// IP packet size, bytes (> 28).
-    #[serde(default = "default_packet_size")]
     pub packet_size: u32,
     /// Start time, seconds (default 0 with 1 s jitter).
-    #[serde(default)]
     pub start: Option<f64>,
     /// Start jitter, seconds.
-    #[serde(default)]
     pub start_jitter: Option<f64>,
     /// Stop time, seconds.
-    #[serde(default)]
     pub stop: Option<f64>,
     /// On/off: mean on period, seconds (required for `udp_onoff`).
-    #[serde(default)]
     pub on_mean: Option<f64>,
     /// On/off: mean off period, seconds (required for `udp_onoff`).
-    #[serde(default)]
     pub off_mean: Option<f64>,
     /// Source node (explicit topologies).
-    #[serde(default)]
     pub src: Option<String>,
     /// Destination node (explicit topologies).
-    #[serde(default)]
     pub dst: Option<String>,
     /// Parking lot: `[entry router index, exit router index]` (default
     /// `[0, hops]`).
-    #[serde(default)]
     pub path: Option<[u32; 2]>,
     /// Builders: extra one-way delay (seconds) on each flow's sender access
     /// link, both directions: `[]` none, `[d]` for all flows, or one value
     /// per flow.
-    #[serde(default)]
     pub extra_delay: Vec<f64>,
     /// Class of a class-based qdisc (e.g. DRR) the group's packets (data and
     /// ACKs) are filed under; must name a class of every class-based qdisc
     /// on the group's forward path, at the same position. `None`: the first
     /// class.
-    #[serde(default)]
     pub class: Option<String>,
 }
 
 /// Short TCP flows with Poisson arrivals and Pareto sizes.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ShortTcpGroup {
     /// Group name.
-    #[serde(default)]
     pub name: Option<String>,
     /// Poisson arrival rate, flows per second (> 0).
     pub arrival_rate: f64,
     /// Mean flow size, bytes (> 0).
     pub mean_size: f64,
     /// Pareto shape (> 1; default 1.2).
-    #[serde(default = "default_shape")]
     pub pareto_shape: f64,
     /// Congestion control.
-    #[serde(default)]
     pub cc: CcKind,
     /// ECN.
-    #[serde(default)]
     pub ecn: bool,
     /// Delayed ACKs.
-    #[serde(default)]
     pub delayed_ack: bool,
     /// SACK (see [`TcpGroup::sack`]).
-    #[serde(default)]
     pub sack: bool,
     /// PRR (see [`TcpGroup::prr`]).
-    #[serde(default)]
     pub prr: bool,
     /// IP packet size, bytes.
-    #[serde(default = "default_packet_size")]
     pub packet_size: u32,
     /// First arrival process start, seconds (default 0).
-    #[serde(default)]
     pub start: Option<f64>,
     /// No arrivals after this time, seconds.
-    #[serde(default)]
     pub stop: Option<f64>,
     /// Initial window, segments.
-    #[serde(default = "default_init_cwnd")]
     pub init_cwnd: u32,
     /// Minimum RTO, seconds.
-    #[serde(default = "default_min_rto")]
     pub min_rto: f64,
     /// Source node (explicit topologies).
-    #[serde(default)]
     pub src: Option<String>,
     /// Destination node (explicit topologies).
-    #[serde(default)]
     pub dst: Option<String>,
     /// Parking lot: `[entry router index, exit router index]` (default
     /// `[0, hops]`).
-    #[serde(default)]
     pub path: Option<[u32; 2]>,
     /// Builders: extra one-way delay (seconds) on each flow's sender access
     /// link, both directions: `[]` none, `[d]` for all flows, or one value
     /// per flow.
-    #[serde(default)]
     pub extra_delay: Vec<f64>,
     /// Class of a class-based qdisc (e.g. DRR) the group's packets (data and
     /// ACKs) are filed under; must name a class of every class-based qdisc
     /// on the group's forward path, at the same position. `None`: the first
     /// class.
-    #[serde(default)]
     pub class: Option<String>,
 }
 
@@ -604,9 +483,6 @@ impl FlowGroup {
 /// `topology.bottleneck_rate` or `flows[2].rate`) and value.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ConfigError {
-    /// The JSON could not be parsed or does not match the schema (serde's
-    /// message names the key, e.g. unknown field `rtt_ms`).
-    Json(String),
     /// A value is out of range.
     Invalid {
         /// Dotted key.
@@ -660,19 +536,24 @@ impl ConfigError {
     /// fault) and the reason, for front ends that format their own line.
     pub fn parts(&self) -> (String, Option<String>, String) {
         match self {
-            ConfigError::Json(m) => (String::new(), None, m.clone()),
             ConfigError::Invalid { key, value, reason } => {
                 (key.clone(), Some(value.clone()), reason.clone())
             }
-            ConfigError::UnknownNode { key, name } => {
-                (key.clone(), Some(format!("\"{name}\"")), "no such node".into())
-            }
-            ConfigError::UnknownLink { key, name } => {
-                (key.clone(), Some(format!("\"{name}\"")), "no such link".into())
-            }
-            ConfigError::Duplicate { key, name } => {
-                (key.clone(), Some(format!("\"{name}\"")), "duplicate name".into())
-            }
+            ConfigError::UnknownNode { key, name } => (
+                key.clone(),
+                Some(format!("\"{name}\"")),
+                "no such node".into(),
+            ),
+            ConfigError::UnknownLink { key, name } => (
+                key.clone(),
+                Some(format!("\"{name}\"")),
+                "no such link".into(),
+            ),
+            ConfigError::Duplicate { key, name } => (
+                key.clone(),
+                Some(format!("\"{name}\"")),
+                "duplicate name".into(),
+            ),
             ConfigError::Unroutable { flow, src, dst } => (
                 "flows".into(),
                 Some(format!("\"{flow}\"")),
@@ -697,7 +578,7 @@ impl ConfigError {
     /// The offending key, if the error has one.
     pub fn key(&self) -> Option<&str> {
         match self {
-            ConfigError::Json(_) | ConfigError::Unroutable { .. } => None,
+            ConfigError::Unroutable { .. } => None,
             ConfigError::Invalid { key, .. }
             | ConfigError::UnknownNode { key, .. }
             | ConfigError::UnknownLink { key, .. }
@@ -710,7 +591,6 @@ impl ConfigError {
 impl fmt::Display for ConfigError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ConfigError::Json(m) => write!(f, "invalid simulation config: {m}"),
             ConfigError::Invalid { key, value, reason } => write!(f, "{key} = {value}: {reason}"),
             ConfigError::UnknownNode { key, name } => write!(f, "{key}: unknown node '{name}'"),
             ConfigError::UnknownLink { key, name } => write!(f, "{key}: unknown link '{name}'"),
@@ -727,221 +607,3 @@ impl fmt::Display for ConfigError {
 }
 
 impl std::error::Error for ConfigError {}
-
-/// Validation helpers: each returns a typed error naming `key`.
-pub mod check {
-    use super::ConfigError;
-
-    /// `v` is finite and > 0.
-    pub fn positive(key: &str, v: f64) -> Result<(), ConfigError> {
-        if v.is_finite() && v > 0.0 {
-            Ok(())
-        } else {
-            Err(ConfigError::invalid(key, v, "must be a finite number > 0"))
-        }
-    }
-    /// `v` is finite and >= 0.
-    pub fn non_negative(key: &str, v: f64) -> Result<(), ConfigError> {
-        if v.is_finite() && v >= 0.0 {
-            Ok(())
-        } else {
-            Err(ConfigError::invalid(key, v, "must be a finite number >= 0"))
-        }
-    }
-    /// `v` is in [0, 1).
-    pub fn probability(key: &str, v: f64) -> Result<(), ConfigError> {
-        if v.is_finite() && (0.0..1.0).contains(&v) {
-            Ok(())
-        } else {
-            Err(ConfigError::invalid(key, v, "must be in [0, 1)"))
-        }
-    }
-    /// `v` is a rate in bit/s the links take.
-    pub fn rate(key: &str, v: f64) -> Result<(), ConfigError> {
-        if v.is_finite() && (1.0..=1e15).contains(&v) {
-            Ok(())
-        } else {
-            Err(ConfigError::invalid(
-                key,
-                v,
-                "must be a rate in bits/s in [1, 1e15]",
-            ))
-        }
-    }
-    /// `v`, if given, is finite and >= 0.
-    pub fn opt_non_negative(key: &str, v: Option<f64>) -> Result<(), ConfigError> {
-        v.map_or(Ok(()), |v| non_negative(key, v))
-    }
-}
-
-impl SimConfig {
-    /// Parses JSON.
-    pub fn from_json(s: &str) -> Result<SimConfig, ConfigError> {
-        serde_json::from_str(s).map_err(|e| ConfigError::Json(e.to_string()))
-    }
-
-    /// Serialises to JSON.
-    pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).expect("SimConfig serialises")
-    }
-
-    /// Range checks of the scalar fields (names are resolved by the
-    /// topology builder).
-    pub fn validate_scalars(&self) -> Result<(), ConfigError> {
-        use check::*;
-        positive("duration", self.duration)?;
-        non_negative("warmup", self.warmup)?;
-        if self.warmup >= self.duration {
-            return Err(ConfigError::invalid(
-                "warmup",
-                self.warmup,
-                "must be smaller than duration",
-            ));
-        }
-        positive("sample_interval", self.sample_interval)?;
-        if let TopologyConfig::Dumbbell(d) = &self.topology {
-            let mut last = 0.0;
-            for (i, c) in d.rate_changes.iter().enumerate() {
-                let k = |f: &str| format!("topology.rate_changes[{i}].{f}");
-                if !(c.at > last && c.at < self.duration) {
-                    return Err(ConfigError::invalid(
-                        k("at"),
-                        c.at,
-                        "must be after the previous change (or 0) and before duration",
-                    ));
-                }
-                if !(1.0..=1e15).contains(&c.rate) {
-                    return Err(ConfigError::invalid(
-                        k("rate"),
-                        c.rate,
-                        "must be in [1, 1e15]",
-                    ));
-                }
-                last = c.at;
-            }
-        }
-        if let Some(c) = self.cwnd_interval {
-            positive("cwnd_interval", c)?;
-        }
-        for (i, g) in self.flows.iter().enumerate() {
-            let k = |f: &str| format!("flows[{i}].{f}");
-            let at = g.endpoints();
-            for (j, d) in at.extra_delay.iter().enumerate() {
-                non_negative(&format!("flows[{i}].extra_delay[{j}]"), *d)?;
-            }
-            let n = g.static_count();
-            if !(at.extra_delay.len() <= 1 || at.extra_delay.len() == n as usize) {
-                return Err(ConfigError::invalid(
-                    k("extra_delay"),
-                    format!("{:?}", at.extra_delay),
-                    "must have 0, 1 or `count` entries",
-                ));
-            }
-            match g {
-                FlowGroup::Tcp(t) => {
-                    if t.count == 0 {
-                        return Err(ConfigError::invalid(k("count"), 0, "must be >= 1"));
-                    }
-                    tcp_common(&k, t.packet_size, t.init_cwnd, t.min_rto)?;
-                    if t.bytes == Some(0) {
-                        return Err(ConfigError::invalid(k("bytes"), 0, "must be >= 1"));
-                    }
-                    if t.rwnd == Some(0) {
-                        return Err(ConfigError::invalid(k("rwnd"), 0, "must be >= 1"));
-                    }
-                    times(&k, t.start, t.start_jitter, t.stop)?;
-                }
-                FlowGroup::UdpCbr(u) | FlowGroup::UdpOnoff(u) => {
-                    if u.count == 0 {
-                        return Err(ConfigError::invalid(k("count"), 0, "must be >= 1"));
-                    }
-                    rate(&k("rate"), u.rate)?;
-                    if u.packet_size <= 28 || u.packet_size > MAX_PACKET_SIZE {
-                        return Err(ConfigError::invalid(
-                            k("packet_size"),
-                            u.packet_size,
-                            "must be in (28, 65535] bytes",
-                        ));
-                    }
-                    times(&k, u.start, u.start_jitter, u.stop)?;
-                    if matches!(g, FlowGroup::UdpOnoff(_)) {
-                        match (u.on_mean, u.off_mean) {
-                            (Some(a), Some(b)) => {
-                                positive(&k("on_mean"), a)?;
-                                positive(&k("off_mean"), b)?;
-                            }
-                            (None, _) => {
-                                return Err(ConfigError::invalid(
-                                    k("on_mean"),
-                                    "null",
-                                    "required for udp_onoff",
-                                ))
-                            }
-                            (_, None) => {
-                                return Err(ConfigError::invalid(
-                                    k("off_mean"),
-                                    "null",
-                                    "required for udp_onoff",
-                                ))
-                            }
-                        }
-                    }
-                }
-                FlowGroup::ShortTcp(s) => {
-                    positive(&k("arrival_rate"), s.arrival_rate)?;
-                    positive(&k("mean_size"), s.mean_size)?;
-                    if !(s.pareto_shape.is_finite() && s.pareto_shape > 1.0) {
-                        return Err(ConfigError::invalid(
-                            k("pareto_shape"),
-                            s.pareto_shape,
-                            "must be > 1 (finite mean)",
-                        ));
-                    }
-                    tcp_common(&k, s.packet_size, s.init_cwnd, s.min_rto)?;
-                    times(&k, s.start, None, s.stop)?;
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-fn tcp_common(
-    k: &dyn Fn(&str) -> String,
-    packet_size: u32,
-    init_cwnd: u32,
-    min_rto: f64,
-) -> Result<(), ConfigError> {
-    if packet_size <= HEADER_BYTES || packet_size > MAX_PACKET_SIZE {
-        return Err(ConfigError::invalid(
-            k("packet_size"),
-            packet_size,
-            "must be in (40, 65535] bytes (IP size including 40 bytes of headers)",
-        ));
-    }
-    if init_cwnd == 0 {
-        return Err(ConfigError::invalid(k("init_cwnd"), 0, "must be >= 1"));
-    }
-    check::positive(&k("min_rto"), min_rto)
-}
-
-fn times(
-    k: &dyn Fn(&str) -> String,
-    start: Option<f64>,
-    jitter: Option<f64>,
-    stop: Option<f64>,
-) -> Result<(), ConfigError> {
-    check::opt_non_negative(&k("start"), start)?;
-    check::opt_non_negative(&k("start_jitter"), jitter)?;
-    check::opt_non_negative(&k("stop"), stop)?;
-    if let (Some(a), Some(b)) = (start, stop) {
-        if b <= a {
-            return Err(ConfigError::invalid(
-                k("stop"),
-                b,
-                "must be later than start",
-            ));
-        }
-    }
-    Ok(())
-}

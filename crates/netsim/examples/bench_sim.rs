@@ -46,14 +46,15 @@ struct Bench {
 fn scenarios() -> Vec<Bench> {
     let mk =
         |seed: u64, rate: f64, buffer: u32, aqm: serde_json::Value, n: u32, cc: &str, dur: f64| {
-            serde_json::from_value::<SimConfig>(json!({
-                "scenario": "bench", "seed": seed, "duration": dur, "warmup": 0.0,
+            let new = scenario(json!({
+                "name": "bench", "seed": seed, "duration": dur, "warmup": 0.0,
                 "sample_interval": 0.01,
-                "topology": {"type": "dumbbell", "bottleneck_rate": rate, "rtt": 0.1,
-                             "buffer_pkts": buffer, "aqm": aqm},
-                "flows": [{"kind": "tcp", "count": n, "cc": cc}]
-            }))
-            .expect("bench config")
+                "dumbbell": {"rate": rate, "rtt": 0.1, "buffer": buffer},
+                "aqm": aqm.clone(),
+                "flows": [{"count": n, "cc": cc}]
+            }));
+
+            new
         };
     vec![
         Bench {
@@ -117,14 +118,22 @@ fn scenarios() -> Vec<Bench> {
 
 /// htsim's dumbbell in aqmlab: `access = "none"`, rtt 20 ms, 1500-byte NewReno, drop-tail.
 fn bare(rate: f64, buffer: u32, n: u32, dur: f64) -> SimConfig {
-    serde_json::from_value::<SimConfig>(json!({
-        "scenario": "bench", "seed": 1, "duration": dur, "warmup": 0.0,
+    let new = scenario(json!({
+        "name": "bench", "seed": 1, "duration": dur, "warmup": 0.0,
         "sample_interval": 0.01,
-        "topology": {"type": "dumbbell", "bottleneck_rate": rate, "rtt": 0.02,
-                     "buffer_pkts": buffer, "aqm": {"type": "droptail"}, "access": "none"},
-        "flows": [{"kind": "tcp", "count": n, "cc": "newreno", "packet_size": 1500}]
-    }))
-    .expect("bench config")
+        "dumbbell": {"rate": rate, "rtt": 0.02, "buffer": buffer, "access": "none"},
+        "aqm": {"type": "droptail"},
+        "flows": [{"count": n, "cc": "newreno", "packet_size": 1500}]
+    }));
+
+    new
+}
+
+/// The configuration of a scenario document (the user's keys, `docs/scenario.md`).
+fn scenario(doc: serde_json::Value) -> SimConfig {
+    experiment::scenario::Scenario::from_value(&doc)
+        .unwrap_or_else(|e| panic!("bench scenario: {e}"))
+        .config
 }
 
 /// CPU time of this thread in ns (first field of `/proc/thread-self/schedstat`).

@@ -1,5 +1,5 @@
-//! Runs a simulation described by a `SimConfig` JSON file and prints the
-//! summary as JSON plus wall-clock time on stderr.
+//! Runs the simulation a scenario document describes (JSON with the user's keys,
+//! `docs/scenario.md`) and prints the summary as JSON plus wall-clock time on stderr.
 //!
 //! `cargo run --release -p netsim --example run_json -- scenario.json`
 

@@ -1,4 +1,7 @@
-//! netsim: a deterministic discrete-event packet simulator for AQM studies.
+//! netsim: a deterministic discrete-event packet simulator for AQM studies: the engine. Its
+//! input and output (the scenario schema and the configuration it produces, the results and
+//! monitor types, the random streams, the congestion controllers' registry) are the
+//! `experiment` crate's.
 //!
 //! * [`engine`]: integer-ns time, events in a radix heap keyed by
 //!   `(time, scheduling time, insertion sequence)`, merged with [`pipes`].
@@ -6,19 +9,19 @@
 //!   event per link), Bernoulli loss.
 //! * [`pipes`]: packets in flight, one time-ordered ring per distinct link delay.
 //! * [`routing`]: static shortest paths in an O(1) next-hop table.
-//! * [`topology`]: explicit, dumbbell and parking-lot builders.
-//! * [`tcp`]: Reno, NewReno, CUBIC with ECN and delayed ACKs; [`udp`]: CBR
-//!   and on/off; [`traffic`]: flows and short-flow arrivals.
-//! * [`monitor`], [`results`]: bounded-memory statistics and results.
+//! * [`topology`]: explicit, dumbbell and parking-lot builders, and the checks that need the
+//!   built network (names, routability).
+//! * [`tcp`]: the TCP endpoints and congestion controllers; [`udp`]: CBR and on/off;
+//!   [`traffic`]: flows and short-flow arrivals.
 //! * [`trace`]: per-packet event traces of chosen links in fixed-size batches.
-//! * [`config`]: the JSON [`SimConfig`] (documented in `SCHEMA.md`).
-//! * [`sim`]: [`Simulation`], the public entry point.
+//! * [`sim`]: [`Simulation`], the public entry point (split by concern: build, run loop,
+//!   tracing, inspection, control, reporting).
 //!
 //! ## Public API (for the bindings)
 //!
-//! * [`Simulation::new`]`(SimConfig) -> Result<Simulation, ConfigError>`,
-//!   [`Simulation::from_json`]`(&str)`; [`SimConfig::from_json`],
-//!   [`SimConfig::validate`], [`SimConfig::to_json`].
+//! * [`Simulation::new`]`(SimConfig) -> Result<Simulation, ConfigError>` (the configuration
+//!   of a scenario: `experiment::scenario::Scenario::from_json(json)?.config`),
+//!   [`Simulation::from_json`]`(&str)` (a scenario document, the user's keys).
 //! * Stepping: [`Simulation::run_until`]`(aqm::Instant)`,
 //!   [`Simulation::run`]`()` (to `duration`), [`Simulation::now`],
 //!   [`Simulation::events`].
@@ -37,14 +40,14 @@
 //!   [`Simulation::conservation`], [`Simulation::check_conservation`].
 //!
 //! ```
-//! use netsim::{SimConfig, Simulation};
-//! let cfg = SimConfig::from_json(r#"{
+//! use experiment::scenario::Scenario;
+//! use netsim::Simulation;
+//! let sc = Scenario::from_json(r#"{
 //!     "seed": 1, "duration": 2.0, "warmup": 0.5,
-//!     "topology": {"type": "dumbbell", "bottleneck_rate": 1e7, "rtt": 0.05,
-//!                  "buffer_pkts": 100},
-//!     "flows": [{"kind": "tcp", "count": 2, "cc": "newreno"}]
+//!     "dumbbell": {"rate": "10Mbps", "rtt": "50ms", "buffer": 100},
+//!     "flows": [{"count": 2, "cc": "newreno"}]
 //! }"#).unwrap();
-//! let mut sim = Simulation::new(cfg).unwrap();
+//! let mut sim = Simulation::new(sc.config).unwrap();
 //! sim.run();
 //! let s = sim.summary();
 //! assert!(s.links["R1->R2"].utilization > 0.5);

@@ -24,7 +24,7 @@ use aqm::{QdiscConfig, QueueLimit};
 use crate::engine::{secs_to_ns, Ns};
 use crate::routing::{Edge, Routes, NO_ROUTE};
 use experiment::config::{
-    check, droptail, Access, ConfigError, DumbbellConfig, FlowGroup, ParkingLotConfig, SimConfig,
+    droptail, Access, ConfigError, DumbbellConfig, FlowGroup, ParkingLotConfig, SimConfig,
     TopologyConfig, DEFAULT_LINK_BUFFER,
 };
 
@@ -134,44 +134,14 @@ impl Net {
     }
 }
 
-fn limit_of(
-    key: &str,
-    pkts: Option<u32>,
-    bytes: Option<u64>,
-    default: Option<u32>,
-) -> Result<QueueLimit, ConfigError> {
-    match (pkts, bytes, default) {
-        (Some(_), Some(_), _) => Err(ConfigError::invalid(
-            format!("{key}_bytes"),
-            "set",
-            "give either a packet or a byte limit, not both",
-        )),
-        (Some(0), None, _) => Err(ConfigError::invalid(
-            format!("{key}_pkts"),
-            0,
-            "must be >= 1",
-        )),
-        (None, Some(0), _) => Err(ConfigError::invalid(
-            format!("{key}_bytes"),
-            0,
-            "must be >= 1",
-        )),
-        (Some(p), None, _) => Ok(QueueLimit::Packets(p)),
-        (None, Some(b), _) => Ok(QueueLimit::Bytes(b)),
-        (None, None, Some(d)) => Ok(QueueLimit::Packets(d)),
-        (None, None, None) => Err(ConfigError::invalid(
-            format!("{key}_pkts"),
-            "null",
-            "a buffer size is required (buffer_pkts or buffer_bytes)",
-        )),
+/// The queue limit of a buffer given in packets or bytes (the scenario guarantees one, or the
+/// default, and that it is positive).
+fn limit_of(pkts: Option<u32>, bytes: Option<u64>, default: u32) -> QueueLimit {
+    match (pkts, bytes) {
+        (_, Some(b)) => QueueLimit::Bytes(b),
+        (Some(p), None) => QueueLimit::Packets(p),
+        (None, None) => QueueLimit::Packets(default),
     }
-}
-
-fn check_aqm(key: &str, aqm: &QdiscConfig) -> Result<(), ConfigError> {
-    aqm.validate().map_err(|error| ConfigError::Aqm {
-        key: key.to_string(),
-        error,
-    })
 }
 
 /// Builds the network described by `cfg` (names resolved, routes computed,
@@ -181,29 +151,20 @@ pub fn build(cfg: &SimConfig) -> Result<Built, ConfigError> {
     let (endpoints, default_monitor) = match &cfg.topology {
         TopologyConfig::Explicit(t) => {
             for (i, n) in t.nodes.iter().enumerate() {
-                net.node(&format!("topology.nodes[{i}]"), n)?;
+                net.node(&format!("nodes[{i}]"), n)?;
             }
             for (i, l) in t.links.iter().enumerate() {
-                let key = format!("topology.links[{i}]");
-                check::rate(&format!("{key}.rate"), l.rate)?;
-                check::non_negative(&format!("{key}.delay"), l.delay)?;
-                check::probability(&format!("{key}.loss"), l.loss)?;
-                check_aqm(&format!("{key}.aqm"), &l.aqm)?;
-                let from = net.lookup(&format!("{key}.from"), &l.from)?;
-                let to = net.lookup(&format!("{key}.to"), &l.to)?;
+                let key = format!("links[{i}]");
+                let from = net.lookup(&format!("{key}.src"), &l.from)?;
+                let to = net.lookup(&format!("{key}.dst"), &l.to)?;
                 if from == to {
                     return Err(ConfigError::invalid(
-                        format!("{key}.to"),
+                        format!("{key}.dst"),
                         &l.to,
                         "a link must join two different nodes",
                     ));
                 }
-                let limit = limit_of(
-                    &format!("{key}.limit"),
-                    l.limit_pkts,
-                    l.limit_bytes,
-                    Some(DEFAULT_LINK_BUFFER),
-                )?;
+                let limit = limit_of(l.limit_pkts, l.limit_bytes, DEFAULT_LINK_BUFFER);
                 let name = l
                     .name
                     .clone()
@@ -233,20 +194,6 @@ pub fn build(cfg: &SimConfig) -> Result<Built, ConfigError> {
             for (gi, g) in cfg.flows.iter().enumerate() {
                 let at = g.endpoints();
                 let key = |f: &str| format!("flows[{gi}].{f}");
-                if at.path.is_some() {
-                    return Err(ConfigError::invalid(
-                        key("path"),
-                        "set",
-                        "only for parking_lot topologies",
-                    ));
-                }
-                if !at.extra_delay.is_empty() {
-                    return Err(ConfigError::invalid(
-                        key("extra_delay"),
-                        format!("{:?}", at.extra_delay),
-                        "only for builder topologies (set link delays instead)",
-                    ));
-                }
                 let src = at.src.ok_or_else(|| {
                     ConfigError::invalid(key("src"), "null", "required for explicit topologies")
                 })?;
@@ -275,7 +222,7 @@ pub fn build(cfg: &SimConfig) -> Result<Built, ConfigError> {
     let mut routes = Routes::compute(net.nodes.len(), &edges, cfg.routing);
     if let TopologyConfig::Explicit(t) = &cfg.topology {
         for (i, r) in t.routes.iter().enumerate() {
-            let key = format!("topology.routes[{i}]");
+            let key = format!("routes[{i}]");
             let at = net.lookup(&format!("{key}.at"), &r.at)?;
             let dst = net.lookup(&format!("{key}.dst"), &r.dst)?;
             let l = *net
@@ -366,14 +313,9 @@ fn build_dumbbell(
     d: &DumbbellConfig,
     flows: &[FlowGroup],
 ) -> Result<Endpointss, ConfigError> {
-    check::rate("topology.bottleneck_rate", d.bottleneck_rate)?;
-    check::positive("topology.rtt", d.rtt)?;
-    check::probability("topology.loss", d.loss)?;
-    check_aqm("topology.aqm", &d.aqm)?;
     let access_rate = d.access_rate.unwrap_or(10.0 * d.bottleneck_rate);
-    check::rate("topology.access_rate", access_rate)?;
-    let limit = limit_of("topology.buffer", d.buffer_pkts, d.buffer_bytes, None)?;
-    let side = limit_of("topology.side_buffer", Some(d.side_buffer_pkts), None, None)?;
+    let limit = limit_of(d.buffer_pkts, d.buffer_bytes, DEFAULT_LINK_BUFFER);
+    let side = QueueLimit::Packets(d.side_buffer_pkts);
     let rtt = secs_to_ns(d.rtt);
     let bare = d.access == Access::None;
     if bare && d.access_rate.is_some() {
@@ -468,22 +410,9 @@ fn build_parking_lot(
     p: &ParkingLotConfig,
     flows: &[FlowGroup],
 ) -> Result<Endpointss, ConfigError> {
-    if p.hops == 0 || p.hops > 1000 {
-        return Err(ConfigError::invalid(
-            "topology.hops",
-            p.hops,
-            "must be in [1, 1000]",
-        ));
-    }
-    check::rate("topology.bottleneck_rate", p.bottleneck_rate)?;
-    check::non_negative("topology.hop_delay", p.hop_delay)?;
-    check::non_negative("topology.access_delay", p.access_delay)?;
-    check::probability("topology.loss", p.loss)?;
-    check_aqm("topology.aqm", &p.aqm)?;
     let access_rate = p.access_rate.unwrap_or(10.0 * p.bottleneck_rate);
-    check::rate("topology.access_rate", access_rate)?;
-    let limit = limit_of("topology.buffer", p.buffer_pkts, p.buffer_bytes, None)?;
-    let side = limit_of("topology.side_buffer", Some(p.side_buffer_pkts), None, None)?;
+    let limit = limit_of(p.buffer_pkts, p.buffer_bytes, DEFAULT_LINK_BUFFER);
+    let side = QueueLimit::Packets(p.side_buffer_pkts);
     build_chain(
         net,
         Chain {

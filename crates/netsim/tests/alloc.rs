@@ -10,8 +10,11 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+mod common;
+
 use aqm::Instant;
-use netsim::{SimConfig, Simulation};
+use common::scenario;
+use netsim::Simulation;
 use serde_json::json;
 
 struct Counting;
@@ -45,16 +48,15 @@ fn no_allocation_per_packet_in_steady_state() {
 }
 
 fn steady_state(aqm: serde_json::Value) {
-    let cfg: SimConfig = serde_json::from_value(json!({
+    let cfg = scenario(json!({
         "seed": 1, "duration": 40.0, "warmup": 5.0,
-        "topology": {"type": "dumbbell", "bottleneck_rate": 20e6, "rtt": 0.08,
-                     "buffer_pkts": 400, "aqm": aqm},
+        "dumbbell": {"rate": 20e6, "rtt": 0.08, "buffer": 400},
+        "aqm": aqm,
         "flows": [
-            {"kind": "tcp", "count": 10, "sack": true, "delayed_ack": true},
-            {"kind": "tcp", "count": 10, "cc": "cubic", "ecn": true}
+            {"count": 10, "sack": true, "delack": true},
+            {"count": 10, "cc": "cubic", "ecn": true}
         ]
-    }))
-    .unwrap();
+    }));
     let mut sim = Simulation::new(cfg).unwrap();
     sim.run_until(Instant(20_000_000_000));
     let a0 = ALLOCS.load(Ordering::Relaxed);

@@ -5,7 +5,7 @@ mod common;
 
 use aqm::Instant;
 use common::*;
-use netsim::{SimConfig, Simulation};
+use netsim::Simulation;
 use serde_json::json;
 
 /// N = 10 identical NewReno flows on a drop-tail dumbbell (10 Mb/s, rtt
@@ -98,7 +98,7 @@ fn short_flows_arrive_and_complete() {
         0.1,
         125,
         json!({"type": "droptail"}),
-        json!([{"kind": "short_tcp", "arrival_rate": 20.0, "mean_size": 20000,
+        json!([{"kind": "tcp_short", "arrival_rate": 20.0, "mean_size": 20000,
                 "pareto_shape": 1.5, "stop": 20.0}]),
     ));
     let s = sim.summary();
@@ -156,18 +156,17 @@ fn udp_cbr_with_tcp() {
 /// one-hop flows (more losses, longer RTT); every bottleneck is busy.
 #[test]
 fn parking_lot_long_flows_get_less() {
-    let cfg: SimConfig = serde_json::from_value(json!({
+    let cfg = scenario(json!({
         "seed": 3, "duration": 60.0, "warmup": 10.0,
-        "topology": {"type": "parking_lot", "hops": 3, "bottleneck_rate": 10e6,
-                     "hop_delay": 0.01, "access_delay": 0.005, "buffer_pkts": 100},
+        "parking_lot": {"hops": 3, "rate": 10e6, "link_delay": 0.01, "access_delay": 0.005,
+                        "buffer": 100},
         "flows": [
-            {"kind": "tcp", "name": "long", "count": 4},
-            {"kind": "tcp", "name": "x0", "count": 4, "path": [0, 1]},
-            {"kind": "tcp", "name": "x1", "count": 4, "path": [1, 2]},
-            {"kind": "tcp", "name": "x2", "count": 4, "path": [2, 3]}
+            {"name": "long", "count": 4},
+            {"name": "x0", "count": 4, "path": [0, 1]},
+            {"name": "x1", "count": 4, "path": [1, 2]},
+            {"name": "x2", "count": 4, "path": [2, 3]}
         ]
-    }))
-    .unwrap();
+    }));
     let sim = run(cfg);
     let s = sim.summary();
     assert_eq!(s.links.len(), 3);
@@ -200,23 +199,16 @@ fn parking_lot_long_flows_get_less() {
 /// same flow also serializes both packets on two access links at 100 Mb/s (+0.1664 ms).
 #[test]
 fn no_access_links_base_rtt_is_rtt() {
-    let cfg = |access: &str| {
-        let mut v = serde_json::to_value(dumbbell(
-            1,
-            2.0,
-            0.0,
-            10e6,
-            0.05,
-            100,
-            json!({"type": "droptail"}),
-            json!([{"kind": "tcp", "count": 1, "rwnd": 1, "packet_size": 1000}]),
-        ))
-        .unwrap();
-        v["topology"]["access"] = json!(access);
-        serde_json::from_value::<SimConfig>(v).unwrap()
+    let cfg = |access: &str, flows: serde_json::Value| {
+        scenario(json!({
+            "name": "test", "seed": 1, "duration": 2.0,
+            "dumbbell": {"rate": 10e6, "rtt": 0.05, "buffer": 100, "access": access},
+            "aqm": {"type": "droptail"}, "flows": flows,
+        }))
     };
+    let one = || json!([{"count": 1, "rwnd": 1, "packet_size": 1000}]);
     let srtt = |access: &str| {
-        let sim = run(cfg(access));
+        let sim = run(cfg(access, one()));
         sim.flow_status(0).unwrap().srtt_s.unwrap()
     };
     let none = srtt("none");
@@ -224,10 +216,10 @@ fn no_access_links_base_rtt_is_rtt() {
     let link = srtt("link");
     assert!((link - (0.050832 + 0.0001664)).abs() < 1e-9, "{link}");
     // Many flows share R1 and R2 and still run as separate connections.
-    let mut v = serde_json::to_value(cfg("none")).unwrap();
-    v["flows"] =
-        json!([{"kind": "tcp", "count": 20}, {"kind": "udp_cbr", "count": 2, "rate": 1e5}]);
-    let sim = run(serde_json::from_value(v).unwrap());
+    let sim = run(cfg(
+        "none",
+        json!([{"count": 20}, {"kind": "udp_cbr", "count": 2, "rate": 1e5}]),
+    ));
     let s = sim.summary();
     assert!(bottleneck(&s).utilization > 0.9);
     assert!(s.flows.iter().all(|f| f.goodput_bps > 0.0));

@@ -4,6 +4,7 @@
 mod common;
 
 use common::*;
+use experiment::scenario::Scenario;
 use netsim::{ConfigError, SimConfig, Simulation};
 use serde_json::json;
 
@@ -18,9 +19,9 @@ fn mixed(seed: u64) -> SimConfig {
         json!({"type": "red", "ecn": true}),
         json!([
             {"kind": "tcp", "count": 6, "cc": "newreno"},
-            {"kind": "tcp", "count": 2, "cc": "cubic", "ecn": true, "delayed_ack": true},
-            {"kind": "short_tcp", "arrival_rate": 4.0, "mean_size": 30000},
-            {"kind": "udp_onoff", "rate": 1e6, "on_mean": 0.2, "off_mean": 0.3}
+            {"kind": "tcp", "count": 2, "cc": "cubic", "ecn": true, "delack": true},
+            {"kind": "tcp_short", "arrival_rate": 4.0, "mean_size": 30000},
+            {"kind": "udp_onoff", "rate": 1e6, "on_time": 0.2, "off_time": 0.3}
         ]),
     )
 }
@@ -67,13 +68,11 @@ fn stepping_equals_one_run() {
 #[test]
 fn zero_ns_serialisation_delivers_same_instant_packets_together() {
     let cfg = || -> SimConfig {
-        serde_json::from_value(json!({
-            "scenario": "test", "seed": 5, "duration": 4.0, "warmup": 1.0,
-            "topology": {"type": "dumbbell", "bottleneck_rate": 10e6, "rtt": 0.04,
-                         "buffer_pkts": 50, "access_rate": 1e15},
-            "flows": [{"kind": "tcp", "count": 4, "cc": "newreno"}]
+        scenario(json!({
+            "name": "test", "seed": 5, "duration": 4.0, "warmup": 1.0,
+            "dumbbell": {"rate": 10e6, "rtt": 0.04, "buffer": 50, "access_rate": 1e15},
+            "flows": [{"count": 4, "cc": "newreno"}]
         }))
-        .unwrap()
     };
     let one = run(cfg()).summary();
     assert!(one.links["R1->R2"].utilization > 0.9);
@@ -90,49 +89,40 @@ fn zero_ns_serialisation_delivers_same_instant_packets_together() {
     );
 }
 
-/// Typed errors name the offending key and value.
+/// Errors name the offending key and value: the scenario's for what it validates (every
+/// value, every name), the engine's for what only the built topology shows (a flow whose
+/// endpoints are not connected).
 #[test]
 fn config_errors_name_key_and_value() {
-    let mut cfg = mixed(1);
-    if let experiment::config::TopologyConfig::Dumbbell(d) = &mut cfg.topology {
-        d.bottleneck_rate = -5.0;
-    }
-    let e = Simulation::new(cfg).unwrap_err();
-    assert_eq!(e.key(), Some("topology.bottleneck_rate"));
+    let bad = |doc: serde_json::Value| Scenario::from_value(&doc).unwrap_err();
+    let e = bad(json!({"duration": 1, "dumbbell": {"rate": -5.0}, "flows": [{}]}));
+    assert_eq!(e.key, "dumbbell.rate");
     assert!(e.to_string().contains("-5"), "{e}");
-
-    let e = SimConfig::from_json(
-        r#"{"duration": 1, "topology": {"type": "dumbbell", "bottleneck_rate": 1e6,
-            "rtt": 0.1, "buffer_pkts": 10, "rtt_ms": 3}}"#,
-    )
-    .unwrap_err();
-    assert!(
-        matches!(&e, ConfigError::Json(m) if m.contains("rtt_ms")),
-        "{e}"
+    let e = bad(json!({"duration": 1, "dumbbell": {"rate": 1e6, "rtt_ms": 3}, "flows": [{}]}));
+    assert_eq!(e.key, "dumbbell.rtt_ms");
+    let e = bad(json!({"duration": 8, "warmup": 100, "dumbbell": {"rate": 1e6}, "flows": [{}]}));
+    assert_eq!(e.key, "warmup");
+    let e = bad(
+        json!({"duration": 1, "dumbbell": {"rate": 1e6}, "aqm": {"type": "codel", "target": 0},
+                       "flows": [{}]}),
     );
+    assert_eq!(e.key, "aqm.target");
 
     let explicit = |flows: serde_json::Value| {
-        serde_json::from_value::<SimConfig>(json!({
+        json!({
             "duration": 1.0,
-            "topology": {"type": "explicit", "nodes": ["a", "b", "c"],
-                         "links": [{"from": "a", "to": "b", "rate": 1e6, "delay": 0.01}]},
+            "nodes": [{"name": "a"}, {"name": "b"}, {"name": "c"}],
+            "links": [{"src": "a", "dst": "b", "rate": 1e6, "delay": 0.01}],
             "flows": flows,
-        }))
-        .unwrap()
+        })
     };
-    let e =
-        Simulation::new(explicit(json!([{"kind": "tcp", "src": "a", "dst": "zz"}]))).unwrap_err();
+    let e = bad(explicit(json!([{"src": "a", "dst": "zz"}])));
     assert_eq!(
-        e,
-        ConfigError::UnknownNode {
-            key: "flows[0].dst".into(),
-            name: "zz".into()
-        }
+        (e.key.as_str(), e.value.as_deref()),
+        ("flows[0].dst", Some("\"zz\""))
     );
-    let e = Simulation::new(explicit(
-        json!([{"kind": "tcp", "name": "g", "src": "a", "dst": "c"}]),
-    ))
-    .unwrap_err();
+    let cfg = scenario(explicit(json!([{"name": "g", "src": "a", "dst": "c"}])));
+    let e = Simulation::new(cfg).unwrap_err();
     assert_eq!(
         e,
         ConfigError::Unroutable {
@@ -140,19 +130,6 @@ fn config_errors_name_key_and_value() {
             src: "a".into(),
             dst: "c".into()
         }
-    );
-    let mut cfg = mixed(1);
-    cfg.warmup = 100.0;
-    assert_eq!(Simulation::new(cfg).unwrap_err().key(), Some("warmup"));
-    let mut cfg = mixed(1);
-    cfg.topology = serde_json::from_value(json!({"type": "dumbbell",
-        "bottleneck_rate": 1e6, "rtt": 0.1, "buffer_pkts": 10,
-        "aqm": {"type": "codel", "target": 0}}))
-    .unwrap();
-    let e = Simulation::new(cfg).unwrap_err();
-    assert!(
-        matches!(&e, ConfigError::Aqm { key, .. } if key == "topology.aqm"),
-        "{e}"
     );
 }
 
@@ -162,11 +139,10 @@ fn schema_example_runs() {
     let doc = include_str!("../SCHEMA.md");
     let start = doc.find("```json").expect("example block") + 7;
     let end = start + doc[start..].find("```").unwrap();
-    let cfg = SimConfig::from_json(&doc[start..end]).expect("example parses");
-    let sim = run(cfg);
+    let sc = Scenario::from_json(&doc[start..end]).expect("example parses");
+    let sim = run(sc.config);
     let r = sim.results();
     assert!(r.summary.links.contains_key("R1->R2"));
-    assert!(r.summary.links.contains_key("R2->R1"));
     assert!(r.cwnd.flow.contains(&8));
     assert!(r
         .summary
@@ -175,9 +151,6 @@ fn schema_example_runs() {
         .any(|f| f.kind == "short_tcp" && f.fct_s.is_some()));
     // Load step: the "step" group (ids 10..14) stops at 15 s.
     assert!(r.summary.flows[10].goodput_bps > 0.0);
-    // Round trip through JSON.
-    let again = SimConfig::from_json(&sim.config().to_json()).unwrap();
-    assert_eq!(&again, sim.config());
 }
 
 /// AQM parameters and the AQM itself can be changed between steps; packet
@@ -230,22 +203,22 @@ fn set_aqm_and_param_between_steps() {
 /// identifies the path: tolerance +5 ms above the propagation RTT.
 #[test]
 fn explicit_routing_metrics_and_static_routes() {
-    let cfg = |routing: &str, routes: serde_json::Value| -> SimConfig {
-        serde_json::from_value(json!({
+    let doc = |routing: &str, routes: serde_json::Value| {
+        json!({
             "seed": 1, "duration": 3.0, "warmup": 1.0, "routing": routing,
-            "topology": {"type": "explicit", "nodes": ["a", "b", "c", "d"],
-                "links": [
-                    {"from": "a", "to": "b", "rate": 1e8, "delay": 0.001},
-                    {"from": "b", "to": "d", "rate": 1e8, "delay": 0.001},
-                    {"from": "a", "to": "c", "rate": 1e8, "delay": 0.010},
-                    {"from": "c", "to": "d", "rate": 1e8, "delay": 0.010},
-                    {"from": "a", "to": "d", "rate": 1e8, "delay": 0.050}
-                ],
-                "routes": routes},
-            "flows": [{"kind": "tcp", "src": "a", "dst": "d", "start": 0.0, "rwnd": 20}]
-        }))
-        .unwrap()
+            "nodes": [{"name": "a"}, {"name": "b"}, {"name": "c"}, {"name": "d"}],
+            "links": [
+                {"src": "a", "dst": "b", "rate": 1e8, "delay": 0.001},
+                {"src": "b", "dst": "d", "rate": 1e8, "delay": 0.001},
+                {"src": "a", "dst": "c", "rate": 1e8, "delay": 0.010},
+                {"src": "c", "dst": "d", "rate": 1e8, "delay": 0.010},
+                {"src": "a", "dst": "d", "rate": 1e8, "delay": 0.050}
+            ],
+            "routes": routes,
+            "flows": [{"src": "a", "dst": "d", "start": 0.0, "rwnd": 20}]
+        })
     };
+    let cfg = |routing: &str, routes: serde_json::Value| scenario(doc(routing, routes));
     let rtt = |c: SimConfig| run(c).summary().flows[0].rtt_ms_mean.unwrap();
     let hops = rtt(cfg("hops", json!([])));
     let delay = rtt(cfg("delay", json!([])));
@@ -259,7 +232,7 @@ fn explicit_routing_metrics_and_static_routes() {
     let bad = cfg("hops", json!([{"at": "a", "dst": "d", "link": "b->d"}]));
     assert_eq!(
         Simulation::new(bad).unwrap_err().key(),
-        Some("topology.routes[0].link")
+        Some("routes[0].link")
     );
 }
 

@@ -8,14 +8,13 @@ use netsim::{SimConfig, Simulation};
 use serde_json::json;
 
 fn two_nodes(rate: f64, delay: f64, loss: f64, limit: u32, flows: serde_json::Value) -> SimConfig {
-    serde_json::from_value(json!({
+    common::scenario(json!({
         "seed": 5, "duration": 100.0,
-        "topology": {"type": "explicit", "nodes": ["a", "b"],
-            "links": [{"from": "a", "to": "b", "rate": rate, "delay": delay,
-                       "loss": loss, "limit_pkts": limit}]},
+        "nodes": [{"name": "a"}, {"name": "b"}],
+        "links": [{"src": "a", "dst": "b", "rate": rate, "delay": delay, "loss": loss,
+                   "buffer": limit}],
         "flows": flows,
     }))
-    .unwrap()
 }
 
 /// Reference: delivery time = serialisation (8 * 1000 B / 10 Mb/s =

@@ -7,6 +7,8 @@
 //! (default 75, four shards); `PROPERTY_SEED=s` runs only scenario `s`
 //! (the failure message prints it together with the config).
 
+mod common;
+
 use aqm::{AqmConfig, Instant, QdiscConfig};
 use experiment::config::FlowGroup;
 use netsim::{SimConfig, SimResults, Simulation};
@@ -105,7 +107,7 @@ fn scenario(seed: u64) -> SimConfig {
             "count": n,
             "cc": *g.pick(&["newreno", "reno", "cubic"]),
             "ecn": ecn,
-            "delayed_ack": g.chance(0.5),
+            "delack": g.chance(0.5),
             "sack": g.chance(0.5),
             "start": start,
             "start_jitter": g.range(0.0, 0.3 * duration),
@@ -120,7 +122,7 @@ fn scenario(seed: u64) -> SimConfig {
             f["stop"] = json!(odd_range(&mut g, start + 0.01, duration));
         }
         if g.chance(0.2) {
-            f["bytes"] = json!(g.int(1, 300_000));
+            f["size"] = json!(g.int(1, 300_000));
         }
         flows.push(f);
     }
@@ -143,7 +145,7 @@ fn scenario(seed: u64) -> SimConfig {
     }
     if g.chance(0.15) {
         flows.push(json!({
-            "kind": "short_tcp",
+            "kind": "tcp_short",
             "arrival_rate": g.range(2.0, 30.0),
             "mean_size": g.range(2e3, 50e3),
             "start": 0.0,
@@ -156,25 +158,32 @@ fn scenario(seed: u64) -> SimConfig {
     } else {
         Value::Null
     };
-    let v = json!({
-        "scenario": format!("prop-{seed}"),
+    let loss = if g.chance(0.5) {
+        g.range(0.0, 0.02)
+    } else {
+        0.0
+    };
+    let mut dumbbell = json!({"rate": rate, "rtt": rtt, "buffer": buffer, "loss": loss});
+    if !access.is_null() {
+        dumbbell["access_rate"] = access.clone();
+    }
+    let mut aqm_table = json!({"type": name});
+    if ecn && aqm.get_param("ecn").is_some() {
+        aqm_table["ecn"] = json!(true);
+    }
+    let mut new = common::scenario(json!({
+        "name": format!("prop-{seed}"),
         "seed": seed,
         "duration": duration,
         "warmup": warmup,
         "sample_interval": sample_interval,
-        "topology": {
-            "type": "dumbbell",
-            "bottleneck_rate": rate,
-            "rtt": rtt,
-            "buffer_pkts": buffer,
-            "access_rate": access,
-            "aqm": serde_json::to_value(aqm).expect("aqm json"),
-            "loss": if g.chance(0.5) { g.range(0.0, 0.02) } else { 0.0 },
-        },
+        "dumbbell": dumbbell,
+        "aqm": aqm_table,
         "flows": flows,
-        "monitor": ["R1->R2", "R2->R1"],
-    });
-    serde_json::from_value(v).expect("generated config is valid")
+    }));
+    // both directions of the bottleneck (a dumbbell scenario monitors the forward one)
+    new.monitor = Some(vec!["R1->R2".into(), "R2->R1".into()]);
+    new
 }
 
 fn results_json(r: &SimResults) -> String {
@@ -427,8 +436,7 @@ fn shard(k: u64) {
         if let Err(e) = check(seed, &cfg) {
             failures.push(format!(
                 "seed {seed} (rerun: PROPERTY_SEED={seed} cargo test --release -p netsim \
-                 --test properties): {e}\nconfig: {}",
-                serde_json::to_string(&cfg).unwrap_or_default()
+                 --test properties): {e}\nconfig: {cfg:?}"
             ));
         }
     }
@@ -463,18 +471,26 @@ fn properties_shard_3() {
 /// The generator covers what it should.
 #[test]
 fn generator_covers_the_space() {
-    let cfgs: Vec<Value> = (0..SHARDS * CASES_PER_SHARD)
-        .map(|s| serde_json::to_value(scenario(s)).unwrap())
-        .collect();
+    let cfgs: Vec<SimConfig> = (0..SHARDS * CASES_PER_SHARD).map(scenario).collect();
     let aqms: std::collections::BTreeSet<String> = cfgs
         .iter()
-        .map(|c| c["topology"]["aqm"]["type"].as_str().unwrap().to_string())
+        .map(|c| {
+            c.topology
+                .aqm()
+                .expect("a dumbbell's aqm")
+                .name()
+                .to_string()
+        })
         .collect();
     assert_eq!(aqms.len(), qdisc_names().len(), "{aqms:?}");
-    let has = |k: &str| {
-        cfgs.iter()
-            .filter(|c| c["flows"].to_string().contains(k))
-            .count()
-    };
-    assert!(has("udp_cbr") > 30 && has("short_tcp") > 10 && has("\"stop\"") > 30);
+    let has =
+        |p: &dyn Fn(&FlowGroup) -> bool| cfgs.iter().filter(|c| c.flows.iter().any(p)).count();
+    let udp = has(&|g| matches!(g, FlowGroup::UdpCbr(_)));
+    let short = has(&|g| matches!(g, FlowGroup::ShortTcp(_)));
+    let stop = has(&|g| match g {
+        FlowGroup::Tcp(t) => t.stop.is_some(),
+        FlowGroup::UdpCbr(u) | FlowGroup::UdpOnoff(u) => u.stop.is_some(),
+        FlowGroup::ShortTcp(_) => false,
+    });
+    assert!(udp > 30 && short > 10 && stop > 30, "{udp} {short} {stop}");
 }

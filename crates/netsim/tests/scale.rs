@@ -5,7 +5,7 @@
 //! process measures only it). Also checks conservation and that the
 //! bottleneck carries traffic at this scale.
 
-use netsim::{SimConfig, Simulation};
+use netsim::Simulation;
 use serde_json::json;
 
 fn peak_rss_bytes() -> Option<u64> {
@@ -16,13 +16,14 @@ fn peak_rss_bytes() -> Option<u64> {
 
 #[test]
 fn one_gigabit_thousand_flows_under_one_gib() {
-    let cfg: SimConfig = serde_json::from_value(json!({
+    let cfg = experiment::scenario::Scenario::from_value(&json!({
         "seed": 1, "duration": 2.0, "warmup": 1.0,
-        "topology": {"type": "dumbbell", "bottleneck_rate": 1e9, "rtt": 0.1,
-                     "buffer_pkts": 12500, "aqm": {"type": "codel"}},
-        "flows": [{"kind": "tcp", "count": 1000, "cc": "cubic", "sack": true}]
+        "dumbbell": {"rate": 1e9, "rtt": 0.1, "buffer": 12500},
+        "aqm": {"type": "codel"},
+        "flows": [{"count": 1000, "cc": "cubic", "sack": true}]
     }))
-    .unwrap();
+    .unwrap()
+    .config;
     let mut sim = Simulation::new(cfg).unwrap();
     sim.run();
     sim.check_conservation().unwrap();

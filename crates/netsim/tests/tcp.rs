@@ -102,7 +102,7 @@ fn reno_newreno_cubic_fill_a_clean_link() {
                 125,
                 json!({"type": "droptail"}),
                 json!([{"kind": "tcp", "count": 1, "cc": cc, "sack": sack,
-                        "delayed_ack": delayed_ack}]),
+                        "delack": delayed_ack}]),
             ));
             let s = sim.summary();
             let u = bottleneck(&s).utilization;

@@ -22,6 +22,8 @@
 //! `cargo test --release -p netsim --test tcp_golden -- --nocapture` and
 //! copy the printed table, after checking that the change is intended.
 
+mod common;
+
 use aqm::Instant;
 use netsim::{SimConfig, Simulation};
 use serde_json::{json, Value};
@@ -53,16 +55,16 @@ fn cfg(
     flows: Value,
     trace: &[u32],
 ) -> SimConfig {
-    serde_json::from_value(json!({
-        "scenario": "golden", "seed": seed, "duration": duration, "warmup": 1.0,
-        "sample_interval": 0.01,
-        "topology": {"type": "dumbbell", "bottleneck_rate": rate, "rtt": 0.05,
-                     "buffer_pkts": buffer, "aqm": aqm, "loss": loss},
+    let mut new = common::scenario(json!({
+        "name": "golden", "seed": seed, "duration": duration, "warmup": 1.0,
+        "sample_interval": 0.01, "cwnd_interval": 0.01,
+        "dumbbell": {"rate": rate, "rtt": 0.05, "buffer": buffer, "loss": loss},
+        "aqm": aqm.clone(),
         "flows": flows,
-        "cwnd_trace": trace,
-        "cwnd_interval": 0.01,
-    }))
-    .expect("valid golden config")
+    }));
+    // the flows whose window is traced (a scenario traces whole groups)
+    new.cwnd_trace = trace.to_vec();
+    new
 }
 
 /// Uniform scenarios: name, seed, duration (s), bottleneck rate (bit/s),
@@ -112,7 +114,7 @@ fn scenarios() -> Vec<(&'static str, SimConfig)> {
                 json!({"type": aqm, "ecn": ecn})
             };
             let flows = json!([{"kind": "tcp", "count": n, "cc": cc, "ecn": ecn,
-                "delayed_ack": opts.contains("delack"), "sack": opts.contains("sack"),
+                "delack": opts.contains("delack"), "sack": opts.contains("sack"),
                 "start_jitter": 0.5, "extra_delay": extra}]);
             let trace: Vec<u32> = (0..n.min(3)).collect();
             (name, cfg(seed, dur, rate, buffer, loss, aqm, flows, &trace))
@@ -134,13 +136,13 @@ fn scenarios() -> Vec<(&'static str, SimConfig)> {
                 json!([
                     {"kind": "tcp", "count": 4, "cc": "reno", "ecn": true, "sack": true},
                     {"kind": "tcp", "count": 4, "cc": "newreno", "ecn": true,
-                     "delayed_ack": true, "rwnd": 20, "stop": 3.0},
+                     "delack": true, "rwnd": 20, "stop": 3.0},
                     {"kind": "tcp", "count": 4, "cc": "cubic", "ecn": true, "init_cwnd": 2,
-                     "min_rto": 0.3, "bytes": 400000},
-                    {"kind": "short_tcp", "arrival_rate": 20.0, "mean_size": 30000.0,
+                     "min_rto": 0.3, "size": 400000},
+                    {"kind": "tcp_short", "arrival_rate": 20.0, "mean_size": 30000.0,
                      "cc": "cubic", "ecn": true, "sack": true},
-                    {"kind": "short_tcp", "arrival_rate": 10.0, "mean_size": 20000.0,
-                     "cc": "reno", "delayed_ack": true}
+                    {"kind": "tcp_short", "arrival_rate": 10.0, "mean_size": 20000.0,
+                     "cc": "reno", "delack": true}
                 ]),
                 &[0, 4, 8],
             ),
@@ -156,11 +158,11 @@ fn scenarios() -> Vec<(&'static str, SimConfig)> {
                 json!({"type": "droptail"}),
                 json!([
                     {"kind": "tcp", "count": 3, "cc": "reno"},
-                    {"kind": "tcp", "count": 3, "cc": "newreno", "delayed_ack": true},
+                    {"kind": "tcp", "count": 3, "cc": "newreno", "delack": true},
                     {"kind": "tcp", "count": 3, "cc": "cubic", "sack": true,
                      "packet_size": 1500},
-                    {"kind": "short_tcp", "arrival_rate": 15.0, "mean_size": 50000.0,
-                     "cc": "newreno", "sack": true, "delayed_ack": true}
+                    {"kind": "tcp_short", "arrival_rate": 15.0, "mean_size": 50000.0,
+                     "cc": "newreno", "sack": true, "delack": true}
                 ]),
                 &[0, 3, 6],
             ),

@@ -164,7 +164,11 @@ fn parse_quantity(kind: &str, text: &str, require_unit: bool) -> PyResult<f64> {
 #[pyfunction]
 fn secs_to_ns(key: &str, s: f64) -> PyResult<u64> {
     if !s.is_finite() || s < 0.0 {
-        return Err(argument_error(key, s, "must be a finite time >= 0 (seconds)"));
+        return Err(argument_error(
+            key,
+            s,
+            "must be a finite time >= 0 (seconds)",
+        ));
     }
     aqm::Duration::try_from_secs_f64(s)
         .map(aqm::Duration::as_nanos)

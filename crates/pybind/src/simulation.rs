@@ -65,7 +65,10 @@ impl PySimulation {
             return Err(argument_error("t", t, &why));
         }
         if t_ns > end.as_nanos() {
-            let why = format!("after the scenario's end, duration = {} s", end.as_secs_f64());
+            let why = format!(
+                "after the scenario's end, duration = {} s",
+                end.as_secs_f64()
+            );
             return Err(argument_error("t", t, &why));
         }
         Ok(aqm::Instant(t_ns))

@@ -84,14 +84,3 @@ pub(super) fn unknown_key(path: &str, key: &str, value: &Value, known: &[&str]) 
     };
     err(&join(path, key), Some(value), reason)
 }
-
-pub(super) fn internal_error(e: &crate::config::ConfigError) -> ScenarioError {
-    match e {
-        crate::config::ConfigError::Invalid { key, value, reason } => ScenarioError {
-            key: key.clone(),
-            value: Some(value.clone()),
-            reason: reason.clone(),
-        },
-        other => err("", None, other.to_string()),
-    }
-}

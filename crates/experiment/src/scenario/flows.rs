@@ -262,6 +262,15 @@ pub(super) fn flow_group(
             }
         }
     };
+    let n = group.static_count() as usize;
+    let delays = group.endpoints().extra_delay.len();
+    if !(delays <= 1 || delays == n) {
+        return Err(err(
+            &t.key("extra_delay"),
+            v.get("extra_delay"),
+            format!("must have 0, 1 or count = {n} entries"),
+        ));
+    }
     // A key of another kind is named as such rather than as an unknown key.
     for (k, val) in t.map {
         if !t.known.contains(&k.as_str()) && FLOW_KEYS.contains(&k.as_str()) {

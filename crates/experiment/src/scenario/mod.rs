@@ -34,7 +34,7 @@ mod trace;
 
 use aqm::QdiscConfig;
 use cost::Cost;
-use error::{err, internal_error, Result};
+use error::{err, Result};
 use flows::flow_group;
 use qdisc::{apply_ecn_default, parse_aqm};
 use serde_json::Value;
@@ -283,9 +283,6 @@ impl Scenario {
             trace,
             trace_batch,
         };
-        // The internal checks (the same rules, for configs built in Rust) cannot fail on what
-        // was read above except for cross-field rules kept there only (extra_delay lengths).
-        config.validate_scalars().map_err(|e| internal_error(&e))?;
         config.flows.shrink_to_fit();
         Ok(Scenario {
             config,

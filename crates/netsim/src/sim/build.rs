@@ -19,7 +19,6 @@ use experiment::rng::{derive_seed, Rng, Stream};
 impl Simulation {
     /// Validates `cfg` and builds the simulation at time 0.
     pub fn new(cfg: SimConfig) -> Result<Simulation, ConfigError> {
-        cfg.validate_scalars()?;
         let built = crate::topology::build(&cfg)?;
         let seed = cfg.seed;
         let mut links = Vec::with_capacity(built.links.len());
@@ -267,9 +266,11 @@ impl Simulation {
             .reserve(rows(self.cwnd_interval, self.cwnd_flows.len()));
     }
 
-    /// Parses JSON and builds.
-    pub fn from_json(json: &str) -> Result<Simulation, ConfigError> {
-        Simulation::new(SimConfig::from_json(json)?)
+    /// Parses a scenario document (JSON with the user's keys, `docs/scenario.md`) and builds
+    /// it: the scenario's error (key, value, reason) or the build's (routability).
+    pub fn from_json(json: &str) -> Result<Simulation, Box<dyn std::error::Error + Send + Sync>> {
+        let sc = experiment::scenario::Scenario::from_json(json)?;
+        Ok(Simulation::new(sc.config)?)
     }
 }
 

@@ -54,8 +54,12 @@ impl SimError {
     /// format their own line.
     pub fn parts(&self) -> (String, Option<String>, String) {
         match self {
-            SimError::UnknownLink(n) => ("link".into(), Some(format!("'{n}'")), "unknown link".into()),
-            SimError::UnknownFlow(i) => ("flow".into(), Some(i.to_string()), "unknown flow id".into()),
+            SimError::UnknownLink(n) => {
+                ("link".into(), Some(format!("'{n}'")), "unknown link".into())
+            }
+            SimError::UnknownFlow(i) => {
+                ("flow".into(), Some(i.to_string()), "unknown flow id".into())
+            }
             SimError::Invalid { key, value, reason } => {
                 (key.clone(), Some(value.to_string()), reason.to_string())
             }

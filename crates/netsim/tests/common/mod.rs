@@ -4,9 +4,15 @@
 use netsim::{SimConfig, Simulation, Summary};
 use serde_json::{json, Value};
 
+/// The configuration of a scenario document (the user's keys, as `docs/scenario.md` has them).
+pub fn scenario(doc: Value) -> SimConfig {
+    experiment::scenario::Scenario::from_value(&doc)
+        .unwrap_or_else(|e| panic!("invalid test scenario: {e}\n{doc}"))
+        .config
+}
+
 #[allow(clippy::too_many_arguments)]
-/// A dumbbell config: `rate` bit/s, `rtt` s, `buffer` packets, `aqm` JSON,
-/// `flows` groups JSON.
+/// A dumbbell scenario: `rate` bit/s, `rtt` s, `buffer` packets, `aqm` table, `flows` groups.
 pub fn dumbbell(
     seed: u64,
     duration: f64,
@@ -17,13 +23,11 @@ pub fn dumbbell(
     aqm: Value,
     flows: Value,
 ) -> SimConfig {
-    let v = json!({
-        "scenario": "test", "seed": seed, "duration": duration, "warmup": warmup,
-        "topology": {"type": "dumbbell", "bottleneck_rate": rate, "rtt": rtt,
-                     "buffer_pkts": buffer, "aqm": aqm},
-        "flows": flows,
-    });
-    serde_json::from_value(v).expect("valid test config")
+    scenario(json!({
+        "name": "test", "seed": seed, "duration": duration, "warmup": warmup,
+        "dumbbell": {"rate": rate, "rtt": rtt, "buffer": buffer},
+        "aqm": aqm, "flows": flows,
+    }))
 }
 
 /// Builds, runs to the end, checks conservation, returns the simulation.
