@@ -46,15 +46,13 @@ struct Bench {
 fn scenarios() -> Vec<Bench> {
     let mk =
         |seed: u64, rate: f64, buffer: u32, aqm: serde_json::Value, n: u32, cc: &str, dur: f64| {
-            let new = scenario(json!({
+            scenario(json!({
                 "name": "bench", "seed": seed, "duration": dur, "warmup": 0.0,
                 "sample_interval": 0.01,
                 "dumbbell": {"rate": rate, "rtt": 0.1, "buffer": buffer},
-                "aqm": aqm.clone(),
+                "aqm": aqm,
                 "flows": [{"count": n, "cc": cc}]
-            }));
-
-            new
+            }))
         };
     vec![
         Bench {
@@ -118,15 +116,13 @@ fn scenarios() -> Vec<Bench> {
 
 /// htsim's dumbbell in aqmlab: `access = "none"`, rtt 20 ms, 1500-byte NewReno, drop-tail.
 fn bare(rate: f64, buffer: u32, n: u32, dur: f64) -> SimConfig {
-    let new = scenario(json!({
+    scenario(json!({
         "name": "bench", "seed": 1, "duration": dur, "warmup": 0.0,
         "sample_interval": 0.01,
         "dumbbell": {"rate": rate, "rtt": 0.02, "buffer": buffer, "access": "none"},
         "aqm": {"type": "droptail"},
         "flows": [{"count": n, "cc": "newreno", "packet_size": 1500}]
-    }));
-
-    new
+    }))
 }
 
 /// The configuration of a scenario document (the user's keys, `docs/scenario.md`).
