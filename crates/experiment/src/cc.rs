@@ -88,8 +88,43 @@ macro_rules! define_cc_kind {
             pub const ALL: &'static [CcKind] = &[$(CcKind::$variant,)*];
 
             /// What the registry says of this kind.
+            #[inline]
             pub fn info(self) -> &'static CcInfo {
                 &CONGESTION_CONTROLLERS[self as usize]
+            }
+
+            /// The algorithm needs ECN (DCTCP, Prague: Linux `TCP_CONG_NEEDS_ECN`); its
+            /// receiver echoes CE per segment (RFC 8257 §3.2) instead of RFC 3168's latched
+            /// ECE. (A `match`, not a table read: senders ask per packet.)
+            #[inline]
+            pub const fn needs_ecn(self) -> bool {
+                match self {
+                    $(CcKind::$variant => $ecn,)*
+                }
+            }
+
+            /// Data segments carry ECT(1), the L4S identifier (RFC 9331), instead of ECT(0).
+            #[inline]
+            pub const fn sends_ect1(self) -> bool {
+                match self {
+                    $(CcKind::$variant => $ect1,)*
+                }
+            }
+
+            /// Loss recovery without SACK.
+            #[inline]
+            pub const fn recovery(self) -> Recovery {
+                match self {
+                    $(CcKind::$variant => Recovery::$rec,)*
+                }
+            }
+
+            /// Lower-case name as used in configs and results.
+            #[inline]
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $(CcKind::$variant => $name,)*
+                }
             }
         }
     };
@@ -109,27 +144,6 @@ impl CcKind {
     /// The kind named `name` (as scenarios write it), if any.
     pub fn from_name(name: &str) -> Option<CcKind> {
         CcKind::ALL.iter().copied().find(|k| k.name() == name)
-    }
-
-    /// Lower-case name as used in configs and results.
-    pub fn name(self) -> &'static str {
-        self.info().name
-    }
-
-    /// The algorithm needs ECN (DCTCP, Prague: Linux `TCP_CONG_NEEDS_ECN`); its receiver
-    /// echoes CE per segment (RFC 8257 §3.2) instead of RFC 3168's latched ECE.
-    pub fn needs_ecn(self) -> bool {
-        self.info().needs_ecn
-    }
-
-    /// Data segments carry ECT(1), the L4S identifier (RFC 9331), instead of ECT(0).
-    pub fn sends_ect1(self) -> bool {
-        self.info().ect1
-    }
-
-    /// Loss recovery without SACK.
-    pub fn recovery(self) -> Recovery {
-        self.info().recovery
     }
 }
 
