@@ -1,6 +1,6 @@
 """Scenarios: TOML in, validated by the Rust core's schema, errors naming the key path.
 
-There is one schema, ``crates/netsim/src/scenario.rs``; this module reads TOML, applies
+There is one schema, ``crates/experiment/src/scenario/``; this module reads TOML, applies
 ``--set``-style overrides and hands the document to it. The reference of every key is
 ``docs/scenario.md``. A short example::
 

@@ -31,6 +31,7 @@ from aqmlab.protocol import HTML_ROWS, html_result, one_line
 from aqmlab.provenance import meta, now_utc
 from aqmlab.results import SimResult, flow_columns
 from aqmlab.scenario import Scenario, load_scenario
+from aqmlab.units import to_ns
 
 __all__ = ["ArgumentError", "simulate", "Simulation", "to_ns"]
 
@@ -39,40 +40,6 @@ ArgumentError = _core.ArgumentError
 #: Wall-clock seconds between returns to Python during a long run, so that Ctrl-C and SIGTERM
 #: are handled promptly (the core releases the GIL and cannot see signals itself).
 _SLICE_WALL_S = 0.2
-
-
-def to_ns(key: str, t: float) -> int:
-    """Seconds to integer nanoseconds by the project's one rounding rule.
-
-    The nearest nanosecond, halves away from zero (the core's
-    ``aqm::Duration::try_from_secs_f64``); every time a user gives in seconds is converted
-    here, once, and compared in nanoseconds afterwards.
-
-    Parameters
-    ----------
-    key : str
-        The argument's name, for the error message.
-    t : float
-        A time in seconds.
-
-    Returns
-    -------
-    int
-        Nanoseconds.
-
-    Raises
-    ------
-    ArgumentError
-        ``t`` is not a number, NaN, infinite or negative.
-
-    Examples
-    --------
-    >>> to_ns("t", 0.1 + 0.2)
-    300000000
-    """
-    if isinstance(t, bool) or not isinstance(t, int | float):
-        raise ArgumentError(f"{key} = {t!r}: give a time in seconds")
-    return _core.secs_to_ns(key, float(t))
 
 
 def _as_scenario(scenario: Scenario | Mapping | str | Path) -> Scenario:
@@ -191,7 +158,7 @@ class Simulation:
         """Advance to time ``t`` (seconds; a later ``t`` stops at the scenario's end).
 
         ``t`` is converted to integer nanoseconds once, by the project's one rounding rule
-        (:func:`to_ns`: the nearest nanosecond), and the run reaches exactly that instant, so
+        (:func:`aqmlab.units.to_ns`: the nearest nanosecond), and the run reaches exactly that instant, so
         ``run_until(0.1 + 0.2)`` ends at 300,000,000 ns.
 
         Raises

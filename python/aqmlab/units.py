@@ -39,6 +39,7 @@ __all__ = [
     "parse_packet_rate",
     "format_rate",
     "format_time",
+    "to_ns",
 ]
 
 
@@ -181,3 +182,37 @@ def format_time(seconds: float) -> str:
     if abs(seconds) >= 1e-3:
         return f"{seconds * 1e3:g}ms"
     return f"{seconds * 1e6:g}us"
+
+
+def to_ns(key: str, t: float) -> int:
+    """Seconds to integer nanoseconds by the project's one rounding rule.
+
+    The nearest nanosecond, halves away from zero (the core's
+    ``aqm::Duration::try_from_secs_f64``); every time a user gives in seconds is converted
+    here, once, and compared in nanoseconds afterwards.
+
+    Parameters
+    ----------
+    key : str
+        The argument's name, for the error message.
+    t : float
+        A time in seconds.
+
+    Returns
+    -------
+    int
+        Nanoseconds.
+
+    Raises
+    ------
+    ArgumentError
+        ``t`` is not a number, NaN, infinite or negative.
+
+    Examples
+    --------
+    >>> to_ns("t", 0.1 + 0.2)
+    300000000
+    """
+    if isinstance(t, bool) or not isinstance(t, int | float):
+        raise _core.ArgumentError(f"{key} = {t!r}: give a time in seconds")
+    return _core.secs_to_ns(key, float(t))

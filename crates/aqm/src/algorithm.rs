@@ -5,10 +5,10 @@
 //! (docs/design.md, "AQM driver contract"). Dispatch is static: [`crate::config`] wraps every
 //! algorithm in one enum and `match`es.
 
+use crate::backlog::{Backlog, DropReason, LinkInfo, QueueLimit, QueueStats};
 use crate::error::{ensure, ConfigError};
 use crate::packet::Packet;
 use crate::params::Params;
-use crate::queue::{Backlog, DropReason, LinkInfo, QueueLimit, QueueStats};
 use crate::rng::Rng;
 use crate::time::{Duration, Instant};
 

@@ -13,9 +13,9 @@
 //! Activations: one per arrival (the virtual queue and capacity are updated on each).
 
 use crate::algorithm::{Algorithm, Arrival, Env, QueueView, Verdict};
+use crate::backlog::{DropReason, QueueLimit};
 use crate::error::{ensure, ConfigError};
 use crate::params::aqm_config;
-use crate::queue::{DropReason, QueueLimit};
 use crate::rng::Rng;
 use crate::time::Instant;
 

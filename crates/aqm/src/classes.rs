@@ -18,11 +18,12 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::backlog::{DropReason, Enqueue, LinkInfo, QueueLimit, QueueStats};
 use crate::config::{AqmConfig, RawParam};
 use crate::error::ConfigError;
 use crate::packet::Packet;
 use crate::params::ParamInfo;
-use crate::queue::{DropReason, Enqueue, LinkInfo, QueueDisc, QueueLimit, QueueStats};
+use crate::queue::QueueDisc;
 use crate::time::Instant;
 
 /// Most classes a scheduler takes (the class index on a packet is a `u8`).
@@ -239,7 +240,7 @@ impl ClassList {
     }
 }
 
-/// The [`crate::qdisc::QdiscSpec`] items every class-based scheduler shares (its config is a
+/// The [`crate::qdisc::ops::QdiscSpec`] items every class-based scheduler shares (its config is a
 /// [`ClassList`], its name is `Self::NAME` in path errors); expands inside the scheduler's
 /// `impl QdiscSpec`, which adds `NAME`, `Config` and `describe`.
 macro_rules! class_list_spec {
@@ -265,7 +266,7 @@ macro_rules! class_list_spec {
 }
 pub(crate) use class_list_spec;
 
-/// The [`crate::qdisc::QdiscOps`] items of a class-based scheduler that are its [`ClassSet`]'s
+/// The [`crate::qdisc::ops::QdiscOps`] items of a class-based scheduler that are its [`ClassSet`]'s
 /// (the field `set`): timers, lengths, counters, classes, limit, link, memory, probability and
 /// configuration; expands inside the scheduler's `impl QdiscOps`, which adds `new`,
 /// `enqueue`, `dequeue` and `set_param`.

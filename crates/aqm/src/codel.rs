@@ -39,10 +39,10 @@
 //! ([`CodelRules`]).
 
 use crate::algorithm::{Algorithm, Arrival, Env, QueueView, Verdict};
+use crate::backlog::{Backlog, DropReason, QueueStats};
 use crate::error::{ensure, ConfigError};
 use crate::packet::{Ecn, Packet};
 use crate::params::{aqm_config, ParamValue};
-use crate::queue::{Backlog, DropReason, QueueStats};
 use crate::rng::Rng;
 use crate::time::{Duration, Instant};
 

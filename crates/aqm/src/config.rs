@@ -9,10 +9,10 @@
 use serde::{Deserialize, Serialize};
 
 use crate::algorithm::{Algorithm, Arrival, Env, QueueView, Verdict};
+use crate::backlog::{Backlog, DropReason, QueueStats};
 use crate::error::ConfigError;
 use crate::packet::Packet;
 use crate::params::{ParamInfo, Params};
-use crate::queue::{Backlog, DropReason, QueueStats};
 use crate::rng::Rng;
 use crate::time::{Duration, Instant};
 

@@ -21,12 +21,12 @@
 
 use std::collections::VecDeque;
 
+use crate::backlog::{DropReason, Enqueue, LinkInfo, QueueLimit, QueueStats};
 use crate::classes::{class_list_spec, class_set_ops, ClassConfig, ClassList, ClassSet};
 use crate::error::ConfigError;
 use crate::packet::Packet;
 use crate::params::ParamInfo;
-use crate::qdisc::{QdiscOps, QdiscSpec};
-use crate::queue::{DropReason, Enqueue, LinkInfo, QueueLimit, QueueStats};
+use crate::qdisc::ops::{QdiscOps, QdiscSpec};
 use crate::time::Instant;
 
 /// One class of a [`DrrConfig`] (the class model shared with [`crate::wfq`]).

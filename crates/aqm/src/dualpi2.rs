@@ -53,13 +53,12 @@ use std::collections::VecDeque;
 use serde::{Deserialize, Serialize};
 
 use crate::algorithm::Periodic;
+use crate::backlog::INITIAL_CAPACITY;
+use crate::backlog::{Backlog, DropReason, Enqueue, LinkInfo, QueueLimit, QueueStats};
 use crate::error::ConfigError;
 use crate::packet::{Ecn, Packet};
 use crate::params::{ParamInfo, ParamValue};
-use crate::qdisc::{QdiscOps, QdiscSpec};
-use crate::queue::{
-    Backlog, DropReason, Enqueue, LinkInfo, QueueLimit, QueueStats, INITIAL_CAPACITY,
-};
+use crate::qdisc::ops::{QdiscOps, QdiscSpec};
 use crate::rng::Rng;
 use crate::time::{Duration, Instant};
 

@@ -45,12 +45,12 @@
 //! its byte limit), the quantum (0 = the link's MTU; else Linux's 256..=1048576 bytes), the
 //! flow-count check (1..=65536) and the seed of the hash key are shared here too.
 
+use crate::backlog::{LinkInfo, QueueLimit};
 use crate::error::{ensure, ConfigError};
 use crate::packet::Packet;
-use crate::queue::{LinkInfo, QueueLimit};
 use crate::time::Instant;
 
-/// The [`crate::qdisc::QdiscOps`] items every qdisc on [`FlowQueues`] shares, over its fields
+/// The [`crate::qdisc::ops::QdiscOps`] items every qdisc on [`FlowQueues`] shares, over its fields
 /// `fq` (the flow queues), `stats`, `link_limit` and `link`: lengths, counters, limit, link and
 /// pool size; with `flows`, also the active-flow count of the flow queues (a hashed qdisc's;
 /// SQM counts its slots instead). Expands inside the qdisc's `impl QdiscOps`.
@@ -83,8 +83,8 @@ macro_rules! flow_queue_ops {
         fn active_flows(&self) -> Option<u32> {
             Some(self.fq.active())
         }
-        fn flow_count(&self, now: $crate::time::Instant) -> Option<$crate::qdisc::FlowCount> {
-            Some($crate::qdisc::FlowCount {
+        fn flow_count(&self, now: $crate::time::Instant) -> Option<$crate::qdisc::ops::FlowCount> {
+            Some($crate::qdisc::ops::FlowCount {
                 active: self.fq.active(),
                 area: self.fq.active_area(now),
                 peak: self.fq.peak(),

@@ -39,6 +39,7 @@
 //!
 //! Activations: one per CoDel run on a flow queue that found a packet (summed over flows).
 
+use crate::backlog::{DropReason, Enqueue, LinkInfo, QueueLimit, QueueStats};
 use crate::codel::{ce_threshold, CodelParams, CodelQueue, CodelRules, CodelVars, ControlLaw};
 use crate::error::{ensure, ConfigError};
 use crate::flowq::{
@@ -46,8 +47,7 @@ use crate::flowq::{
 };
 use crate::packet::Packet;
 use crate::params::{aqm_config, Params};
-use crate::qdisc::{flat_qdisc_spec, QdiscOps};
-use crate::queue::{DropReason, Enqueue, LinkInfo, QueueLimit, QueueStats};
+use crate::qdisc::ops::{flat_qdisc_spec, QdiscOps};
 use crate::time::{Duration, Instant};
 
 aqm_config! {

@@ -33,13 +33,13 @@
 //! Activations: one per run of the periodic law (each run updates every flow queue).
 
 use crate::algorithm::{Algorithm, Arrival, Env, Periodic, QueueView, Verdict};
+use crate::backlog::{DropReason, Enqueue, LinkInfo, QueueLimit, QueueStats};
 use crate::error::{ensure, ConfigError};
 use crate::flowq::{check_flows, check_quantum, hash_key, quantum_of, FlowQueues, Limits, List};
 use crate::packet::Packet;
 use crate::params::{aqm_config, Params};
 use crate::pie::{Pie, PieConfig};
-use crate::qdisc::{flat_qdisc_spec, QdiscOps};
-use crate::queue::{DropReason, Enqueue, LinkInfo, QueueLimit, QueueStats};
+use crate::qdisc::ops::{flat_qdisc_spec, QdiscOps};
 use crate::rng::Rng;
 use crate::time::{Duration, Instant};
 

@@ -113,6 +113,7 @@
 #![warn(missing_docs)]
 
 pub mod algorithm;
+pub mod backlog;
 pub mod classes;
 pub mod config;
 pub mod error;

@@ -34,9 +34,9 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::algorithm::{Algorithm, Arrival, Env, QueueView, Verdict};
+use crate::backlog::DropReason;
 use crate::error::{ensure, ConfigError};
 use crate::params::{ParamInfo, ParamValue, Params};
-use crate::queue::DropReason;
 use crate::rng::Rng;
 use crate::time::{BitsPerSec, Duration, Instant};
 

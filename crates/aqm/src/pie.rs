@@ -27,9 +27,9 @@
 //! Activations: one per run of the periodic law.
 
 use crate::algorithm::{Algorithm, Arrival, Env, Periodic, QueueView, Verdict};
+use crate::backlog::DropReason;
 use crate::error::{ensure, ConfigError};
 use crate::params::aqm_config;
-use crate::queue::DropReason;
 use crate::rng::Rng;
 use crate::time::{Duration, Instant};
 

@@ -6,221 +6,16 @@
 //! (`dropped_victim` is non-zero only for a FIFO that is a scheduler's class: the scheduler
 //! may take its head to make room for another class's arrival, see [`crate::qdisc`]).
 
-use std::collections::VecDeque;
-
-use serde::{Deserialize, Serialize};
-
 use crate::algorithm::{Arrival, Env, QueueView, Verdict};
 use crate::config::{AnyAqm, AqmConfig};
 use crate::error::ConfigError;
 use crate::packet::Packet;
 use crate::rng::Rng;
-use crate::time::{BitsPerSec, Duration, Instant};
+use crate::time::{Duration, Instant};
 
-/// Default MTU in bytes used by [`LinkInfo::new`] (Ethernet payload).
-pub const DEFAULT_MTU: u32 = 1500;
-
-/// Hard buffer limit, enforced by the wrapper before any packet is stored.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum QueueLimit {
-    /// At most this many packets.
-    Packets(u32),
-    /// At most this many bytes.
-    Bytes(u64),
-}
-
-impl QueueLimit {
-    /// The limit in packets, converting a byte limit with `mtu`-sized packets.
-    pub fn as_packets(self, mtu: u32) -> u64 {
-        match self {
-            QueueLimit::Packets(n) => n as u64,
-            QueueLimit::Bytes(b) => b / mtu.max(1) as u64,
-        }
-    }
-    /// The limit in bytes, converting a packet limit with `mtu`-sized packets.
-    pub fn as_bytes(self, mtu: u32) -> u64 {
-        match self {
-            QueueLimit::Packets(n) => n as u64 * mtu as u64,
-            QueueLimit::Bytes(b) => b,
-        }
-    }
-    fn is_zero(self) -> bool {
-        matches!(self, QueueLimit::Packets(0) | QueueLimit::Bytes(0))
-    }
-}
-
-/// The outgoing link of the queue (used by rate-based laws and idle-time corrections).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct LinkInfo {
-    /// Link rate.
-    pub rate: BitsPerSec,
-    /// Maximum packet size in bytes (CoDel's MAXPACKET default, PIE's "2 packets" rule,
-    /// conversions between packet and byte limits).
-    pub mtu: u32,
-}
-
-impl LinkInfo {
-    /// A link of `rate` with [`DEFAULT_MTU`].
-    pub const fn new(rate: BitsPerSec) -> LinkInfo {
-        LinkInfo {
-            rate,
-            mtu: DEFAULT_MTU,
-        }
-    }
-}
-
-/// Why a packet was dropped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum DropReason {
-    /// The hard buffer limit was reached (tail drop).
-    ForcedLimit,
-    /// Probabilistic early drop by the AQM at enqueue.
-    Early,
-    /// Deterministic AQM drop at enqueue (e.g. RED's average above max_th (non-gentle) or
-    /// 2·max_th (gentle), AVQ's virtual-queue overflow, PIE's de-randomisation bound).
-    AqmForced,
-    /// Dropped at dequeue by CoDel's control law (RFC 8289 §5.5).
-    CodelDequeue,
-}
-
-/// Result of [`QueueDisc::enqueue`].
-#[derive(Debug, PartialEq, Eq)]
-pub enum Enqueue<P> {
-    /// Stored unchanged.
-    Queued,
-    /// Stored with CE set (congestion signal as an ECN mark).
-    Marked,
-    /// Not stored; the packet is handed back so the caller can recycle it.
-    Dropped(P, DropReason),
-}
-
-/// Counters of one queue (packets unless named `_bytes`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct QueueStats {
-    /// Arrivals offered to `enqueue`.
-    pub received: u64,
-    /// Arrivals stored (including marked ones).
-    pub enqueued: u64,
-    /// Arrivals dropped at the hard limit ([`DropReason::ForcedLimit`]).
-    pub dropped_limit: u64,
-    /// Arrivals dropped by the AQM at enqueue ([`DropReason::Early`], [`DropReason::AqmForced`]).
-    pub dropped_early: u64,
-    /// Stored packets dropped at dequeue (CoDel).
-    pub dropped_dequeue: u64,
-    /// Stored packets dropped at the enqueue of *another* packet (a scheduler's buffer was
-    /// full and this queue was the fattest, see [`crate::qdisc`]).
-    #[serde(default)]
-    pub dropped_victim: u64,
-    /// Packets marked CE (at enqueue or dequeue).
-    pub marked: u64,
-    /// Packets handed to the link.
-    pub dequeued: u64,
-    /// Times the AQM control law ran (see each algorithm's docs for what counts).
-    pub activations: u64,
-    /// Bytes offered to `enqueue`.
-    pub received_bytes: u64,
-    /// Bytes handed to the link.
-    pub dequeued_bytes: u64,
-}
-
-impl QueueStats {
-    /// All drops before storage: `dropped_limit + dropped_early`.
-    #[inline]
-    pub fn dropped_enqueue(&self) -> u64 {
-        self.dropped_limit + self.dropped_early
-    }
-    /// Early drops: the AQM's decisions (at enqueue, `dropped_early`, and at dequeue,
-    /// `dropped_dequeue`), as opposed to [`QueueStats::dropped_forced`].
-    #[inline]
-    pub fn dropped_aqm(&self) -> u64 {
-        self.dropped_early + self.dropped_dequeue
-    }
-    /// Forced drops: the buffer was full (the arrival at the hard limit, `dropped_limit`, or
-    /// a packet a scheduler dropped to make room, `dropped_victim`).
-    #[inline]
-    pub fn dropped_forced(&self) -> u64 {
-        self.dropped_limit + self.dropped_victim
-    }
-    /// All drops.
-    #[inline]
-    pub fn dropped(&self) -> u64 {
-        self.dropped_enqueue() + self.dropped_dequeue + self.dropped_victim
-    }
-    /// Adds `o`'s counters to these (a scheduler's totals are the sums over its classes).
-    pub fn add(&mut self, o: &QueueStats) {
-        self.received += o.received;
-        self.enqueued += o.enqueued;
-        self.dropped_limit += o.dropped_limit;
-        self.dropped_early += o.dropped_early;
-        self.dropped_dequeue += o.dropped_dequeue;
-        self.dropped_victim += o.dropped_victim;
-        self.marked += o.marked;
-        self.dequeued += o.dequeued;
-        self.activations += o.activations;
-        self.received_bytes += o.received_bytes;
-        self.dequeued_bytes += o.dequeued_bytes;
-    }
-}
-
-/// FIFO storage with a byte counter. Grows by doubling up to the limit (see
-/// [`INITIAL_CAPACITY`]); no allocation per packet in steady state.
-#[derive(Debug, Clone)]
-pub struct Backlog<P> {
-    q: VecDeque<P>,
-    bytes: u64,
-}
-
-impl<P> Backlog<P> {
-    /// Bytes of packet storage held (capacity, kept once grown).
-    pub fn memory_bytes(&self) -> usize {
-        self.q.capacity() * std::mem::size_of::<P>()
-    }
-}
-
-impl<P: Packet> Backlog<P> {
-    pub(crate) fn with_capacity(n: usize) -> Self {
-        Backlog {
-            q: VecDeque::with_capacity(n),
-            bytes: 0,
-        }
-    }
-    /// Remove the head.
-    #[inline(always)]
-    pub fn pop(&mut self) -> Option<P> {
-        let p = self.q.pop_front()?;
-        self.bytes -= p.size_bytes() as u64;
-        Some(p)
-    }
-    #[inline]
-    pub(crate) fn push(&mut self, p: P) {
-        self.bytes += p.size_bytes() as u64;
-        self.q.push_back(p);
-    }
-    /// Packets stored.
-    #[inline]
-    pub fn len(&self) -> usize {
-        self.q.len()
-    }
-    /// True if no packet is stored.
-    #[inline]
-    pub fn is_empty(&self) -> bool {
-        self.q.is_empty()
-    }
-    /// Bytes stored.
-    #[inline]
-    pub fn bytes(&self) -> u64 {
-        self.bytes
-    }
-    /// The head packet.
-    #[inline]
-    pub fn front(&self) -> Option<&P> {
-        self.q.front()
-    }
-}
-
-/// Packets of storage a queue reserves at construction (it grows by doubling up to its limit).
-pub const INITIAL_CAPACITY: usize = 256;
+pub use crate::backlog::{
+    Backlog, DropReason, Enqueue, LinkInfo, QueueLimit, QueueStats, DEFAULT_MTU, INITIAL_CAPACITY,
+};
 
 /// A queue discipline: FIFO + hard limit + counters + seeded RNG + one AQM algorithm.
 ///
@@ -335,7 +130,7 @@ impl<P: Packet> QueueDisc<P> {
         self.stats.enqueued += 1;
         if mark {
             // Only reached for ECN-capable packets (checked above).
-            if let Some(p) = self.backlog.q.back_mut() {
+            if let Some(p) = self.backlog.back_mut() {
                 p.set_ce();
             }
             self.stats.marked += 1;

@@ -21,9 +21,9 @@
 //! the count of probabilistic decisions taken (docs/aqm/red.md).
 
 use crate::algorithm::{Algorithm, Arrival, Env, QueueView, Verdict};
+use crate::backlog::DropReason;
 use crate::error::{ensure, ConfigError};
 use crate::params::aqm_config;
-use crate::queue::DropReason;
 use crate::rng::Rng;
 use crate::time::Instant;
 

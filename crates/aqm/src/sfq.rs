@@ -38,12 +38,12 @@
 //! Activations: 0 (no control law); [`Sfq::perturbations`] counts rehashes.
 
 use crate::algorithm::Periodic;
+use crate::backlog::{DropReason, Enqueue, LinkInfo, QueueLimit, QueueStats};
 use crate::error::{ensure, ConfigError};
 use crate::flowq::{check_quantum, hash_key, quantum_of, FlowQueues, Limits, List, MAX_BUCKETS};
 use crate::packet::Packet;
 use crate::params::{aqm_config, Params};
-use crate::qdisc::{flat_qdisc_spec, QdiscOps};
-use crate::queue::{DropReason, Enqueue, LinkInfo, QueueLimit, QueueStats};
+use crate::qdisc::ops::{flat_qdisc_spec, QdiscOps};
 use crate::rng::Rng;
 use crate::time::{Duration, Instant};
 

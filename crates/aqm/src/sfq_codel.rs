@@ -38,13 +38,13 @@
 //!
 //! Activations: one per CoDel run on a bin that found a packet (summed over bins).
 
+use crate::backlog::{DropReason, Enqueue, LinkInfo, QueueLimit, QueueStats};
 use crate::codel::{CodelParams, CodelQueue, CodelRules, CodelVars, ControlLaw};
 use crate::error::{ensure, ConfigError};
 use crate::flowq::{check_flows, hash_key, FlowQueues, Limits, List};
 use crate::packet::Packet;
 use crate::params::{aqm_config, Params};
-use crate::qdisc::{flat_qdisc_spec, QdiscOps};
-use crate::queue::{DropReason, Enqueue, LinkInfo, QueueLimit, QueueStats};
+use crate::qdisc::ops::{flat_qdisc_spec, QdiscOps};
 use crate::time::{Duration, Instant};
 
 /// ns-2 sfqcodel's initial `maxpacket_` (bytes).

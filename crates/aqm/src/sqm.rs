@@ -43,6 +43,7 @@
 
 use std::collections::HashMap;
 
+use crate::backlog::{DropReason, Enqueue, LinkInfo, QueueLimit, QueueStats};
 use crate::classes::check_weight;
 use crate::codel::{CodelParams, CodelRules, CodelVars, ControlLaw};
 use crate::config::{AqmConfig, RawParam};
@@ -51,8 +52,7 @@ use crate::flowq::{hash_key, FlowQueues, Limits, List};
 use crate::fq_codel::FlowQueue;
 use crate::packet::Packet;
 use crate::params::{aqm_config, ParamInfo, Params};
-use crate::qdisc::{FlowCount, QdiscOps, QdiscSpec};
-use crate::queue::{DropReason, Enqueue, LinkInfo, QueueLimit, QueueStats};
+use crate::qdisc::ops::{FlowCount, QdiscOps, QdiscSpec};
 use crate::rng::Rng;
 use crate::time::{Duration, Instant};
 

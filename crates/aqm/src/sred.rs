@@ -13,9 +13,9 @@
 //! Activations: one per arrival once the zombie list is full (each computes `p_zap`).
 
 use crate::algorithm::{Algorithm, Arrival, Env, QueueView, Verdict};
+use crate::backlog::QueueLimit;
 use crate::error::{ensure, ConfigError};
 use crate::params::aqm_config;
-use crate::queue::QueueLimit;
 use crate::rng::Rng;
 use crate::time::Instant;
 

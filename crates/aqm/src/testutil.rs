@@ -1,10 +1,10 @@
 //! Test helpers: a minimal packet type, drop callbacks, flow ids for the hashed qdiscs.
 
 use crate::algorithm::{Arrival, Env, QueueView};
+use crate::backlog::DropReason;
+use crate::backlog::{LinkInfo, QueueLimit};
 use crate::flowq::FlowQueues;
 use crate::packet::Packet;
-use crate::queue::DropReason;
-use crate::queue::{LinkInfo, QueueLimit};
 use crate::time::{BitsPerSec, Duration, Instant};
 
 /// An environment: `limit` on a link of `mbps` Mb/s with MTU 1500.

@@ -44,12 +44,12 @@
 //! its victim rule are those of every class-based scheduler ([`crate::classes`], shared with
 //! [`crate::drr`]).
 
+use crate::backlog::{DropReason, Enqueue, LinkInfo, QueueLimit, QueueStats};
 use crate::classes::{class_list_spec, class_set_ops, ClassList, ClassSet};
 use crate::error::ConfigError;
 use crate::packet::Packet;
 use crate::params::ParamInfo;
-use crate::qdisc::{QdiscOps, QdiscSpec};
-use crate::queue::{DropReason, Enqueue, LinkInfo, QueueLimit, QueueStats};
+use crate::qdisc::ops::{QdiscOps, QdiscSpec};
 use crate::time::Instant;
 
 /// WFQ's configuration: the class list (the class model of [`crate::drr`]).

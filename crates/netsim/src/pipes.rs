@@ -6,7 +6,7 @@
 //! arrival time: a packet mostly goes to the back, and a packet whose serialisation
 //! started earlier but ends later than its neighbours' (the links' idle fast path
 //! completes a transmission when it starts, `link.rs`) is inserted a few places
-//! before. The event queue ([`crate::engine::EventQueue`]) merges the lanes' fronts
+//! before. The event queue (`engine::EventQueue`) merges the lanes' fronts
 //! with its heap, so a hop costs a ring append and a front pop rather than a heap push,
 //! the heap's moves of the entry and a pop; the rings are written and read in order.
 //!
@@ -36,8 +36,8 @@
 
 use std::collections::VecDeque;
 
-use crate::engine::Ns;
 use crate::packet::Packet;
+use experiment::time::Ns;
 
 /// Ordering key of an arrival: `(time, scheduling time, sequence number)`, as the event
 /// queue's entries.

@@ -482,7 +482,7 @@ def run_controller(
     last = np.array([sim.flow_status(f)["bytes_delivered"] for f in flows], dtype=float)
     # times in integer nanoseconds (the simulator's one rounding rule), so the loop ends
     # exactly at the end whatever the period's decimal value
-    from aqmlab.sim import to_ns
+    from aqmlab.units import to_ns
 
     period_ns, end_ns = to_ns("period", period), min(to_ns("until", end), sim.end_ns)
     if period_ns < 1:
