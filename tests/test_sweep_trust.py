@@ -268,6 +268,15 @@ def _children(pid: int) -> list[int]:
     return out
 
 
+def _state(pid: int) -> str:
+    """The one-letter scheduler state of ``pid`` (``R`` running, ``S`` sleeping, ...)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return "?"
+    return stat.rsplit(")", 1)[1].split()[0]
+
+
 def _grandchildren(pid: int) -> list[int]:
     return [g for c in _children(pid) for g in _children(c)]
 
@@ -301,7 +310,16 @@ def test_a_worker_killed_from_outside_fails_only_its_run_and_the_sweep_goes_on(t
         time.sleep(0.02)
     workers = _grandchildren(p.pid)  # the CLI -> the forkserver -> the workers
     assert len(workers) == 2, workers
-    os.kill(workers[0], signal.SIGKILL)
+    # Kill a worker in the middle of a run: one that is running (state R) on two looks 50 ms
+    # apart. A worker killed while it waits for its next run fails no run, rightly.
+    victim = None
+    while victim is None and time.monotonic() < deadline:
+        busy = [w for w in workers if _state(w) == "R"]
+        time.sleep(0.05)
+        busy = [w for w in busy if _state(w) == "R"]
+        victim = busy[0] if busy else None
+    assert victim is not None, "no worker was seen running"
+    os.kill(victim, signal.SIGKILL)
     out_text, err = _communicate(p, 300)  # before the fix: a hang
     assert p.returncode == 0, err
     assert "Traceback" not in err
