@@ -329,6 +329,9 @@ pub struct TcpGroup {
     /// on the group's forward path, at the same position. `None`: the first
     /// class.
     pub class: Option<String>,
+    /// Accurate ECN feedback (AccECN, draft-ietf-tcpm-accurate-ecn) negotiated by both
+    /// ends (needs `ecn`); default on for Prague, off otherwise.
+    pub accecn: bool,
 }
 
 /// UDP sources (CBR or on/off).
@@ -417,6 +420,9 @@ pub struct ShortTcpGroup {
     /// on the group's forward path, at the same position. `None`: the first
     /// class.
     pub class: Option<String>,
+    /// Accurate ECN feedback (AccECN, draft-ietf-tcpm-accurate-ecn) negotiated by both
+    /// ends (needs `ecn`); default on for Prague, off otherwise.
+    pub accecn: bool,
 }
 
 impl FlowGroup {

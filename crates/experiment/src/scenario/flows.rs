@@ -20,6 +20,7 @@ pub(super) const FLOW_KEYS: &[&str] = &[
     "delack",
     "sack",
     "prr",
+    "accecn",
     "init_cwnd",
     "min_rto",
     "start_jitter",
@@ -138,6 +139,7 @@ pub(super) fn flow_group(
         "tcp" => {
             let count = t.int_or("count", 1, u32::MAX as u64, 1)? as u32;
             let (cc, ecn, delayed_ack, sack, prr, init_cwnd, min_rto) = tcp_opts(&mut t)?;
+            let accecn = accecn_opt(&mut t, v, cc, ecn)?;
             let start_jitter = t.time("start_jitter", false)?;
             let size = t.quantity("size", Kind::Size)?;
             if let Some(s) = size {
@@ -168,10 +170,12 @@ pub(super) fn flow_group(
                 path: fpath,
                 extra_delay,
                 class,
+                accecn,
             })
         }
         "tcp_short" => {
             let (cc, ecn, delayed_ack, sack, prr, init_cwnd, min_rto) = tcp_opts(&mut t)?;
+            let accecn = accecn_opt(&mut t, v, cc, ecn)?;
             let ar = t.number(
                 "arrival_rate",
                 f64::NAN,
@@ -216,6 +220,7 @@ pub(super) fn flow_group(
                 path: fpath,
                 extra_delay,
                 class,
+                accecn,
             })
         }
         _ => {
@@ -285,6 +290,23 @@ pub(super) fn flow_group(
 }
 
 pub(super) type Attach = (Option<String>, Option<String>, Option<[u32; 2]>, Vec<f64>);
+
+/// `accecn`: AccECN feedback (default on for Prague, off otherwise; needs ECN). Written to
+/// the normalized scenario only when given.
+fn accecn_opt(t: &mut Table<'_>, v: &Value, cc: CcKind, ecn: bool) -> Result<bool> {
+    if t.raw("accecn").is_none() {
+        return Ok(cc == CcKind::Prague);
+    }
+    let on = t.boolean("accecn", false)?;
+    if on && !ecn {
+        return Err(err(
+            &t.key("accecn"),
+            v.get("accecn"),
+            "needs ecn = true (AccECN feeds back ECN marks)",
+        ));
+    }
+    Ok(on)
+}
 
 pub(super) fn attachment(t: &mut Table<'_>, v: &Value, topo: &Topo) -> Result<Attach> {
     let src = t.string("src")?;

@@ -80,6 +80,7 @@ impl Simulation {
                         t.init_cwnd,
                         t.min_rto,
                         t.rwnd,
+                        t.accecn,
                     );
                     for &(s, d) in eps {
                         let id = flows.len() as u32;
@@ -151,6 +152,7 @@ impl Simulation {
                         s.init_cwnd,
                         s.min_rto,
                         None,
+                        s.accecn,
                     );
                     let mut gen = ShortFlowGen {
                         rate: s.arrival_rate,

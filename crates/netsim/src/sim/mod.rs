@@ -115,6 +115,7 @@ pub(super) fn tcp_params(
     init_cwnd: u32,
     min_rto: f64,
     rwnd: Option<u32>,
+    accecn: bool,
 ) -> TcpParams {
     TcpParams {
         cc,
@@ -126,6 +127,7 @@ pub(super) fn tcp_params(
         rwnd,
         sack,
         prr,
+        accecn: accecn && (ecn || cc.needs_ecn()),
     }
 }
 

@@ -41,6 +41,7 @@
 //! * [`receiver`]: [`TcpReceiver`], reassembly, ACK generation, ECN echo.
 //! * [`sack`]: SACK runs and blocks (receiver), scoreboard (sender).
 
+pub mod accecn;
 pub mod cc;
 pub mod receiver;
 pub mod recovery;
@@ -81,4 +82,6 @@ pub struct TcpParams {
     /// recovery's transmissions instead of halving the window at once (see
     /// [`recovery::Prr`]); only with `sack`.
     pub prr: bool,
+    /// Accurate ECN feedback ([`accecn`]) negotiated by both ends (only with ECN).
+    pub accecn: bool,
 }
