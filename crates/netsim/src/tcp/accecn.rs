@@ -232,6 +232,21 @@ mod tests {
         }
     }
 
+    /// The AccECN fields fit in the 48-byte packet (flag bits and the SACK area).
+    #[test]
+    fn packet_stays_small() {
+        assert_eq!(std::mem::size_of::<Packet>(), 48);
+        eprintln!(
+            "sizes: sender {} receiver {} controller {} prague {} accecn snd {} rcv {}",
+            std::mem::size_of::<crate::tcp::TcpSender>(),
+            std::mem::size_of::<crate::tcp::TcpReceiver>(),
+            std::mem::size_of::<crate::tcp::cc::AnyController>(),
+            std::mem::size_of::<crate::tcp::cc::Prague>(),
+            std::mem::size_of::<Option<AccEcnSender>>(),
+            std::mem::size_of::<Option<AccEcnReceiver>>(),
+        );
+    }
+
     #[test]
     fn pack_roundtrip() {
         let f = [0xab_cdef, 0, 0xff_ffff, 12_345];
