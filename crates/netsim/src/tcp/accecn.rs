@@ -335,10 +335,11 @@ mod tests {
         assert_eq!(t.ceb, 5000);
         let mut t = s;
         assert_eq!(t.on_ack(&with_opt(2000), 10, 1000), 2);
-        // Between the bounds (d.ceb = 2000 = d·mss, not < 10·1000/2 = 5000? it is): use
-        // d·mss < d.ceb... a d.ceb of exactly d·mss with safe·mss/2 below it: safe.
+        // 16 segments of 500 bytes, d = 2, safe = 16 − (14 mod 8) = 10: d.ceb 2000 > d·mss
+        // = 1000 → safe. (With full segments the two tests leave no gap: safe ≥ d + 8 makes
+        // safe·mss/2 > d·mss.)
         let mut t = s;
-        assert_eq!(t.on_ack(&with_opt(2000), 16, 500), 2 + 8 * 1, "{t:?}");
+        assert_eq!(t.on_ack(&with_opt(2000), 16, 500), 10, "{t:?}");
     }
 
     /// End to end, with lost ACKs: the receiver sees 20 CE packets among 30; the sender
