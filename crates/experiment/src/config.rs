@@ -332,6 +332,8 @@ pub struct TcpGroup {
     /// Accurate ECN feedback (AccECN, draft-ietf-tcpm-accurate-ecn) negotiated by both
     /// ends (needs `ecn`); default on for Prague, off otherwise.
     pub accecn: bool,
+    /// Prague's RTT independence (Linux `RTT_CONTROL_RATE`); off by default, Prague only.
+    pub rtt_scaling: bool,
 }
 
 /// UDP sources (CBR or on/off).
@@ -423,6 +425,8 @@ pub struct ShortTcpGroup {
     /// Accurate ECN feedback (AccECN, draft-ietf-tcpm-accurate-ecn) negotiated by both
     /// ends (needs `ecn`); default on for Prague, off otherwise.
     pub accecn: bool,
+    /// Prague's RTT independence (Linux `RTT_CONTROL_RATE`); off by default, Prague only.
+    pub rtt_scaling: bool,
 }
 
 impl FlowGroup {

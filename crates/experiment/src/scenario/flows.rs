@@ -21,6 +21,7 @@ pub(super) const FLOW_KEYS: &[&str] = &[
     "sack",
     "prr",
     "accecn",
+    "rtt_scaling",
     "init_cwnd",
     "min_rto",
     "start_jitter",
@@ -140,6 +141,7 @@ pub(super) fn flow_group(
             let count = t.int_or("count", 1, u32::MAX as u64, 1)? as u32;
             let (cc, ecn, delayed_ack, sack, prr, init_cwnd, min_rto) = tcp_opts(&mut t)?;
             let accecn = accecn_opt(&mut t, v, cc, ecn)?;
+            let rtt_scaling = rtt_scaling_opt(&mut t, v, cc)?;
             let start_jitter = t.time("start_jitter", false)?;
             let size = t.quantity("size", Kind::Size)?;
             if let Some(s) = size {
@@ -171,11 +173,13 @@ pub(super) fn flow_group(
                 extra_delay,
                 class,
                 accecn,
+                rtt_scaling,
             })
         }
         "tcp_short" => {
             let (cc, ecn, delayed_ack, sack, prr, init_cwnd, min_rto) = tcp_opts(&mut t)?;
             let accecn = accecn_opt(&mut t, v, cc, ecn)?;
+            let rtt_scaling = rtt_scaling_opt(&mut t, v, cc)?;
             let ar = t.number(
                 "arrival_rate",
                 f64::NAN,
@@ -221,6 +225,7 @@ pub(super) fn flow_group(
                 extra_delay,
                 class,
                 accecn,
+                rtt_scaling,
             })
         }
         _ => {
@@ -303,6 +308,23 @@ fn accecn_opt(t: &mut Table<'_>, v: &Value, cc: CcKind, ecn: bool) -> Result<boo
             &t.key("accecn"),
             v.get("accecn"),
             "needs ecn = true (AccECN feeds back ECN marks)",
+        ));
+    }
+    Ok(on)
+}
+
+/// `rtt_scaling`: Prague's RTT independence (off by default; Prague only). Written to the
+/// normalized scenario only when given.
+fn rtt_scaling_opt(t: &mut Table<'_>, v: &Value, cc: CcKind) -> Result<bool> {
+    if t.raw("rtt_scaling").is_none() {
+        return Ok(false);
+    }
+    let on = t.boolean("rtt_scaling", false)?;
+    if on && cc != CcKind::Prague {
+        return Err(err(
+            &t.key("rtt_scaling"),
+            v.get("rtt_scaling"),
+            format!("only for cc = \"prague\" (not \"{}\")", cc.name()),
         ));
     }
     Ok(on)

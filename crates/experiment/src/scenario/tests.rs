@@ -116,6 +116,10 @@ fn errors_name_key_and_value() {
             r#"{"dumbbell": {"rate": 1e7}, "flows": [{"cc": "cubic", "accecn": true}]}"#,
             "flows[0].accecn = true: needs ecn = true",
         ),
+        (
+            r#"{"dumbbell": {"rate": 1e7}, "flows": [{"cc": "cubic", "rtt_scaling": true}]}"#,
+            "flows[0].rtt_scaling = true: only for cc = \"prague\" (not \"cubic\")",
+        ),
     ];
     for (doc, want) in cases {
         let got = parse(doc).unwrap_err();

@@ -81,6 +81,7 @@ impl Simulation {
                         t.min_rto,
                         t.rwnd,
                         t.accecn,
+                        t.rtt_scaling,
                     );
                     for &(s, d) in eps {
                         let id = flows.len() as u32;
@@ -153,6 +154,7 @@ impl Simulation {
                         s.min_rto,
                         None,
                         s.accecn,
+                        s.rtt_scaling,
                     );
                     let mut gen = ShortFlowGen {
                         rate: s.arrival_rate,

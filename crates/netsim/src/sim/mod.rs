@@ -116,6 +116,7 @@ pub(super) fn tcp_params(
     min_rto: f64,
     rwnd: Option<u32>,
     accecn: bool,
+    rtt_scaling: bool,
 ) -> TcpParams {
     TcpParams {
         cc,
@@ -128,6 +129,7 @@ pub(super) fn tcp_params(
         sack,
         prr,
         accecn: accecn && (ecn || cc.needs_ecn()),
+        rtt_scaling,
     }
 }
 

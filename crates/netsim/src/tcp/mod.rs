@@ -84,4 +84,6 @@ pub struct TcpParams {
     pub prr: bool,
     /// Accurate ECN feedback ([`accecn`]) negotiated by both ends (only with ECN).
     pub accecn: bool,
+    /// Prague's RTT independence ([`cc::Prague::set_rtt_scaling`]); ignored by the others.
+    pub rtt_scaling: bool,
 }

@@ -113,11 +113,15 @@ impl TcpSender {
             }
             None => (None, p.mss),
         };
+        let mut cc = AnyController::new(p.cc, p.init_cwnd);
+        if let AnyController::Prague(c) = &mut cc {
+            c.set_rtt_scaling(p.rtt_scaling);
+        }
         TcpSender {
             flow,
             dst,
             p,
-            cc: AnyController::new(p.cc, p.init_cwnd),
+            cc,
             rtt: RttEstimator::new(p.min_rto),
             rec: Recovery::new(RecoveryKind::new(p.cc, p.sack)).with_prr(p.prr),
             total_segs,
@@ -555,6 +559,7 @@ mod tests {
             sack: false,
             prr: false,
             accecn: false,
+            rtt_scaling: false,
         }
     }
 

@@ -23,7 +23,8 @@
 //!   `prague_classic_ecn_fallback`, Linux's `prague_ecn_fallback = 1`): see
 //!   [`super::classic_ecn`]. On by default here (RFC 9331 requires it of L4S senders; the
 //!   Linux module's default is 0, off).
-//! * **RTT independence** (optional, off by default: [`Prague::set_rtt_scaling`]):
+//! * **RTT independence** (optional, off by default: [`Prague::set_rtt_scaling`], the
+//!   scenario key `rtt_scaling`):
 //!   Linux's `RTT_CONTROL_RATE` (`prague_rate_scaled_ai_ack_increase`): after
 //!   [`RTT_TRANSITION`] rounds out of slow start, a flow whose RTT is below the target
 //!   [`RTT_TARGET`] (25 ms) grows by `(rtt/target)²` per window of unmarked ACKs, updates
