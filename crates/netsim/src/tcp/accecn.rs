@@ -384,4 +384,51 @@ mod tests {
         r.write(&mut o, 0);
         assert_eq!(s2.on_ack(&o, 10, 1000), 2);
     }
+
+    /// End to end through the sender and receiver (Prague, AccECN, no delayed ACKs): 10
+    /// segments, 3 of them CE. The ACKs carry ACE and the option, never ECE; the sender
+    /// counts exactly 3 CE segments (`s.cep` 5 -> 8), reduces once (once per window) and
+    /// does not take the option for SACK blocks.
+    #[test]
+    fn sender_and_receiver_end_to_end() {
+        use crate::packet::F_ECE;
+        use crate::tcp::{CcKind, TcpParams, TcpReceiver, TcpSender, DEFAULT_MIN_RTO};
+        let p = TcpParams {
+            cc: CcKind::Prague,
+            ecn: true,
+            delayed_ack: false,
+            mss: 1000,
+            init_cwnd: 10,
+            min_rto: DEFAULT_MIN_RTO,
+            rwnd: None,
+            sack: true,
+            prr: false,
+            accecn: true,
+            rtt_scaling: false,
+        };
+        let mut snd = TcpSender::new(0, 1, p, None);
+        let mut rcv = TcpReceiver::new(0, 0, false, true)
+            .with_per_segment_ce(true)
+            .with_accecn(true);
+        let mut segs = Vec::new();
+        snd.send_allowed(0, &mut segs);
+        assert_eq!(segs.len(), 10);
+        let mut acks = Vec::new();
+        for (i, seg) in segs.iter_mut().enumerate() {
+            if [2, 3, 7].contains(&i) {
+                seg.flags |= F_CE;
+            }
+            rcv.on_data(1_000_000, seg, &mut acks);
+        }
+        assert_eq!(acks.len(), 10);
+        assert!(acks.iter().all(|a| !a.has(F_ECE) && option(a).is_some()));
+        assert_eq!(ace(&acks[9]), (5 + 3) & 7);
+        let mut out = Vec::new();
+        for a in &acks {
+            snd.on_ack(20_000_000, a, &mut out);
+        }
+        assert_eq!(snd.accecn().map(|a| a.cep), Some(8));
+        assert_eq!(snd.stats.ecn_reductions, 1);
+        assert_eq!(snd.snd_una, 10);
+    }
 }

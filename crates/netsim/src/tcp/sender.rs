@@ -170,6 +170,11 @@ impl TcpSender {
         &self.cc
     }
 
+    /// The AccECN feedback state, if negotiated.
+    pub fn accecn(&self) -> Option<&AccEcnSender> {
+        self.accecn.as_ref()
+    }
+
     /// Smoothed RTT (ns), `None` before the first sample.
     pub fn srtt(&self) -> Option<Ns> {
         self.rtt.srtt()
