@@ -126,6 +126,7 @@ pub(super) fn tcp_params(
         rwnd,
         sack,
         prr,
+        pacing: false,
     }
 }
 

@@ -11,6 +11,8 @@
 //! rule in SACK recovery; the timer is armed whenever data is outstanding.
 
 use super::cc::{AckEvent, AnyController, CaState, Congestion, Controller};
+use super::pacing::{linux_rate, Pacer};
+use super::rate::RateSampler;
 use super::recovery::{NewAck, Recovery, RecoveryKind, SackNext};
 use super::rtt::RttEstimator;
 use super::TcpParams;
@@ -95,6 +97,12 @@ pub struct TcpSender {
     pub stats: TcpStats,
     /// Time the last byte of a finite flow was acknowledged.
     pub done_at: Option<Ns>,
+    /// Pacing state ([`super::pacing`]); used only if `paced`.
+    pub pace: Pacer,
+    /// Transmissions are paced (the group's `pacing`, or a controller with its own rate).
+    paced: bool,
+    /// Delivery-rate sampler, for controllers that read rate samples (BBR).
+    rate: Option<Box<RateSampler>>,
 }
 
 impl TcpSender {
@@ -110,11 +118,15 @@ impl TcpSender {
             }
             None => (None, p.mss),
         };
+        let mut cc = AnyController::new(p.cc, p.init_cwnd);
+        cc.seed(flow as u64);
+        let paced = p.pacing || cc.pacing_rate().is_some();
+        let rate = cc.wants_rate_sample().then(Box::<RateSampler>::default);
         TcpSender {
             flow,
             dst,
             p,
-            cc: AnyController::new(p.cc, p.init_cwnd),
+            cc,
             rtt: RttEstimator::new(p.min_rto),
             rec: Recovery::new(RecoveryKind::new(p.cc, p.sack)).with_prr(p.prr),
             total_segs,
@@ -140,6 +152,44 @@ impl TcpSender {
                 ..TcpStats::default()
             },
             done_at: None,
+            pace: Pacer::default(),
+            paced,
+            rate,
+        }
+    }
+
+    /// Transmissions are paced.
+    pub fn paced(&self) -> bool {
+        self.paced
+    }
+
+    /// The pacing rate (payload bytes/s; 0: unpaced): the controller's, else Linux's
+    /// `tcp_update_pacing_rate` from the current window and SRTT.
+    #[inline]
+    pub fn pacing_rate(&self) -> u64 {
+        match self.cc.pacing_rate() {
+            Some(r) => r,
+            None => linux_rate(
+                self.p.mss,
+                self.cc.window(),
+                self.cc.ssthresh(),
+                self.flight(),
+                self.rtt.srtt_ns(),
+            ),
+        }
+    }
+
+    /// Segments in flight as Linux's `tcp_packets_in_flight` estimates them: the SACK
+    /// recovery's pipe; after a timeout, what was resent; else the outstanding segments less
+    /// the duplicate ACKs counted delivered (rate-sampled flows only).
+    #[inline]
+    fn packets_in_flight(&self, rate: &RateSampler, loss: bool) -> u32 {
+        if self.rec.in_sack_recovery() {
+            self.rec.sack_delivery(self.snd_max).1
+        } else if loss {
+            self.snd_nxt - self.snd_una
+        } else {
+            self.flight().saturating_sub(rate.reno_sacked())
         }
     }
 
@@ -244,6 +294,19 @@ impl TcpSender {
             self.cwr_pending = false;
         }
         self.stats.segs_sent += 1;
+        if self.paced {
+            let rate = self.pacing_rate();
+            self.pace.on_send(now, self.payload(seq), rate);
+        }
+        if let Some(r) = self.rate.as_deref_mut() {
+            r.on_sent(
+                seq,
+                now,
+                self.snd_una,
+                self.snd_max - self.snd_una,
+                seq < self.snd_max,
+            );
+        }
         out.push(Packet {
             flow: self.flow,
             seq,
@@ -267,6 +330,9 @@ impl TcpSender {
                 .floor() as u32)
                 .max(1);
             while self.snd_nxt < self.app_limit && self.snd_nxt < self.snd_una.saturating_add(wnd) {
+                if self.paced && !self.pace.ready(now) {
+                    break;
+                }
                 let seq = self.snd_nxt;
                 self.snd_nxt += 1;
                 // After a timeout, segments the receiver SACKed are skipped.
@@ -276,6 +342,12 @@ impl TcpSender {
                 self.emit(seq, now, out);
                 if self.snd_nxt > self.snd_max {
                     self.snd_max = self.snd_nxt;
+                }
+            }
+            // Linux `tcp_rate_check_app_limited`: the application has nothing more to send.
+            if self.snd_nxt >= self.app_limit {
+                if let Some(r) = self.rate.as_deref_mut() {
+                    r.check_app_limited(self.snd_max - self.snd_una, wnd, false);
                 }
             }
         }
@@ -291,6 +363,9 @@ impl TcpSender {
         let wnd = (self.cc.window().floor() as u32).max(1);
         self.snd_nxt = self.snd_nxt.max(self.snd_max);
         loop {
+            if self.paced && !self.pace.ready(now) {
+                break;
+            }
             let can_send_new =
                 self.snd_max < self.app_limit && self.snd_max < self.snd_una.saturating_add(rwnd);
             match self.rec.sack_next(wnd, self.snd_max, can_send_new) {
@@ -341,7 +416,59 @@ impl TcpSender {
     pub fn on_ack(&mut self, now: Ns, ack_pkt: &Packet, out: &mut Vec<Packet>) {
         let ev = self.process_ack(now, ack_pkt, out);
         self.cc.on_ack(now, &ev);
+        if self.rate.is_some() {
+            self.rate_sample(now, &ev);
+        }
         self.send_allowed(now, out);
+    }
+
+    /// Linux `tcp_rate_gen` and `cong_control` for a controller that reads rate samples.
+    #[inline(never)]
+    fn rate_sample(&mut self, now: Ns, ev: &AckEvent) {
+        let Some(mut r) = self.rate.take() else {
+            return;
+        };
+        let ca_state = r.ca_state(self.snd_una, self.rec.in_recovery());
+        // Newly lost: the segments retransmitted since the last sample (fast retransmit,
+        // partial ACK, SACK recovery), except during the Loss state, whose timeout marked
+        // everything outstanding lost at once.
+        let retx = self.stats.retransmits;
+        if ca_state != super::rate::CA_LOSS && retx > r.retx_seen {
+            r.mark_lost((retx - r.retx_seen) as u32);
+        }
+        r.retx_seen = retx;
+        let mut rs = r.gen(now, ev.rtt);
+        rs.ca_state = ca_state;
+        rs.in_flight = self.packets_in_flight(&r, ca_state == super::rate::CA_LOSS);
+        rs.edt = self.pace.next;
+        rs.mss = self.p.mss;
+        rs.srtt = ev.srtt;
+        self.cc.cong_control(now, &rs, &mut r);
+        self.rate = Some(r);
+    }
+
+    /// The delivery accounting of an ACK for `ack` for the rate sampler, before `snd_una`
+    /// moves: the sample starts with the flight before the ACK, `tcp_rate_skb_delivered` for
+    /// each cumulatively acknowledged segment and the delivered count
+    /// (`tcp_count_delivered`).
+    #[inline(never)]
+    fn rate_on_ack(&mut self, ack: u32) {
+        let Some(mut r) = self.rate.take() else {
+            return;
+        };
+        let prior = self.packets_in_flight(&r, r.in_loss());
+        r.begin_ack(prior);
+        for seq in self.snd_una..ack.max(self.snd_una) {
+            r.on_delivered(seq);
+        }
+        if self.rec.kind() == RecoveryKind::Sack {
+            r.count_delivered(self.rec.sack_delivery(self.snd_max).0);
+        } else if ack > self.snd_una {
+            r.on_reno_cumack(ack - self.snd_una);
+        } else if ack == self.snd_una && self.snd_max > self.snd_una {
+            r.on_reno_dupack(self.snd_max - self.snd_una);
+        }
+        self.rate = Some(r);
     }
 
     /// [`TcpSender::on_ack`] up to the controller's `on_ack`: the ECN
@@ -355,6 +482,9 @@ impl TcpSender {
             self.rec
                 .on_sack_blocks(ack, &ack_pkt.sack, self.snd_una, self.snd_max);
         }
+        if self.rate.is_some() {
+            self.rate_on_ack(ack);
+        }
         // End of the ECN reduction period: something above the recovery
         // point is acknowledged (Linux `tcp_fastretrans_alert`, TCP_CA_CWR:
         // "CWR is to be held something *above* high_seq is ACKed").
@@ -362,7 +492,9 @@ impl TcpSender {
             self.in_cwr = false;
             // (Prague grows its window during CWR, see `cc`.)
             debug_assert!(
-                self.p.cc == crate::tcp::CcKind::Prague || self.cc.window() == self.cc.ssthresh()
+                self.p.cc == crate::tcp::CcKind::Prague
+                    || self.rate.is_some()
+                    || self.cc.window() == self.cc.ssthresh()
             );
         }
         // Linux `in_ack_event` (DCTCP's alpha update), before the ECN reaction.
@@ -479,6 +611,9 @@ impl TcpSender {
             return;
         }
         self.stats.timeouts += 1;
+        if let Some(r) = self.rate.as_deref_mut() {
+            r.on_timeout(self.snd_max, self.snd_max - self.snd_una);
+        }
         let flight = self.flight_for_ssthresh();
         let repeated = self.in_rto_backoff;
         self.cc
@@ -496,6 +631,9 @@ impl TcpSender {
         // RFC 6298 §5.5: back off.
         self.rtt.backoff();
         self.send_allowed(now, out);
+        if let Some(r) = self.rate.as_deref_mut() {
+            r.retx_seen = self.stats.retransmits;
+        }
         self.rto_deadline = Some(now + self.rtt.rto());
     }
 }
@@ -523,6 +661,7 @@ mod tests {
             rwnd: None,
             sack: false,
             prr: false,
+            pacing: false,
         }
     }
 
