@@ -86,8 +86,9 @@ pub struct RateSample {
     /// Smoothed RTT (ns, 0 before the first sample).
     pub srtt: Ns,
     /// Send time of the segment the snapshot came from (`rs->last_end_seq`'s segment).
-    last_tx: Ns,
-    last_seq: u32,
+    pub(crate) last_tx: Ns,
+    /// Its sequence number (`rs->last_end_seq`).
+    pub(crate) last_seq: u32,
 }
 
 /// Linux `TCP_CA_Open` (the CWR and Disorder states count as open for a rate-based

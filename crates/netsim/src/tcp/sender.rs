@@ -709,6 +709,53 @@ mod tests {
         assert_eq!(s.stats.fast_retransmits, 1);
     }
 
+    /// Pacing (`pacing = true`), worked by hand: without an RTT sample the initial window
+    /// leaves at once (Linux's initial `sk_pacing_rate` is unlimited). The ACK of segment 0
+    /// at 100 ms gives SRTT 100 ms and cwnd 11 in slow start, so Linux's rate is 200 % x 11 x
+    /// 960 bytes / 100 ms = 211 200 bytes/s, one 960-byte segment per 4 545 454 ns: of the
+    /// two segments the window allows, one leaves now and the sender waits for the other;
+    /// one timer is armed, and when it fires the second leaves and nothing more waits.
+    #[test]
+    fn paced_sender_spaces_segments_with_one_timer() {
+        use crate::tcp::pacing::NEVER;
+        let p = TcpParams {
+            pacing: true,
+            ..params(CcKind::Newreno)
+        };
+        let mut s = TcpSender::new(0, 1, p, None);
+        assert!(s.paced());
+        let mut out = Vec::new();
+        s.send_allowed(0, &mut out);
+        assert_eq!(out.len(), 10);
+        out.clear();
+        let t = 100_000_000;
+        s.on_ack(t, &ack(1, 0), &mut out);
+        assert_eq!(s.pacing_rate(), 2 * 11 * 960 * 10);
+        assert_eq!(out.len(), 1);
+        assert_eq!(s.pace.wait, t + 4_545_454);
+        assert_eq!(s.pace.arm(), Some(t + 4_545_454));
+        assert_eq!(s.pace.arm(), None, "one pending timer");
+        // An ACK-less attempt before the time sends nothing.
+        s.send_allowed(t + 1_000_000, &mut out);
+        assert_eq!(out.len(), 1);
+        assert!(s.pace.fire(t + 4_545_454));
+        s.send_allowed(t + 4_545_454, &mut out);
+        assert_eq!(out.len(), 2);
+        assert_eq!((out[0].seq, out[1].seq), (10, 11));
+        assert_eq!(
+            s.pace.wait, NEVER,
+            "window-limited, not waiting for the pacer"
+        );
+        assert_eq!(s.pace.arm(), None);
+        // Unpaced flows never wait.
+        let mut u = TcpSender::new(0, 1, params(CcKind::Newreno), None);
+        assert!(!u.paced());
+        u.send_allowed(0, &mut out);
+        u.on_ack(t, &ack(1, 0), &mut out);
+        assert_eq!(u.pace.arm(), None);
+        assert_eq!(out.len(), 2 + 10 + 2);
+    }
+
     /// Reno leaves recovery on the partial ACK instead.
     #[test]
     fn reno_exits_on_partial_ack() {

@@ -818,3 +818,293 @@ impl Controller for Bbr {
         self.rng ^= seed.wrapping_mul(0x2545_f491_4f6c_dd1d);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const US: Ns = 1000;
+    const MS: Ns = 1_000_000;
+
+    /// Feeds BBR hand-made rate samples (MSS 1000 bytes), as `bbr_main` sees them.
+    struct Drive {
+        b: Bbr,
+        tp: RateSampler,
+        now: Ns,
+    }
+
+    impl Drive {
+        fn new() -> Self {
+            Drive {
+                b: Bbr::with_window(10.0, f64::INFINITY),
+                tp: RateSampler::new(),
+                now: 0,
+            }
+        }
+
+        /// One ACK `dt` after the previous one, acknowledging `acked` packets, with a sample
+        /// of `d` packets delivered over 10 ms, an RTT sample `rtt`, the given flights, and
+        /// (if `round`) the end of a packet-timed round; the sample is app-limited while the
+        /// connection is marked so (`tp.app_limited`).
+        #[allow(clippy::too_many_arguments)]
+        fn ack(&mut self, dt: Ns, acked: u32, d: u32, rtt: Ns, prior: u32, inflight: u32, round: bool) {
+            self.now += dt;
+            let prior_delivered = if round {
+                self.b.next_rtt_delivered
+            } else {
+                self.b.next_rtt_delivered.wrapping_sub(1)
+            };
+            self.tp.delivered += acked;
+            self.tp.delivered_time = self.now;
+            let rs = RateSample {
+                prior_delivered,
+                prior_time: Some(self.now.saturating_sub(10 * MS)),
+                delivered: Some(d),
+                interval: Some(10 * MS),
+                acked_sacked: acked,
+                rtt: Some(rtt),
+                prior_in_flight: prior,
+                in_flight: inflight,
+                mss: 1000,
+                srtt: rtt,
+                // What the sampler's snapshots would say: app-limited while marked so.
+                is_app_limited: self.tp.app_limited != 0,
+                ..RateSample::default()
+            };
+            self.b.cong_control(self.now, &rs, &mut self.tp);
+        }
+
+        /// A round of `d` packets per 10 ms (RTT 10 ms), with `inflight` packets in flight.
+        fn round(&mut self, d: u32, inflight: u32) {
+            self.ack(10 * MS, d, d, 10 * MS, inflight, inflight, true);
+        }
+    }
+
+    /// `bw` of `d` packets per 10 ms in BBR's unit (packets/µs << 24).
+    fn bw(d: u32) -> u32 {
+        (d as u64 * BW_UNIT / 10_000) as u32
+    }
+
+    /// Gains by hand from tcp_bbr.c's constants.
+    #[test]
+    fn constants() {
+        assert_eq!((HIGH_GAIN, DRAIN_GAIN, CWND_GAIN), (739, 88, 512));
+        assert_eq!(PACING_GAIN, [320, 192, 256, 256, 256, 256, 256, 256]);
+        // 100 packets per 10 ms over a 10 ms min RTT: BDP 100 packets (rounded up).
+        let mut b = Bbr::with_window(10.0, f64::INFINITY);
+        assert_eq!(b.bdp(bw(100), BBR_UNIT), TCP_INIT_CWND, "no RTT sample yet");
+        b.min_rtt_us = 10_000;
+        assert_eq!(b.bdp(bw(100), BBR_UNIT), 100);
+        assert_eq!(b.bdp(bw(100), CWND_GAIN), 200);
+        // 10 MB/s at gain 1, 1 % margin.
+        let r = Bbr::bw_to_pacing_rate(1000, bw(100), BBR_UNIT);
+        assert!((r as f64 - 9.9e6).abs() < 1e3, "{r}");
+        // Sending quantum: 9.9 MB/s >> 10 = 9667 bytes = 9 segments of 1000 bytes.
+        b.pacing_rate = r;
+        assert_eq!(b.tso_segs_goal(1000), 9);
+        assert_eq!(b.quantization_budget(1000, 100), 128);
+        b.pacing_rate = 100_000; // below bbr_min_tso_rate: 1 segment
+        assert_eq!(b.tso_segs_goal(1000), 1);
+    }
+
+    /// `bbr_check_full_bw_reached` and `bbr_check_drain` by hand: bandwidth doubling each
+    /// round keeps Startup; growth under 25 % (80 -> 90 -> 95 -> 95) three rounds running
+    /// ends it (a round with 25 % growth, 130, restarts the count); Drain paces at 1/2.885
+    /// with ssthresh = bbr_inflight(max_bw), and ends when the flight at the next departure
+    /// is down to bbr_inflight(max_bw) (the BDP plus the sending quanta).
+    #[test]
+    fn startup_exits_after_three_rounds_without_growth_then_drains_to_bdp() {
+        let mut d = Drive::new();
+        for x in [10, 20, 40, 80, 90, 95] {
+            d.round(x, 1000);
+            assert_eq!(d.b.mode, Mode::Startup, "{x}");
+            assert_eq!(d.b.pacing_gain, HIGH_GAIN);
+        }
+        assert_eq!(d.b.full_bw_cnt, 2);
+        d.round(130, 1000); // >= 1.25 x 80: the count restarts
+        assert_eq!((d.b.full_bw_cnt, d.b.full_bw), (0, bw(130)));
+        d.round(130, 1000);
+        d.round(140, 1000);
+        assert_eq!(d.b.mode, Mode::Startup);
+        d.round(150, 1000); // third round under 1.25 x 130 = 162.5
+        assert!(d.b.full_bw_reached);
+        assert_eq!(d.b.mode, Mode::Drain);
+        assert_eq!((d.b.pacing_gain, d.b.cwnd_gain), (DRAIN_GAIN, HIGH_GAIN));
+        // ssthresh = bbr_inflight at Drain entry: BDP 150 + 3 quanta at the pacing rate
+        // then (set on the previous ACK: 2.885 x 14 MB/s x 0.99 = 40.0 MB/s, >> 10 = 39.0 kB,
+        // 39 segments), rounded up to even: 150 + 117 + 1 = 268.
+        assert_eq!(d.b.max_bw(), bw(150));
+        assert_eq!(d.b.bdp(bw(150), BBR_UNIT), 150);
+        assert_eq!(d.b.ssthresh, 268);
+        // The drain target at the Drain pacing rate (15 MB/s / 2.885 x 0.99 = 5.1 MB/s,
+        // >> 10 = 5.0 kB, 4 segments of 1000 bytes): 150 + 12 = 162.
+        let target = d.b.inflight(1000, bw(150), BBR_UNIT);
+        assert_eq!(target, 162);
+        // Not drained while the flight exceeds it (mid-round ACKs), drained at it.
+        d.ack(MS, 1, 150, 10 * MS, target + 1, target + 1, false);
+        assert_eq!(d.b.mode, Mode::Drain);
+        d.ack(MS, 1, 150, 10 * MS, target, target, false);
+        assert_eq!(d.b.mode, Mode::ProbeBw);
+        assert_ne!(d.b.cycle_idx, 1, "never starts in the draining phase");
+        assert_eq!(d.b.cwnd_gain, CWND_GAIN);
+    }
+
+    /// `bbr_update_cycle_phase` by hand (BDP 100 packets, min RTT 10 ms): phase 0 (5/4)
+    /// lasts at least a min RTT and until the flight reaches bbr_inflight(bw, 5/4); phase 1
+    /// (3/4) ends as soon as the flight is down to bbr_inflight(bw, 1) (or after a min RTT);
+    /// the six phases at 1 last a min RTT each: 1.25, 0.75, 1 x 6, and round again.
+    #[test]
+    fn probe_bw_gain_cycle() {
+        let mut d = Drive::new();
+        for x in [100, 100, 100, 100] {
+            d.round(x, 100);
+        }
+        assert_eq!(d.b.mode, Mode::ProbeBw);
+        d.b.cycle_idx = 7;
+        d.b.update_gains();
+        let mut gains = Vec::new();
+        // Phase 7 (gain 1) ends 10 ms after it started.
+        d.b.cycle_mstamp = d.now;
+        d.ack(10 * MS, 1, 100, 10 * MS, 100, 100, false);
+        assert_eq!(d.b.cycle_idx, 7, "exactly one min RTT is not more than one");
+        d.ack(US, 1, 100, 10 * MS, 100, 100, false);
+        gains.push(d.b.pacing_gain);
+        assert_eq!(d.b.cycle_idx, 0);
+        // Probing: a min RTT passes, but the flight is below 5/4 BDP (+ quanta at the
+        // probing rate, + 1 sending quantum for the departing segment): stay.
+        let hi = d.b.inflight(1000, bw(100), PACING_GAIN[0]) - d.b.tso_segs_goal(1000);
+        d.ack(11 * MS, 1, 100, 10 * MS, hi - 1, hi - 1, false);
+        assert_eq!(d.b.cycle_idx, 0);
+        d.ack(MS, 1, 100, 10 * MS, hi, hi, false);
+        gains.push(d.b.pacing_gain);
+        assert_eq!(d.b.cycle_idx, 1);
+        // Draining: ends as soon as the flight is down to the BDP (+ quanta).
+        let one = d.b.inflight(1000, bw(100), BBR_UNIT);
+        d.ack(MS, 1, 100, 10 * MS, one + 1, one + 1, false);
+        assert_eq!(d.b.cycle_idx, 1);
+        d.ack(MS, 1, 100, 10 * MS, one, one, false);
+        gains.push(d.b.pacing_gain);
+        for i in 2..8u8 {
+            assert_eq!(d.b.cycle_idx, i);
+            d.ack(5 * MS, 1, 100, 10 * MS, one, one, false);
+            assert_eq!(d.b.cycle_idx, i, "half a min RTT");
+            d.ack(6 * MS, 1, 100, 10 * MS, one, one, false);
+            gains.push(d.b.pacing_gain);
+        }
+        assert_eq!(d.b.cycle_idx, 0);
+        assert_eq!(gains, [320, 192, 256, 256, 256, 256, 256, 256, 320]);
+    }
+
+    /// `bbr_update_min_rtt` by hand: 10 s without an RTT sample at or below the min RTT
+    /// enter ProbeRTT (cwnd saved, capped at 4); the 200 ms start once the flight is at most
+    /// 4; the mode ends after 200 ms and a round, restoring the saved cwnd, back in ProbeBW.
+    #[test]
+    fn probe_rtt_after_ten_seconds_holds_four_packets_for_200_ms() {
+        let mut d = Drive::new();
+        for x in [100, 100, 100, 100] {
+            d.round(x, 100);
+        }
+        assert_eq!(d.b.mode, Mode::ProbeBw);
+        let stamp = d.b.min_rtt_stamp;
+        // Rounds with RTT 12 ms (above the 10 ms min) for 10 s.
+        while d.now + 10 * MS <= stamp + MIN_RTT_WIN {
+            d.ack(10 * MS, 100, 100, 12 * MS, 150, 150, true);
+            assert_ne!(d.b.mode, Mode::ProbeRtt, "at {} ms", d.now / MS);
+        }
+        let cwnd = d.b.cwnd;
+        assert!(cwnd > 100);
+        d.ack(10 * MS, 100, 100, 12 * MS, 150, 150, true);
+        assert_eq!(d.b.mode, Mode::ProbeRtt);
+        assert_eq!((d.b.cwnd, d.b.prior_cwnd), (CWND_MIN_TARGET, cwnd));
+        assert_eq!(d.b.min_rtt_us, 12_000, "the expired filter takes the new sample");
+        assert_ne!(d.tp.app_limited, 0, "samples in ProbeRTT are app-limited");
+        // The flight drains; the 200 ms start when it is at 4.
+        d.ack(MS, 1, 100, 12 * MS, 100, 50, false);
+        assert_eq!(d.b.probe_rtt_done_stamp, 0);
+        d.ack(MS, 1, 100, 12 * MS, 5, 4, false);
+        let start = d.now;
+        assert_eq!(d.b.probe_rtt_done_stamp, start + PROBE_RTT_MODE);
+        // A round ends, but 200 ms have not passed: hold cwnd 4.
+        while d.now + 20 * MS <= start + PROBE_RTT_MODE {
+            d.ack(20 * MS, 4, 4, 10 * MS, 4, 4, true);
+            assert_eq!((d.b.mode, d.b.cwnd), (Mode::ProbeRtt, CWND_MIN_TARGET));
+        }
+        d.ack(20 * MS, 4, 4, 10 * MS, 4, 4, true);
+        assert_eq!(d.b.mode, Mode::ProbeBw);
+        assert!(d.now > start + PROBE_RTT_MODE);
+        // The saved cwnd is restored (`bbr_check_probe_rtt_done`), then `bbr_set_cwnd` caps it
+        // at the target, 2 x BDP + quanta.
+        let target = d.b.inflight(1000, d.b.bbr_bw(), CWND_GAIN);
+        assert!(target < cwnd);
+        assert!((target..=target + 4).contains(&d.b.cwnd), "{} {target}", d.b.cwnd);
+        assert_eq!(d.b.min_rtt_stamp, d.now);
+        assert_eq!(d.b.min_rtt_us, 10_000);
+    }
+
+    /// The bandwidth filter (`minmax_running_max` over `bbr_bw_rtts` = 10 rounds): a round
+    /// at 200 packets per 10 ms among rounds at 100 is the estimate for 10 more rounds and
+    /// forgotten in the 11th.
+    #[test]
+    fn bandwidth_filter_over_ten_rounds() {
+        let mut d = Drive::new();
+        for x in [100, 100, 100, 100, 100, 100] {
+            d.round(x, 100);
+        }
+        d.round(200, 100);
+        let peak_round = d.b.rtt_cnt;
+        for _ in 0..10 {
+            d.round(100, 100);
+            assert_eq!(d.b.max_bw(), bw(200), "round {}", d.b.rtt_cnt);
+        }
+        assert_eq!(d.b.rtt_cnt, peak_round + 10);
+        d.round(100, 100);
+        assert_eq!(d.b.max_bw(), bw(100));
+        // App-limited samples below the estimate do not enter the filter.
+        let mut d = Drive::new();
+        d.round(100, 100);
+        d.tp.app_limited = 1;
+        for _ in 0..15 {
+            d.round(10, 100);
+            assert_eq!(d.b.max_bw(), bw(100));
+        }
+    }
+
+    /// `bbr_set_cwnd_to_recover_or_restore`: entering recovery cuts cwnd to what is in
+    /// flight plus what was acknowledged (packet conservation for a round); leaving it
+    /// restores the window saved at the loss (`bbr_ssthresh` -> `bbr_save_cwnd`).
+    #[test]
+    fn recovery_conserves_packets_and_restores_cwnd() {
+        let mut d = Drive::new();
+        for x in [100, 100, 100, 100] {
+            d.round(x, 100);
+        }
+        let cwnd = d.b.cwnd;
+        d.b.on_congestion(d.now, Congestion::Loss, 100);
+        assert_eq!(d.b.prior_cwnd, cwnd);
+        // ACK in recovery: 1 lost, 60 in flight, 2 acked.
+        d.now += MS;
+        d.tp.delivered += 2;
+        let rs = RateSample {
+            prior_delivered: d.b.next_rtt_delivered.wrapping_sub(1),
+            prior_time: Some(d.now - 10 * MS),
+            delivered: Some(100),
+            interval: Some(10 * MS),
+            acked_sacked: 2,
+            losses: 1,
+            rtt: Some(10 * MS),
+            in_flight: 60,
+            prior_in_flight: 63,
+            ca_state: CA_RECOVERY,
+            mss: 1000,
+            srtt: 10 * MS,
+            ..RateSample::default()
+        };
+        d.b.cong_control(d.now, &rs, &mut d.tp);
+        assert!(d.b.packet_conservation);
+        assert_eq!(d.b.cwnd, 62);
+        // Recovery over: back to the saved window.
+        d.ack(MS, 2, 100, 10 * MS, 60, 60, false);
+        assert!(!d.b.packet_conservation);
+        assert!(d.b.cwnd >= cwnd.min(d.b.inflight(1000, d.b.bbr_bw(), CWND_GAIN)));
+    }
+}
