@@ -160,7 +160,7 @@ def run_aqmlab(a: argparse.Namespace, aqm: str, flows: int, seed: int, delack: b
         out = Path(tmp) / "run"
         cmd = [
             "nice", "-n", "10", str(a.aqmlab), "dumbbell",
-            *common_args(a, AQMLAB_NAME[aqm], flows, seed, delack), "--cc", "newreno",
+            *common_args(a, AQMLAB_NAME[aqm], flows, seed, delack), "--cc", a.aqmlab_cc,
             "--out", str(out), "--no-plots", "--quiet",
         ]  # fmt: skip
         if a.ecn:
@@ -239,6 +239,9 @@ def main() -> int:
     )
     p.add_argument(
         "--ns3-cc", help="ns-3 congestion control (default newreno; --ecn, --fq: linuxreno)"
+    )
+    p.add_argument(
+        "--aqmlab-cc", default="newreno", help="aqmlab congestion control (default newreno)"
     )
     p.add_argument("--ns3-bin", default=str(NS3_BIN))
     p.add_argument("--aqmlab", default=str(AQMLAB))
