@@ -142,6 +142,8 @@ def common_args(a: argparse.Namespace, aqm: str, flows: int, seed: int, delack: 
         args.append("--ecn")
     if delack:
         args.append("--delack")
+    if a.sack:
+        args.append("--sack")
     return args
 
 
@@ -243,6 +245,7 @@ def main() -> int:
     p.add_argument(
         "--aqmlab-cc", default="newreno", help="aqmlab congestion control (default newreno)"
     )
+    p.add_argument("--sack", action="store_true", help="SACK on in both (ns-3's TcpBbr needs it)")
     p.add_argument("--ns3-bin", default=str(NS3_BIN))
     p.add_argument("--aqmlab", default=str(AQMLAB))
     p.add_argument("--out", default=str(RESULTS))
