@@ -249,9 +249,14 @@ impl RateSampler {
 
     /// Without SACK, a duplicate ACK with `packets_out` outstanding counts one segment
     /// delivered (Linux `tcp_add_reno_sack`, bounded as `tcp_check_reno_reordering` bounds
-    /// `sacked_out` by `packets_out - 1`).
+    /// `sacked_out` by `packets_out - 1`); in the Loss state only once new data went out after
+    /// the timeout (`snd_nxt` past its `high_seq`, Linux `tcp_process_loss`): before that a
+    /// duplicate is for data the receiver already had.
     #[inline]
-    pub fn on_reno_dupack(&mut self, packets_out: u32) {
+    pub fn on_reno_dupack(&mut self, packets_out: u32, snd_nxt: u32) {
+        if self.loss_high.is_some_and(|h| snd_nxt <= h) {
+            return;
+        }
         if self.reno_sacked + 1 < packets_out {
             self.reno_sacked += 1;
             self.count_delivered(1);
@@ -259,12 +264,18 @@ impl RateSampler {
     }
 
     /// Without SACK, a cumulative ACK of `acked` segments: one for the hole, the rest eat the
-    /// duplicate ACKs already counted (Linux `tcp_remove_reno_sacks`).
+    /// duplicate ACKs already counted (Linux `tcp_remove_reno_sacks`). Outside fast recovery
+    /// (`in_recovery` false) an advancing cumulative ACK then clears the count (Linux
+    /// `tcp_fastretrans_alert` in the Open and Disorder states, and `tcp_process_loss` in the
+    /// Loss state: `tcp_reset_reno_sack` when `snd_una` advances).
     #[inline]
-    pub fn on_reno_cumack(&mut self, acked: u32) {
+    pub fn on_reno_cumack(&mut self, acked: u32, in_recovery: bool) {
         if acked > 0 {
             self.count_delivered(acked.saturating_sub(self.reno_sacked).max(1));
             self.reno_sacked = self.reno_sacked.saturating_sub(acked - 1);
+            if !in_recovery {
+                self.reno_sacked = 0;
+            }
         }
     }
 
@@ -272,6 +283,15 @@ impl RateSampler {
     #[inline]
     pub fn reno_sacked(&self) -> u32 {
         self.reno_sacked
+    }
+
+    /// Fast recovery ended: the duplicate-ACK count restarts (Linux `tcp_fastretrans_alert`
+    /// calls `tcp_reset_reno_sack` when a Reno recovery ends). Partial ACKs of one segment
+    /// each leave `tcp_remove_reno_sacks` nothing to subtract, so without this the count
+    /// would outlive the recovery and understate the flight from then on.
+    #[inline]
+    pub fn on_recovery_end(&mut self) {
+        self.reno_sacked = 0;
     }
 
     /// `n` segments newly marked lost (`tp->lost`, `rs->losses`).
@@ -393,7 +413,7 @@ mod tests {
             let now = (100 + i as Ns) * MS;
             r.begin_ack(10 - i);
             r.on_delivered(i);
-            r.on_reno_cumack(1);
+            r.on_reno_cumack(1, false);
             let rs = r.gen(now, Some(100 * MS));
             // Snapshot of segment i: delivered 0 (all were sent before any ACK), delivered
             // time 0 (the idle start), so the ACK phase is `now` and delivered is i + 1.
@@ -432,7 +452,7 @@ mod tests {
             };
             r.begin_ack(nxt - una);
             r.on_delivered(k);
-            r.on_reno_cumack(1);
+            r.on_reno_cumack(1, false);
             una = k + 1;
             let rs = r.gen(now, Some(100 * MS));
             if k >= 200 {
@@ -460,13 +480,13 @@ mod tests {
         r.on_sent(1, MS, 0, 1, false);
         r.begin_ack(2);
         r.on_delivered(0);
-        r.on_reno_cumack(1);
+        r.on_reno_cumack(1, false);
         let rs = r.gen(100 * MS, Some(100 * MS));
         assert!(!rs.is_app_limited, "segment 0 went out before the bubble");
         assert_eq!(r.app_limited, 1, "delivered 1 is not past the bubble");
         r.begin_ack(1);
         r.on_delivered(1);
-        r.on_reno_cumack(1);
+        r.on_reno_cumack(1, false);
         let rs = r.gen(101 * MS, Some(100 * MS));
         assert!(rs.is_app_limited);
         assert_eq!(r.app_limited, 0, "delivered 2 passed the bubble");
@@ -478,12 +498,12 @@ mod tests {
         r.on_sent(2, 200 * MS, 2, 0, false);
         r.begin_ack(1);
         r.on_delivered(2);
-        r.on_reno_cumack(1);
+        r.on_reno_cumack(1, false);
         assert_eq!(r.gen(250 * MS, Some(50 * MS)).interval, Some(50 * MS));
         r.on_sent(3, 300 * MS, 3, 0, true);
         r.begin_ack(1);
         r.on_delivered(3);
-        r.on_reno_cumack(1);
+        r.on_reno_cumack(1, false);
         let rs = r.gen(340 * MS, None);
         assert!(rs.is_retrans);
         assert_eq!(rs.interval, None, "40 ms < min RTT 50 ms");
@@ -500,21 +520,39 @@ mod tests {
         }
         for _ in 0..3 {
             r.begin_ack(40);
-            r.on_reno_dupack(40);
+            r.on_reno_dupack(40, 40);
         }
         assert_eq!((r.delivered, r.reno_sacked()), (3, 3));
         r.begin_ack(40);
         for s in 0..10 {
             r.on_delivered(s);
         }
-        r.on_reno_cumack(10);
+        r.on_reno_cumack(10, true);
         assert_eq!(r.delivered, 10);
         let rs = r.gen(1000, None);
         assert_eq!(rs.prior_delivered, 0);
         assert_eq!(rs.last_seq, 9, "the most recently sent segment's snapshot");
         assert_eq!(r.reno_sacked(), 0);
+        // Outside recovery a duplicate's count is cleared by the next advancing cumulative
+        // ACK, even of one segment (Linux `tcp_fastretrans_alert`, Open/Disorder:
+        // `tcp_reset_reno_sack` on FLAG_SND_UNA_ADVANCED); in recovery it is only reduced
+        // by acked - 1 (`tcp_remove_reno_sacks`).
+        r.on_reno_dupack(30, 40);
+        r.on_reno_dupack(30, 40);
+        r.on_reno_cumack(1, true);
+        assert_eq!(r.reno_sacked(), 2);
+        r.on_reno_cumack(1, false);
+        assert_eq!(r.reno_sacked(), 0);
         assert_eq!(r.ca_state(10, true), CA_RECOVERY);
         r.on_timeout(40, 30);
+        // Loss state: duplicates before new data went out count nothing; an advancing
+        // cumulative ACK clears what was counted (Linux `tcp_process_loss`).
+        r.on_reno_dupack(30, 40);
+        assert_eq!(r.reno_sacked(), 0);
+        r.on_reno_dupack(30, 41);
+        assert_eq!(r.reno_sacked(), 1);
+        r.on_reno_cumack(5, false);
+        assert_eq!(r.reno_sacked(), 0);
         assert_eq!((r.ca_state(20, false), r.lost), (CA_LOSS, 30));
         assert_eq!(r.ca_state(40, false), CA_OPEN);
     }

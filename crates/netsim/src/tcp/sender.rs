@@ -464,9 +464,9 @@ impl TcpSender {
         if self.rec.kind() == RecoveryKind::Sack {
             r.count_delivered(self.rec.sack_delivery(self.snd_max).0);
         } else if ack > self.snd_una {
-            r.on_reno_cumack(ack - self.snd_una);
+            r.on_reno_cumack(ack - self.snd_una, self.rec.in_recovery());
         } else if ack == self.snd_una && self.snd_max > self.snd_una {
-            r.on_reno_dupack(self.snd_max - self.snd_una);
+            r.on_reno_dupack(self.snd_max - self.snd_una, self.snd_nxt);
         }
         self.rate = Some(r);
     }
@@ -544,7 +544,12 @@ impl TcpSender {
             }
             match self.rec.on_new_ack(ack, acked, self.cc.window()) {
                 NewAck::Open | NewAck::SackContinue => {}
-                NewAck::Exit => self.cc.on_recovery_end(now),
+                NewAck::Exit => {
+                    self.cc.on_recovery_end(now);
+                    if let Some(r) = self.rate.as_deref_mut() {
+                        r.on_recovery_end();
+                    }
+                }
                 NewAck::Partial { restart_timer: r } => {
                     let seq = self.snd_una;
                     self.emit(seq, now, out);
