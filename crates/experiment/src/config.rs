@@ -334,6 +334,9 @@ pub struct TcpGroup {
     pub accecn: bool,
     /// Prague's RTT independence (Linux `RTT_CONTROL_RATE`); off by default, Prague only.
     pub rtt_scaling: bool,
+    /// Pace every transmission at Linux's `tcp_update_pacing_rate` (a host with `sch_fq`);
+    /// controllers that set their own pacing rate (BBR) are paced regardless. Off by default.
+    pub pacing: bool,
 }
 
 /// UDP sources (CBR or on/off).
@@ -427,6 +430,8 @@ pub struct ShortTcpGroup {
     pub accecn: bool,
     /// Prague's RTT independence (Linux `RTT_CONTROL_RATE`); off by default, Prague only.
     pub rtt_scaling: bool,
+    /// Pacing (see [`TcpGroup::pacing`]).
+    pub pacing: bool,
 }
 
 impl FlowGroup {

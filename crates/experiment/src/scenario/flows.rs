@@ -22,6 +22,7 @@ pub(super) const FLOW_KEYS: &[&str] = &[
     "prr",
     "accecn",
     "rtt_scaling",
+    "pacing",
     "init_cwnd",
     "min_rto",
     "start_jitter",
@@ -174,6 +175,7 @@ pub(super) fn flow_group(
                 class,
                 accecn,
                 rtt_scaling,
+                pacing: pacing(&mut t)?,
             })
         }
         "tcp_short" => {
@@ -226,6 +228,7 @@ pub(super) fn flow_group(
                 class,
                 accecn,
                 rtt_scaling,
+                pacing: pacing(&mut t)?,
             })
         }
         _ => {
@@ -328,6 +331,12 @@ fn rtt_scaling_opt(t: &mut Table<'_>, v: &Value, cc: CcKind) -> Result<bool> {
         ));
     }
     Ok(on)
+}
+
+/// `pacing` (bool, TCP groups): pace transmissions as a host with `sch_fq` does. Written to
+/// the normalized scenario only when given (older scenarios normalise as before).
+fn pacing(t: &mut Table<'_>) -> Result<bool> {
+    Ok(t.raw("pacing").is_some() && t.boolean("pacing", false)?)
 }
 
 pub(super) fn attachment(t: &mut Table<'_>, v: &Value, topo: &Topo) -> Result<Attach> {

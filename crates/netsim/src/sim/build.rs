@@ -70,7 +70,7 @@ impl Simulation {
             };
             match g {
                 FlowGroup::Tcp(t) => {
-                    let p = tcp_params(
+                    let mut p = tcp_params(
                         t.cc,
                         t.ecn,
                         t.delayed_ack,
@@ -83,6 +83,7 @@ impl Simulation {
                         t.accecn,
                         t.rtt_scaling,
                     );
+                    p.pacing = t.pacing;
                     for &(s, d) in eps {
                         let id = flows.len() as u32;
                         let start = start_of(&mut rng, t.start, t.start_jitter);
@@ -143,7 +144,7 @@ impl Simulation {
                     groups.push(GroupRt::Static);
                 }
                 FlowGroup::ShortTcp(s) => {
-                    let p = tcp_params(
+                    let mut p = tcp_params(
                         s.cc,
                         s.ecn,
                         s.delayed_ack,
@@ -156,6 +157,7 @@ impl Simulation {
                         s.accecn,
                         s.rtt_scaling,
                     );
+                    p.pacing = s.pacing;
                     let mut gen = ShortFlowGen {
                         rate: s.arrival_rate,
                         mean_size: s.mean_size,

@@ -130,6 +130,7 @@ pub(super) fn tcp_params(
         prr,
         accecn: accecn && (ecn || cc.needs_ecn()),
         rtt_scaling,
+        pacing: false,
     }
 }
 

@@ -405,6 +405,7 @@ mod tests {
             prr: false,
             accecn: true,
             rtt_scaling: false,
+            pacing: false,
         };
         let mut snd = TcpSender::new(0, 1, p, None);
         let mut rcv = TcpReceiver::new(0, 0, false, true)

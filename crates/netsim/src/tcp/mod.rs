@@ -40,9 +40,16 @@
 //!   dispatched through [`cc::AnyController`].
 //! * [`receiver`]: [`TcpReceiver`], reassembly, ACK generation, ECN echo.
 //! * [`sack`]: SACK runs and blocks (receiver), scoreboard (sender).
+//! * [`pacing`]: [`pacing::Pacer`], a paced flow's earliest departure time (Linux
+//!   `tcp_wstamp_ns`) and Linux's pacing rate (`tcp_update_pacing_rate`).
+//! * [`rate`]: [`rate::RateSampler`], delivery-rate estimation (Linux tcp_rate.c) for the
+//!   controllers that read rate samples (BBR).
 
 pub mod accecn;
 pub mod cc;
+pub mod minmax;
+pub mod pacing;
+pub mod rate;
 pub mod receiver;
 pub mod recovery;
 pub mod rtt;
@@ -86,4 +93,8 @@ pub struct TcpParams {
     pub accecn: bool,
     /// Prague's RTT independence ([`cc::Prague::set_rtt_scaling`]); ignored by the others.
     pub rtt_scaling: bool,
+    /// Pace transmissions at Linux's `tcp_update_pacing_rate` (as a host with `sch_fq`
+    /// does); a controller that sets its own pacing rate (BBR) is paced regardless (see
+    /// [`pacing`]).
+    pub pacing: bool,
 }

@@ -30,7 +30,7 @@
 //!   [`RTT_TARGET`] (25 ms) grows by `(rtt/target)²` per window of unmarked ACKs, updates
 //!   alpha and reduces at most once per target RTT (`prague_target_rtt_elapsed`,
 //!   `prague_enter_cwr`), as if its RTT were the target.
-//! * **Pacing rate** ([`Prague::pacing_rate`], `prague_update_pacing_rate`): for the
+//! * **Pacing rate** ([`Prague::prague_pacing_rate`], `prague_update_pacing_rate`): for the
 //!   sender's pacing hook; this module does not pace.
 //! * **CE counts**: `AckEvent::ece_acked`, which the sender fills from AccECN's CE packet
 //!   counter when AccECN is negotiated ([`crate::tcp::accecn`]) and from the per-segment
@@ -128,8 +128,10 @@ impl Prague {
     /// window (fractional, `frac_cwnd`) of `mtu`-byte packets per smoothed RTT `srtt`
     /// (ns), doubled while `cwnd < ssthresh/2` (slow start sends two segments per ACK);
     /// `None` before the first RTT sample (`srtt` = 0). Linux also caps it at
-    /// `sk_max_pacing_rate` (unlimited by default). For the sender's pacing hook.
-    pub fn pacing_rate(&self, srtt: Ns, mtu: u32) -> Option<u64> {
+    /// `sk_max_pacing_rate` (unlimited by default). For the sender's pacing hook
+    /// ([`super::Controller::pacing_rate`], payload bytes/s: pass the MSS as `mtu`); not
+    /// wired, so Prague is paced only with the group's `pacing` (Linux's generic rate).
+    pub fn prague_pacing_rate(&self, srtt: Ns, mtu: u32) -> Option<u64> {
         if srtt == 0 {
             return None;
         }
@@ -145,7 +147,7 @@ impl Prague {
     /// Largest burst, segments, at the pacing rate (Linux `max_tso_burst`: the segments of
     /// `2^-BURST_SHIFT` s at the pacing rate, at least 1).
     pub fn max_burst(&self, srtt: Ns, mtu: u32) -> u32 {
-        match self.pacing_rate(srtt, mtu) {
+        match self.prague_pacing_rate(srtt, mtu) {
             Some(r) => ((r / mtu.max(1) as u64) >> BURST_SHIFT).clamp(1, u32::MAX as u64) as u32,
             None => 1,
         }
@@ -342,17 +344,17 @@ mod tests {
     #[test]
     fn pacing_rate_by_hand() {
         let c = Prague::with_window(20.0, 20.0);
-        assert_eq!(c.pacing_rate(20_000_000, 1500), Some(1_500_000));
-        assert_eq!(c.pacing_rate(0, 1500), None);
+        assert_eq!(c.prague_pacing_rate(20_000_000, 1500), Some(1_500_000));
+        assert_eq!(c.prague_pacing_rate(0, 1500), None);
         assert_eq!(c.max_burst(20_000_000, 1500), 1);
         let ss = Prague::with_window(10.0, 21.0);
-        assert_eq!(ss.pacing_rate(20_000_000, 1500), Some(750_000));
+        assert_eq!(ss.prague_pacing_rate(20_000_000, 1500), Some(750_000));
         let ss = Prague::with_window(10.0, 22.0);
-        assert_eq!(ss.pacing_rate(20_000_000, 1500), Some(1_500_000));
+        assert_eq!(ss.prague_pacing_rate(20_000_000, 1500), Some(1_500_000));
         let ss = Prague::with_window(10.0, f64::INFINITY);
-        assert_eq!(ss.pacing_rate(20_000_000, 1500), Some(1_500_000));
+        assert_eq!(ss.prague_pacing_rate(20_000_000, 1500), Some(1_500_000));
         let ss = Prague::with_window(9.5, 22.0);
-        assert_eq!(ss.pacing_rate(20_000_000, 1500), Some(1_425_000));
+        assert_eq!(ss.prague_pacing_rate(20_000_000, 1500), Some(1_425_000));
         let big = Prague::with_window(20_000.0, 20_000.0);
         assert_eq!(big.max_burst(20_000_000, 1500), 244);
     }
