@@ -241,7 +241,7 @@ fn pdlq_holds_queue_near_target() {
             0.15,
             800,
             json!({"type": "pdlq", "ecn": true}),
-            json!([{"kind": "tcp", "count": 100, "cc": "newreno", "ecn": true}]),
+            json!([{"kind": "tcp", "count": 100, "cc": "newreno", "ecn": true, "profile": "classic"}]),
             60.0,
             20.0,
         );
@@ -273,7 +273,7 @@ fn pdlq_memory_law_runs() {
         json!({"type": "pdlq", "ecn": true, "memory": true, "capacity": 4000.0,
                "n_flows": 100.0, "tau": 0.4, "h1": 6.093e-4, "h2": 5.672e-4,
                "h3": 1.308e-4, "p_offset": 0.00775}),
-        json!([{"kind": "tcp", "count": 100, "cc": "newreno", "ecn": true}]),
+        json!([{"kind": "tcp", "count": 100, "cc": "newreno", "ecn": true, "profile": "classic"}]),
         60.0,
         20.0,
     );

@@ -80,7 +80,8 @@ impl Simulation {
                         t.init_cwnd,
                         t.min_rto,
                         t.rwnd,
-                    );
+                    )
+                    .with_extras(t.extras);
                     for &(s, d) in eps {
                         let id = flows.len() as u32;
                         let start = start_of(&mut rng, t.start, t.start_jitter);
@@ -151,7 +152,8 @@ impl Simulation {
                         s.init_cwnd,
                         s.min_rto,
                         None,
-                    );
+                    )
+                    .with_extras(s.extras);
                     let mut gen = ShortFlowGen {
                         rate: s.arrival_rate,
                         mean_size: s.mean_size,

@@ -25,7 +25,7 @@ use crate::link::{Link, LinkCounters};
 use crate::node::Node;
 use crate::packet::Packet;
 use crate::routing::Routes;
-use crate::tcp::{CcKind, TcpParams};
+use crate::tcp::{CcKind, TcpExtras, TcpParams};
 use crate::traffic::{Flow, ShortFlowGen};
 use experiment::config::SimConfig;
 use experiment::results::{ClassSeries, CwndTrace, TimeSeries};
@@ -126,6 +126,7 @@ pub(super) fn tcp_params(
         rwnd,
         sack,
         prr,
+        extras: TcpExtras::default(),
     }
 }
 

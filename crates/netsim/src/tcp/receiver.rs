@@ -25,6 +25,12 @@ pub const DELACK_TIMEOUT: Ns = 40_000_000;
 /// of new data then uses up one (`tcp_dec_quickack_mode`). CE segments that
 /// arrive while the echo is already on are acknowledged as usual.
 pub const ECN_QUICKACKS: u32 = 2;
+/// Quick ACKs of Linux's delayed-ACK receiver at the start of a connection and after a
+/// duplicate segment, 16: Linux `TCP_MAX_QUICKACKS` (include/net/tcp.h), given by
+/// `tcp_event_data_recv` on the first data (`tcp_incr_quickack`) and by `tcp_data_queue`
+/// on a segment wholly below `rcv_nxt` (`tcp_enter_quickack_mode`); Linux also bounds it by
+/// half the receive window in segments, which is larger here (no receive-window limit).
+pub const MAX_QUICKACKS: u32 = 16;
 
 /// A TCP receiver (sink): reassembly, ACK generation, ECN echo.
 #[derive(Clone, Debug)]
@@ -55,6 +61,9 @@ pub struct TcpReceiver {
     /// acknowledged at once (after an ACK, with the old state, of the segments still
     /// awaiting a delayed ACK). Used for DCTCP and Prague.
     per_segment_ce: bool,
+    /// Linux's delayed-ACK receiver (the `linux` profile): quick-ACK mode of
+    /// [`MAX_QUICKACKS`] at the start and after a duplicate segment.
+    linux_delack: bool,
     /// Delayed-ACK deadline, if armed.
     pub delack_deadline: Option<Ns>,
     /// Time of the pending `DelAck` event, if any.
@@ -79,6 +88,7 @@ impl TcpReceiver {
             ece: false,
             quick: 0,
             per_segment_ce: false,
+            linux_delack: false,
             delack_deadline: None,
             delack_event: None,
             acks_sent: 0,
@@ -88,6 +98,16 @@ impl TcpReceiver {
     /// Switches to the DCTCP-style CE echo of RFC 8257 §3.2 (see the field's docs).
     pub fn with_per_segment_ce(mut self, on: bool) -> Self {
         self.per_segment_ce = on;
+        self
+    }
+
+    /// Switches to Linux's delayed-ACK receiver (see [`MAX_QUICKACKS`]); only with
+    /// delayed ACKs. The connection starts in quick-ACK mode.
+    pub fn with_linux_delack(mut self, on: bool) -> Self {
+        self.linux_delack = on && self.delayed_ack;
+        if self.linux_delack {
+            self.quick = MAX_QUICKACKS;
+        }
         self
     }
 
@@ -160,6 +180,11 @@ impl TcpReceiver {
             self.ece = true;
         }
         let seq = pkt.seq;
+        if self.linux_delack && seq < self.rcv_nxt {
+            // Linux `tcp_data_queue`, a segment wholly below `rcv_nxt` (a spurious
+            // retransmission): `tcp_enter_quickack_mode(sk, TCP_MAX_QUICKACKS)`.
+            self.quick = self.quick.max(MAX_QUICKACKS);
+        }
         let before = self.rcv_nxt;
         let had_gap = !self.ooo.is_empty();
         if seq == self.rcv_nxt {

@@ -114,7 +114,7 @@ impl TcpSender {
             flow,
             dst,
             p,
-            cc: AnyController::new(p.cc, p.init_cwnd),
+            cc: AnyController::new(p.cc, p.init_cwnd).with_hystart(p.extras.hystart),
             rtt: RttEstimator::new(p.min_rto),
             rec: Recovery::new(RecoveryKind::new(p.cc, p.sack)).with_prr(p.prr),
             total_segs,
@@ -397,7 +397,9 @@ impl TcpSender {
             // (except for some partial ACKs, see `Recovery::on_new_ack`).
             let mut restart_timer = true;
             self.in_rto_backoff = false;
-            if !ack_pkt.has(F_RETX) {
+            // Karn's rule (RFC 6298 §3), or with timestamps every ACK of new data
+            // (RFC 7323 §4.3; Linux `tcp_ack_update_rtt` with `tcp_rtt_tsopt_us`).
+            if !ack_pkt.has(F_RETX) || self.p.extras.timestamps {
                 let r = now.saturating_sub(ack_pkt.ts);
                 self.rtt.sample(r as f64);
                 self.stats.rtt_sum += r as f64;
@@ -523,6 +525,7 @@ mod tests {
             rwnd: None,
             sack: false,
             prr: false,
+            extras: Default::default(),
         }
     }
 
