@@ -42,6 +42,7 @@
 //! * [`sack`]: SACK runs and blocks (receiver), scoreboard (sender).
 
 pub mod cc;
+pub mod rack;
 pub mod receiver;
 pub mod recovery;
 pub mod rtt;

@@ -11,6 +11,7 @@
 //! rule in SACK recovery; the timer is armed whenever data is outstanding.
 
 use super::cc::{AckEvent, AnyController, CaState, Congestion, Controller};
+use super::rack::Rack;
 use super::recovery::{NewAck, Recovery, RecoveryKind, SackNext};
 use super::rtt::RttEstimator;
 use super::TcpParams;
@@ -95,6 +96,8 @@ pub struct TcpSender {
     pub stats: TcpStats,
     /// Time the last byte of a finite flow was acknowledged.
     pub done_at: Option<Ns>,
+    /// RACK-TLP state (the `rack` option; boxed, so 8 bytes per flow without it).
+    rack: Option<Box<Rack>>,
 }
 
 impl TcpSender {
@@ -116,7 +119,9 @@ impl TcpSender {
             p,
             cc: AnyController::new(p.cc, p.init_cwnd).with_hystart(p.extras.hystart),
             rtt: RttEstimator::new(p.min_rto),
-            rec: Recovery::new(RecoveryKind::new(p.cc, p.sack)).with_prr(p.prr),
+            rec: Recovery::new(RecoveryKind::new(p.cc, p.sack))
+                .with_prr(p.prr)
+                .with_rack(p.extras.rack),
             total_segs,
             last_payload,
             app_limit: total_segs.unwrap_or(u32::MAX),
@@ -140,6 +145,7 @@ impl TcpSender {
                 ..TcpStats::default()
             },
             done_at: None,
+            rack: (p.extras.rack && p.sack).then(Box::default),
         }
     }
 
@@ -244,6 +250,9 @@ impl TcpSender {
             self.cwr_pending = false;
         }
         self.stats.segs_sent += 1;
+        if let Some(r) = self.rack.as_deref_mut() {
+            r.on_sent(seq, now, seq < self.snd_max);
+        }
         out.push(Packet {
             flow: self.flow,
             seq,
@@ -342,6 +351,9 @@ impl TcpSender {
         let ev = self.process_ack(now, ack_pkt, out);
         self.cc.on_ack(now, &ev);
         self.send_allowed(now, out);
+        if self.rack.is_some() {
+            self.schedule_probe(now);
+        }
     }
 
     /// [`TcpSender::on_ack`] up to the controller's `on_ack`: the ECN
@@ -351,7 +363,13 @@ impl TcpSender {
     fn process_ack(&mut self, now: Ns, ack_pkt: &Packet, out: &mut Vec<Packet>) -> AckEvent {
         let ack = ack_pkt.seq.min(self.snd_max);
         let ece = self.ect_flags != 0 && ack_pkt.has(F_ECE);
-        if self.rec.kind() == RecoveryKind::Sack {
+        if let Some(r) = self.rack.as_deref_mut() {
+            // RACK: deliveries by SACK and by the cumulative ACK advance RACK.xmit_ts.
+            let (blocks, una, max) = (&ack_pkt.sack, self.snd_una, self.snd_max);
+            self.rec
+                .on_sack_blocks_with(ack, blocks, una, max, |q| r.on_sacked(q, now));
+            r.on_cum_ack(ack, now);
+        } else if self.rec.kind() == RecoveryKind::Sack {
             self.rec
                 .on_sack_blocks(ack, &ack_pkt.sack, self.snd_una, self.snd_max);
         }
@@ -405,6 +423,9 @@ impl TcpSender {
                 self.stats.rtt_sum += r as f64;
                 self.stats.rtt_count += 1;
                 rtt = Some(r);
+                if let Some(rk) = self.rack.as_deref_mut() {
+                    rk.on_rtt(r);
+                }
             }
             acked_bytes = self.bytes_before(ack) - self.bytes_before(self.snd_una);
             self.stats.bytes_acked += acked_bytes;
@@ -433,6 +454,9 @@ impl TcpSender {
         } else if ack == self.snd_una && self.snd_max > self.snd_una && self.rec.on_dup_ack(ack) {
             self.fast_retransmit(now, out);
         }
+        if self.rack.is_some() {
+            self.rack_on_ack(now, ack, acked, out);
+        }
         // RFC 6937: this ACK's share of the recovery's transmissions.
         if self.p.prr && self.rec.in_sack_recovery() {
             let ssthresh = self.cc.ssthresh().floor() as u32;
@@ -452,10 +476,123 @@ impl TcpSender {
         }
     }
 
+    /// RACK-TLP on an ACK (see [`super::rack`]): the probe's outcome (Linux
+    /// `tcp_process_tlp_ack`), loss detection (`tcp_rack_mark_lost`), entry into recovery when
+    /// a loss is marked (`tcp_time_to_recover`: "the loss is proven") and the reordering
+    /// timer.
+    fn rack_on_ack(&mut self, now: Ns, ack: u32, acked: u32, out: &mut Vec<Packet>) {
+        let Some(r) = self.rack.as_deref_mut() else {
+            return;
+        };
+        if let Some(high) = r.tlp_high_seq {
+            if !r.tlp_retrans && ack >= high {
+                r.tlp_high_seq = None;
+            } else if r.tlp_retrans && ack > high && acked > 0 {
+                // The retransmitted probe repaired a loss: reduce once (no DSACK here to
+                // tell a needless probe).
+                r.tlp_high_seq = None;
+                let flight = self.flight_for_ssthresh();
+                self.cc.on_congestion(now, Congestion::Loss, flight);
+                self.ecn_recover = self.snd_max;
+                self.note_reduction(now);
+            }
+        }
+        let Some(r) = self.rack.as_deref_mut() else {
+            return;
+        };
+        let reo = r.detect_loss(now, self.rec.scoreboard_mut(), false);
+        if self.rec.lost_out() > 0 && self.rec.may_enter(ack) && !self.in_rto_backoff {
+            self.fast_retransmit(now, out);
+        }
+        if let (Some(w), Some(r)) = (reo, self.rack.as_deref_mut()) {
+            let d = now + w;
+            self.rto_deadline = Some(d);
+            r.timer = Some((d, true));
+        }
+    }
+
+    /// After an ACK: arm the retransmission timer for a tail-loss probe (Linux
+    /// `tcp_schedule_loss_probe`) if one may be sent, unless the reordering timer is pending.
+    fn schedule_probe(&mut self, now: Ns) {
+        let Some(r) = self.rack.as_deref_mut() else {
+            return;
+        };
+        if let Some((d, reo)) = r.timer {
+            if reo && Some(d) == self.rto_deadline {
+                return;
+            }
+        }
+        r.timer = None;
+        if self.snd_max == self.snd_una
+            || self.rec.in_recovery()
+            || self.in_rto_backoff
+            || r.tlp_high_seq.is_some()
+        {
+            return;
+        }
+        let left = self
+            .rto_deadline
+            .map_or(self.rtt.rto(), |d| d.saturating_sub(now));
+        let flight = self.snd_max - self.snd_una;
+        let d = now + Rack::pto(self.rtt.srtt(), flight, left, self.p.min_rto);
+        self.rto_deadline = Some(d);
+        r.timer = Some((d, false));
+    }
+
+    /// The retransmission timer fired for RACK-TLP (`reo`: the reordering timer, Linux
+    /// `tcp_rack_reo_timeout`; else the probe, `tcp_send_loss_probe`).
+    fn on_rack_timer(&mut self, now: Ns, reo: bool, out: &mut Vec<Packet>) {
+        self.rto_deadline = None;
+        if self.snd_una == self.snd_max {
+            return;
+        }
+        let Some(r) = self.rack.as_deref_mut() else {
+            return;
+        };
+        if reo {
+            let before = self.rec.lost_out();
+            let wait = r.detect_loss(now, self.rec.scoreboard_mut(), true);
+            if self.rec.lost_out() > before {
+                if self.rec.may_enter(self.snd_una) && !self.in_rto_backoff {
+                    self.fast_retransmit(now, out);
+                }
+                self.send_allowed(now, out);
+            }
+            if let (Some(w), Some(r)) = (wait, self.rack.as_deref_mut()) {
+                let d = now + w;
+                self.rto_deadline = Some(d);
+                r.timer = Some((d, true));
+                return;
+            }
+        } else if r.tlp_high_seq.is_none() {
+            let rwnd = self.p.rwnd.unwrap_or(u32::MAX);
+            let new = self.snd_nxt == self.snd_max
+                && self.snd_max < self.app_limit
+                && self.snd_max < self.snd_una.saturating_add(rwnd);
+            // A new segment (even beyond cwnd), else the highest one again.
+            let seq = if new { self.snd_max } else { self.snd_max - 1 };
+            self.emit(seq, now, out);
+            if new {
+                self.snd_max += 1;
+                self.snd_nxt = self.snd_max;
+            }
+            if let Some(r) = self.rack.as_deref_mut() {
+                r.tlp_retrans = !new;
+                r.tlp_high_seq = Some(self.snd_max);
+            }
+        }
+        // Linux `tcp_rearm_rto`.
+        self.rto_deadline = Some(now + self.rtt.rto());
+    }
+
     /// Fast retransmit and entry into fast recovery (RFC 5681 §3.2 steps
     /// 2–3, RFC 6582 §3.2 step 2, RFC 6675 §5); the duplicate-ACK rules are
     /// [`Recovery::on_dup_ack`]'s.
     fn fast_retransmit(&mut self, now: Ns, out: &mut Vec<Packet>) {
+        if let Some(r) = self.rack.as_deref_mut() {
+            // Linux `tcp_init_cwnd_reduction`: the probe episode ends.
+            r.tlp_high_seq = None;
+        }
         let flight = self.flight_for_ssthresh();
         self.cc.on_congestion(now, Congestion::Loss, flight);
         // Recovery supersedes CWR (Linux `tcp_enter_recovery` from
@@ -476,6 +613,14 @@ impl TcpSender {
     /// The retransmission timer expired at `now` (caller checked the
     /// deadline): RFC 6298 §5.4–5.6 and RFC 5681 §3.1 equation (4)/(5).
     pub fn on_rto(&mut self, now: Ns, out: &mut Vec<Packet>) {
+        if let Some(r) = self.rack.as_deref_mut() {
+            match r.timer.take() {
+                Some((d, reo)) if Some(d) == self.rto_deadline => {
+                    return self.on_rack_timer(now, reo, out);
+                }
+                _ => r.tlp_high_seq = None,
+            }
+        }
         self.rto_deadline = None;
         if self.snd_una == self.snd_max {
             return;
