@@ -190,12 +190,25 @@ impl Scoreboard {
         snd_max: u32,
         mut newly_sacked: impl FnMut(u32),
     ) {
-        for b in blocks.chunks_exact(2) {
+        for (i, b) in blocks.chunks_exact(2).enumerate() {
             if b[1] <= b[0] {
                 continue;
             }
             let start = (ack + b[0] as u32).max(self.base);
             let end = (ack + b[1] as u32).min(snd_max);
+            if self.rack && i == 0 {
+                // RACK: the first block holds the segment that triggered the ACK (RFC 2018
+                // §4), which may have joined two runs (a retransmission filling a hole):
+                // read all of it, or that segment would stay unSACKed and RACK would deem
+                // it lost again.
+                for s in start..end {
+                    if self.mark_sacked(s) {
+                        newly_sacked(s);
+                    }
+                }
+                self.fack = self.fack.max(end);
+                continue;
+            }
             // A block usually grows by one segment per ACK: mark from both
             // ends inwards and stop at the first segment already known, so
             // the cost per ACK is the news, not the block length.
