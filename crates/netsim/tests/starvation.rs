@@ -35,7 +35,10 @@ fn worst_ratios(profile: &str) -> Vec<f64> {
 #[test]
 fn linux_profile_starves_no_flow() {
     let r = worst_ratios("linux");
-    assert!(r.iter().all(|&x| x >= 0.2), "worst/median per seed: {r:.2?}");
+    assert!(
+        r.iter().all(|&x| x >= 0.2),
+        "worst/median per seed: {r:.2?}"
+    );
 }
 
 /// The same runs under `classic` do starve flows (8 of 18 seeds when written), so the test

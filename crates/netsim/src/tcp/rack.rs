@@ -25,7 +25,7 @@
 //!
 //! Units: sequence numbers in segments, times in ns. State: the send time of each
 //! outstanding segment (8 bytes per segment in flight, the top bit flagging a
-//! retransmission) and 48 bytes, boxed, only for flows with RACK.
+//! retransmission) and 96 bytes, boxed, only for flows with RACK.
 
 use std::collections::VecDeque;
 

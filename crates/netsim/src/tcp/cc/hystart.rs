@@ -101,6 +101,7 @@ impl Hystart {
     /// `ssthresh`, and whether a congestion-avoidance epoch began less than a second ago
     /// (`fresh_epoch`). Returns the test that fired, if slow start is to end now
     /// (`ssthresh = cwnd`).
+    #[allow(clippy::too_many_arguments)]
     pub fn on_ack(
         &mut self,
         now: Ns,
