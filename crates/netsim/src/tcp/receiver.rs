@@ -349,6 +349,59 @@ mod tests {
         assert_eq!(out[2].seq, 3);
     }
 
+    /// Reference: Linux's receiver (`tcp_event_data_recv`: the first data enters quick-ACK
+    /// mode with `TCP_MAX_QUICKACKS` = 16; `__tcp_ack_snd_check`: quick-ACK mode or more than
+    /// one full segment unacknowledged sends at once, else `tcp_send_delayed_ack` with
+    /// `TCP_DELACK_MIN` = 40 ms; `tcp_data_queue`: a segment wholly below `rcv_nxt` re-enters
+    /// quick-ACK mode), walked by hand: segments 0..15 get an ACK each (16 quick ACKs); 16 is
+    /// held (timer at now + 40 ms), 17 releases the ACK of both; 18 is held and the timer
+    /// sends it; a duplicate of 5 is acknowledged at once and the next 15 segments are again
+    /// acknowledged one by one. The classic receiver delays from the first segment.
+    #[test]
+    fn linux_delack_quick_acks_at_start_and_after_duplicate() {
+        let data = |seq| Packet {
+            flow: 0,
+            seq,
+            size: 1000,
+            dst: 1,
+            ts: 0,
+            enq: 0,
+            sack: [0; 6],
+            flags: 0,
+        };
+        let mut r = TcpReceiver::new(0, 0, true, false).with_linux_delack(true);
+        let mut out = Vec::new();
+        for seq in 0..16 {
+            r.on_data(seq as Ns, &data(seq), &mut out);
+            assert_eq!(out.len(), seq as usize + 1, "quick ACK for {seq}");
+        }
+        r.on_data(100, &data(16), &mut out);
+        assert_eq!(out.len(), 16);
+        assert_eq!(r.delack_deadline, Some(100 + DELACK_TIMEOUT));
+        r.on_data(101, &data(17), &mut out);
+        assert_eq!((out.len(), out[16].seq), (17, 18));
+        r.on_data(102, &data(18), &mut out);
+        assert_eq!(out.len(), 17);
+        r.on_delack(&mut out);
+        assert_eq!((out.len(), out[17].seq), (18, 19));
+        r.on_data(103, &data(5), &mut out);
+        assert_eq!((out.len(), out[18].seq), (19, 19), "duplicate: ACK now");
+        for seq in 19..34 {
+            r.on_data(200, &data(seq), &mut out);
+        }
+        assert_eq!(out.len(), 19 + 15, "15 more quick ACKs");
+        r.on_data(201, &data(34), &mut out);
+        assert_eq!(out.len(), 34, "quick-ACK mode used up");
+        // The classic receiver (and `with_linux_delack` without delayed ACKs) has none.
+        let mut c = TcpReceiver::new(0, 0, true, false);
+        let mut out = Vec::new();
+        c.on_data(0, &data(0), &mut out);
+        assert!(out.is_empty());
+        let mut n = TcpReceiver::new(0, 0, false, false).with_linux_delack(true);
+        n.on_data(0, &data(0), &mut out);
+        assert_eq!(out.len(), 1);
+    }
+
     /// Reference: RFC 8257 §3.2 (the two-state ACK generation of Figure 1) and Linux
     /// `dctcp_ece_ack_update`, worked by hand with delayed ACKs. Segments 0, 1 unmarked:
     /// one ACK (2) without ECE. 2 unmarked (pending), 3 CE: state change -> ACK 3 (for 2,

@@ -811,6 +811,79 @@ mod tests {
         assert_eq!(s.stats.ecn_reductions, 2);
     }
 
+    /// The linux profile's sender, by hand. Timestamps (RFC 7323 §4, Linux
+    /// `tcp_rtt_tsopt_us`): the ACK of a retransmission echoes the retransmission's time and
+    /// gives a sample, which clears the timeout's backoff (Karn's rule gives none). TLP
+    /// (RFC 8985 §7, `tcp_schedule_loss_probe` / `tcp_send_loss_probe`): after an ACK with
+    /// 10 segments out and SRTT 100 ms the timer is armed at 2 x 100 + 2 = 202 ms (below the
+    /// 300 ms RTO); when it fires one new segment goes out although the window is full, then
+    /// the RTO is armed; the probe's SACK lets RACK mark the tail (sent 202 ms before the
+    /// probe) lost and recovery retransmits it without a timeout.
+    #[test]
+    fn linux_timestamps_and_tail_loss_probe() {
+        use crate::tcp::TcpExtras;
+        const MS: Ns = 1_000_000;
+        let linux = |cc| TcpParams {
+            sack: true,
+            extras: TcpExtras {
+                timestamps: true,
+                rack: true,
+                ..TcpExtras::default()
+            },
+            ..params(cc)
+        };
+        // Timestamps: segment 0 times out, its retransmission is acknowledged.
+        for (p, sample) in [
+            (params(CcKind::Newreno), false),
+            (linux(CcKind::Newreno), true),
+        ] {
+            let mut s = TcpSender::new(0, 1, p, None);
+            let mut out = Vec::new();
+            s.send_allowed(0, &mut out);
+            s.on_rto(1000 * MS, &mut out);
+            let rto = s.rto();
+            let retx = out.last().unwrap().ts;
+            s.on_ack(
+                1100 * MS,
+                &Packet {
+                    flags: F_ACK | F_RETX,
+                    ..ack(10, retx)
+                },
+                &mut out,
+            );
+            assert_eq!(s.srtt().is_some(), sample);
+            if sample {
+                assert_eq!(s.srtt(), Some(100 * MS));
+            } else {
+                assert_eq!(s.rto(), rto, "Karn: no sample, backoff kept");
+            }
+        }
+        // TLP: window 10, SRTT 100 ms.
+        let mut s = TcpSender::new(0, 1, linux(CcKind::Newreno), None);
+        let mut out = Vec::new();
+        s.send_allowed(0, &mut out);
+        s.on_ack(100 * MS, &ack(1, 0), &mut out);
+        // cwnd 11 after slow start: segments 10, 11 went out; 1..11 outstanding.
+        assert_eq!((s.snd_una, s.snd_max), (1, 12));
+        assert_eq!(s.rto_deadline, Some(100 * MS + 202 * MS));
+        out.clear();
+        s.on_rto(302 * MS, &mut out);
+        assert_eq!(out.len(), 1, "one probe");
+        assert_eq!((out[0].seq, out[0].has(F_RETX)), (12, false));
+        assert_eq!(s.rto_deadline, Some(302 * MS + s.rto()));
+        assert_eq!(s.stats.timeouts, 0);
+        // The probe is SACKed (segments 1..11 were lost): RACK marks them lost at once.
+        out.clear();
+        let probe_ack = Packet {
+            sack: [11, 12, 0, 0, 0, 0],
+            ..ack(1, 302 * MS)
+        };
+        s.on_ack(402 * MS, &probe_ack, &mut out);
+        assert!(s.in_recovery());
+        assert!(out.iter().any(|p| p.seq == 1 && p.has(F_RETX)), "{out:?}");
+        assert_eq!((s.stats.timeouts, s.stats.fast_retransmits), (0, 1));
+    }
+
     /// A loss response during the ECN period ends it (Linux: Recovery
     /// supersedes CWR), and after a full ACK the window grows again.
     #[test]
