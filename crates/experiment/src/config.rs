@@ -11,6 +11,8 @@ use std::fmt;
 use aqm::QdiscConfig;
 
 use crate::cc::CcKind;
+use crate::service::{Capacity, RateSteps};
+use crate::time::{secs_to_ns, Ns};
 
 /// Default monitor sample interval, 10 ms.
 pub const DEFAULT_SAMPLE_INTERVAL: f64 = 0.01;
@@ -204,6 +206,34 @@ pub struct DumbbellConfig {
     /// How hosts attach to the routers (default [`Access::Link`]; not serialized then, so
     /// the serialized configuration of a dumbbell with access links is unchanged).
     pub access: Access,
+}
+
+impl LinkTraces {
+    /// The capacities of the pair: (forward, reverse); `None`: a fixed rate.
+    pub fn capacities(&self) -> (Option<Capacity>, Option<Capacity>) {
+        (
+            self.forward.clone().map(Capacity::Trace),
+            self.reverse.clone().map(Capacity::Trace),
+        )
+    }
+}
+
+impl DumbbellConfig {
+    /// The capacities of the bottleneck `R1->R2` and of `R2->R1`: their traces, or the
+    /// bottleneck's `rate_changes` as a piecewise-constant rate; `None`: a fixed rate.
+    pub fn capacities(&self) -> (Option<Capacity>, Option<Capacity>) {
+        let mut caps = self.traces.capacities();
+        if !self.rate_changes.is_empty() {
+            let changes: Vec<(Ns, u64)> = self
+                .rate_changes
+                .iter()
+                .map(|c| (secs_to_ns(c.at), c.rate.round() as u64))
+                .collect();
+            let steps = RateSteps::new(self.bottleneck_rate.round() as u64, &changes);
+            caps.0 = Some(Capacity::Steps(std::sync::Arc::new(steps)));
+        }
+        caps
+    }
 }
 
 /// How a dumbbell's senders and receivers attach to its routers.

@@ -24,10 +24,10 @@ use aqm::{QdiscConfig, QueueLimit};
 use crate::engine::{secs_to_ns, Ns};
 use crate::routing::{Edge, Routes, NO_ROUTE};
 use experiment::config::{
-    droptail, Access, ConfigError, DumbbellConfig, FlowGroup, LinkTraces, ParkingLotConfig,
-    SimConfig, TopologyConfig, DEFAULT_LINK_BUFFER,
+    droptail, Access, ConfigError, DumbbellConfig, FlowGroup, ParkingLotConfig, SimConfig,
+    TopologyConfig, DEFAULT_LINK_BUFFER,
 };
-use experiment::service::{Capacity, RateSteps};
+use experiment::service::Capacity;
 
 /// A resolved unidirectional link.
 #[derive(Clone, Debug)]
@@ -52,14 +52,6 @@ pub struct LinkSpec {
     pub limit: QueueLimit,
     /// A varying capacity the link follows (`None`: `rate_bps`, which is then nominal).
     pub capacity: Option<Capacity>,
-}
-
-/// The capacities of a link pair that follows traces: (forward, reverse).
-fn trace_caps(t: &LinkTraces) -> (Option<Capacity>, Option<Capacity>) {
-    (
-        t.forward.clone().map(Capacity::Trace),
-        t.reverse.clone().map(Capacity::Trace),
-    )
 }
 
 /// The built network.
@@ -180,7 +172,7 @@ pub fn build(cfg: &SimConfig) -> Result<Built, ConfigError> {
                     .name
                     .clone()
                     .unwrap_or_else(|| format!("{}->{}", l.from, l.to));
-                let (fwd, rev) = trace_caps(&l.traces);
+                let (fwd, rev) = l.traces.capacities();
                 let spec = LinkSpec {
                     name,
                     key: key.clone(),
@@ -348,18 +340,8 @@ fn build_dumbbell(
     } else {
         (rtt / 4, rtt / 8)
     };
-    let mut caps = trace_caps(&d.traces);
-    if !d.rate_changes.is_empty() {
-        let changes: Vec<(Ns, u64)> = d
-            .rate_changes
-            .iter()
-            .map(|c| (secs_to_ns(c.at), c.rate.round() as u64))
-            .collect();
-        let steps = RateSteps::new(d.bottleneck_rate.round() as u64, &changes);
-        caps.0 = Some(Capacity::Steps(std::sync::Arc::new(steps)));
-    }
     let chain = Chain {
-        caps,
+        caps: d.capacities(),
         routers: vec!["R1".into(), "R2".into()],
         rate: d.bottleneck_rate,
         hop_delay,
@@ -443,7 +425,7 @@ fn build_parking_lot(
     build_chain(
         net,
         Chain {
-            caps: trace_caps(&p.traces),
+            caps: p.traces.capacities(),
             routers: (0..=p.hops).map(|i| format!("R{i}")).collect(),
             rate: p.bottleneck_rate,
             hop_delay: secs_to_ns(p.hop_delay),
