@@ -284,3 +284,64 @@ fn bad_trace_files_are_refused() {
     let sc = scenario(&f, r#", "rate": "5Mbps""#, "{}", "2s");
     assert_eq!(sc.normalized["dumbbell"]["rate"], 5e6);
 }
+
+/// An explicit duplex link follows `rate_trace` one way and `reverse_rate_trace` the other,
+/// each at its trace's capacity when backlogged; every parking-lot bottleneck follows the
+/// builder's trace. A `reverse_rate_trace` on a link without a reverse twin is refused.
+#[test]
+fn explicit_and_parking_lot_links_follow_their_traces() {
+    let fast = trace_file("fast.trace", &[1]); // 12 Mb/s
+    let slow = trace_file("slow.trace", &[2]); // 6 Mb/s
+    let (fast, slow) = (fast.to_str().unwrap(), slow.to_str().unwrap());
+    let udp = |src: &str, dst: &str| {
+        format!(
+            r#"{{"kind": "udp_cbr", "rate": "40Mbps", "packet_size": 1500, "src": "{src}", "dst": "{dst}"}}"#
+        )
+    };
+    let j = format!(
+        r#"{{"duration": "5s", "warmup": "1s",
+            "nodes": [{{"name": "A"}}, {{"name": "B"}}],
+            "links": [{{"src": "A", "dst": "B", "delay": "5ms", "rate_trace": {fast:?},
+                        "reverse_rate_trace": {slow:?}}}],
+            "flows": [{}, {}]}}"#,
+        udp("A", "B"),
+        udp("B", "A")
+    );
+    let sc = Scenario::from_json(&j).unwrap();
+    assert_eq!(sc.normalized["links"][0]["rate"], 12e6);
+    let mut sim = Simulation::new(sc.config).unwrap();
+    sim.run();
+    let s = sim.summary();
+    for (name, cap) in [("A->B", 12e6), ("B->A", 6e6)] {
+        let l = &s.links[name];
+        let sent = l.tx_packets as f64 * 1500.0 * 8.0 / 4.0;
+        eprintln!("{name}: {sent:.0} bit/s, utilization {:.5}", l.utilization);
+        assert!((sent / cap - 1.0).abs() < 0.01, "{name}: {sent}");
+        assert!(l.utilization > 0.99, "{name}: {}", l.utilization);
+    }
+    let j = format!(
+        r#"{{"duration": "5s", "warmup": "1s",
+            "parking_lot": {{"hops": 2, "rate_trace": {slow:?}}},
+            "flows": [{{"kind": "udp_cbr", "rate": "40Mbps", "packet_size": 1500}},
+                      {{"kind": "udp_cbr", "rate": "40Mbps", "packet_size": 1500, "path": [1, 2]}}]}}"#
+    );
+    let mut sim = Simulation::new(Scenario::from_json(&j).unwrap().config).unwrap();
+    sim.run();
+    let s = sim.summary();
+    for name in ["R0->R1", "R1->R2"] {
+        let sent = s.links[name].tx_packets as f64 * 1500.0 * 8.0 / 4.0;
+        assert!((sent / 6e6 - 1.0).abs() < 0.01, "{name}: {sent}");
+    }
+    let j = format!(
+        r#"{{"nodes": [{{"name": "A"}}, {{"name": "B"}}],
+            "links": [{{"src": "A", "dst": "B", "duplex": false, "rate_trace": {fast:?},
+                        "reverse_rate_trace": {slow:?}}}],
+            "flows": [{}]}}"#,
+        udp("A", "B")
+    );
+    let e = Scenario::from_json(&j).unwrap_err().to_string();
+    assert!(
+        e.starts_with("links[0].reverse_rate_trace = ") && e.contains("duplex = false"),
+        "{e}"
+    );
+}
