@@ -3,7 +3,7 @@
 //! here from the trace's lines alone, and against a transcription of Mahimahi's
 //! `LinkQueue::rationalize` (src/frontend/link_queue.cc) for per-packet departure times.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use experiment::scenario::Scenario;
 use netsim::trace::TraceBatch;
@@ -50,8 +50,8 @@ fn traces() -> Vec<(&'static str, Vec<u32>)> {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            if x % 10 == 0 {
-                level = (level + if x % 20 == 0 { 1 } else { -1 }).clamp(0, 4);
+            if x.is_multiple_of(10) {
+                level = (level + if x.is_multiple_of(20) { 1 } else { -1 }).clamp(0, 4);
             }
             level as u32
         })
@@ -73,7 +73,7 @@ fn opportunities(times: &[u32], a: u64, b: u64) -> u64 {
     upto(b) - upto(a)
 }
 
-fn scenario(trace: &PathBuf, extra: &str, flows: &str, duration: &str) -> Scenario {
+fn scenario(trace: &Path, extra: &str, flows: &str, duration: &str) -> Scenario {
     let j = format!(
         r#"{{"duration": "{duration}", "warmup": "1s", "sample_interval": "10ms",
             "dumbbell": {{"rtt": "20ms", "access": "none", "buffer": 200,
