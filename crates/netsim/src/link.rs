@@ -512,10 +512,12 @@ impl Link {
         match s.start_at(now) {
             Some(t) if t == now => true,
             Some(t) => {
-                if !(self.free_armed && self.busy_until == t) {
+                // (an armed wake-up is for this very time: only its event or an arrival at
+                // or after `busy_until` calls this)
+                debug_assert!(!self.free_armed || self.busy_until == t);
+                if !self.free_armed {
                     self.busy_until = t;
                     self.tx_start = now;
-                    self.free_armed = false;
                     self.arm_free(id, ev);
                 }
                 false
