@@ -152,8 +152,8 @@ def test_dualpi2_params_paths_and_errors():
         parse_scenario({**base, "aqm": {"type": "dualpi2", "step_thresh": 1}})
     with pytest.raises(ScenarioError, match=r"^flows\[0\]\.ecn = false: .*needs ECN"):
         parse_scenario({**base, "flows": [{"cc": "prague", "ecn": False}]})
-    with pytest.raises(ScenarioError, match=r"^flows\[0\]\.cc = \"bbr\": must be one of"):
-        parse_scenario({**base, "flows": [{"cc": "bbr"}]})
+    with pytest.raises(ScenarioError, match=r"^flows\[0\]\.cc = \"vegas\": must be one of"):
+        parse_scenario({**base, "flows": [{"cc": "vegas"}]})
 
 
 def test_aqms_lists_dualpi2():

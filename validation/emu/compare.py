@@ -50,17 +50,30 @@ ROWS = [
     ("pie", False, 10, 20, 2, "reno", 100),
     ("codel", False, 50, 100, 50, "cubic", 600),
     ("droptail", False, 10, 20, 2, "cubic", 50),
+    # BBR (rows 17-21): the simulator's tcp_bbr.c port against the kernel's bbr, alone, several
+    # flows, under AQMs, and half BBR / half CUBIC ("bbr+cubic": two groups; the BBR group's
+    # share of the goodput is printed after the row).
+    ("droptail", False, 10, 40, 1, "bbr", 100),
+    ("droptail", False, 20, 40, 4, "bbr", 200),
+    ("codel", False, 20, 40, 4, "bbr", 200),
+    ("droptail", False, 20, 40, 2, "bbr+cubic", 500),
+    ("codel", False, 20, 40, 2, "bbr+cubic", 500),
 ]
 DURATION, WARMUP = 25.0, 7.0
 
 
 def scenario(row, sim: bool, seed: int = 1, prr: bool = False) -> Scenario:
     aqm, ecn, rate, rtt, flows, cc, buf = row
-    group = {"count": flows, "cc": cc, "ecn": ecn}
-    if sim:
-        group.update({"sack": True, "delack": True, "init_cwnd": 10, "min_rto": 0.2})
-        if prr:
-            group["prr"] = True
+    ccs = cc.split("+")
+    groups = [
+        {"count": flows // len(ccs) + (i < flows % len(ccs)), "cc": c, "ecn": ecn}
+        for i, c in enumerate(ccs)
+    ]
+    for group in groups:
+        if sim:
+            group.update({"sack": True, "delack": True, "init_cwnd": 10, "min_rto": 0.2})
+            if prr:
+                group["prr"] = True
     return Scenario(
         {
             "name": f"{aqm}{'-ecn' if ecn else ''}-{rate}M-{rtt}ms-{flows}x{cc}",
@@ -69,7 +82,7 @@ def scenario(row, sim: bool, seed: int = 1, prr: bool = False) -> Scenario:
             "warmup": WARMUP,
             "dumbbell": {"rate": rate * 1e6, "rtt": rtt / 1e3, "buffer": buf, "pkt_size": 1500},
             "aqm": {"type": aqm},
-            "flows": [group],
+            "flows": groups,
         }
     )
 
@@ -85,7 +98,16 @@ def measures(summary: dict) -> dict:
         "arrivals": link["arrivals"],
         "jain": summary["fairness"]["jain"],
         "retransmits": sum(f.get("retransmits") or 0 for f in summary["flows"]),
+        "first_group_share": _share(summary),
     }
+
+
+def _share(summary: dict) -> float | None:
+    """The first group's share of the goodput (rows with two groups), else None."""
+    gp = [0.0] * (1 + max(f["group"] for f in summary["flows"]))
+    for f in summary["flows"]:
+        gp[f["group"]] += f["goodput_bps"]
+    return gp[0] / sum(gp) if len(gp) > 1 and sum(gp) > 0 else None
 
 
 def _mean(rs: list[dict], side: str, key: str) -> float:
@@ -162,6 +184,12 @@ def main() -> int:
             f"util {'ok' if ok_u else 'GAP'}, delay {'ok' if ok_d else 'GAP'} |",
             flush=True,
         )
+        if s["first_group_share"] is not None:
+            print(
+                f"  row {i}: {row[5].split('+')[0]} share of the goodput sim / emu: "
+                f"{s['first_group_share']:.3f} / {e['first_group_share']:.3f}",
+                flush=True,
+            )
         results.append(
             {
                 "row": i,

@@ -142,6 +142,8 @@ def common_args(a: argparse.Namespace, aqm: str, flows: int, seed: int, delack: 
         args.append("--ecn")
     if delack:
         args.append("--delack")
+    if a.sack:
+        args.append("--sack")
     return args
 
 
@@ -160,7 +162,7 @@ def run_aqmlab(a: argparse.Namespace, aqm: str, flows: int, seed: int, delack: b
         out = Path(tmp) / "run"
         cmd = [
             "nice", "-n", "10", str(a.aqmlab), "dumbbell",
-            *common_args(a, AQMLAB_NAME[aqm], flows, seed, delack), "--cc", "newreno",
+            *common_args(a, AQMLAB_NAME[aqm], flows, seed, delack), "--cc", a.aqmlab_cc,
             "--out", str(out), "--no-plots", "--quiet",
         ]  # fmt: skip
         if a.ecn:
@@ -240,6 +242,10 @@ def main() -> int:
     p.add_argument(
         "--ns3-cc", help="ns-3 congestion control (default newreno; --ecn, --fq: linuxreno)"
     )
+    p.add_argument(
+        "--aqmlab-cc", default="newreno", help="aqmlab congestion control (default newreno)"
+    )
+    p.add_argument("--sack", action="store_true", help="SACK on in both (ns-3's TcpBbr needs it)")
     p.add_argument("--ns3-bin", default=str(NS3_BIN))
     p.add_argument("--aqmlab", default=str(AQMLAB))
     p.add_argument("--out", default=str(RESULTS))

@@ -26,6 +26,7 @@
 //    classic (RFC 6582) fast recovery instead of ns-3's default PRR, limited transmit off,
 //    DelAckCount 1 (2 with --delack). CUBIC: ns-3's TcpCubic with HyStart off (RFC 9438 core).
 //    --cc linuxreno: TcpLinuxReno (per-segment congestion avoidance, as Linux and aqmlab).
+//    --cc bbr: TcpBbr (ns-3's BBR v1 after Linux tcp_bbr.c; it turns pacing on itself).
 //  * --ecn: ECN on TcpSocketBase (UseEcn On) and on the queue disc (UseEcn): RED, PIE and CoDel
 //    mark ECT packets instead of dropping them (PIE only while its probability is <= 10%).
 //  * --aqm fq_codel: ns-3's FqCoDelQueueDisc with Linux's sch_fq_codel defaults (1024 flows,
@@ -213,7 +214,7 @@ Usage(int code)
     std::cerr
         << "usage: ns3-dumbbell [--flows N] [--rate 10Mbps] [--rtt 100ms] [--buffer PKTS]\n"
            "                    [--aqm fifo|red|pie|codel|fq_codel] [--aqm-param key=value ...]\n"
-           "                    [--cc newreno|linuxreno|cubic] [--ecn] [--delack] [--pkt-size BYTES]\n"
+           "                    [--cc newreno|linuxreno|cubic|bbr] [--ecn] [--delack] [--pkt-size BYTES]\n"
            "                    [--duration 60s] [--warmup 10s] [--seed S] [--json]\n"
            "                    [--routing hash|static]  (static: ns-3's linear-scan routing)\n"
            "                    [--tcp-stats]  (also count retransmitted segments per flow)\n"
@@ -800,9 +801,11 @@ main(int argc, char** argv)
         ccType = TcpNewReno::GetTypeId();
     else if (o.cc == "linuxreno")
         ccType = TcpLinuxReno::GetTypeId();
+    else if (o.cc == "bbr")
+        ccType = TcpBbr::GetTypeId(); // paces itself (TcpBbr::Init turns pacing on)
     else
     {
-        std::cerr << "unknown --cc " << o.cc << " (newreno|linuxreno|cubic)\n";
+        std::cerr << "unknown --cc " << o.cc << " (newreno|linuxreno|cubic|bbr)\n";
         return 2;
     }
     Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(ccType));

@@ -28,6 +28,8 @@ macro_rules! with_congestion_controllers {
                 kernel: Some("prague"), "TCP Prague (L4S, ECT(1); needs ECN)";
             Ledbat(ledbat::Ledbat) = "ledbat", ecn: false, ect1: false, recovery: NewReno,
                 kernel: None, "LEDBAT (RFC 6817, less than best effort)";
+            Bbr(bbr::Bbr) = "bbr", ecn: false, ect1: false, recovery: NewReno,
+                kernel: Some("bbr"), "BBR v1 (Linux tcp_bbr.c: rate-based, paced)";
         }
     };
 }

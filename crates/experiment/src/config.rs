@@ -376,6 +376,9 @@ pub struct TcpGroup {
     /// on the group's forward path, at the same position. `None`: the first
     /// class.
     pub class: Option<String>,
+    /// Pace every transmission at Linux's `tcp_update_pacing_rate` (a host with `sch_fq`);
+    /// controllers that set their own pacing rate (BBR) are paced regardless. Off by default.
+    pub pacing: bool,
 }
 
 /// UDP sources (CBR or on/off).
@@ -464,6 +467,8 @@ pub struct ShortTcpGroup {
     /// on the group's forward path, at the same position. `None`: the first
     /// class.
     pub class: Option<String>,
+    /// Pacing (see [`TcpGroup::pacing`]).
+    pub pacing: bool,
 }
 
 impl FlowGroup {

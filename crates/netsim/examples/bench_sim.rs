@@ -1,6 +1,7 @@
 //! Simulator throughput benchmark (run by `make bench`):
 //!
-//! `cargo run --release -p netsim --example bench_sim [-- --json] [--only NAME[,NAME...]]`
+//! `cargo run --release -p netsim --example bench_sim [-- --json] [--only NAME[,NAME...]]
+//! [--pacing]`
 //!
 //! Scenarios (dumbbell, rtt 100 ms, access links 10x, 1000-byte packets):
 //! 1. `dumbbell_10M_100newreno_60s`: 10 Mb/s, 100 NewReno flows, 60 s,
@@ -15,6 +16,9 @@
 //! 5. `htsim_1G_100newreno_10s`, 6. `htsim_10G_1000newreno_5s`: htsim's dumbbell
 //!    (`access = "none"`, rtt 20 ms, 1500-byte packets, drop-tail with 1000 and 10 000
 //!    packets; `benches/bench_htsim.py` runs the same in htsim).
+//!
+//! `--pacing` paces every TCP flow (`pacing = true`, docs/tcp.md "Pacing"): the same
+//! scenarios, to measure what pacing costs per packet.
 //!
 //! `--only NAME[,NAME...]` runs only the named scenarios; a NAME that is no scenario's exact
 //! name selects those whose names contain it (the benchmark script uses it to measure one
@@ -154,7 +158,18 @@ fn main() {
         .position(|a| a == "--only")
         .and_then(|i| args.get(i + 1))
         .map(|v| v.split(',').map(|s| s.trim().to_string()).collect());
-    let all = scenarios();
+    // `--pacing`: every TCP group paced (`pacing = true`), to measure pacing's cost.
+    let pacing = args.iter().any(|a| a == "--pacing");
+    let mut all = scenarios();
+    if pacing {
+        for b in &mut all {
+            for g in &mut b.cfg.flows {
+                if let experiment::config::FlowGroup::Tcp(t) = g {
+                    t.pacing = true;
+                }
+            }
+        }
+    }
     // A NAME selects the scenario of that exact name, else those whose names contain it.
     let selected =
         |name: &str, n: &str| name == n || (!all.iter().any(|b| b.name == n) && name.contains(n));
@@ -200,6 +215,7 @@ fn main() {
             "peak_rss_bytes": peak_rss_bytes(),
             "queue_memory_bytes": st.queue_memory_bytes,
             "queue_pool_slots": st.queue_pool_slots,
+            "pacing": pacing,
         });
         if let (Some(r), Some(p)) = (row.as_object_mut(), b.params.as_object()) {
             for (k, v) in p {

@@ -28,6 +28,9 @@ pub enum Event {
     Rto(u32),
     /// Delayed-ACK timer of TCP flow `.0`.
     DelAck(u32),
+    /// Pacing timer of TCP flow `.0`: its next segment may leave (at most one pending per
+    /// flow, see `tcp::pacing`).
+    Pace(u32),
     /// Flow `.0` starts sending.
     FlowStart(u32),
     /// Flow `.0` stops offering new data (load steps).

@@ -105,7 +105,7 @@ fn scenario(seed: u64) -> SimConfig {
         let mut f = json!({
             "kind": "tcp",
             "count": n,
-            "cc": *g.pick(&["newreno", "reno", "cubic"]),
+            "cc": *g.pick(&["newreno", "reno", "cubic", "bbr"]),
             "ecn": ecn,
             "delack": g.chance(0.5),
             "sack": g.chance(0.5),
@@ -114,6 +114,9 @@ fn scenario(seed: u64) -> SimConfig {
         });
         if g.chance(0.3) {
             f["packet_size"] = json!(g.int(100, 1500));
+        }
+        if g.chance(0.25) {
+            f["pacing"] = json!(true);
         }
         if g.chance(0.3) {
             f["extra_delay"] = json!([g.range(0.0, 0.05)]);

@@ -5,10 +5,10 @@ The emulator runs dumbbell scenarios whose flow groups are long-lived TCP (``kin
 without ``size`` or ``stop``). Start times follow the simulator's rule (``start`` plus a
 uniform jitter, 1 s by default when ``start`` is absent), drawn from the scenario's seed.
 The simulator's congestion-control names map to the kernel's (``newreno`` and ``reno`` are
-Linux ``reno``, which is NewReno loss recovery with SACK; ``cubic`` is ``cubic``). A kernel
-algorithm the simulator lacks (``bbr``) is named in a scenario file as any other
-(``cc = "bbr"``): :func:`take_kernel_cc` takes such names out of the document before the
-simulator's schema validates it and hands them to :func:`plan_flows`.
+Linux ``reno``, which is NewReno loss recovery with SACK; ``cubic`` is ``cubic``; ``bbr`` is
+``bbr``). A kernel algorithm the simulator lacks (``westwood``) is named in a scenario file as
+any other (``cc = "westwood"``): :func:`take_kernel_cc` takes such names out of the document
+before the simulator's schema validates it and hands them to :func:`plan_flows`.
 """
 
 from __future__ import annotations

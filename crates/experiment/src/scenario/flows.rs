@@ -20,6 +20,7 @@ pub(super) const FLOW_KEYS: &[&str] = &[
     "delack",
     "sack",
     "prr",
+    "pacing",
     "init_cwnd",
     "min_rto",
     "start_jitter",
@@ -168,6 +169,7 @@ pub(super) fn flow_group(
                 path: fpath,
                 extra_delay,
                 class,
+                pacing: pacing(&mut t)?,
             })
         }
         "tcp_short" => {
@@ -216,6 +218,7 @@ pub(super) fn flow_group(
                 path: fpath,
                 extra_delay,
                 class,
+                pacing: pacing(&mut t)?,
             })
         }
         _ => {
@@ -285,6 +288,12 @@ pub(super) fn flow_group(
 }
 
 pub(super) type Attach = (Option<String>, Option<String>, Option<[u32; 2]>, Vec<f64>);
+
+/// `pacing` (bool, TCP groups): pace transmissions as a host with `sch_fq` does. Written to
+/// the normalized scenario only when given (older scenarios normalise as before).
+fn pacing(t: &mut Table<'_>) -> Result<bool> {
+    Ok(t.raw("pacing").is_some() && t.boolean("pacing", false)?)
+}
 
 pub(super) fn attachment(t: &mut Table<'_>, v: &Value, topo: &Topo) -> Result<Attach> {
     let src = t.string("src")?;

@@ -132,3 +132,31 @@ fn explicit_topology_names_checked() {
         Some(vec!["a->b".to_string(), "b->a".to_string()])
     );
 }
+
+/// `pacing` (TCP groups): off by default and then absent from the normalized scenario (older
+/// scenarios normalise as before), written when given, a bool; `cc = "bbr"` is a name the
+/// schema takes.
+#[test]
+fn pacing_key_and_bbr() {
+    let sc = parse(&format!(r#"{{{BASE}, "flows": [{{"cc": "bbr"}}]}}"#)).unwrap();
+    assert!(sc.normalized["flows"][0].get("pacing").is_none());
+    let FlowGroup::Tcp(t) = &sc.config.flows[0] else {
+        panic!()
+    };
+    assert_eq!((t.cc, t.pacing), (crate::cc::CcKind::Bbr, false));
+    let sc = parse(&format!(
+        r#"{{{BASE}, "flows": [{{"pacing": true}}, {{"kind": "tcp_short", "arrival_rate": 1, "mean_size": "10kB", "pacing": true}}]}}"#
+    ))
+    .unwrap();
+    assert_eq!(sc.normalized["flows"][0]["pacing"], true);
+    let (FlowGroup::Tcp(t), FlowGroup::ShortTcp(s)) = (&sc.config.flows[0], &sc.config.flows[1])
+    else {
+        panic!()
+    };
+    assert!(t.pacing && s.pacing);
+    let got = parse(&format!(r#"{{{BASE}, "flows": [{{"pacing": 1}}]}}"#)).unwrap_err();
+    assert!(
+        got.starts_with("flows[0].pacing = 1: must be true or false"),
+        "{got}"
+    );
+}

@@ -74,7 +74,7 @@ impl Simulation {
             };
             match g {
                 FlowGroup::Tcp(t) => {
-                    let p = tcp_params(
+                    let mut p = tcp_params(
                         t.cc,
                         t.ecn,
                         t.delayed_ack,
@@ -85,6 +85,7 @@ impl Simulation {
                         t.min_rto,
                         t.rwnd,
                     );
+                    p.pacing = t.pacing;
                     for &(s, d) in eps {
                         let id = flows.len() as u32;
                         let start = start_of(&mut rng, t.start, t.start_jitter);
@@ -145,7 +146,7 @@ impl Simulation {
                     groups.push(GroupRt::Static);
                 }
                 FlowGroup::ShortTcp(s) => {
-                    let p = tcp_params(
+                    let mut p = tcp_params(
                         s.cc,
                         s.ecn,
                         s.delayed_ack,
@@ -156,6 +157,7 @@ impl Simulation {
                         s.min_rto,
                         None,
                     );
+                    p.pacing = s.pacing;
                     let mut gen = ShortFlowGen {
                         rate: s.arrival_rate,
                         mean_size: s.mean_size,

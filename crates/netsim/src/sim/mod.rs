@@ -124,6 +124,7 @@ pub(super) fn tcp_params(
         rwnd,
         sack,
         prr,
+        pacing: false,
     }
 }
 

@@ -101,6 +101,19 @@ impl Simulation {
                 self.out_buf = out;
                 self.arm_tcp(f);
             }
+            Event::Pace(f) => {
+                let mut out = std::mem::take(&mut self.out_buf);
+                let flow = &mut self.flows[f as usize];
+                if let Endpoint::Tcp { snd, .. } = &mut flow.ep {
+                    if snd.pace.fire(now) {
+                        snd.send_allowed(now, &mut out);
+                    }
+                }
+                let src = flow.src;
+                self.emit(src, &mut out);
+                self.out_buf = out;
+                self.arm_tcp(f);
+            }
             Event::FlowStart(f) => self.start_flow(f),
             Event::FlowStop(f) => {
                 let flow = &mut self.flows[f as usize];
@@ -248,6 +261,9 @@ impl Simulation {
                     snd.rto_event = Some(d);
                     self.ev.schedule(d, Event::Rto(f));
                 }
+            }
+            if let Some(d) = snd.pace.arm() {
+                self.ev.schedule(d, Event::Pace(f));
             }
             if let Some(d) = rcv.delack_deadline {
                 if rcv.delack_event.is_none_or(|e| d < e) {

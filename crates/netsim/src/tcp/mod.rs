@@ -40,8 +40,15 @@
 //!   dispatched through [`cc::AnyController`].
 //! * [`receiver`]: [`TcpReceiver`], reassembly, ACK generation, ECN echo.
 //! * [`sack`]: SACK runs and blocks (receiver), scoreboard (sender).
+//! * [`pacing`]: [`pacing::Pacer`], a paced flow's earliest departure time (Linux
+//!   `tcp_wstamp_ns`) and Linux's pacing rate (`tcp_update_pacing_rate`).
+//! * [`rate`]: [`rate::RateSampler`], delivery-rate estimation (Linux tcp_rate.c) for the
+//!   controllers that read rate samples (BBR).
 
 pub mod cc;
+pub mod minmax;
+pub mod pacing;
+pub mod rate;
 pub mod receiver;
 pub mod recovery;
 pub mod rtt;
@@ -81,4 +88,8 @@ pub struct TcpParams {
     /// recovery's transmissions instead of halving the window at once (see
     /// [`recovery::Prr`]); only with `sack`.
     pub prr: bool,
+    /// Pace transmissions at Linux's `tcp_update_pacing_rate` (as a host with `sch_fq`
+    /// does); a controller that sets its own pacing rate (BBR) is paced regardless (see
+    /// [`pacing`]).
+    pub pacing: bool,
 }

@@ -252,6 +252,13 @@ impl Recovery {
         self.inflation
     }
 
+    /// Segments the last ACK newly delivered by the SACK scoreboard's count (cumulatively
+    /// or by SACK; SACK flows only), and the scoreboard's pipe (RFC 6675) for `snd_max`.
+    #[inline]
+    pub fn sack_delivery(&self, snd_max: u32) -> (u32, u32) {
+        (self.delivered_data, self.sb.pipe(snd_max))
+    }
+
     /// The SACK information of an ACK for `ack` (SACK flows only): the
     /// scoreboard drops what is cumulatively acknowledged and records the
     /// blocks, bounded by `snd_max`.

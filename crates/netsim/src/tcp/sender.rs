@@ -11,6 +11,8 @@
 //! rule in SACK recovery; the timer is armed whenever data is outstanding.
 
 use super::cc::{AckEvent, AnyController, CaState, Congestion, Controller};
+use super::pacing::{linux_rate, Pacer};
+use super::rate::RateSampler;
 use super::recovery::{NewAck, Recovery, RecoveryKind, SackNext};
 use super::rtt::RttEstimator;
 use super::TcpParams;
@@ -95,6 +97,12 @@ pub struct TcpSender {
     pub stats: TcpStats,
     /// Time the last byte of a finite flow was acknowledged.
     pub done_at: Option<Ns>,
+    /// Pacing state ([`super::pacing`]); used only if `paced`.
+    pub pace: Pacer,
+    /// Transmissions are paced (the group's `pacing`, or a controller with its own rate).
+    paced: bool,
+    /// Delivery-rate sampler, for controllers that read rate samples (BBR).
+    rate: Option<Box<RateSampler>>,
 }
 
 impl TcpSender {
@@ -110,11 +118,15 @@ impl TcpSender {
             }
             None => (None, p.mss),
         };
+        let mut cc = AnyController::new(p.cc, p.init_cwnd);
+        cc.seed(flow as u64);
+        let paced = p.pacing || cc.pacing_rate().is_some();
+        let rate = cc.wants_rate_sample().then(Box::<RateSampler>::default);
         TcpSender {
             flow,
             dst,
             p,
-            cc: AnyController::new(p.cc, p.init_cwnd),
+            cc,
             rtt: RttEstimator::new(p.min_rto),
             rec: Recovery::new(RecoveryKind::new(p.cc, p.sack)).with_prr(p.prr),
             total_segs,
@@ -140,6 +152,44 @@ impl TcpSender {
                 ..TcpStats::default()
             },
             done_at: None,
+            pace: Pacer::default(),
+            paced,
+            rate,
+        }
+    }
+
+    /// Transmissions are paced.
+    pub fn paced(&self) -> bool {
+        self.paced
+    }
+
+    /// The pacing rate (payload bytes/s; 0: unpaced): the controller's, else Linux's
+    /// `tcp_update_pacing_rate` from the current window and SRTT.
+    #[inline]
+    pub fn pacing_rate(&self) -> u64 {
+        match self.cc.pacing_rate() {
+            Some(r) => r,
+            None => linux_rate(
+                self.p.mss,
+                self.cc.window(),
+                self.cc.ssthresh(),
+                self.flight(),
+                self.rtt.srtt_ns(),
+            ),
+        }
+    }
+
+    /// Segments in flight as Linux's `tcp_packets_in_flight` estimates them: the SACK
+    /// recovery's pipe; after a timeout, what was resent; else the outstanding segments less
+    /// the duplicate ACKs counted delivered (rate-sampled flows only).
+    #[inline]
+    fn packets_in_flight(&self, rate: &RateSampler, loss: bool) -> u32 {
+        if self.rec.in_sack_recovery() {
+            self.rec.sack_delivery(self.snd_max).1
+        } else if loss {
+            self.snd_nxt - self.snd_una
+        } else {
+            self.flight().saturating_sub(rate.reno_sacked())
         }
     }
 
@@ -244,6 +294,19 @@ impl TcpSender {
             self.cwr_pending = false;
         }
         self.stats.segs_sent += 1;
+        if self.paced {
+            let rate = self.pacing_rate();
+            self.pace.on_send(now, self.payload(seq), rate);
+        }
+        if let Some(r) = self.rate.as_deref_mut() {
+            r.on_sent(
+                seq,
+                now,
+                self.snd_una,
+                self.snd_max - self.snd_una,
+                seq < self.snd_max,
+            );
+        }
         out.push(Packet {
             flow: self.flow,
             seq,
@@ -267,6 +330,9 @@ impl TcpSender {
                 .floor() as u32)
                 .max(1);
             while self.snd_nxt < self.app_limit && self.snd_nxt < self.snd_una.saturating_add(wnd) {
+                if self.paced && !self.pace.ready(now) {
+                    break;
+                }
                 let seq = self.snd_nxt;
                 self.snd_nxt += 1;
                 // After a timeout, segments the receiver SACKed are skipped.
@@ -276,6 +342,12 @@ impl TcpSender {
                 self.emit(seq, now, out);
                 if self.snd_nxt > self.snd_max {
                     self.snd_max = self.snd_nxt;
+                }
+            }
+            // Linux `tcp_rate_check_app_limited`: the application has nothing more to send.
+            if self.snd_nxt >= self.app_limit {
+                if let Some(r) = self.rate.as_deref_mut() {
+                    r.check_app_limited(self.snd_max - self.snd_una, wnd, false);
                 }
             }
         }
@@ -291,6 +363,9 @@ impl TcpSender {
         let wnd = (self.cc.window().floor() as u32).max(1);
         self.snd_nxt = self.snd_nxt.max(self.snd_max);
         loop {
+            if self.paced && !self.pace.ready(now) {
+                break;
+            }
             let can_send_new =
                 self.snd_max < self.app_limit && self.snd_max < self.snd_una.saturating_add(rwnd);
             match self.rec.sack_next(wnd, self.snd_max, can_send_new) {
@@ -341,7 +416,59 @@ impl TcpSender {
     pub fn on_ack(&mut self, now: Ns, ack_pkt: &Packet, out: &mut Vec<Packet>) {
         let ev = self.process_ack(now, ack_pkt, out);
         self.cc.on_ack(now, &ev);
+        if self.rate.is_some() {
+            self.rate_sample(now, &ev);
+        }
         self.send_allowed(now, out);
+    }
+
+    /// Linux `tcp_rate_gen` and `cong_control` for a controller that reads rate samples.
+    #[inline(never)]
+    fn rate_sample(&mut self, now: Ns, ev: &AckEvent) {
+        let Some(mut r) = self.rate.take() else {
+            return;
+        };
+        let ca_state = r.ca_state(self.snd_una, self.rec.in_recovery());
+        // Newly lost: the segments retransmitted since the last sample (fast retransmit,
+        // partial ACK, SACK recovery), except during the Loss state, whose timeout marked
+        // everything outstanding lost at once.
+        let retx = self.stats.retransmits;
+        if ca_state != super::rate::CA_LOSS && retx > r.retx_seen {
+            r.mark_lost((retx - r.retx_seen) as u32);
+        }
+        r.retx_seen = retx;
+        let mut rs = r.gen(now, ev.rtt);
+        rs.ca_state = ca_state;
+        rs.in_flight = self.packets_in_flight(&r, ca_state == super::rate::CA_LOSS);
+        rs.edt = self.pace.next;
+        rs.mss = self.p.mss;
+        rs.srtt = ev.srtt;
+        self.cc.cong_control(now, &rs, &mut r);
+        self.rate = Some(r);
+    }
+
+    /// The delivery accounting of an ACK for `ack` for the rate sampler, before `snd_una`
+    /// moves: the sample starts with the flight before the ACK, `tcp_rate_skb_delivered` for
+    /// each cumulatively acknowledged segment and the delivered count
+    /// (`tcp_count_delivered`).
+    #[inline(never)]
+    fn rate_on_ack(&mut self, ack: u32) {
+        let Some(mut r) = self.rate.take() else {
+            return;
+        };
+        let prior = self.packets_in_flight(&r, r.in_loss());
+        r.begin_ack(prior);
+        for seq in self.snd_una..ack.max(self.snd_una) {
+            r.on_delivered(seq);
+        }
+        if self.rec.kind() == RecoveryKind::Sack {
+            r.count_delivered(self.rec.sack_delivery(self.snd_max).0);
+        } else if ack > self.snd_una {
+            r.on_reno_cumack(ack - self.snd_una, self.rec.in_recovery());
+        } else if ack == self.snd_una && self.snd_max > self.snd_una {
+            r.on_reno_dupack(self.snd_max - self.snd_una, self.snd_nxt);
+        }
+        self.rate = Some(r);
     }
 
     /// [`TcpSender::on_ack`] up to the controller's `on_ack`: the ECN
@@ -355,6 +482,9 @@ impl TcpSender {
             self.rec
                 .on_sack_blocks(ack, &ack_pkt.sack, self.snd_una, self.snd_max);
         }
+        if self.rate.is_some() {
+            self.rate_on_ack(ack);
+        }
         // End of the ECN reduction period: something above the recovery
         // point is acknowledged (Linux `tcp_fastretrans_alert`, TCP_CA_CWR:
         // "CWR is to be held something *above* high_seq is ACKed").
@@ -362,7 +492,9 @@ impl TcpSender {
             self.in_cwr = false;
             // (Prague grows its window during CWR, see `cc`.)
             debug_assert!(
-                self.p.cc == crate::tcp::CcKind::Prague || self.cc.window() == self.cc.ssthresh()
+                self.p.cc == crate::tcp::CcKind::Prague
+                    || self.rate.is_some()
+                    || self.cc.window() == self.cc.ssthresh()
             );
         }
         // Linux `in_ack_event` (DCTCP's alpha update), before the ECN reaction.
@@ -412,7 +544,12 @@ impl TcpSender {
             }
             match self.rec.on_new_ack(ack, acked, self.cc.window()) {
                 NewAck::Open | NewAck::SackContinue => {}
-                NewAck::Exit => self.cc.on_recovery_end(now),
+                NewAck::Exit => {
+                    self.cc.on_recovery_end(now);
+                    if let Some(r) = self.rate.as_deref_mut() {
+                        r.on_recovery_end();
+                    }
+                }
                 NewAck::Partial { restart_timer: r } => {
                     let seq = self.snd_una;
                     self.emit(seq, now, out);
@@ -479,6 +616,9 @@ impl TcpSender {
             return;
         }
         self.stats.timeouts += 1;
+        if let Some(r) = self.rate.as_deref_mut() {
+            r.on_timeout(self.snd_max, self.snd_max - self.snd_una);
+        }
         let flight = self.flight_for_ssthresh();
         let repeated = self.in_rto_backoff;
         self.cc
@@ -496,6 +636,9 @@ impl TcpSender {
         // RFC 6298 §5.5: back off.
         self.rtt.backoff();
         self.send_allowed(now, out);
+        if let Some(r) = self.rate.as_deref_mut() {
+            r.retx_seen = self.stats.retransmits;
+        }
         self.rto_deadline = Some(now + self.rtt.rto());
     }
 }
@@ -523,6 +666,7 @@ mod tests {
             rwnd: None,
             sack: false,
             prr: false,
+            pacing: false,
         }
     }
 
@@ -568,6 +712,53 @@ mod tests {
         assert_eq!(s.cwnd(), 10.0);
         assert_eq!(s.stats.retransmits, 2);
         assert_eq!(s.stats.fast_retransmits, 1);
+    }
+
+    /// Pacing (`pacing = true`), worked by hand: without an RTT sample the initial window
+    /// leaves at once (Linux's initial `sk_pacing_rate` is unlimited). The ACK of segment 0
+    /// at 100 ms gives SRTT 100 ms and cwnd 11 in slow start, so Linux's rate is 200 % x 11 x
+    /// 960 bytes / 100 ms = 211 200 bytes/s, one 960-byte segment per 4 545 454 ns: of the
+    /// two segments the window allows, one leaves now and the sender waits for the other;
+    /// one timer is armed, and when it fires the second leaves and nothing more waits.
+    #[test]
+    fn paced_sender_spaces_segments_with_one_timer() {
+        use crate::tcp::pacing::NEVER;
+        let p = TcpParams {
+            pacing: true,
+            ..params(CcKind::Newreno)
+        };
+        let mut s = TcpSender::new(0, 1, p, None);
+        assert!(s.paced());
+        let mut out = Vec::new();
+        s.send_allowed(0, &mut out);
+        assert_eq!(out.len(), 10);
+        out.clear();
+        let t = 100_000_000;
+        s.on_ack(t, &ack(1, 0), &mut out);
+        assert_eq!(s.pacing_rate(), 2 * 11 * 960 * 10);
+        assert_eq!(out.len(), 1);
+        assert_eq!(s.pace.wait, t + 4_545_454);
+        assert_eq!(s.pace.arm(), Some(t + 4_545_454));
+        assert_eq!(s.pace.arm(), None, "one pending timer");
+        // An ACK-less attempt before the time sends nothing.
+        s.send_allowed(t + 1_000_000, &mut out);
+        assert_eq!(out.len(), 1);
+        assert!(s.pace.fire(t + 4_545_454));
+        s.send_allowed(t + 4_545_454, &mut out);
+        assert_eq!(out.len(), 2);
+        assert_eq!((out[0].seq, out[1].seq), (10, 11));
+        assert_eq!(
+            s.pace.wait, NEVER,
+            "window-limited, not waiting for the pacer"
+        );
+        assert_eq!(s.pace.arm(), None);
+        // Unpaced flows never wait.
+        let mut u = TcpSender::new(0, 1, params(CcKind::Newreno), None);
+        assert!(!u.paced());
+        u.send_allowed(0, &mut out);
+        u.on_ack(t, &ack(1, 0), &mut out);
+        assert_eq!(u.pace.arm(), None);
+        assert_eq!(out.len(), 2 + 10 + 2);
     }
 
     /// Reno leaves recovery on the partial ACK instead.

@@ -43,6 +43,7 @@
 //! grows during the CWR period (Linux `tcp_prague` runs its `cong_control`
 //! on every ACK), and its reductions set `ssthresh` to the reduced window.
 
+use super::rate::{RateSample, RateSampler};
 use crate::engine::Ns;
 pub use experiment::cc::CcKind;
 
@@ -209,6 +210,35 @@ pub trait Controller {
     /// exit on any new ACK, RFC 5681 §3.2 step 6; SACK recovery covering
     /// `recover`, RFC 6675 §5): deflate, `cwnd = ssthresh`.
     fn on_recovery_end(&mut self, now: Ns);
+
+    /// The pacing rate (payload bytes/s) this controller sets (Linux: `sk_pacing_rate`
+    /// written by a `cong_control`, as BBR does), or `None` (default): the flow is paced only
+    /// if its group asks (`pacing = true`), at Linux's `tcp_update_pacing_rate`
+    /// ([`super::pacing::linux_rate`]). A controller that returns `Some` is always paced
+    /// (Linux `SK_PACING_NEEDED`).
+    #[inline]
+    fn pacing_rate(&self) -> Option<u64> {
+        None
+    }
+
+    /// The controller reads delivery-rate samples (default: no): the sender then runs a
+    /// [`super::rate::RateSampler`] and calls [`Controller::cong_control`] on every ACK.
+    #[inline]
+    fn wants_rate_sample(&self) -> bool {
+        false
+    }
+
+    /// Linux's `cong_control` hook: after [`Controller::on_ack`], on every ACK, the ACK's
+    /// rate sample and the connection's delivery state (which the controller may mark
+    /// app-limited, as BBR's ProbeRTT does). Called only if
+    /// [`Controller::wants_rate_sample`]. Default: nothing.
+    #[inline]
+    fn cong_control(&mut self, _now: Ns, _rs: &RateSample, _tp: &mut RateSampler) {}
+
+    /// A per-flow seed for a controller's own randomness (BBR's random start of the gain
+    /// cycle); called once by the sender. Default: nothing.
+    #[inline]
+    fn seed(&mut self, _seed: u64) {}
 }
 
 impl AnyController {
@@ -248,6 +278,26 @@ impl Controller for AnyController {
     #[inline]
     fn on_recovery_end(&mut self, now: Ns) {
         dispatch!(self, c => c.on_recovery_end(now))
+    }
+
+    #[inline]
+    fn pacing_rate(&self) -> Option<u64> {
+        dispatch!(self, c => c.pacing_rate())
+    }
+
+    #[inline]
+    fn wants_rate_sample(&self) -> bool {
+        dispatch!(self, c => c.wants_rate_sample())
+    }
+
+    #[inline]
+    fn cong_control(&mut self, now: Ns, rs: &RateSample, tp: &mut RateSampler) {
+        dispatch!(self, c => c.cong_control(now, rs, tp))
+    }
+
+    #[inline]
+    fn seed(&mut self, seed: u64) {
+        dispatch!(self, c => c.seed(seed))
     }
 }
 

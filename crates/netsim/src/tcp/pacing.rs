@@ -1,0 +1,166 @@
+//! Pacing: the earliest departure time of a flow's next segment, Linux's way.
+//!
+//! A paced flow sends a segment only when `now >= next`; each transmission of `len` payload
+//! bytes at pacing rate `R` bytes/s moves `next` to `max(next, now) + len / R` (Linux
+//! `tcp_update_skb_after_send`: `tcp_wstamp_ns += len_ns`, where `__tcp_transmit_skb` first
+//! set `tcp_wstamp_ns = max(tcp_wstamp_ns, tcp_clock_cache)`, so an idle flow earns no
+//! credit). A flow blocked by its pacer waits for one timer (Linux's per-socket pacing
+//! hrtimer, `tcp_pacing_check`), kept by the simulator as at most one pending `Pace` event.
+//!
+//! The rate is the controller's if it sets one (BBR: `sk_pacing_rate` written by
+//! `cong_control`, see [`super::cc::Controller::pacing_rate`]), else Linux's
+//! `tcp_update_pacing_rate` ([`linux_rate`]): `ratio x max(cwnd, packets_out) x mss / srtt`,
+//! with `ratio` = [`PACING_SS_RATIO`] % while `cwnd < ssthresh / 2` and
+//! [`PACING_CA_RATIO`] % otherwise; no pacing before the first RTT sample (Linux's initial
+//! `sk_pacing_rate` is unlimited).
+//!
+//! Simplification: Linux sends a TSO/GSO burst of `tcp_tso_autosize()` segments (about 1 ms
+//! of data at the pacing rate, at least 2) per pacing slot; the simulator sends one segment
+//! per slot, i.e. the same average rate with smaller bursts. Retransmissions sent directly
+//! from an ACK (fast retransmit, NewReno's partial-ACK retransmission) are not held back by
+//! the pacer but do advance it.
+
+use crate::engine::{Ns, NS_PER_SEC};
+
+/// `net.ipv4.tcp_pacing_ss_ratio` default (percent): pacing rate in slow start.
+pub const PACING_SS_RATIO: u64 = 200;
+/// `net.ipv4.tcp_pacing_ca_ratio` default (percent): pacing rate in congestion avoidance.
+pub const PACING_CA_RATIO: u64 = 120;
+
+/// "No time": an unset deadline or timer.
+pub const NEVER: Ns = Ns::MAX;
+
+/// Per-flow pacing state (24 bytes): the earliest departure time of the next segment, the
+/// deadline the sender is blocked on and the pending timer event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pacer {
+    /// Earliest departure time of the next segment (Linux `tcp_wstamp_ns`).
+    pub next: Ns,
+    /// The sender has data it may send but waits for `next` ([`NEVER`]: not waiting).
+    pub wait: Ns,
+    /// Time of the pending `Pace` event ([`NEVER`]: none); at most one is pending.
+    pub event: Ns,
+}
+
+impl Default for Pacer {
+    fn default() -> Self {
+        Pacer {
+            next: 0,
+            wait: NEVER,
+            event: NEVER,
+        }
+    }
+}
+
+impl Pacer {
+    /// May a segment leave at `now`? If not, the sender waits for `next`.
+    #[inline]
+    pub fn ready(&mut self, now: Ns) -> bool {
+        if now >= self.next {
+            true
+        } else {
+            self.wait = self.next;
+            false
+        }
+    }
+
+    /// A segment of `len` payload bytes left at `now` at `rate` bytes/s (0: unpaced, nothing
+    /// changes): `next = max(next, now) + len x 1e9 / rate` (Linux
+    /// `tcp_update_skb_after_send`, integer ns as `div64_ul(len * NSEC_PER_SEC, rate)`).
+    #[inline]
+    pub fn on_send(&mut self, now: Ns, len: u32, rate: u64) {
+        if let Some(dt) = (len as u64 * NS_PER_SEC).checked_div(rate) {
+            self.next = self.next.max(now) + dt;
+        }
+    }
+
+    /// The timer should be armed at this time, if the sender waits and no event is pending.
+    /// Records the event as pending.
+    #[inline]
+    pub fn arm(&mut self) -> Option<Ns> {
+        if self.wait != NEVER && self.event == NEVER {
+            self.event = self.wait;
+            Some(self.wait)
+        } else {
+            None
+        }
+    }
+
+    /// The `Pace` event fired at `now`: no event pending any more; true if the wait is over
+    /// (the sender should try to send).
+    #[inline]
+    pub fn fire(&mut self, now: Ns) -> bool {
+        self.event = NEVER;
+        if self.wait <= now {
+            self.wait = NEVER;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// Linux `tcp_update_pacing_rate` (net/ipv4/tcp_input.c) in payload bytes/s: `mss x ratio/100
+/// x max(cwnd, packets_out) / srtt`, `ratio` = [`PACING_SS_RATIO`] if `cwnd < ssthresh / 2`
+/// else [`PACING_CA_RATIO`]; 0 (unpaced) without an RTT sample (`srtt_ns == 0`). Linux uses
+/// the integer `snd_cwnd`, so `cwnd` is floored.
+#[inline]
+pub fn linux_rate(mss: u32, cwnd: f64, ssthresh: f64, packets_out: u32, srtt_ns: Ns) -> u64 {
+    if srtt_ns == 0 {
+        return 0;
+    }
+    let ratio = if cwnd < ssthresh / 2.0 {
+        PACING_SS_RATIO
+    } else {
+        PACING_CA_RATIO
+    };
+    let w = (cwnd.floor() as u64).max(packets_out as u64).max(1);
+    // mss * ratio / 100 * w * 1e9 / srtt, in u128 against overflow at large windows.
+    (mss as u128 * ratio as u128 * w as u128 * NS_PER_SEC as u128 / (100 * srtt_ns as u128)) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Linux's ratios by hand: 10 segments of 1000 bytes per 100 ms is 100 kB/s; 200 % of it
+    /// in slow start (cwnd < ssthresh / 2), 120 % otherwise; packets_out above cwnd counts.
+    #[test]
+    fn linux_ratios() {
+        let srtt = 100_000_000;
+        assert_eq!(linux_rate(1000, 10.0, f64::INFINITY, 0, srtt), 200_000);
+        assert_eq!(linux_rate(1000, 10.0, 20.0, 0, srtt), 120_000);
+        assert_eq!(linux_rate(1000, 10.0, 21.0, 0, srtt), 200_000);
+        assert_eq!(linux_rate(1000, 10.0, 20.0, 15, srtt), 180_000);
+        assert_eq!(linux_rate(1000, 10.0, 20.0, 0, 0), 0);
+    }
+
+    /// The departure times: back to back at the rate, no credit after idling, and one timer.
+    #[test]
+    fn departures_and_one_timer() {
+        let mut p = Pacer::default();
+        assert!(p.ready(0));
+        p.on_send(0, 1000, 1_000_000); // 1 ms per 1000 bytes
+        assert_eq!(p.next, 1_000_000);
+        assert!(!p.ready(500_000));
+        assert_eq!(p.arm(), Some(1_000_000));
+        assert_eq!(p.arm(), None, "one pending event at most");
+        assert!(!p.ready(600_000));
+        assert_eq!(p.arm(), None);
+        assert!(p.fire(1_000_000));
+        assert!(p.ready(1_000_000));
+        p.on_send(1_000_000, 1000, 1_000_000);
+        assert_eq!(p.next, 2_000_000);
+        // Idle for 10 ms: the next departure is not earlier than now.
+        p.on_send(12_000_000, 500, 1_000_000);
+        assert_eq!(p.next, 12_500_000);
+        // Unpaced: nothing moves.
+        p.on_send(20_000_000, 1000, 0);
+        assert_eq!(p.next, 12_500_000);
+        // An event that fires before the wait is over leaves the sender waiting.
+        assert!(!p.ready(12_000_000) && p.arm() == Some(12_500_000));
+        p.wait = 13_000_000;
+        assert!(!p.fire(12_500_000));
+        assert_eq!(p.arm(), Some(13_000_000));
+    }
+}
