@@ -376,6 +376,11 @@ pub struct TcpGroup {
     /// on the group's forward path, at the same position. `None`: the first
     /// class.
     pub class: Option<String>,
+    /// Accurate ECN feedback (AccECN, draft-ietf-tcpm-accurate-ecn) negotiated by both
+    /// ends (needs `ecn`); default on for Prague, off otherwise.
+    pub accecn: bool,
+    /// Prague's RTT independence (Linux `RTT_CONTROL_RATE`); off by default, Prague only.
+    pub rtt_scaling: bool,
     /// Pace every transmission at Linux's `tcp_update_pacing_rate` (a host with `sch_fq`);
     /// controllers that set their own pacing rate (BBR) are paced regardless. Off by default.
     pub pacing: bool,
@@ -467,6 +472,11 @@ pub struct ShortTcpGroup {
     /// on the group's forward path, at the same position. `None`: the first
     /// class.
     pub class: Option<String>,
+    /// Accurate ECN feedback (AccECN, draft-ietf-tcpm-accurate-ecn) negotiated by both
+    /// ends (needs `ecn`); default on for Prague, off otherwise.
+    pub accecn: bool,
+    /// Prague's RTT independence (Linux `RTT_CONTROL_RATE`); off by default, Prague only.
+    pub rtt_scaling: bool,
     /// Pacing (see [`TcpGroup::pacing`]).
     pub pacing: bool,
 }

@@ -216,7 +216,8 @@ impl Flow {
             ep: Endpoint::Tcp {
                 snd: TcpSender::new(id, dst, p, size),
                 rcv: TcpReceiver::new(id, src, p.delayed_ack, p.sack)
-                    .with_per_segment_ce(p.cc.needs_ecn()),
+                    .with_per_segment_ce(p.cc.needs_ecn())
+                    .with_accecn(p.accecn),
             },
             udp_bytes: 0,
             rcv_high: 0,

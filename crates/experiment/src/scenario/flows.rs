@@ -20,6 +20,8 @@ pub(super) const FLOW_KEYS: &[&str] = &[
     "delack",
     "sack",
     "prr",
+    "accecn",
+    "rtt_scaling",
     "pacing",
     "init_cwnd",
     "min_rto",
@@ -139,6 +141,8 @@ pub(super) fn flow_group(
         "tcp" => {
             let count = t.int_or("count", 1, u32::MAX as u64, 1)? as u32;
             let (cc, ecn, delayed_ack, sack, prr, init_cwnd, min_rto) = tcp_opts(&mut t)?;
+            let accecn = accecn_opt(&mut t, v, cc, ecn)?;
+            let rtt_scaling = rtt_scaling_opt(&mut t, v, cc)?;
             let start_jitter = t.time("start_jitter", false)?;
             let size = t.quantity("size", Kind::Size)?;
             if let Some(s) = size {
@@ -169,11 +173,15 @@ pub(super) fn flow_group(
                 path: fpath,
                 extra_delay,
                 class,
+                accecn,
+                rtt_scaling,
                 pacing: pacing(&mut t)?,
             })
         }
         "tcp_short" => {
             let (cc, ecn, delayed_ack, sack, prr, init_cwnd, min_rto) = tcp_opts(&mut t)?;
+            let accecn = accecn_opt(&mut t, v, cc, ecn)?;
+            let rtt_scaling = rtt_scaling_opt(&mut t, v, cc)?;
             let ar = t.number(
                 "arrival_rate",
                 f64::NAN,
@@ -218,6 +226,8 @@ pub(super) fn flow_group(
                 path: fpath,
                 extra_delay,
                 class,
+                accecn,
+                rtt_scaling,
                 pacing: pacing(&mut t)?,
             })
         }
@@ -288,6 +298,40 @@ pub(super) fn flow_group(
 }
 
 pub(super) type Attach = (Option<String>, Option<String>, Option<[u32; 2]>, Vec<f64>);
+
+/// `accecn`: AccECN feedback (default on for Prague, off otherwise; needs ECN). Written to
+/// the normalized scenario only when given.
+fn accecn_opt(t: &mut Table<'_>, v: &Value, cc: CcKind, ecn: bool) -> Result<bool> {
+    if t.raw("accecn").is_none() {
+        return Ok(cc == CcKind::Prague);
+    }
+    let on = t.boolean("accecn", false)?;
+    if on && !ecn {
+        return Err(err(
+            &t.key("accecn"),
+            v.get("accecn"),
+            "needs ecn = true (AccECN feeds back ECN marks)",
+        ));
+    }
+    Ok(on)
+}
+
+/// `rtt_scaling`: Prague's RTT independence (off by default; Prague only). Written to the
+/// normalized scenario only when given.
+fn rtt_scaling_opt(t: &mut Table<'_>, v: &Value, cc: CcKind) -> Result<bool> {
+    if t.raw("rtt_scaling").is_none() {
+        return Ok(false);
+    }
+    let on = t.boolean("rtt_scaling", false)?;
+    if on && cc != CcKind::Prague {
+        return Err(err(
+            &t.key("rtt_scaling"),
+            v.get("rtt_scaling"),
+            format!("only for cc = \"prague\" (not \"{}\")", cc.name()),
+        ));
+    }
+    Ok(on)
+}
 
 /// `pacing` (bool, TCP groups): pace transmissions as a host with `sch_fq` does. Written to
 /// the normalized scenario only when given (older scenarios normalise as before).

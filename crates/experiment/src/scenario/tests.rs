@@ -31,6 +31,27 @@ fn defaults_units_and_aliases() {
     assert!(sc.normalized["flows"][0].get("prr").is_none());
 }
 
+/// `accecn`: default on for Prague, off otherwise; given, it is kept (and normalized).
+#[test]
+fn accecn_default_and_key() {
+    use crate::config::FlowGroup;
+    let doc = r#"{"dumbbell": {"rate": 1e7}, "flows": [{"cc": "prague"}, {"cc": "dctcp"},
+        {"cc": "dctcp", "accecn": true}, {"cc": "prague", "accecn": false}]}"#;
+    let sc = Scenario::from_json(doc).unwrap();
+    let on: Vec<bool> = sc
+        .config
+        .flows
+        .iter()
+        .map(|g| match g {
+            FlowGroup::Tcp(t) => t.accecn,
+            _ => panic!(),
+        })
+        .collect();
+    assert_eq!(on, [true, false, true, false]);
+    assert!(sc.normalized["flows"][0].get("accecn").is_none());
+    assert_eq!(sc.normalized["flows"][2]["accecn"], true);
+}
+
 #[test]
 fn errors_name_key_and_value() {
     let cases = [
@@ -90,6 +111,14 @@ fn errors_name_key_and_value() {
         (
             r#"{"dumbbell": {"rate": 1e7}, "flows": [{"sack": true, "prr": 1}]}"#,
             "flows[0].prr = 1: must be true or false",
+        ),
+        (
+            r#"{"dumbbell": {"rate": 1e7}, "flows": [{"cc": "cubic", "accecn": true}]}"#,
+            "flows[0].accecn = true: needs ecn = true",
+        ),
+        (
+            r#"{"dumbbell": {"rate": 1e7}, "flows": [{"cc": "cubic", "rtt_scaling": true}]}"#,
+            "flows[0].rtt_scaling = true: only for cc = \"prague\" (not \"cubic\")",
         ),
     ];
     for (doc, want) in cases {

@@ -84,6 +84,8 @@ impl Simulation {
                         t.init_cwnd,
                         t.min_rto,
                         t.rwnd,
+                        t.accecn,
+                        t.rtt_scaling,
                     );
                     p.pacing = t.pacing;
                     for &(s, d) in eps {
@@ -156,6 +158,8 @@ impl Simulation {
                         s.init_cwnd,
                         s.min_rto,
                         None,
+                        s.accecn,
+                        s.rtt_scaling,
                     );
                     p.pacing = s.pacing;
                     let mut gen = ShortFlowGen {

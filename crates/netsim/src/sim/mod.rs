@@ -113,6 +113,8 @@ pub(super) fn tcp_params(
     init_cwnd: u32,
     min_rto: f64,
     rwnd: Option<u32>,
+    accecn: bool,
+    rtt_scaling: bool,
 ) -> TcpParams {
     TcpParams {
         cc,
@@ -124,6 +126,8 @@ pub(super) fn tcp_params(
         rwnd,
         sack,
         prr,
+        accecn: accecn && (ecn || cc.needs_ecn()),
+        rtt_scaling,
         pacing: false,
     }
 }

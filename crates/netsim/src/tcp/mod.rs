@@ -45,6 +45,7 @@
 //! * [`rate`]: [`rate::RateSampler`], delivery-rate estimation (Linux tcp_rate.c) for the
 //!   controllers that read rate samples (BBR).
 
+pub mod accecn;
 pub mod cc;
 pub mod minmax;
 pub mod pacing;
@@ -88,6 +89,10 @@ pub struct TcpParams {
     /// recovery's transmissions instead of halving the window at once (see
     /// [`recovery::Prr`]); only with `sack`.
     pub prr: bool,
+    /// Accurate ECN feedback ([`accecn`]) negotiated by both ends (only with ECN).
+    pub accecn: bool,
+    /// Prague's RTT independence ([`cc::Prague::set_rtt_scaling`]); ignored by the others.
+    pub rtt_scaling: bool,
     /// Pace transmissions at Linux's `tcp_update_pacing_rate` (as a host with `sch_fq`
     /// does); a controller that sets its own pacing rate (BBR) is paced regardless (see
     /// [`pacing`]).

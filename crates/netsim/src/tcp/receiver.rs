@@ -9,6 +9,7 @@
 //! of the segments it acknowledges, RFC 7323 §4.3) and whether that segment
 //! was a retransmission (Karn's rule at the sender).
 
+use super::accecn::{AccEcnReceiver, ACE_ACK_DELTA};
 use super::sack::Runs;
 use crate::engine::Ns;
 use crate::packet::{Packet, F_ACK, F_CE, F_CWR, F_ECE, F_RETX, HEADER_BYTES};
@@ -61,6 +62,12 @@ pub struct TcpReceiver {
     pub delack_event: Option<Ns>,
     /// ACKs sent.
     pub acks_sent: u64,
+    /// AccECN feedback ([`super::accecn`]), if negotiated: replaces the ECE echo.
+    accecn: Option<AccEcnReceiver>,
+    /// AccECN: arrival time of the segment whose timestamp the next ACK echoes (its hold
+    /// time goes in the option) and CE packets not yet acknowledged.
+    echo_arrival: Ns,
+    ce_unacked: u32,
 }
 
 impl TcpReceiver {
@@ -82,7 +89,17 @@ impl TcpReceiver {
             delack_deadline: None,
             delack_event: None,
             acks_sent: 0,
+            accecn: None,
+            echo_arrival: 0,
+            ce_unacked: 0,
         }
+    }
+
+    /// Switches to AccECN feedback (see [`super::accecn`]): every ACK carries the ACE
+    /// field and, if it has no SACK blocks, the AccECN option; ECE/CWR are not used.
+    pub fn with_accecn(mut self, on: bool) -> Self {
+        self.accecn = on.then(AccEcnReceiver::default);
+        self
     }
 
     /// Switches to the DCTCP-style CE echo of RFC 8257 §3.2 (see the field's docs).
@@ -91,9 +108,9 @@ impl TcpReceiver {
         self
     }
 
-    fn send_ack(&mut self, trigger: u32, out: &mut Vec<Packet>) {
+    fn send_ack(&mut self, now: Ns, trigger: u32, out: &mut Vec<Packet>) {
         let mut flags = F_ACK;
-        if self.ece {
+        if self.ece && self.accecn.is_none() {
             flags |= F_ECE;
         }
         if self.retx_echo {
@@ -113,6 +130,10 @@ impl TcpReceiver {
             },
             flags,
         });
+        if let (Some(a), Some(p)) = (&self.accecn, out.last_mut()) {
+            a.write(p, now.saturating_sub(self.echo_arrival) / 1000);
+            self.ce_unacked = 0;
+        }
         self.pending = 0;
         self.delack_deadline = None;
         self.acks_sent += 1;
@@ -138,12 +159,23 @@ impl TcpReceiver {
     /// new one; otherwise ACKs follow the usual rules and carry ECE iff the state is CE.
     pub fn on_data(&mut self, now: Ns, pkt: &Packet, out: &mut Vec<Packet>) -> u32 {
         let mut ack_now = false;
-        if self.per_segment_ce {
+        if let Some(a) = self.accecn.as_mut() {
+            // AccECN (draft-ietf-tcpm-accurate-ecn §3.2.2.5.1): count, and ACK at once on a
+            // CE after a non-CE packet (change-triggered) or when ACE_ACK_DELTA CE packets
+            // are unacknowledged (increment-triggered).
+            let ce = pkt.has(F_CE);
+            a.on_data(pkt, pkt.size.saturating_sub(HEADER_BYTES));
+            if ce {
+                self.ce_unacked += 1;
+                ack_now = !self.ece || self.ce_unacked >= ACE_ACK_DELTA;
+            }
+            self.ece = ce;
+        } else if self.per_segment_ce {
             let ce = pkt.has(F_CE);
             if ce != self.ece {
                 if self.pending > 0 {
                     let prior = self.rcv_nxt;
-                    self.send_ack(prior, out);
+                    self.send_ack(now, prior, out);
                 }
                 self.ece = ce;
                 ack_now = true;
@@ -152,7 +184,7 @@ impl TcpReceiver {
             // RFC 3168 §6.1.3: CWR stops the echo; a new CE restarts it.
             self.ece = false;
         }
-        if !self.per_segment_ce && pkt.has(F_CE) {
+        if !self.per_segment_ce && self.accecn.is_none() && pkt.has(F_CE) {
             if !self.ece {
                 // Linux `tcp_incr_quickack`: raise, never lower, the count.
                 self.quick = self.quick.max(ECN_QUICKACKS);
@@ -178,10 +210,11 @@ impl TcpReceiver {
             if self.pending == 0 {
                 self.ts_echo = pkt.ts;
                 self.retx_echo = pkt.has(F_RETX);
+                self.echo_arrival = now;
             }
             self.pending += 1;
             if self.pending >= 2 {
-                self.send_ack(seq, out);
+                self.send_ack(now, seq, out);
             } else {
                 self.delack_deadline = Some(now + DELACK_TIMEOUT);
             }
@@ -192,18 +225,20 @@ impl TcpReceiver {
             if self.pending == 0 || !in_order_clean {
                 self.ts_echo = pkt.ts;
                 self.retx_echo = pkt.has(F_RETX);
+                self.echo_arrival = now;
             }
-            self.send_ack(seq, out);
+            self.send_ack(now, seq, out);
         }
         delivered
     }
 
     /// The delayed-ACK timer expired (caller checked the deadline).
     pub fn on_delack(&mut self, out: &mut Vec<Packet>) {
-        self.delack_deadline = None;
+        // The timer fires at its deadline (the hold time AccECN reports).
+        let now = self.delack_deadline.take().unwrap_or(self.echo_arrival);
         if self.pending > 0 {
             let seq = self.rcv_nxt;
-            self.send_ack(seq, out);
+            self.send_ack(now, seq, out);
         }
     }
 }

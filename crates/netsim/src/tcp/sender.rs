@@ -10,6 +10,7 @@
 //! `cwnd + inflation` segments (at least 1, at most `rwnd`), or the pipe
 //! rule in SACK recovery; the timer is armed whenever data is outstanding.
 
+use super::accecn::{self, AccEcnSender, F_ACCECN_OPT};
 use super::cc::{AckEvent, AnyController, CaState, Congestion, Controller};
 use super::pacing::{linux_rate, Pacer};
 use super::rate::RateSampler;
@@ -97,6 +98,8 @@ pub struct TcpSender {
     pub stats: TcpStats,
     /// Time the last byte of a finite flow was acknowledged.
     pub done_at: Option<Ns>,
+    /// AccECN feedback state, if negotiated ([`super::accecn`]).
+    accecn: Option<AccEcnSender>,
     /// Pacing state ([`super::pacing`]); used only if `paced`.
     pub pace: Pacer,
     /// Transmissions are paced (the group's `pacing`, or a controller with its own rate).
@@ -119,6 +122,9 @@ impl TcpSender {
             None => (None, p.mss),
         };
         let mut cc = AnyController::new(p.cc, p.init_cwnd);
+        if let AnyController::Prague(c) = &mut cc {
+            c.set_rtt_scaling(p.rtt_scaling);
+        }
         cc.seed(flow as u64);
         let paced = p.pacing || cc.pacing_rate().is_some();
         let rate = cc.wants_rate_sample().then(Box::<RateSampler>::default);
@@ -152,6 +158,7 @@ impl TcpSender {
                 ..TcpStats::default()
             },
             done_at: None,
+            accecn: (p.accecn && (p.ecn || p.cc.needs_ecn())).then(AccEcnSender::default),
             pace: Pacer::default(),
             paced,
             rate,
@@ -210,6 +217,11 @@ impl TcpSender {
     /// The congestion controller.
     pub fn controller(&self) -> &AnyController {
         &self.cc
+    }
+
+    /// The AccECN feedback state, if negotiated.
+    pub fn accecn(&self) -> Option<&AccEcnSender> {
+        self.accecn.as_ref()
     }
 
     /// Smoothed RTT (ns), `None` before the first sample.
@@ -477,8 +489,17 @@ impl TcpSender {
     #[inline]
     fn process_ack(&mut self, now: Ns, ack_pkt: &Packet, out: &mut Vec<Packet>) -> AckEvent {
         let ack = ack_pkt.seq.min(self.snd_max);
-        let ece = self.ect_flags != 0 && ack_pkt.has(F_ECE);
-        if self.rec.kind() == RecoveryKind::Sack {
+        // AccECN (a hook): the CE count from the ACE field and option replaces ECE.
+        let ce_count = self
+            .accecn
+            .as_mut()
+            .map(|a| a.on_ack(ack_pkt, ack.saturating_sub(self.snd_una), self.p.mss));
+        let ece = match ce_count {
+            Some(n) => n > 0,
+            None => self.ect_flags != 0 && ack_pkt.has(F_ECE),
+        };
+        // An AccECN option in the SACK area is not a SACK block.
+        if self.rec.kind() == RecoveryKind::Sack && !ack_pkt.has(F_ACCECN_OPT) {
             self.rec
                 .on_sack_blocks(ack, &ack_pkt.sack, self.snd_una, self.snd_max);
         }
@@ -500,7 +521,13 @@ impl TcpSender {
         // Linux `in_ack_event` (DCTCP's alpha update), before the ECN reaction.
         let una = ack.max(self.snd_una);
         let new_bytes = self.bytes_before(una) - self.bytes_before(self.snd_una);
-        self.cc.in_ack_event(una, self.snd_max, new_bytes, ece);
+        let ece_new_bytes = match ce_count {
+            Some(n) => new_bytes.min(n as u64 * self.p.mss as u64),
+            None if ece => new_bytes,
+            None => 0,
+        };
+        self.cc
+            .in_ack_event(una, self.snd_max, new_bytes, ece_new_bytes);
         // RFC 3168 §6.1.2: react to ECE at most once per window of data.
         if ece && !self.rec.in_recovery() && ack > self.ecn_recover {
             let flight = self.flight_for_ssthresh();
@@ -573,15 +600,27 @@ impl TcpSender {
             let ssthresh = self.cc.ssthresh().floor() as u32;
             self.rec.prr_on_ack(ssthresh, self.snd_max);
         }
+        let (ece_acked, ece_bytes) = match ce_count {
+            Some(n) => (n.min(acked), acked_bytes.min(n as u64 * self.p.mss as u64)),
+            None if ece => (acked, acked_bytes),
+            None => (0, 0),
+        };
+        // The newest segment's RTT (Linux `ca_rtt_us`): without the receiver's hold time
+        // when the AccECN option reports it.
+        let ca_rtt = match (rtt, accecn::option(ack_pkt)) {
+            (Some(r), Some([.., hold_us])) => Some(r.saturating_sub(hold_us as Ns * 1000)),
+            (r, _) => r,
+        };
         AckEvent {
             ack: self.snd_una,
             snd_max: self.snd_max,
             acked,
             acked_bytes,
             ece,
-            ece_acked: if ece { acked } else { 0 },
-            ece_bytes: if ece { acked_bytes } else { 0 },
+            ece_acked,
+            ece_bytes,
             rtt,
+            ca_rtt,
             srtt: self.rtt.srtt_ns(),
             state,
         }
@@ -666,6 +705,8 @@ mod tests {
             rwnd: None,
             sack: false,
             prr: false,
+            accecn: false,
+            rtt_scaling: false,
             pacing: false,
         }
     }

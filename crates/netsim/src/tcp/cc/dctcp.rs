@@ -75,11 +75,9 @@ impl Controller for Dctcp {
 
     /// RFC 8257 §3.3, steps 1-8.
     #[inline]
-    fn in_ack_event(&mut self, snd_una: u32, snd_max: u32, acked_bytes: u64, ece: bool) {
+    fn in_ack_event(&mut self, snd_una: u32, snd_max: u32, acked_bytes: u64, ece_bytes: u64) {
         self.bytes_acked += acked_bytes;
-        if ece {
-            self.bytes_marked += acked_bytes;
-        }
+        self.bytes_marked += ece_bytes;
         if snd_una < self.window_end {
             return;
         }
@@ -131,7 +129,7 @@ mod tests {
         let mut c = Dctcp::with_window(20.0, 100.0);
         c.window_end = 10;
         for i in 1..=10u32 {
-            c.in_ack_event(i, 10, 1000, i <= 3);
+            c.in_ack_event(i, 10, 1000, if i <= 3 { 1000 } else { 0 });
             if i < 10 {
                 assert_eq!(c.alpha(), 1.0, "no update inside the window");
             }
@@ -140,7 +138,7 @@ mod tests {
         // The next window ends at 20 (snd_max when window 1 ended was 10 here: use 20).
         c.window_end = 20;
         for i in 11..=20u32 {
-            c.in_ack_event(i, 30, 1000, false);
+            c.in_ack_event(i, 30, 1000, 0);
         }
         assert!((c.alpha() - 0.896484375).abs() < 1e-12);
         c.on_congestion(0, Congestion::Ecn, 5);

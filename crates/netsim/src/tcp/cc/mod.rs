@@ -47,6 +47,8 @@ use super::rate::{RateSample, RateSampler};
 use crate::engine::Ns;
 pub use experiment::cc::CcKind;
 
+pub mod classic_ecn;
+
 /// The controllers' modules, their types, [`AnyController`] (one variant per [`CcKind`], of
 /// the same name) and its constructor and dispatch, all from the one registry line each
 /// controller has (`experiment::with_congestion_controllers`).
@@ -160,6 +162,10 @@ pub struct AckEvent {
     /// This ACK's RTT sample (ns), if it gives one (new data acknowledged,
     /// echoed segment not a retransmission: Karn's rule, RFC 6298 §3).
     pub rtt: Option<Ns>,
+    /// The RTT of the newest acknowledged segment, without a delayed-ACK wait (Linux
+    /// `ca_rtt_us`): `rtt` less the receiver's hold time when AccECN reports it
+    /// ([`crate::tcp::accecn`]), else `rtt`.
+    pub ca_rtt: Option<Ns>,
     /// Smoothed RTT (ns) including this sample; 0 before the first sample.
     pub srtt: Ns,
     /// The sender's state when the ACK arrived (after its ECN reaction to
@@ -196,10 +202,12 @@ pub trait Controller {
 
     /// Before the sender's ECN and loss reactions to an ACK (Linux's `in_ack_event` hook):
     /// the cumulative ACK (`snd_una` after it), `snd_max`, the payload bytes it newly
-    /// acknowledges and whether it carries ECE. Default: nothing (DCTCP updates its alpha
+    /// acknowledges and how many of them are CE-marked (all of them if it carries ECE with
+    /// RFC 3168 / per-segment feedback; the AccECN count times the MSS, at most all, with
+    /// AccECN). Default: nothing (DCTCP updates its alpha
     /// here, so that the cut on the same ACK uses the new value, as Linux does).
     #[inline]
-    fn in_ack_event(&mut self, _snd_una: u32, _snd_max: u32, _acked_bytes: u64, _ece: bool) {}
+    fn in_ack_event(&mut self, _snd_una: u32, _snd_max: u32, _acked_bytes: u64, _ece_bytes: u64) {}
 
     /// A congestion signal at `now`. `flight` is FlightSize (segments) for
     /// the `ssthresh` computation (RFC 5681 §3.1 equation (4)), already
@@ -266,8 +274,8 @@ impl Controller for AnyController {
     }
 
     #[inline]
-    fn in_ack_event(&mut self, snd_una: u32, snd_max: u32, acked_bytes: u64, ece: bool) {
-        dispatch!(self, c => c.in_ack_event(snd_una, snd_max, acked_bytes, ece))
+    fn in_ack_event(&mut self, snd_una: u32, snd_max: u32, acked_bytes: u64, ece_bytes: u64) {
+        dispatch!(self, c => c.in_ack_event(snd_una, snd_max, acked_bytes, ece_bytes))
     }
 
     #[inline]
@@ -314,6 +322,7 @@ pub(crate) fn open_ack(acked: u32, srtt: Ns) -> AckEvent {
         ece_acked: 0,
         ece_bytes: 0,
         rtt: None,
+        ca_rtt: None,
         srtt,
         state: CaState::Open,
     }
