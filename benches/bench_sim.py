@@ -151,7 +151,8 @@ def parse_aqmlab(report) -> dict[str, dict]:
     for i, e in enumerate(entries):
         rate = _rate_bps(_first(e, "rate_bps", "rate", "bottleneck_bps"))
         name = str(_first(e, "name", "scenario", default=""))
-        if name.startswith("htsim_"):  # bench_htsim.py's scenarios
+        # bench_htsim.py's scenarios; the linux-profile row (no ns-3 counterpart)
+        if name.startswith(("htsim_", "linux_")):
             continue
         if "fq_codel" in name:
             key = "C"

@@ -72,6 +72,7 @@ DUMBBELL_ROWS = [
     (["--init-cwnd", "0"], ["--init-cwnd", "0"]),
     (["--min-rto", "200"], ["--min-rto", "200", "give a unit"]),
     (["--rwnd", "0"], ["--rwnd", "0"]),
+    (["--profile", "bsd"], ["--profile", "bsd", "must be one of linux, classic"]),
     (["--no-such-option", "1"], ["--no-such-option"]),
     # Classes of drr/wfq from the command line (--class NAME:WEIGHT[:AQM], --class-flows NAME=N).
     (["--aqm", "codel", "--class", "a:1"], ["--class", "'a:1'", "codel has no classes"]),

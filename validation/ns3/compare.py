@@ -163,6 +163,7 @@ def run_aqmlab(a: argparse.Namespace, aqm: str, flows: int, seed: int, delack: b
         cmd = [
             "nice", "-n", "10", str(a.aqmlab), "dumbbell",
             *common_args(a, AQMLAB_NAME[aqm], flows, seed, delack), "--cc", a.aqmlab_cc,
+            "--profile", "classic",
             "--out", str(out), "--no-plots", "--quiet",
         ]  # fmt: skip
         if a.ecn:

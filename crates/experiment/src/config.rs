@@ -324,6 +324,34 @@ pub enum FlowGroup {
     ShortTcp(ShortTcpGroup),
 }
 
+/// The TCP mechanisms of the `linux` profile beyond the classic model (scenario key `profile`,
+/// see `docs/tcp.md`): all off is the `classic` profile, today's model bit for bit.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TcpExtras {
+    /// RFC 7323 timestamps: every ACK of new data yields an RTT sample, retransmissions
+    /// included (Linux `tcp_rtt_tsopt_us`), instead of Karn's rule.
+    pub timestamps: bool,
+    /// Linux's delayed-ACK receiver (with `delayed_ack`): quick-ACK mode at the start and
+    /// after a duplicate segment (`TCP_MAX_QUICKACKS`).
+    pub linux_delack: bool,
+    /// HyStart in CUBIC's slow start (Linux `tcp_cubic.c`); CUBIC only.
+    pub hystart: bool,
+    /// RACK-TLP loss detection (RFC 8985); with SACK only.
+    pub rack: bool,
+}
+
+impl TcpExtras {
+    /// Everything the `linux` profile turns on, for controller `cc` with SACK `sack`.
+    pub fn linux(cc: CcKind, sack: bool) -> Self {
+        TcpExtras {
+            timestamps: true,
+            linux_delack: true,
+            hystart: cc == CcKind::Cubic,
+            rack: sack,
+        }
+    }
+}
+
 /// Long-lived (or fixed-size) TCP flows.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TcpGroup {
@@ -384,6 +412,8 @@ pub struct TcpGroup {
     /// Pace every transmission at Linux's `tcp_update_pacing_rate` (a host with `sch_fq`);
     /// controllers that set their own pacing rate (BBR) are paced regardless. Off by default.
     pub pacing: bool,
+    /// The `linux` profile's mechanisms (all off: `classic`).
+    pub extras: TcpExtras,
 }
 
 /// UDP sources (CBR or on/off).
@@ -479,6 +509,8 @@ pub struct ShortTcpGroup {
     pub rtt_scaling: bool,
     /// Pacing (see [`TcpGroup::pacing`]).
     pub pacing: bool,
+    /// The `linux` profile's mechanisms (all off: `classic`).
+    pub extras: TcpExtras,
 }
 
 impl FlowGroup {

@@ -16,6 +16,10 @@
 //! 5. `htsim_1G_100newreno_10s`, 6. `htsim_10G_1000newreno_5s`: htsim's dumbbell
 //!    (`access = "none"`, rtt 20 ms, 1500-byte packets, drop-tail with 1000 and 10 000
 //!    packets; `benches/bench_htsim.py` runs the same in htsim).
+//! 7. `linux_32M_100newreno_40s_codel`: scenario 3 under the `linux` TCP profile (SACK,
+//!    RACK-TLP, PRR, timestamps, Linux delayed ACKs), the cost of that profile.
+//!
+//! Scenarios 1-6 run the `classic` TCP profile (the ns-3 and htsim comparisons' TCP).
 //!
 //! `--pacing` paces every TCP flow (`pacing = true`, docs/tcp.md "Pacing"): the same
 //! scenarios, to measure what pacing costs per packet.
@@ -48,11 +52,27 @@ struct Bench {
 }
 
 fn scenarios() -> Vec<Bench> {
+    let mk_profile = |profile: &str,
+                      seed: u64,
+                      rate: f64,
+                      buffer: u32,
+                      aqm: serde_json::Value,
+                      n: u32,
+                      cc: &str,
+                      dur: f64| {
+        scenario(json!({
+            "name": "bench", "seed": seed, "duration": dur, "warmup": 0.0,
+            "sample_interval": 0.01, "profile": profile,
+            "dumbbell": {"rate": rate, "rtt": 0.1, "buffer": buffer},
+            "aqm": aqm,
+            "flows": [{"count": n, "cc": cc}]
+        }))
+    };
     let mk =
         |seed: u64, rate: f64, buffer: u32, aqm: serde_json::Value, n: u32, cc: &str, dur: f64| {
             scenario(json!({
                 "name": "bench", "seed": seed, "duration": dur, "warmup": 0.0,
-                "sample_interval": 0.01,
+                "sample_interval": 0.01, "profile": "classic",
                 "dumbbell": {"rate": rate, "rtt": 0.1, "buffer": buffer},
                 "aqm": aqm,
                 "flows": [{"count": n, "cc": cc}]
@@ -115,6 +135,22 @@ fn scenarios() -> Vec<Bench> {
                            "pkt_size": 1500}),
             cfg: bare(10e9, 10_000, 1000, 5.0),
         },
+        Bench {
+            name: "linux_32M_100newreno_40s_codel",
+            params: json!({"rate": "32Mbps", "flows": 100, "cc": "newreno", "aqm": "codel",
+                           "rtt": "100ms", "buffer": 400, "duration": "40s",
+                           "profile": "linux"}),
+            cfg: mk_profile(
+                "linux",
+                1,
+                32e6,
+                400,
+                json!({"type": "codel"}),
+                100,
+                "newreno",
+                40.0,
+            ),
+        },
     ]
 }
 
@@ -122,7 +158,7 @@ fn scenarios() -> Vec<Bench> {
 fn bare(rate: f64, buffer: u32, n: u32, dur: f64) -> SimConfig {
     scenario(json!({
         "name": "bench", "seed": 1, "duration": dur, "warmup": 0.0,
-        "sample_interval": 0.01,
+        "sample_interval": 0.01, "profile": "classic",
         "dumbbell": {"rate": rate, "rtt": 0.02, "buffer": buffer, "access": "none"},
         "aqm": {"type": "droptail"},
         "flows": [{"count": n, "cc": "newreno", "packet_size": 1500}]

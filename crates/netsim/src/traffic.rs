@@ -217,7 +217,8 @@ impl Flow {
                 snd: TcpSender::new(id, dst, p, size),
                 rcv: TcpReceiver::new(id, src, p.delayed_ack, p.sack)
                     .with_per_segment_ce(p.cc.needs_ecn())
-                    .with_accecn(p.accecn),
+                    .with_accecn(p.accecn)
+                    .with_linux_delack(p.extras.linux_delack),
             },
             udp_bytes: 0,
             rcv_high: 0,

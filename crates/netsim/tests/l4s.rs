@@ -14,7 +14,7 @@ fn run(json: &str, secs: u64) -> experiment::results::Summary {
 
 fn l4s_scenario(seed: u64, duration: u64, delack: bool) -> String {
     format!(
-        r#"{{"seed": {seed}, "duration": "{duration}s", "warmup": "{w}s",
+        r#"{{"seed": {seed}, "duration": "{duration}s", "warmup": "{w}s", "profile": "classic",
             "dumbbell": {{"rate": "40Mbps", "rtt": "20ms", "buffer": 1000, "pkt_size": 1500}},
             "aqm": {{"type": "dualpi2"}},
             "flows": [{{"count": 1, "cc": "cubic", "ecn": true, "delack": {delack}, "sack": true}},

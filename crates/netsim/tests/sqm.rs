@@ -18,7 +18,7 @@ fn sqm_sim(seed: u64) -> netsim::Simulation {
         0.05,
         300,
         json!({"type": "sqm", "queues": 4}),
-        json!([{"kind": "tcp", "count": 10}]),
+        json!([{"kind": "tcp", "count": 10, "profile": "classic"}]),
     );
     netsim::Simulation::new(cfg).expect("config builds")
 }

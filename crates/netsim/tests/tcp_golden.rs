@@ -56,7 +56,7 @@ fn cfg(
     trace: &[u32],
 ) -> SimConfig {
     let mut new = common::scenario(json!({
-        "name": "golden", "seed": seed, "duration": duration, "warmup": 1.0,
+        "name": "golden", "seed": seed, "duration": duration, "warmup": 1.0, "profile": "classic",
         "sample_interval": 0.01, "cwnd_interval": 0.01,
         "dumbbell": {"rate": rate, "rtt": 0.05, "buffer": buffer, "loss": loss},
         "aqm": aqm.clone(),

@@ -193,7 +193,8 @@ def register(app: typer.Typer) -> None:
                 # the simulator's name where it has the algorithm (the scenario schema checks
                 # it); the kernel's algorithm is chosen by kernel_cc below
                 cc=sim_cc if sim_cc in ("reno", "cubic") else "cubic",
-                delack=False, sack=False, init_cwnd=10, min_rto="200ms", rwnd=None, loss=0.0,
+                # the kernel's TCP: the linux profile's defaults describe it
+                delack=None, sack=None, init_cwnd=10, min_rto="200ms", rwnd=None, loss=0.0,
             )  # fmt: skip
             cc = cc or "cubic"
         try:

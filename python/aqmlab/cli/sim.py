@@ -486,8 +486,8 @@ def build_dumbbell(
     aqm_param: list[str] | None,
     cc: str,
     ecn: bool,
-    delack: bool,
-    sack: bool,
+    delack: bool | None,
+    sack: bool | None,
     init_cwnd: int,
     min_rto: str,
     rwnd: int | None,
@@ -498,12 +498,14 @@ def build_dumbbell(
     seed: int,
     sample_interval: str,
     access: str = "link",
+    profile: str = "linux",
     rate_trace: str | None = None,
 ):
     """The dumbbell command's options as a validated scenario: ``(Scenario, classes, counts)``
     (``classes``/``counts``: the ``--class`` list and flows per class, or None). Bad options end
     the command with one line naming the option (see :func:`fail`). ``aqmlab emulate`` builds
-    its scenario here too."""
+    its scenario here too. ``delack``/``sack`` None: as the TCP ``profile`` (``linux`` or
+    ``classic``) implies."""
     from aqmlab.scenario import Scenario
     from aqmlab.units import parse_time
 
@@ -536,11 +538,14 @@ def build_dumbbell(
         "cc": cc,
         # DCTCP and Prague need ECN (the scenario refuses ecn = false with them).
         "ecn": ecn or cc.strip().lower() in _needs_ecn(),
-        "delack": delack,
-        "sack": sack,
+        "profile": profile,
         "init_cwnd": init_cwnd,
         "min_rto": min_rto,
     }
+    # Only when given: otherwise the profile decides.
+    for key, on in (("delack", delack), ("sack", sack)):
+        if on is not None:
+            group[key] = on
     if rwnd is not None:
         group["rwnd"] = rwnd
     data = {
@@ -693,12 +698,29 @@ def register(app: typer.Typer) -> None:
                 show_default=False,
             ),
         ] = False,
+        profile: Annotated[
+            str,
+            typer.Option(
+                help="TCP profile: linux (SACK, RACK-TLP, PRR, timestamps, Linux delayed "
+                "ACKs, HyStart) | classic (the model of the ns-2-era reproductions)."
+            ),
+        ] = "linux",
         delack: Annotated[
-            bool, typer.Option("--delack", help="Delayed ACKs (b = 2).", show_default=False)
-        ] = False,
+            bool | None,
+            typer.Option(
+                "--delack/--no-delack",
+                help="Delayed ACKs (b = 2) [default: as the profile: linux on, classic off].",
+                show_default=False,
+            ),
+        ] = None,
         sack: Annotated[
-            bool, typer.Option("--sack", help="SACK loss recovery (RFC 6675).", show_default=False)
-        ] = False,
+            bool | None,
+            typer.Option(
+                "--sack/--no-sack",
+                help="SACK loss recovery (RFC 6675) [default: as the profile].",
+                show_default=False,
+            ),
+        ] = None,
         init_cwnd: Annotated[int, typer.Option(help="Initial window [segments].")] = 10,
         min_rto: Annotated[str, typer.Option(help="Minimum RTO, with a unit.")] = "200ms",
         rwnd: Annotated[
@@ -732,7 +754,8 @@ def register(app: typer.Typer) -> None:
                 class_flows=class_flows, aqm_param=aqm_param, cc=cc, ecn=ecn, delack=delack,
                 sack=sack, init_cwnd=init_cwnd, min_rto=min_rto, rwnd=rwnd, loss=loss,
                 pkt_size=pkt_size, duration=duration, warmup=warmup, seed=seed,
-                sample_interval=sample_interval, access=access, rate_trace=rate_trace,
+                sample_interval=sample_interval, access=access, profile=profile,
+                rate_trace=rate_trace,
             )  # fmt: skip
             sc = _with_trace(sc, trace)
             sim = _prepare(sc, out, force)

@@ -96,6 +96,8 @@ def scenario(net: str, scheme: str, duration: float = DURATION, pkt: int = PKT, 
     return {
         "name": f"edc-{net}-{scheme}",
         "seed": 1,
+        # TCP pinned to the classic profile, the model this reproduction was validated with
+        "profile": "classic",
         "duration": duration,
         "warmup": 0.0,
         "sample_interval": 0.05,

@@ -89,6 +89,8 @@ def scenario(case: str, aqm: dict, prop_rtt: float, duration: float = DURATION) 
     return {
         "name": f"ktl-{case}",
         "seed": 1,
+        # TCP pinned to the classic profile, the model this reproduction was validated with
+        "profile": "classic",
         "duration": duration,
         "warmup": WARMUP,
         "sample_interval": 0.01,

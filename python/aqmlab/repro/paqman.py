@@ -153,6 +153,8 @@ def scenario(case: str, aqm: dict, rtts: tuple[float, ...], duration: float, war
     return {
         "name": f"paqman-{case}",
         "seed": 1,
+        # TCP pinned to the classic profile, the model this reproduction was validated with
+        "profile": "classic",
         "duration": duration,
         "warmup": warmup,
         "sample_interval": 0.01,

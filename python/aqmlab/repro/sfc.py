@@ -119,6 +119,8 @@ def dumbbell(name, scheme_aqm, flows, duration, warmup, rtt_lo, buffer=BUFFER) -
     return {
         "name": name,
         "seed": 1,
+        # TCP pinned to the classic profile, the model this reproduction was validated with
+        "profile": "classic",
         "duration": duration,
         "warmup": warmup,
         "sample_interval": 0.01,
@@ -157,6 +159,8 @@ def parking_lot(name, scheme_aqm, k, duration, warmup) -> dict:
     return {
         "name": name,
         "seed": 1,
+        # TCP pinned to the classic profile, the model this reproduction was validated with
+        "profile": "classic",
         "duration": duration,
         "warmup": warmup,
         "sample_interval": 0.01,

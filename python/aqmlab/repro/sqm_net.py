@@ -202,6 +202,8 @@ def scenario(
     sc: dict[str, Any] = {
         "name": name,
         "seed": seed,
+        # TCP pinned to the classic profile, the model this reproduction was validated with
+        "profile": "classic",
         "duration": duration,
         "warmup": warmup,
         "sample_interval": 0.01,

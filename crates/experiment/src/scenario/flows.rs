@@ -9,8 +9,13 @@ use super::topology::pkt_size;
 use super::Topo;
 use crate::cc::CcKind;
 use crate::config::{
-    Access, FlowGroup, ShortTcpGroup, TcpGroup, UdpGroup, DEFAULT_INIT_CWND, DEFAULT_MIN_RTO_S,
+    Access, FlowGroup, ShortTcpGroup, TcpExtras, TcpGroup, UdpGroup, DEFAULT_INIT_CWND,
+    DEFAULT_MIN_RTO_S,
 };
+
+/// The TCP profiles (`profile` of a flow group or of the scenario): `linux` (the default) or
+/// `classic` (the model before profiles existed).
+pub(super) const PROFILES: &[&str] = &["linux", "classic"];
 
 /// Every key some kind of flow group takes.
 pub(super) const FLOW_KEYS: &[&str] = &[
@@ -23,6 +28,10 @@ pub(super) const FLOW_KEYS: &[&str] = &[
     "accecn",
     "rtt_scaling",
     "pacing",
+    "profile",
+    "timestamps",
+    "rack",
+    "hystart",
     "init_cwnd",
     "min_rto",
     "start_jitter",
@@ -43,6 +52,7 @@ pub(super) fn flow_group(
     topo: &Topo,
     default_pkt: u32,
     duration: f64,
+    profile: &'static str,
 ) -> Result<(FlowGroup, bool, Value)> {
     let path = format!("flows[{i}]");
     let mut t = Table::new(path.clone(), v)?;
@@ -103,8 +113,9 @@ pub(super) fn flow_group(
     let packet_size = pkt_size(&mut t, "packet_size")?.unwrap_or(default_pkt);
     t.put("packet_size", packet_size);
 
-    type TcpOpts = (CcKind, bool, bool, bool, bool, u32, f64);
+    type TcpOpts = (CcKind, bool, bool, bool, bool, u32, f64, TcpExtras);
     let tcp_opts = |t: &mut Table<'_>| -> Result<TcpOpts> {
+        let linux = t.choice("profile", PROFILES, profile)? == "linux";
         let ccs: Vec<&str> = CcKind::ALL.iter().map(|k| k.name()).collect();
         let cc = t.choice("cc", &ccs, CcKind::default().name())?;
         let cc = CcKind::from_name(cc).expect("a registered name");
@@ -120,10 +131,15 @@ pub(super) fn flow_group(
                 ),
             ));
         }
-        let delack = t.boolean("delack", false)?;
-        let sack = t.boolean("sack", false)?;
-        // Written to the normalized scenario only when given (older scenarios unchanged).
-        let prr = t.raw("prr").is_some() && t.boolean("prr", false)?;
+        let delack = t.boolean("delack", linux)?;
+        let sack = t.boolean("sack", linux)?;
+        // Classic: written to the normalized scenario only when given (older scenarios
+        // unchanged); the linux profile paces its SACK recoveries with PRR.
+        let prr = if linux {
+            t.boolean("prr", sack)?
+        } else {
+            t.raw("prr").is_some() && t.boolean("prr", false)?
+        };
         if prr && !sack {
             return Err(err(
                 &t.key("prr"),
@@ -133,14 +149,15 @@ pub(super) fn flow_group(
         }
         let init_cwnd = t.int_or("init_cwnd", 1, 10_000, DEFAULT_INIT_CWND as u64)? as u32;
         let min_rto = t.time_or("min_rto", true, DEFAULT_MIN_RTO_S)?;
-        Ok((cc, ecn, delack, sack, prr, init_cwnd, min_rto))
+        let extras = tcp_extras(t, v, linux, cc, sack, delack)?;
+        Ok((cc, ecn, delack, sack, prr, init_cwnd, min_rto, extras))
     };
 
     let mut trace = false;
     let group = match kind {
         "tcp" => {
             let count = t.int_or("count", 1, u32::MAX as u64, 1)? as u32;
-            let (cc, ecn, delayed_ack, sack, prr, init_cwnd, min_rto) = tcp_opts(&mut t)?;
+            let (cc, ecn, delayed_ack, sack, prr, init_cwnd, min_rto, extras) = tcp_opts(&mut t)?;
             let accecn = accecn_opt(&mut t, v, cc, ecn)?;
             let rtt_scaling = rtt_scaling_opt(&mut t, v, cc)?;
             let start_jitter = t.time("start_jitter", false)?;
@@ -176,10 +193,11 @@ pub(super) fn flow_group(
                 accecn,
                 rtt_scaling,
                 pacing: pacing(&mut t)?,
+                extras,
             })
         }
         "tcp_short" => {
-            let (cc, ecn, delayed_ack, sack, prr, init_cwnd, min_rto) = tcp_opts(&mut t)?;
+            let (cc, ecn, delayed_ack, sack, prr, init_cwnd, min_rto, extras) = tcp_opts(&mut t)?;
             let accecn = accecn_opt(&mut t, v, cc, ecn)?;
             let rtt_scaling = rtt_scaling_opt(&mut t, v, cc)?;
             let ar = t.number(
@@ -229,6 +247,7 @@ pub(super) fn flow_group(
                 accecn,
                 rtt_scaling,
                 pacing: pacing(&mut t)?,
+                extras,
             })
         }
         _ => {
@@ -295,6 +314,47 @@ pub(super) fn flow_group(
         }
     }
     Ok((group, trace, Value::Object(t.finish()?)))
+}
+
+/// The `linux` profile's mechanisms beyond the classic keys: `timestamps`, `rack`,
+/// `hystart` default to what the profile implies (see [`TcpExtras::linux`]), and an explicit
+/// key wins; the Linux delayed-ACK receiver comes with the profile when `delack` is on.
+fn tcp_extras(
+    t: &mut Table<'_>,
+    v: &Value,
+    linux: bool,
+    cc: CcKind,
+    sack: bool,
+    delack: bool,
+) -> Result<TcpExtras> {
+    let d = if linux {
+        TcpExtras::linux(cc, sack)
+    } else {
+        TcpExtras::default()
+    };
+    let timestamps = t.boolean("timestamps", d.timestamps)?;
+    let rack = t.boolean("rack", d.rack)?;
+    if rack && !sack {
+        return Err(err(
+            &t.key("rack"),
+            v.get("rack"),
+            "needs sack = true (RACK marks losses on the SACK scoreboard)",
+        ));
+    }
+    let hystart = t.boolean("hystart", d.hystart)?;
+    if hystart && cc != CcKind::Cubic {
+        return Err(err(
+            &t.key("hystart"),
+            v.get("hystart"),
+            format!("only for cc = \"cubic\" (cc is \"{}\")", cc.name()),
+        ));
+    }
+    Ok(TcpExtras {
+        timestamps,
+        linux_delack: linux && delack,
+        hystart,
+        rack,
+    })
 }
 
 pub(super) type Attach = (Option<String>, Option<String>, Option<[u32; 2]>, Vec<f64>);

@@ -101,6 +101,8 @@ impl Scenario {
             _ => crate::config::Metric::Hops,
         };
         let cwnd_interval = t.time("cwnd_interval", true)?;
+        // The TCP profile of flow groups that name none.
+        let profile = t.choice("profile", flows::PROFILES, "linux")?;
 
         // Flow groups first: the AQM's ECN default depends on them.
         let groups = t.array("flows")?;
@@ -212,7 +214,7 @@ impl Scenario {
         let mut next_id = 0u32;
         let mut total_flows = 0f64;
         for (i, g) in groups.iter().enumerate() {
-            let (group, trace, norm) = flow_group(i, g, &topo, pkt_size, duration)?;
+            let (group, trace, norm) = flow_group(i, g, &topo, pkt_size, duration, profile)?;
             let n = group.static_count();
             if trace {
                 cwnd_trace.extend(next_id..next_id.saturating_add(n));

@@ -27,7 +27,14 @@ fn defaults_units_and_aliases() {
     );
     assert_eq!(sc.normalized["dumbbell"]["rate"], 10e6);
     assert_eq!(sc.normalized["flows"][0]["cc"], "newreno");
-    // prr is written only when given, so older scenarios normalise as before.
+    // The linux profile by default: prr (= sack) is written.
+    assert_eq!(sc.normalized["flows"][0]["profile"], "linux");
+    assert_eq!(sc.normalized["flows"][0]["prr"], true);
+    // Classic: prr is written only when given, so older scenarios normalise as before.
+    let sc = parse(&format!(
+        r#"{{{BASE}, "profile": "classic", "flows": [{{"count": 3}}]}}"#
+    ))
+    .unwrap();
     assert!(sc.normalized["flows"][0].get("prr").is_none());
 }
 
@@ -50,6 +57,105 @@ fn accecn_default_and_key() {
     assert_eq!(on, [true, false, true, false]);
     assert!(sc.normalized["flows"][0].get("accecn").is_none());
     assert_eq!(sc.normalized["flows"][2]["accecn"], true);
+}
+
+/// The TCP profiles: `linux` by default (sack, prr, delack, timestamps, rack; hystart for
+/// CUBIC only), `classic` all off (today's model); the top-level `profile` is the groups'
+/// default, a group's own `profile` wins, and explicit keys win over the profile.
+#[test]
+fn tcp_profiles_defaults_and_overrides() {
+    use crate::config::{FlowGroup, TcpExtras};
+    let groups = |doc: &str| -> Vec<(bool, bool, bool, TcpExtras)> {
+        let sc = parse(doc).unwrap();
+        sc.config
+            .flows
+            .iter()
+            .map(|g| match g {
+                FlowGroup::Tcp(t) => (t.sack, t.prr, t.delayed_ack, t.extras),
+                FlowGroup::ShortTcp(t) => (t.sack, t.prr, t.delayed_ack, t.extras),
+                _ => panic!("not tcp"),
+            })
+            .collect()
+    };
+    let linux = TcpExtras {
+        timestamps: true,
+        linux_delack: true,
+        hystart: false,
+        rack: true,
+    };
+    let g = groups(&format!(
+        r#"{{{BASE}, "flows": [{{}}, {{"cc": "cubic"}}, {{"profile": "classic"}},
+            {{"kind": "tcp_short", "arrival_rate": 1, "mean_size": "10kB"}}]}}"#
+    ));
+    assert_eq!(g[0], (true, true, true, linux));
+    assert_eq!(
+        g[1].3,
+        TcpExtras {
+            hystart: true,
+            ..linux
+        }
+    );
+    assert_eq!(g[2], (false, false, false, TcpExtras::default()));
+    assert_eq!(g[3], (true, true, true, linux));
+    let g = groups(&format!(
+        r#"{{{BASE}, "profile": "classic", "flows": [{{}}, {{"profile": "linux", "sack": false}},
+            {{"timestamps": true}}, {{"profile": "linux", "delack": false, "rack": false}}]}}"#
+    ));
+    assert_eq!(g[0], (false, false, false, TcpExtras::default()));
+    // sack = false: no PRR, no RACK by default.
+    assert_eq!(
+        g[1],
+        (
+            false,
+            false,
+            true,
+            TcpExtras {
+                rack: false,
+                ..linux
+            }
+        )
+    );
+    assert_eq!(
+        g[2].3,
+        TcpExtras {
+            timestamps: true,
+            ..TcpExtras::default()
+        }
+    );
+    assert_eq!(
+        g[3],
+        (
+            true,
+            true,
+            false,
+            TcpExtras {
+                rack: false,
+                linux_delack: false,
+                ..linux
+            }
+        )
+    );
+    for (doc, want) in [
+        (
+            r#"{"profile": "bsd", "dumbbell": {"rate": 1e7}, "flows": [{}]}"#,
+            "profile = \"bsd\": must be one of linux, classic",
+        ),
+        (
+            r#"{"dumbbell": {"rate": 1e7}, "flows": [{"profile": "win"}]}"#,
+            "flows[0].profile = \"win\": must be one of linux, classic",
+        ),
+        (
+            r#"{"dumbbell": {"rate": 1e7}, "flows": [{"sack": false, "rack": true}]}"#,
+            "flows[0].rack = true: needs sack = true",
+        ),
+        (
+            r#"{"dumbbell": {"rate": 1e7}, "flows": [{"hystart": true}]}"#,
+            "flows[0].hystart = true: only for cc = \"cubic\"",
+        ),
+    ] {
+        let e = parse(doc).unwrap_err();
+        assert!(e.starts_with(want), "{e}");
+    }
 }
 
 #[test]
@@ -105,7 +211,7 @@ fn errors_name_key_and_value() {
         ),
         (r#"{"flows": [{}]}"#, "scenario: give exactly one topology"),
         (
-            r#"{"dumbbell": {"rate": 1e7}, "flows": [{"prr": true}]}"#,
+            r#"{"dumbbell": {"rate": 1e7}, "flows": [{"sack": false, "prr": true}]}"#,
             "flows[0].prr = true: needs sack = true",
         ),
         (

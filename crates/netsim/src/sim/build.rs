@@ -86,7 +86,8 @@ impl Simulation {
                         t.rwnd,
                         t.accecn,
                         t.rtt_scaling,
-                    );
+                    )
+                    .with_extras(t.extras);
                     p.pacing = t.pacing;
                     for &(s, d) in eps {
                         let id = flows.len() as u32;
@@ -160,7 +161,8 @@ impl Simulation {
                         None,
                         s.accecn,
                         s.rtt_scaling,
-                    );
+                    )
+                    .with_extras(s.extras);
                     p.pacing = s.pacing;
                     let mut gen = ShortFlowGen {
                         rate: s.arrival_rate,

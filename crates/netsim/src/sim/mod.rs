@@ -25,7 +25,7 @@ use crate::link::{Link, LinkCounters};
 use crate::node::Node;
 use crate::packet::Packet;
 use crate::routing::Routes;
-use crate::tcp::{CcKind, TcpParams};
+use crate::tcp::{CcKind, TcpExtras, TcpParams};
 use crate::traffic::{Flow, ShortFlowGen};
 use experiment::config::SimConfig;
 use experiment::results::{ClassSeries, CwndTrace, TimeSeries};
@@ -129,6 +129,7 @@ pub(super) fn tcp_params(
         accecn: accecn && (ecn || cc.needs_ecn()),
         rtt_scaling,
         pacing: false,
+        extras: TcpExtras::default(),
     }
 }
 

@@ -406,6 +406,7 @@ mod tests {
             accecn: true,
             rtt_scaling: false,
             pacing: false,
+            extras: Default::default(),
         };
         let mut snd = TcpSender::new(0, 1, p, None);
         let mut rcv = TcpReceiver::new(0, 0, false, true)

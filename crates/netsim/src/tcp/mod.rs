@@ -49,6 +49,7 @@ pub mod accecn;
 pub mod cc;
 pub mod minmax;
 pub mod pacing;
+pub mod rack;
 pub mod rate;
 pub mod receiver;
 pub mod recovery;
@@ -58,12 +59,12 @@ pub mod sender;
 
 use crate::engine::Ns;
 pub use cc::CcKind;
-pub use receiver::{TcpReceiver, DELACK_TIMEOUT, ECN_QUICKACKS};
+pub use receiver::{TcpReceiver, DELACK_TIMEOUT, ECN_QUICKACKS, MAX_QUICKACKS};
 pub use recovery::DUPTHRESH;
 pub use rtt::{CLOCK_G, DEFAULT_MIN_RTO, INITIAL_RTO, MAX_RTO, RTO_ALPHA, RTO_BETA, RTO_K};
 pub use sender::{TcpSender, TcpStats};
 
-pub use experiment::config::DEFAULT_INIT_CWND;
+pub use experiment::config::{TcpExtras, DEFAULT_INIT_CWND};
 
 /// Per-flow TCP parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -97,4 +98,15 @@ pub struct TcpParams {
     /// does); a controller that sets its own pacing rate (BBR) is paced regardless (see
     /// [`pacing`]).
     pub pacing: bool,
+    /// The `linux` profile's mechanisms (timestamps, Linux delayed ACK, HyStart, RACK-TLP;
+    /// all off: the `classic` profile).
+    pub extras: TcpExtras,
+}
+
+impl TcpParams {
+    /// The same parameters with the given `linux`-profile mechanisms.
+    pub fn with_extras(mut self, extras: TcpExtras) -> Self {
+        self.extras = extras;
+        self
+    }
 }

@@ -26,6 +26,12 @@ pub const DELACK_TIMEOUT: Ns = 40_000_000;
 /// of new data then uses up one (`tcp_dec_quickack_mode`). CE segments that
 /// arrive while the echo is already on are acknowledged as usual.
 pub const ECN_QUICKACKS: u32 = 2;
+/// Quick ACKs of Linux's delayed-ACK receiver at the start of a connection and after a
+/// duplicate segment, 16: Linux `TCP_MAX_QUICKACKS` (include/net/tcp.h), given by
+/// `tcp_event_data_recv` on the first data (`tcp_incr_quickack`) and by `tcp_data_queue`
+/// on a segment wholly below `rcv_nxt` (`tcp_enter_quickack_mode`); Linux also bounds it by
+/// half the receive window in segments, which is larger here (no receive-window limit).
+pub const MAX_QUICKACKS: u32 = 16;
 
 /// A TCP receiver (sink): reassembly, ACK generation, ECN echo.
 #[derive(Clone, Debug)]
@@ -56,6 +62,9 @@ pub struct TcpReceiver {
     /// acknowledged at once (after an ACK, with the old state, of the segments still
     /// awaiting a delayed ACK). Used for DCTCP and Prague.
     per_segment_ce: bool,
+    /// Linux's delayed-ACK receiver (the `linux` profile): quick-ACK mode of
+    /// [`MAX_QUICKACKS`] at the start and after a duplicate segment.
+    linux_delack: bool,
     /// Delayed-ACK deadline, if armed.
     pub delack_deadline: Option<Ns>,
     /// Time of the pending `DelAck` event, if any.
@@ -86,6 +95,7 @@ impl TcpReceiver {
             ece: false,
             quick: 0,
             per_segment_ce: false,
+            linux_delack: false,
             delack_deadline: None,
             delack_event: None,
             acks_sent: 0,
@@ -105,6 +115,16 @@ impl TcpReceiver {
     /// Switches to the DCTCP-style CE echo of RFC 8257 §3.2 (see the field's docs).
     pub fn with_per_segment_ce(mut self, on: bool) -> Self {
         self.per_segment_ce = on;
+        self
+    }
+
+    /// Switches to Linux's delayed-ACK receiver (see [`MAX_QUICKACKS`]); only with
+    /// delayed ACKs. The connection starts in quick-ACK mode.
+    pub fn with_linux_delack(mut self, on: bool) -> Self {
+        self.linux_delack = on && self.delayed_ack;
+        if self.linux_delack {
+            self.quick = MAX_QUICKACKS;
+        }
         self
     }
 
@@ -192,6 +212,11 @@ impl TcpReceiver {
             self.ece = true;
         }
         let seq = pkt.seq;
+        if self.linux_delack && seq < self.rcv_nxt {
+            // Linux `tcp_data_queue`, a segment wholly below `rcv_nxt` (a spurious
+            // retransmission): `tcp_enter_quickack_mode(sk, TCP_MAX_QUICKACKS)`.
+            self.quick = self.quick.max(MAX_QUICKACKS);
+        }
         let before = self.rcv_nxt;
         let had_gap = !self.ooo.is_empty();
         if seq == self.rcv_nxt {
@@ -357,6 +382,59 @@ mod tests {
         r.on_data(3, &data(4), &mut out);
         assert_eq!(out.len(), 3);
         assert_eq!(out[2].seq, 3);
+    }
+
+    /// Reference: Linux's receiver (`tcp_event_data_recv`: the first data enters quick-ACK
+    /// mode with `TCP_MAX_QUICKACKS` = 16; `__tcp_ack_snd_check`: quick-ACK mode or more than
+    /// one full segment unacknowledged sends at once, else `tcp_send_delayed_ack` with
+    /// `TCP_DELACK_MIN` = 40 ms; `tcp_data_queue`: a segment wholly below `rcv_nxt` re-enters
+    /// quick-ACK mode), walked by hand: segments 0..15 get an ACK each (16 quick ACKs); 16 is
+    /// held (timer at now + 40 ms), 17 releases the ACK of both; 18 is held and the timer
+    /// sends it; a duplicate of 5 is acknowledged at once and the next 15 segments are again
+    /// acknowledged one by one. The classic receiver delays from the first segment.
+    #[test]
+    fn linux_delack_quick_acks_at_start_and_after_duplicate() {
+        let data = |seq| Packet {
+            flow: 0,
+            seq,
+            size: 1000,
+            dst: 1,
+            ts: 0,
+            enq: 0,
+            sack: [0; 6],
+            flags: 0,
+        };
+        let mut r = TcpReceiver::new(0, 0, true, false).with_linux_delack(true);
+        let mut out = Vec::new();
+        for seq in 0..16 {
+            r.on_data(seq as Ns, &data(seq), &mut out);
+            assert_eq!(out.len(), seq as usize + 1, "quick ACK for {seq}");
+        }
+        r.on_data(100, &data(16), &mut out);
+        assert_eq!(out.len(), 16);
+        assert_eq!(r.delack_deadline, Some(100 + DELACK_TIMEOUT));
+        r.on_data(101, &data(17), &mut out);
+        assert_eq!((out.len(), out[16].seq), (17, 18));
+        r.on_data(102, &data(18), &mut out);
+        assert_eq!(out.len(), 17);
+        r.on_delack(&mut out);
+        assert_eq!((out.len(), out[17].seq), (18, 19));
+        r.on_data(103, &data(5), &mut out);
+        assert_eq!((out.len(), out[18].seq), (19, 19), "duplicate: ACK now");
+        for seq in 19..34 {
+            r.on_data(200, &data(seq), &mut out);
+        }
+        assert_eq!(out.len(), 19 + 15, "15 more quick ACKs");
+        r.on_data(201, &data(34), &mut out);
+        assert_eq!(out.len(), 34, "quick-ACK mode used up");
+        // The classic receiver (and `with_linux_delack` without delayed ACKs) has none.
+        let mut c = TcpReceiver::new(0, 0, true, false);
+        let mut out = Vec::new();
+        c.on_data(0, &data(0), &mut out);
+        assert!(out.is_empty());
+        let mut n = TcpReceiver::new(0, 0, false, false).with_linux_delack(true);
+        n.on_data(0, &data(0), &mut out);
+        assert_eq!(out.len(), 1);
     }
 
     /// Reference: RFC 8257 §3.2 (the two-state ACK generation of Figure 1) and Linux

@@ -214,6 +214,33 @@ impl Recovery {
         }
     }
 
+    /// The same recovery with RACK marking the losses of SACK recoveries (RFC 8985,
+    /// [`super::rack`]; no effect on Reno and NewReno recovery): no fast retransmit on
+    /// duplicate ACKs, the sender enters recovery when RACK has marked a loss.
+    pub fn with_rack(mut self, on: bool) -> Self {
+        self.sb.rack = on && self.kind == RecoveryKind::Sack;
+        self
+    }
+
+    /// The SACK scoreboard (RACK's marks).
+    #[inline]
+    pub fn scoreboard_mut(&mut self) -> &mut Scoreboard {
+        &mut self.sb
+    }
+
+    /// Segments marked lost by RACK and not SACKed.
+    #[inline]
+    pub fn lost_out(&self) -> u32 {
+        self.sb.lost_out
+    }
+
+    /// Recovery may begin at cumulative ACK `ack` (not in recovery, and `ack` is above the
+    /// last recovery point, RFC 6582 §3.2 step 2).
+    #[inline]
+    pub fn may_enter(&self, ack: u32) -> bool {
+        !self.in_recovery && (ack > self.recover || self.recover == 0)
+    }
+
     /// The same recovery with PRR pacing SACK recoveries (RFC 6937; no
     /// effect on Reno and NewReno recovery).
     pub fn with_prr(mut self, on: bool) -> Self {
@@ -264,11 +291,25 @@ impl Recovery {
     /// blocks, bounded by `snd_max`.
     #[inline]
     pub fn on_sack_blocks(&mut self, ack: u32, blocks: &[u16; 6], snd_una: u32, snd_max: u32) {
+        self.on_sack_blocks_with(ack, blocks, snd_una, snd_max, |_| {});
+    }
+
+    /// [`Recovery::on_sack_blocks`], calling `newly_sacked(seq)` for each segment newly
+    /// SACKed (RACK's deliveries).
+    #[inline]
+    pub fn on_sack_blocks_with(
+        &mut self,
+        ack: u32,
+        blocks: &[u16; 6],
+        snd_una: u32,
+        snd_max: u32,
+        newly_sacked: impl FnMut(u32),
+    ) {
         let before = self.sb.delivered;
         if ack > snd_una {
             self.sb.advance(ack);
         }
-        self.sb.apply(ack, blocks, snd_max);
+        self.sb.apply_with(ack, blocks, snd_max, newly_sacked);
         self.delivered_data = (self.sb.delivered - before) as u32;
     }
 
@@ -351,7 +392,10 @@ impl Recovery {
         // receiver already had do not trigger a spurious fast retransmit
         // (RFC 6582 §4). With SACK, the scoreboard may deem the first hole
         // lost before DUPTHRESH duplicates (FACK).
-        (self.dupacks == DUPTHRESH || (self.kind == RecoveryKind::Sack && self.sb.is_lost(ack)))
+        // With RACK, losses are marked by time instead (the sender enters recovery).
+        !self.sb.rack
+            && (self.dupacks == DUPTHRESH
+                || (self.kind == RecoveryKind::Sack && self.sb.is_lost(ack)))
             && (ack > self.recover || self.recover == 0)
     }
 
@@ -391,6 +435,9 @@ impl Recovery {
         self.dupacks = 0;
         self.recover = snd_max;
         self.sb.new_episode();
+        if self.sb.rack {
+            self.sb.forget_losses();
+        }
     }
 
     /// True if segment `seq` (below `snd_max`) is to be skipped when going

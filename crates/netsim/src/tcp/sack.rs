@@ -12,6 +12,11 @@
 //! * `pipe` = `snd_max - fack + retransmissions in flight` (FACK's `awnd`).
 //! * In recovery the sender transmits while `pipe < cwnd`: first the lowest
 //!   lost segment, otherwise new data (RFC 6675 §5 NextSeg rules 1 and 2).
+//!
+//! With RACK ([`Scoreboard::rack`], the `linux` profile) the FACK rule is off: a segment is
+//! lost only when RACK marks it ([`Scoreboard::mark_lost`], [`super::rack`]), and `pipe` is
+//! Linux's `tcp_packets_in_flight`: outstanding segments minus SACKed and lost ones plus
+//! retransmissions in flight.
 
 use std::collections::VecDeque;
 
@@ -95,6 +100,8 @@ impl Runs {
 
 const SACKED: u8 = 1;
 const RETX: u8 = 2;
+/// Marked lost by RACK (never set without [`Scoreboard::rack`]).
+const LOST: u8 = 4;
 
 /// Sender-side scoreboard, indexed from `snd_una`.
 #[derive(Clone, Debug, Default)]
@@ -110,6 +117,14 @@ pub struct Scoreboard {
     /// SACKed, when cumulatively acknowledged. The difference over one ACK is RFC 6937's
     /// `DeliveredData` (in segments).
     pub delivered: u64,
+    /// RACK marks the losses (no FACK rule; see the module doc).
+    pub rack: bool,
+    /// Outstanding segments SACKed (Linux `sacked_out`).
+    pub sacked_out: u32,
+    /// Outstanding segments marked lost and not SACKed (Linux `lost_out`; RACK only).
+    pub lost_out: u32,
+    /// One past the highest segment marked lost (RACK only).
+    lost_hi: u32,
 }
 
 impl Scoreboard {
@@ -149,6 +164,11 @@ impl Scoreboard {
             }
             if st & SACKED == 0 {
                 self.delivered += 1;
+            } else {
+                self.sacked_out -= 1;
+            }
+            if st & LOST != 0 {
+                self.lost_out -= 1;
             }
             self.base += 1;
         }
@@ -158,21 +178,48 @@ impl Scoreboard {
 
     /// Applies the SACK blocks of an ACK for `ack`, bounded by `snd_max`.
     pub fn apply(&mut self, ack: u32, blocks: &[u16; 6], snd_max: u32) {
-        for b in blocks.chunks_exact(2) {
+        self.apply_with(ack, blocks, snd_max, |_| {});
+    }
+
+    /// [`Scoreboard::apply`], calling `newly_sacked(seq)` for each segment it marks SACKed.
+    #[inline]
+    pub fn apply_with(
+        &mut self,
+        ack: u32,
+        blocks: &[u16; 6],
+        snd_max: u32,
+        mut newly_sacked: impl FnMut(u32),
+    ) {
+        for (i, b) in blocks.chunks_exact(2).enumerate() {
             if b[1] <= b[0] {
                 continue;
             }
             let start = (ack + b[0] as u32).max(self.base);
             let end = (ack + b[1] as u32).min(snd_max);
+            if self.rack && i == 0 {
+                // RACK: the first block holds the segment that triggered the ACK (RFC 2018
+                // §4), which may have joined two runs (a retransmission filling a hole):
+                // read all of it, or that segment would stay unSACKed and RACK would deem
+                // it lost again.
+                for s in start..end {
+                    if self.mark_sacked(s) {
+                        newly_sacked(s);
+                    }
+                }
+                self.fack = self.fack.max(end);
+                continue;
+            }
             // A block usually grows by one segment per ACK: mark from both
             // ends inwards and stop at the first segment already known, so
             // the cost per ACK is the news, not the block length.
             let mut lo = start;
             while lo < end && self.mark_sacked(lo) {
+                newly_sacked(lo);
                 lo += 1;
             }
             let mut hi = end;
             while hi > lo && self.mark_sacked(hi - 1) {
+                newly_sacked(hi - 1);
                 hi -= 1;
             }
             self.fack = self.fack.max(end);
@@ -186,23 +233,73 @@ impl Scoreboard {
         if *st & SACKED != 0 {
             return false;
         }
-        let was_retx = *st & RETX != 0;
-        *st |= SACKED;
+        let (was_retx, was_lost) = (*st & RETX != 0, *st & LOST != 0);
+        *st = (*st | SACKED) & !LOST;
         if was_retx {
             self.retx_out -= 1;
         }
+        if was_lost {
+            self.lost_out -= 1;
+        }
+        self.sacked_out += 1;
         self.delivered += 1;
         true
+    }
+
+    /// RACK marks `seq` lost (Linux `tcp_rack_mark_skb_lost`): a segment not yet lost becomes
+    /// lost; a lost segment's retransmission is deemed lost too (it may be sent again).
+    pub fn mark_lost(&mut self, seq: u32) {
+        let st = self.slot(seq);
+        if *st & SACKED != 0 {
+            return;
+        }
+        if *st & LOST == 0 {
+            *st |= LOST;
+            self.lost_out += 1;
+        } else if *st & RETX != 0 {
+            *st &= !RETX;
+            self.retx_out -= 1;
+        } else {
+            return;
+        }
+        self.lost_hi = self.lost_hi.max(seq + 1);
+        self.next_hole = self.next_hole.min(seq);
+    }
+
+    /// Segment `seq` is marked lost and has not been retransmitted since (RACK skips it).
+    #[inline]
+    pub fn is_lost_unsent(&self, seq: u32) -> bool {
+        self.get(seq) & (LOST | RETX | SACKED) == LOST
+    }
+
+    /// Segment `seq` is SACKed or has been retransmitted in this episode: `(sacked, retx)`.
+    #[inline]
+    pub fn flags(&self, seq: u32) -> (bool, bool) {
+        let st = self.get(seq);
+        (st & SACKED != 0, st & RETX != 0)
     }
 
     /// True if segment `seq` is deemed lost (FACK rule).
     #[inline]
     pub fn is_lost(&self, seq: u32) -> bool {
+        if self.rack {
+            return self.get(seq) & (LOST | SACKED) == LOST;
+        }
         self.get(seq) & SACKED == 0 && seq + DUPTHRESH < self.fack
     }
 
     /// Lowest lost segment not yet retransmitted in this recovery.
     pub fn next_lost(&mut self) -> Option<u32> {
+        if self.rack {
+            while self.next_hole < self.lost_hi {
+                let s = self.next_hole;
+                if self.is_lost_unsent(s) {
+                    return Some(s);
+                }
+                self.next_hole += 1;
+            }
+            return None;
+        }
         while self.next_hole + DUPTHRESH < self.fack {
             let s = self.next_hole;
             if self.get(s) == 0 {
@@ -225,6 +322,11 @@ impl Scoreboard {
     /// Estimated segments in the network (FACK `awnd`).
     #[inline]
     pub fn pipe(&self, snd_max: u32) -> u32 {
+        if self.rack {
+            // Linux `tcp_packets_in_flight`.
+            let out = snd_max.saturating_sub(self.base);
+            return (out + self.retx_out).saturating_sub(self.sacked_out + self.lost_out);
+        }
         snd_max.saturating_sub(self.fack) + self.retx_out
     }
 
@@ -236,6 +338,16 @@ impl Scoreboard {
         }
         self.retx_out = 0;
         self.next_hole = self.base;
+    }
+
+    /// A timeout under RACK: the sender goes back N over everything not SACKed, so the
+    /// lost marks are dropped with the retransmission marks.
+    pub fn forget_losses(&mut self) {
+        for st in self.state.iter_mut() {
+            *st &= !LOST;
+        }
+        self.lost_out = 0;
+        self.lost_hi = self.base;
     }
 }
 

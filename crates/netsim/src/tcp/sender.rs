@@ -13,6 +13,7 @@
 use super::accecn::{self, AccEcnSender, F_ACCECN_OPT};
 use super::cc::{AckEvent, AnyController, CaState, Congestion, Controller};
 use super::pacing::{linux_rate, Pacer};
+use super::rack::Rack;
 use super::rate::RateSampler;
 use super::recovery::{NewAck, Recovery, RecoveryKind, SackNext};
 use super::rtt::RttEstimator;
@@ -106,6 +107,8 @@ pub struct TcpSender {
     paced: bool,
     /// Delivery-rate sampler, for controllers that read rate samples (BBR).
     rate: Option<Box<RateSampler>>,
+    /// RACK-TLP state (the `rack` option; boxed, so 8 bytes per flow without it).
+    rack: Option<Box<Rack>>,
 }
 
 impl TcpSender {
@@ -132,9 +135,11 @@ impl TcpSender {
             flow,
             dst,
             p,
-            cc,
+            cc: cc.with_hystart(p.extras.hystart),
             rtt: RttEstimator::new(p.min_rto),
-            rec: Recovery::new(RecoveryKind::new(p.cc, p.sack)).with_prr(p.prr),
+            rec: Recovery::new(RecoveryKind::new(p.cc, p.sack))
+                .with_prr(p.prr)
+                .with_rack(p.extras.rack),
             total_segs,
             last_payload,
             app_limit: total_segs.unwrap_or(u32::MAX),
@@ -158,6 +163,7 @@ impl TcpSender {
                 ..TcpStats::default()
             },
             done_at: None,
+            rack: (p.extras.rack && p.sack).then(Box::default),
             accecn: (p.accecn && (p.ecn || p.cc.needs_ecn())).then(AccEcnSender::default),
             pace: Pacer::default(),
             paced,
@@ -306,6 +312,9 @@ impl TcpSender {
             self.cwr_pending = false;
         }
         self.stats.segs_sent += 1;
+        if let Some(r) = self.rack.as_deref_mut() {
+            r.on_sent(seq, now, seq < self.snd_max);
+        }
         if self.paced {
             let rate = self.pacing_rate();
             self.pace.on_send(now, self.payload(seq), rate);
@@ -432,6 +441,9 @@ impl TcpSender {
             self.rate_sample(now, &ev);
         }
         self.send_allowed(now, out);
+        if self.rack.is_some() {
+            self.schedule_probe(now);
+        }
     }
 
     /// Linux `tcp_rate_gen` and `cong_control` for a controller that reads rate samples.
@@ -499,7 +511,16 @@ impl TcpSender {
             None => self.ect_flags != 0 && ack_pkt.has(F_ECE),
         };
         // An AccECN option in the SACK area is not a SACK block.
-        if self.rec.kind() == RecoveryKind::Sack && !ack_pkt.has(F_ACCECN_OPT) {
+        let sack_blocks = !ack_pkt.has(F_ACCECN_OPT);
+        if let Some(r) = self.rack.as_deref_mut() {
+            // RACK: deliveries by SACK and by the cumulative ACK advance RACK.xmit_ts.
+            if sack_blocks {
+                let (blocks, una, max) = (&ack_pkt.sack, self.snd_una, self.snd_max);
+                self.rec
+                    .on_sack_blocks_with(ack, blocks, una, max, |q| r.on_sacked(q, now));
+            }
+            r.on_cum_ack(ack, now);
+        } else if self.rec.kind() == RecoveryKind::Sack && sack_blocks {
             self.rec
                 .on_sack_blocks(ack, &ack_pkt.sack, self.snd_una, self.snd_max);
         }
@@ -556,12 +577,17 @@ impl TcpSender {
             // (except for some partial ACKs, see `Recovery::on_new_ack`).
             let mut restart_timer = true;
             self.in_rto_backoff = false;
-            if !ack_pkt.has(F_RETX) {
+            // Karn's rule (RFC 6298 §3), or with timestamps every ACK of new data
+            // (RFC 7323 §4.3; Linux `tcp_ack_update_rtt` with `tcp_rtt_tsopt_us`).
+            if !ack_pkt.has(F_RETX) || self.p.extras.timestamps {
                 let r = now.saturating_sub(ack_pkt.ts);
                 self.rtt.sample(r as f64);
                 self.stats.rtt_sum += r as f64;
                 self.stats.rtt_count += 1;
                 rtt = Some(r);
+                if let Some(rk) = self.rack.as_deref_mut() {
+                    rk.on_rtt(r);
+                }
             }
             acked_bytes = self.bytes_before(ack) - self.bytes_before(self.snd_una);
             self.stats.bytes_acked += acked_bytes;
@@ -595,6 +621,9 @@ impl TcpSender {
         } else if ack == self.snd_una && self.snd_max > self.snd_una && self.rec.on_dup_ack(ack) {
             self.fast_retransmit(now, out);
         }
+        if self.rack.is_some() {
+            self.rack_on_ack(now, ack, acked, out);
+        }
         // RFC 6937: this ACK's share of the recovery's transmissions.
         if self.p.prr && self.rec.in_sack_recovery() {
             let ssthresh = self.cc.ssthresh().floor() as u32;
@@ -626,10 +655,123 @@ impl TcpSender {
         }
     }
 
+    /// RACK-TLP on an ACK (see [`super::rack`]): the probe's outcome (Linux
+    /// `tcp_process_tlp_ack`), loss detection (`tcp_rack_mark_lost`), entry into recovery when
+    /// a loss is marked (`tcp_time_to_recover`: "the loss is proven") and the reordering
+    /// timer.
+    fn rack_on_ack(&mut self, now: Ns, ack: u32, acked: u32, out: &mut Vec<Packet>) {
+        let Some(r) = self.rack.as_deref_mut() else {
+            return;
+        };
+        if let Some(high) = r.tlp_high_seq {
+            if !r.tlp_retrans && ack >= high {
+                r.tlp_high_seq = None;
+            } else if r.tlp_retrans && ack > high && acked > 0 {
+                // The retransmitted probe repaired a loss: reduce once (no DSACK here to
+                // tell a needless probe).
+                r.tlp_high_seq = None;
+                let flight = self.flight_for_ssthresh();
+                self.cc.on_congestion(now, Congestion::Loss, flight);
+                self.ecn_recover = self.snd_max;
+                self.note_reduction(now);
+            }
+        }
+        let Some(r) = self.rack.as_deref_mut() else {
+            return;
+        };
+        let reo = r.detect_loss(now, self.rec.scoreboard_mut(), false);
+        if self.rec.lost_out() > 0 && self.rec.may_enter(ack) && !self.in_rto_backoff {
+            self.fast_retransmit(now, out);
+        }
+        if let (Some(w), Some(r)) = (reo, self.rack.as_deref_mut()) {
+            let d = now + w;
+            self.rto_deadline = Some(d);
+            r.timer = Some((d, true));
+        }
+    }
+
+    /// After an ACK: arm the retransmission timer for a tail-loss probe (Linux
+    /// `tcp_schedule_loss_probe`) if one may be sent, unless the reordering timer is pending.
+    fn schedule_probe(&mut self, now: Ns) {
+        let Some(r) = self.rack.as_deref_mut() else {
+            return;
+        };
+        if let Some((d, reo)) = r.timer {
+            if reo && Some(d) == self.rto_deadline {
+                return;
+            }
+        }
+        r.timer = None;
+        if self.snd_max == self.snd_una
+            || self.rec.in_recovery()
+            || self.in_rto_backoff
+            || r.tlp_high_seq.is_some()
+        {
+            return;
+        }
+        let left = self
+            .rto_deadline
+            .map_or(self.rtt.rto(), |d| d.saturating_sub(now));
+        let flight = self.snd_max - self.snd_una;
+        let d = now + Rack::pto(self.rtt.srtt(), flight, left, self.p.min_rto);
+        self.rto_deadline = Some(d);
+        r.timer = Some((d, false));
+    }
+
+    /// The retransmission timer fired for RACK-TLP (`reo`: the reordering timer, Linux
+    /// `tcp_rack_reo_timeout`; else the probe, `tcp_send_loss_probe`).
+    fn on_rack_timer(&mut self, now: Ns, reo: bool, out: &mut Vec<Packet>) {
+        self.rto_deadline = None;
+        if self.snd_una == self.snd_max {
+            return;
+        }
+        let Some(r) = self.rack.as_deref_mut() else {
+            return;
+        };
+        if reo {
+            let before = self.rec.lost_out();
+            let wait = r.detect_loss(now, self.rec.scoreboard_mut(), true);
+            if self.rec.lost_out() > before {
+                if self.rec.may_enter(self.snd_una) && !self.in_rto_backoff {
+                    self.fast_retransmit(now, out);
+                }
+                self.send_allowed(now, out);
+            }
+            if let (Some(w), Some(r)) = (wait, self.rack.as_deref_mut()) {
+                let d = now + w;
+                self.rto_deadline = Some(d);
+                r.timer = Some((d, true));
+                return;
+            }
+        } else if r.tlp_high_seq.is_none() {
+            let rwnd = self.p.rwnd.unwrap_or(u32::MAX);
+            let new = self.snd_nxt == self.snd_max
+                && self.snd_max < self.app_limit
+                && self.snd_max < self.snd_una.saturating_add(rwnd);
+            // A new segment (even beyond cwnd), else the highest one again.
+            let seq = if new { self.snd_max } else { self.snd_max - 1 };
+            self.emit(seq, now, out);
+            if new {
+                self.snd_max += 1;
+                self.snd_nxt = self.snd_max;
+            }
+            if let Some(r) = self.rack.as_deref_mut() {
+                r.tlp_retrans = !new;
+                r.tlp_high_seq = Some(self.snd_max);
+            }
+        }
+        // Linux `tcp_rearm_rto`.
+        self.rto_deadline = Some(now + self.rtt.rto());
+    }
+
     /// Fast retransmit and entry into fast recovery (RFC 5681 §3.2 steps
     /// 2–3, RFC 6582 §3.2 step 2, RFC 6675 §5); the duplicate-ACK rules are
     /// [`Recovery::on_dup_ack`]'s.
     fn fast_retransmit(&mut self, now: Ns, out: &mut Vec<Packet>) {
+        if let Some(r) = self.rack.as_deref_mut() {
+            // Linux `tcp_init_cwnd_reduction`: the probe episode ends.
+            r.tlp_high_seq = None;
+        }
         let flight = self.flight_for_ssthresh();
         self.cc.on_congestion(now, Congestion::Loss, flight);
         // Recovery supersedes CWR (Linux `tcp_enter_recovery` from
@@ -650,6 +792,14 @@ impl TcpSender {
     /// The retransmission timer expired at `now` (caller checked the
     /// deadline): RFC 6298 §5.4–5.6 and RFC 5681 §3.1 equation (4)/(5).
     pub fn on_rto(&mut self, now: Ns, out: &mut Vec<Packet>) {
+        if let Some(r) = self.rack.as_deref_mut() {
+            match r.timer.take() {
+                Some((d, reo)) if Some(d) == self.rto_deadline => {
+                    return self.on_rack_timer(now, reo, out);
+                }
+                _ => r.tlp_high_seq = None,
+            }
+        }
         self.rto_deadline = None;
         if self.snd_una == self.snd_max {
             return;
@@ -708,6 +858,7 @@ mod tests {
             accecn: false,
             rtt_scaling: false,
             pacing: false,
+            extras: Default::default(),
         }
     }
 
@@ -893,6 +1044,79 @@ mod tests {
         s.on_ack(42, &ece(23), &mut out);
         assert!(s.in_cwr());
         assert_eq!(s.stats.ecn_reductions, 2);
+    }
+
+    /// The linux profile's sender, by hand. Timestamps (RFC 7323 §4, Linux
+    /// `tcp_rtt_tsopt_us`): the ACK of a retransmission echoes the retransmission's time and
+    /// gives a sample, which clears the timeout's backoff (Karn's rule gives none). TLP
+    /// (RFC 8985 §7, `tcp_schedule_loss_probe` / `tcp_send_loss_probe`): after an ACK with
+    /// 10 segments out and SRTT 100 ms the timer is armed at 2 x 100 + 2 = 202 ms (below the
+    /// 300 ms RTO); when it fires one new segment goes out although the window is full, then
+    /// the RTO is armed; the probe's SACK lets RACK mark the tail (sent 202 ms before the
+    /// probe) lost and recovery retransmits it without a timeout.
+    #[test]
+    fn linux_timestamps_and_tail_loss_probe() {
+        use crate::tcp::TcpExtras;
+        const MS: Ns = 1_000_000;
+        let linux = |cc| TcpParams {
+            sack: true,
+            extras: TcpExtras {
+                timestamps: true,
+                rack: true,
+                ..TcpExtras::default()
+            },
+            ..params(cc)
+        };
+        // Timestamps: segment 0 times out, its retransmission is acknowledged.
+        for (p, sample) in [
+            (params(CcKind::Newreno), false),
+            (linux(CcKind::Newreno), true),
+        ] {
+            let mut s = TcpSender::new(0, 1, p, None);
+            let mut out = Vec::new();
+            s.send_allowed(0, &mut out);
+            s.on_rto(1000 * MS, &mut out);
+            let rto = s.rto();
+            let retx = out.last().unwrap().ts;
+            s.on_ack(
+                1100 * MS,
+                &Packet {
+                    flags: F_ACK | F_RETX,
+                    ..ack(10, retx)
+                },
+                &mut out,
+            );
+            assert_eq!(s.srtt().is_some(), sample);
+            if sample {
+                assert_eq!(s.srtt(), Some(100 * MS));
+            } else {
+                assert_eq!(s.rto(), rto, "Karn: no sample, backoff kept");
+            }
+        }
+        // TLP: window 10, SRTT 100 ms.
+        let mut s = TcpSender::new(0, 1, linux(CcKind::Newreno), None);
+        let mut out = Vec::new();
+        s.send_allowed(0, &mut out);
+        s.on_ack(100 * MS, &ack(1, 0), &mut out);
+        // cwnd 11 after slow start: segments 10, 11 went out; 1..11 outstanding.
+        assert_eq!((s.snd_una, s.snd_max), (1, 12));
+        assert_eq!(s.rto_deadline, Some(100 * MS + 202 * MS));
+        out.clear();
+        s.on_rto(302 * MS, &mut out);
+        assert_eq!(out.len(), 1, "one probe");
+        assert_eq!((out[0].seq, out[0].has(F_RETX)), (12, false));
+        assert_eq!(s.rto_deadline, Some(302 * MS + s.rto()));
+        assert_eq!(s.stats.timeouts, 0);
+        // The probe is SACKed (segments 1..11 were lost): RACK marks them lost at once.
+        out.clear();
+        let probe_ack = Packet {
+            sack: [11, 12, 0, 0, 0, 0],
+            ..ack(1, 302 * MS)
+        };
+        s.on_ack(402 * MS, &probe_ack, &mut out);
+        assert!(s.in_recovery());
+        assert!(out.iter().any(|p| p.seq == 1 && p.has(F_RETX)), "{out:?}");
+        assert_eq!((s.stats.timeouts, s.stats.fast_retransmits), (0, 1));
     }
 
     /// A loss response during the ECN period ends it (Linux: Recovery

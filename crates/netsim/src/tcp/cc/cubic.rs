@@ -1,6 +1,7 @@
 //! CUBIC window law (RFC 9438), in segments and seconds.
 //!
-//! Slow start is standard (RFC 5681 eq. 2, i.e. ABC with L = 1, no HyStart). Congestion
+//! Slow start is standard (RFC 5681 eq. 2, i.e. ABC with L = 1), ended early by HyStart
+//! when it is on ([`super::hystart`], the `linux` profile). Congestion
 //! avoidance follows RFC 9438 §4.2–4.5: the cubic window
 //! `W_cubic(t) = C (t - K)^3 + W_max`, the Reno-friendly estimate `W_est`
 //! (§4.3), concave/convex growth toward `W_cubic(t + RTT)` clamped to
@@ -8,9 +9,10 @@
 //! and fast convergence (§4.6–4.7). CUBIC is paired with NewReno loss
 //! recovery ([`crate::tcp::recovery`]).
 
+use super::hystart::Hystart;
 use super::reno::{slow_start, MIN_SSTHRESH};
 use super::{AckEvent, Congestion, Controller, LOSS_WINDOW};
-use crate::engine::{ns_to_secs, Ns};
+use crate::engine::{ns_to_secs, Ns, NS_PER_SEC};
 
 /// C, in segments / s^3, according to RFC 9438 §5.1.
 pub const C: f64 = 0.4;
@@ -40,6 +42,8 @@ pub struct Cubic {
     pub w_est: f64,
     /// Fast convergence enabled (RFC 9438 §4.7).
     pub fast_convergence: bool,
+    /// HyStart (off unless the sender turns it on).
+    pub hystart: Hystart,
 }
 
 impl Cubic {
@@ -58,6 +62,7 @@ impl Cubic {
             epoch_start: None,
             w_est: 0.0,
             fast_convergence: true,
+            hystart: Hystart::new(false),
         }
     }
 
@@ -137,6 +142,16 @@ impl Controller for Cubic {
     /// The window law uses the smoothed RTT as the RTT of RFC 9438 §4.4.
     #[inline]
     fn on_ack(&mut self, now: Ns, ack: &AckEvent) {
+        if ack.acked > 0 && self.hystart.enabled {
+            // Linux `bictcp_acked`: HyStart sees every ACK of new data; samples within a
+            // second of a new epoch are discarded.
+            let fresh = self.epoch_start.is_some_and(|e| now - e < NS_PER_SEC);
+            let (cwnd, ssthresh) = (self.cwnd, self.ssthresh);
+            let h = &mut self.hystart;
+            if h.on_ack(now, ack.ack, ack.snd_max, ack.rtt, cwnd, ssthresh, fresh).is_some() {
+                self.ssthresh = self.cwnd;
+            }
+        }
         if ack.may_raise_cwnd() {
             self.increase(ack.acked, now, ack.srtt);
         }
@@ -153,6 +168,8 @@ impl Controller for Cubic {
                     self.ssthresh = self.reduce(flight);
                 }
                 self.cwnd = LOSS_WINDOW;
+                // Linux `bictcp_state(TCP_CA_Loss)`: HyStart starts over.
+                self.hystart.reset();
             }
         }
     }

@@ -48,6 +48,17 @@ use crate::engine::Ns;
 pub use experiment::cc::CcKind;
 
 pub mod classic_ecn;
+pub mod hystart;
+
+impl AnyController {
+    /// The same controller with CUBIC's HyStart on or off (no effect on other controllers).
+    pub fn with_hystart(mut self, on: bool) -> Self {
+        if let AnyController::Cubic(c) = &mut self {
+            c.hystart = hystart::Hystart::new(on);
+        }
+        self
+    }
+}
 
 /// The controllers' modules, their types, [`AnyController`] (one variant per [`CcKind`], of
 /// the same name) and its constructor and dispatch, all from the one registry line each
