@@ -168,11 +168,9 @@ EMULATE_FILE_ROWS = [
         ["dumbbell.access", '"none"', "simulator-only"],
     ),
     (
-        EMU_TOML.replace(
-            'rate = "10Mbps"', 'rate = "10Mbps"\nrate_changes = [{at = "1s", rate = "5Mbps"}]'
-        ),
+        EMU_TOML.replace('rate = "10Mbps"', 'rate = "10Mbps"\nrate_trace = "missing.trace"'),
         [],
-        ["dumbbell.rate_changes", "simulator-only"],
+        ["dumbbell.rate_trace", "missing.trace", "cannot read"],
     ),
     (
         'duration = "2s"\n[parking_lot]\nhops = 2\nrate = "10Mbps"\n[[flows]]\ncount = 1\n',
@@ -367,12 +365,12 @@ def _scenario_rows():
             ),
         ),
         (
-            "rate change to zero",
+            "negative rate change",
             ["run", "{tmp}/s.toml"],
-            ['dumbbell.rate_changes[0].rate = "0Mbps"', "must be a rate"],
+            ["dumbbell.rate_changes[0].rate = -1", "must be a rate in [0bps"],
             GOOD.replace(
                 'rate = "10Mbps"\n',
-                'rate = "10Mbps"\nrate_changes = [{at = "1s", rate = "0Mbps"}]\n',
+                'rate = "10Mbps"\nrate_changes = [{at = "1s", rate = -1}]\n',
             ),
         ),
         (

@@ -58,6 +58,11 @@ __all__ = [
 
 ScenarioError = _core.ScenarioError
 
+#: Keys whose value names a file the scenario reads: PAQMAN's ``policy`` and a link's
+#: Mahimahi traces. A relative name is relative to the scenario file's folder; a result folder
+#: keeps a copy beside its ``scenario.toml``.
+_FILE_KEYS = ("policy", "rate_trace", "reverse_rate_trace")
+
 
 def _plain(value: Any, key: str) -> Any:
     """The document as JSON-able data (TOML dates and other types are refused by key)."""
@@ -210,7 +215,8 @@ class Scenario:
         Parameters
         ----------
         files : dict, optional
-            If given, files the scenario reads (PAQMAN's ``policy``) are named by a bare file
+            If given, files the scenario reads (PAQMAN's ``policy``, ``rate_trace``,
+            ``reverse_rate_trace``) are named by a bare file
             name in the text and collected here as ``{name: source path}``, for the caller to
             copy beside the TOML file (so that the folder is complete).
 
@@ -234,7 +240,7 @@ class Scenario:
                 for k, x in v.items():
                     if x is None:
                         continue
-                    if files is not None and k == "policy" and isinstance(x, str):
+                    if files is not None and k in _FILE_KEYS and isinstance(x, str):
                         name = Path(x).name
                         while name in files and files[name] != Path(x):
                             name = f"{len(files)}-{name}"
@@ -384,11 +390,12 @@ def load_scenario(
 
 
 def _resolve_files(node: Any, base: Path) -> None:
-    """Make relative file names of table-valued AQM parameters (``policy = "p.json"``, at any
-    depth: ``[aqm]``, a class's ``aqm``, a link's ``aqm``) relative to the scenario's folder."""
+    """Make relative file names (``policy = "p.json"`` at any depth: ``[aqm]``, a class's
+    ``aqm``, a link's ``aqm``; ``rate_trace`` and ``reverse_rate_trace`` of a link or builder)
+    relative to the scenario's folder."""
     if isinstance(node, dict):
         for k, v in node.items():
-            if k == "policy" and isinstance(v, str) and v and not Path(v).is_absolute():
+            if k in _FILE_KEYS and isinstance(v, str) and v and not Path(v).is_absolute():
                 node[k] = str(base / v)
             else:
                 _resolve_files(v, base)

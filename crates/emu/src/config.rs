@@ -6,6 +6,7 @@
 use aqm::{BitsPerSec, QdiscConfig, QueueLimit};
 use experiment::config::SimConfig;
 use experiment::config::{FlowGroup, TopologyConfig};
+use experiment::service::Capacity;
 
 /// The emulated dumbbell.
 #[derive(Clone, Debug)]
@@ -14,8 +15,11 @@ pub struct EmuConfig {
     pub scenario: String,
     /// Seed of the qdisc's random stream.
     pub seed: u64,
-    /// Bottleneck rate.
+    /// Bottleneck rate (with `capacity`: the nominal rate the qdisc is told).
     pub rate: BitsPerSec,
+    /// The bottleneck's varying capacity (a Mahimahi trace, `rate_changes`), served as the
+    /// simulator serves it (`experiment::service`); `None`: the fixed `rate`.
+    pub capacity: Option<Capacity>,
     /// One-way propagation delay of the data direction, ns (half the two-way `rtt`).
     pub fwd_delay_ns: u64,
     /// One-way propagation delay of the ACK direction, ns (the other half).
@@ -50,10 +54,11 @@ impl EmuConfig {
                 "the emulator runs dumbbell scenarios ([dumbbell]) only".into(),
             ));
         };
-        if !d.rate_changes.is_empty() {
+        let (capacity, reverse) = d.capacities();
+        if reverse.is_some() {
             return Err((
-                "dumbbell.rate_changes".into(),
-                "the emulator runs a fixed rate (varying capacity is simulator-only)".into(),
+                "dumbbell.reverse_rate_trace".into(),
+                "the emulator's ACK direction is a delay without a rate (simulator-only)".into(),
             ));
         }
         if d.access != experiment::config::Access::Link {
@@ -92,6 +97,7 @@ impl EmuConfig {
             scenario: cfg.scenario.clone(),
             seed: cfg.seed,
             rate: BitsPerSec(d.bottleneck_rate.round() as u64),
+            capacity,
             fwd_delay_ns: rtt / 2,
             rev_delay_ns: rtt - rtt / 2,
             limit,

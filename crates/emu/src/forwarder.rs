@@ -134,7 +134,7 @@ impl Forwarder {
         rcv: Tun,
         group_addr: Vec<[u8; 4]>,
     ) -> Result<Self, aqm::ConfigError> {
-        let link = Bottleneck::new(
+        let mut link = Bottleneck::new(
             &cfg.qdisc,
             cfg.limit,
             cfg.rate,
@@ -146,6 +146,9 @@ impl Forwarder {
             },
             "bottleneck",
         )?;
+        if let Some(c) = &cfg.capacity {
+            link.set_service(experiment::service::Service::new(c.clone()));
+        }
         let rev = DelayLine::new(cfg.rev_delay_ns);
         Ok(Forwarder {
             cfg,

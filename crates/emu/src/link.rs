@@ -8,6 +8,11 @@
 //!   virtual time: a transmission starts when the previous one ends (its scheduled end, not
 //!   the moment the forwarder noticed), so the long-run rate is exact whatever the wake-up
 //!   jitter; only the release instants (the writes) carry the forwarder's timing error.
+//!   With a varying capacity (a Mahimahi trace, `rate_changes`) the link is served by
+//!   `experiment::service::Service`, the model the simulator calls: a packet is dequeued when
+//!   the service can send (the next delivery opportunity, the end of a rate-0 period) and
+//!   leaves when the service says; `rate` is then the nominal rate, and the utilization is the
+//!   service's work over its capacity in the window.
 //! * [`DelayLine`]: the ACK direction, a constant delay with an unlimited FIFO and no rate.
 //!
 //! Statistics follow the simulator's results contract (`experiment::results`) and exclude the
@@ -25,6 +30,7 @@ use experiment::results::{
 };
 
 use crate::packet::IpPacket;
+use experiment::service::Service;
 
 /// What statistics cover: the warm-up they exclude and the time-series sample interval.
 #[derive(Clone, Copy, Debug)]
@@ -71,6 +77,12 @@ pub struct Bottleneck {
     tx: Option<(u64, IpPacket)>,
     /// Start of the current transmission (ns).
     tx_start: u64,
+    /// The service of a varying capacity (`None`: the fixed `rate`).
+    service: Option<Box<Service>>,
+    /// With a service: when the next packet can start (the transmitter waits until then).
+    wait_until: Option<u64>,
+    /// With a service: (work, capacity) at the end of the warm-up, bit x 1e9.
+    service_base: (u128, u128),
     pipe: VecDeque<Delayed>,
     mon: Monitor,
     /// ECN counts of the statistics window.
@@ -139,6 +151,9 @@ impl Bottleneck {
             delay_ns,
             tx: None,
             tx_start: 0,
+            service: None,
+            wait_until: None,
+            service_base: (0, 0),
             pipe: VecDeque::new(),
             ecn: EcnCounts::default(),
             mon: Monitor {
@@ -170,6 +185,12 @@ impl Bottleneck {
         })
     }
 
+    /// Makes the link follow `service` from time 0 (before the first packet); `rate` stays
+    /// the nominal rate the qdisc was told and the summary reports.
+    pub fn set_service(&mut self, service: Service) {
+        self.service = Some(Box::new(service));
+    }
+
     /// The qdisc (read-only: counters, lengths).
     pub fn qdisc(&self) -> &Qdisc<IpPacket> {
         &self.qdisc
@@ -179,7 +200,7 @@ impl Bottleneck {
     /// the warm-up boundary and sample instants, each at its own time, in time order.
     pub fn advance(&mut self, now: u64) {
         loop {
-            let tx_end = self.tx.as_ref().map(|(e, _)| *e);
+            let tx_end = self.tx.as_ref().map(|(e, _)| *e).or(self.wait_until);
             let timer = self.qdisc.poll_at().map(|t| t.0);
             let warm = (!self.mon.in_window).then_some(self.mon.warmup_ns);
             let sample = self.mon.next_sample;
@@ -195,7 +216,11 @@ impl Bottleneck {
                 self.account(t);
                 self.start_window(t);
             } else if Some(t) == tx_end {
-                self.finish_tx(t);
+                if self.tx.is_some() {
+                    self.finish_tx(t);
+                } else {
+                    self.wait_until = None;
+                }
                 self.start_tx(t);
             } else if Some(t) == timer {
                 self.qdisc.on_timer(Instant(t));
@@ -227,7 +252,7 @@ impl Bottleneck {
         if let (Enqueue::Dropped(p, _), true) = (r, count) {
             self.ecn.drop(&p);
         }
-        if self.tx.is_none() {
+        if self.tx.is_none() && self.wait_until.is_none() {
             self.start_tx(now);
         }
     }
@@ -247,6 +272,7 @@ impl Bottleneck {
         [
             self.pipe.front().map(|(t, _)| *t),
             self.tx.as_ref().map(|(e, _)| *e),
+            self.wait_until,
             self.qdisc.poll_at().map(|t| t.0),
             (!self.mon.in_window).then_some(self.mon.warmup_ns),
             Some(self.mon.next_sample),
@@ -259,6 +285,19 @@ impl Bottleneck {
 
     fn start_tx(&mut self, now: u64) {
         debug_assert!(self.tx.is_none());
+        if let Some(s) = self.service.as_deref_mut() {
+            if self.qdisc.len_pkts() == 0 {
+                return;
+            }
+            match s.start_at(now) {
+                Some(t) if t == now => {}
+                // wait for the next opportunity (never, if the rate stays 0: u64::MAX)
+                t => {
+                    self.wait_until = Some(t.unwrap_or(u64::MAX));
+                    return;
+                }
+            }
+        }
         self.account(now);
         let (ecn, count) = (&mut self.ecn, self.mon.in_window);
         let Some(pkt) = self.qdisc.dequeue(Instant(now), &mut |p, _r| {
@@ -281,7 +320,11 @@ impl Bottleneck {
                 h.record(sojourn);
             }
         }
-        let end = now + self.rate.tx_time(pkt.data.len() as u64).0;
+        let end = match self.service.as_deref_mut() {
+            // never done (the rate drops to 0 for good): it stays in transmission
+            Some(s) => s.serve(now, pkt.data.len() as u32).unwrap_or(u64::MAX),
+            None => now + self.rate.tx_time(pkt.data.len() as u64).0,
+        };
         self.tx_start = now;
         self.tx = Some((end, pkt));
     }
@@ -318,6 +361,9 @@ impl Bottleneck {
         m.base_flow_area = self.qdisc.flow_count(Instant(t)).map_or(0, |f| f.area);
         m.delay.clear();
         m.last_change = t;
+        if let Some(s) = self.service.as_deref() {
+            self.service_base = (s.work_at(t), s.capacity_at(t));
+        }
         // A transmission straddling the warm-up counts from the warm-up on (finish_tx).
     }
 
@@ -377,9 +423,21 @@ impl Bottleneck {
         }
         let d = &m.delay;
         let ms = |ns: f64| ns / 1e6;
+        let utilization = match self.service.as_deref() {
+            Some(s) => {
+                let (w0, c0) = self.service_base;
+                let cap = s.capacity_at(end).saturating_sub(c0);
+                if cap == 0 {
+                    0.0
+                } else {
+                    (s.work_at(end).saturating_sub(w0) as f64 / cap as f64).min(1.0)
+                }
+            }
+            None => (busy as f64 / window).min(1.0),
+        };
         LinkSummary {
             aqm: aqm_name.to_string(),
-            utilization: (busy as f64 / window).min(1.0),
+            utilization,
             mean_queue_pkts: m.area_pkts / window,
             mean_queue_bytes: m.area_bytes / window,
             queue_delay_ms: DelayStats {
@@ -396,7 +454,11 @@ impl Bottleneck {
             arrivals: st.received - b.received,
             lost: 0,
             tx_packets: m.tx_packets - m.base_tx_packets,
-            rate_bps: self.rate.0 as f64,
+            rate_bps: self
+                .service
+                .as_deref()
+                .and_then(|s| s.rate_at(end))
+                .unwrap_or(self.rate.0) as f64,
             classes: class_summaries(&self.qdisc, &m.class_base, &m.class_delay),
             active_flows: self.qdisc.flow_count(Instant(end)).map(|f| ActiveFlows {
                 mean: f.area.saturating_sub(m.base_flow_area) as f64 / window,

@@ -11,6 +11,8 @@ use std::fmt;
 use aqm::QdiscConfig;
 
 use crate::cc::CcKind;
+use crate::service::{Capacity, RateSteps};
+use crate::time::{secs_to_ns, Ns};
 
 /// Default monitor sample interval, 10 ms.
 pub const DEFAULT_SAMPLE_INTERVAL: f64 = 0.01;
@@ -148,6 +150,19 @@ pub struct LinkConfig {
     pub limit_bytes: Option<u64>,
     /// Also create the reverse link with the same parameters (default true).
     pub duplex: bool,
+    /// Capacity traces of the link and of its reverse twin ([`LinkTraces`]).
+    pub traces: LinkTraces,
+}
+
+/// Mahimahi traces a link pair follows (`rate_trace`, `reverse_rate_trace`); `None`: a fixed
+/// rate. With a trace the link's `rate` is only the nominal rate AQMs are told.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LinkTraces {
+    /// The forward link's (a dumbbell's or parking lot's bottleneck(s), an explicit link).
+    pub forward: Option<std::sync::Arc<crate::service::RateTrace>>,
+    /// The reverse link's (`R2->R1`, the parking lot's reverse bottlenecks, a duplex link's
+    /// twin).
+    pub reverse: Option<std::sync::Arc<crate::service::RateTrace>>,
 }
 
 /// A static route: at node `at`, packets for `dst` leave on link `link`.
@@ -186,9 +201,39 @@ pub struct DumbbellConfig {
     /// Changes of the bottleneck rate during the run, in increasing time order (varying
     /// capacity); the link starts at `bottleneck_rate`.
     pub rate_changes: Vec<RateChange>,
+    /// Capacity traces of the bottleneck `R1->R2` and of `R2->R1`.
+    pub traces: LinkTraces,
     /// How hosts attach to the routers (default [`Access::Link`]; not serialized then, so
     /// the serialized configuration of a dumbbell with access links is unchanged).
     pub access: Access,
+}
+
+impl LinkTraces {
+    /// The capacities of the pair: (forward, reverse); `None`: a fixed rate.
+    pub fn capacities(&self) -> (Option<Capacity>, Option<Capacity>) {
+        (
+            self.forward.clone().map(Capacity::Trace),
+            self.reverse.clone().map(Capacity::Trace),
+        )
+    }
+}
+
+impl DumbbellConfig {
+    /// The capacities of the bottleneck `R1->R2` and of `R2->R1`: their traces, or the
+    /// bottleneck's `rate_changes` as a piecewise-constant rate; `None`: a fixed rate.
+    pub fn capacities(&self) -> (Option<Capacity>, Option<Capacity>) {
+        let mut caps = self.traces.capacities();
+        if !self.rate_changes.is_empty() {
+            let changes: Vec<(Ns, u64)> = self
+                .rate_changes
+                .iter()
+                .map(|c| (secs_to_ns(c.at), c.rate.round() as u64))
+                .collect();
+            let steps = RateSteps::new(self.bottleneck_rate.round() as u64, &changes);
+            caps.0 = Some(Capacity::Steps(std::sync::Arc::new(steps)));
+        }
+        caps
+    }
 }
 
 /// How a dumbbell's senders and receivers attach to its routers.
@@ -213,13 +258,13 @@ impl Access {
     }
 }
 
-/// A change of a link's rate at a given time: the packet in transmission keeps its end
-/// time, later packets are serialised at the new rate.
+/// A change of a link's rate at a given time; it applies to the packet in transmission too
+/// (its bits left are sent at the new rate; `experiment::service`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RateChange {
     /// Time of the change, seconds (in (0, duration); strictly increasing in a list).
     pub at: f64,
-    /// New rate, bits/s (>= 1).
+    /// New rate, bits/s (>= 0; 0: nothing is sent until the next change).
     pub rate: f64,
 }
 
@@ -246,6 +291,8 @@ pub struct ParkingLotConfig {
     pub side_buffer_pkts: u32,
     /// Bernoulli loss on every forward bottleneck, in [0, 1).
     pub loss: f64,
+    /// Capacity traces of every forward bottleneck and of every reverse one.
+    pub traces: LinkTraces,
 }
 
 /// Where a group's flows attach. Explicit topologies need `src` and `dst`;

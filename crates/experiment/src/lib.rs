@@ -7,6 +7,8 @@
 //!   naming the key and value, out the normalized [`config::SimConfig`];
 //! * [`config`]: that configuration (SI units), the engine's input;
 //! * [`rng`]: per-component seeded random streams;
+//! * [`service`]: how a link with a varying capacity (a Mahimahi trace, rate changes) serves
+//!   packets, for the simulator and the emulator alike;
 //! * [`results`]: the results contract (summary, time series, per-flow rows, traces);
 //! * [`monitor`]: the bounded-memory statistics behind it (log-linear histograms, per-link
 //!   monitor state, per-class rows and summaries of any qdisc).
@@ -22,4 +24,5 @@ pub mod monitor;
 pub mod results;
 pub mod rng;
 pub mod scenario;
+pub mod service;
 pub mod time;

@@ -45,8 +45,6 @@ pub enum Event {
     CwndSample,
     /// End of the warm-up period: statistics counters are snapshotted.
     Warmup,
-    /// Scheduled rate change `.0` (an index into the simulation's list) takes effect.
-    RateChange(u32),
 }
 
 /// What the queue yields next: an event, or the arrival of a packet at the far end of

@@ -38,6 +38,14 @@
 //! interval gives a cumulative work `W(t)` (in bit x 1e9 units, i.e.
 //! rate x ns) with `W(b) - W(a) <= C (b - a)` for every `a <= b`, exactly, in
 //! integers. It costs three stores per packet.
+//!
+//! Varying capacity: a link with a [`Service`] (a Mahimahi trace, or a rate with
+//! `rate_changes`) is served by `experiment::service`, the model the emulator calls too: a
+//! packet starts when the service can send (else the transmitter waits, as after a fast-path
+//! packet, with a [`Event::TxDone`] at that time) and ends when the service says; work and
+//! capacity are the service's. Such a link takes the traced (slow) path, so a link with a fixed
+//! rate pays nothing for it: its paths test one flag (`slow`) as they tested whether the link
+//! is traced.
 
 use crate::engine::{Event, EventQueue, Ns, NS_PER_SEC};
 use crate::fastdiv::Divisor;
@@ -46,6 +54,7 @@ use crate::queue::{inst, Queue};
 use crate::trace::{TraceBuf, TraceKind};
 use experiment::monitor::LinkMonitor;
 use experiment::rng::Rng;
+use experiment::service::Service;
 
 /// Cumulative per-link counters (packets unless named otherwise). (`repr(C)`: those every
 /// hop updates first.)
@@ -98,6 +107,10 @@ pub struct Link {
     pub trace: Option<Box<TraceBuf>>,
     /// Monitoring state (only for monitored links).
     pub mon: Option<Box<LinkMonitor>>,
+    /// The service of a link with a varying capacity (`None`: the fixed `rate`).
+    service: Option<Box<Service>>,
+    /// The link is traced or has a [`Service`]: arrivals and dequeues take the slow path.
+    slow: bool,
     /// End of the transmission of the last packet sent without a [`Event::TxDone`] (the
     /// idle-link fast path, module docs); the transmitter is busy until then although
     /// `in_tx` is `None`.
@@ -114,7 +127,7 @@ pub struct Link {
     last_done: Ns,
     q_last_change: Ns,
     /// Transmission rate in bits per second (> 0), with its multiplier for the serialisation
-    /// time's division ([`Link::rate_bps`]; changed only by [`Link::set_rate`]).
+    /// time's division ([`Link::rate_bps`]; the nominal rate of a link with a [`Service`]).
     rate: Divisor,
     /// Bernoulli loss probability applied to every packet after
     /// transmission, in [0, 1).
@@ -148,13 +161,6 @@ pub struct Link {
     pub queue: Queue,
     /// Unique name (e.g. `"R1->R2"`).
     pub name: String,
-    /// Offered capacity `∫ rate dt` from 0 to `rate_since`, in bit x 1e9 units (bit/s x
-    /// ns) like [`Link::tx_work_at`]; 0 while the rate never changed.
-    cap_base: u128,
-    /// Time of the last [`Link::set_rate`] (0: never).
-    rate_since: Ns,
-    /// Rate (bit/s) of the packet started last if it started before `rate_since`.
-    prev_rate: u64,
 }
 
 impl Link {
@@ -195,39 +201,41 @@ impl Link {
             mon: None,
             warm: false,
             trace: None,
-            cap_base: 0,
-            rate_since: 0,
-            prev_rate: rate_bps,
+            service: None,
+            slow: false,
         }
     }
 
-    /// Changes the rate to `rate_bps` (> 0) at `now` (varying capacity). The packet in
-    /// transmission keeps its end time (its `TxDone` is scheduled); the packets started
-    /// from now on are serialised at the new rate.
-    pub fn set_rate(&mut self, now: Ns, rate_bps: u64) {
-        debug_assert!(rate_bps > 0 && now >= self.rate_since);
-        self.cap_base = self.capacity_at(now);
-        self.prev_rate = self.pkt_rate();
-        self.rate_since = now;
-        self.rate = Divisor::new(rate_bps);
+    /// Makes the link follow `service` from time 0 (set before the run starts); the `rate`
+    /// it was built with stays the nominal rate reported and told to the AQM.
+    pub fn set_service(&mut self, service: Service) {
+        self.service = Some(Box::new(service));
+        self.update_slow();
     }
 
-    /// Offered capacity `∫ rate dt` over `[0, t]` (`t >= ` the last rate change), in bit x
-    /// 1e9 units (bit/s x ns). For a rate that never changed it is `rate_bps * t`, so
+    /// Recomputes `slow` after the trace buffer or the service changed.
+    pub fn update_slow(&mut self) {
+        self.slow = self.trace.is_some() || self.service.is_some();
+    }
+
+    /// Offered capacity over `[0, t]`, in bit x 1e9 units (bit/s x ns): `rate_bps * t` for a
+    /// fixed rate, the service's ([`Service::capacity_at`]) for a varying one, so
     /// `(tx_work_at(b) - tx_work_at(a)) / (capacity_at(b) - capacity_at(a))` is the
-    /// utilization over `[a, b]`, the same number as with a fixed rate.
+    /// utilization over `[a, b]`.
     pub fn capacity_at(&self, t: Ns) -> u128 {
-        self.cap_base + self.rate_bps() as u128 * t.saturating_sub(self.rate_since) as u128
+        if let Some(s) = self.service.as_deref() {
+            return s.capacity_at(t);
+        }
+        self.rate_bps() as u128 * t as u128
     }
 
-    /// Rate (bit/s) the last started packet was serialised at.
-    #[inline]
-    fn pkt_rate(&self) -> u64 {
-        if self.tx_start < self.rate_since {
-            self.prev_rate
-        } else {
-            self.rate_bps()
-        }
+    /// The rate at `t` (bit/s): a piecewise-constant rate's current value, else the link's
+    /// (nominal) rate.
+    pub fn rate_at(&self, t: Ns) -> u64 {
+        self.service
+            .as_deref()
+            .and_then(|s| s.rate_at(t))
+            .unwrap_or(self.rate_bps())
     }
 
     /// Transmission rate in bits per second.
@@ -281,11 +289,13 @@ impl Link {
     /// `tx_work_at(b) - tx_work_at(a) <= rate_bps * (b - a)` for `a <= b`,
     /// so `(W(b) - W(a)) / (rate (b - a))` is a utilization in [0, 1]. Once
     /// the link is idle, `W = tx_bytes * 8e9`.
-    /// (After a rate change the packet in transmission is credited at the rate it started
-    /// with; the window-exact bound then holds against [`Link::capacity_at`] to within the
-    /// carry of one packet.)
+    /// (A link with a [`Service`] reports the service's work, window-exact against
+    /// [`Link::capacity_at`] too.)
     pub fn tx_work_at(&self, t: Ns) -> u128 {
-        let r = self.pkt_rate() as u128;
+        if let Some(s) = self.service.as_deref() {
+            return s.work_at(t);
+        }
+        let r = self.rate_bps() as u128;
         let done = self.ctr.tx_bytes as u128 * 8 * NS_PER_SEC as u128;
         // Carry left by the last completed packet: the part of its virtual
         // interval that lies after its real completion (< 1 ns).
@@ -308,22 +318,23 @@ impl Link {
     /// A packet arrives at the egress of this link (link index `id`).
     #[inline]
     pub fn arrive(&mut self, now: Ns, pkt: Packet, id: u32, ev: &mut EventQueue) {
-        if self.trace.is_some() {
+        if self.slow {
             self.arrive_traced(now, pkt, id, ev);
         } else {
             self.arrive_as::<false>(now, pkt, id, ev);
         }
     }
 
-    /// [`Link::arrive`] on a traced link, out of line so that the untraced path stays as
-    /// small as without traces.
+    /// [`Link::arrive`] on a traced link or one with a [`Service`], out of line so that the
+    /// plain path stays as small as without them.
     #[cold]
     #[inline(never)]
     fn arrive_traced(&mut self, now: Ns, pkt: Packet, id: u32, ev: &mut EventQueue) {
         self.arrive_as::<true>(now, pkt, id, ev);
     }
 
-    /// The arrival, recording trace rows if `TRACE` (then `self.trace` is `Some`).
+    /// The arrival, recording trace rows if `TRACE` and `self.trace` is `Some` (`TRACE`: the
+    /// slow path, see `slow`).
     #[inline(always)]
     fn arrive_as<const TRACE: bool>(
         &mut self,
@@ -407,7 +418,7 @@ impl Link {
     /// Starts transmitting the next packet from the queue, if any.
     #[inline]
     fn start_next(&mut self, now: Ns, id: u32, ev: &mut EventQueue) {
-        if self.trace.is_some() {
+        if self.slow {
             self.start_next_traced(now, id, ev);
         } else {
             self.start_next_as::<false>(now, id, ev);
@@ -421,9 +432,12 @@ impl Link {
         self.start_next_as::<true>(now, id, ev);
     }
 
-    /// The dequeue, recording trace rows if `TRACE` (then `self.trace` is `Some`).
+    /// The dequeue, recording trace rows if `TRACE` and `self.trace` is `Some`.
     #[inline]
     fn start_next_as<const TRACE: bool>(&mut self, now: Ns, id: u32, ev: &mut EventQueue) {
+        if TRACE && !self.service_ready(now, id, ev) {
+            return;
+        }
         self.account_area(now);
         let mut dropped = 0u64;
         let next = if TRACE {
@@ -459,6 +473,18 @@ impl Link {
                 }
             }
             self.tx_start = now;
+            if TRACE {
+                if let Some(s) = self.service.as_deref_mut() {
+                    // varying capacity: the service says when the packet is done (never: it
+                    // stays in transmission, with no event)
+                    let done = s.serve(now, p.size);
+                    self.in_tx = Some(p);
+                    if let Some(d) = done {
+                        ev.schedule(d, Event::TxDone(id));
+                    }
+                    return;
+                }
+            }
             self.tx_start_carry = self.tx_carry;
             let t = self.tx_time(p.size);
             if self.fast::<TRACE>() && self.queue.len_pkts() == 0 {
@@ -468,6 +494,39 @@ impl Link {
             } else {
                 self.in_tx = Some(p);
                 ev.schedule(now + t, Event::TxDone(id));
+            }
+        }
+    }
+
+    /// On a link with a [`Service`] and packets queued: true if a packet can start at `now`;
+    /// else the transmitter waits until the service can send (a [`Event::TxDone`] then, none
+    /// if it never can) and false. True on other links.
+    #[cold]
+    fn service_ready(&mut self, now: Ns, id: u32, ev: &mut EventQueue) -> bool {
+        let Some(s) = self.service.as_deref_mut() else {
+            return true;
+        };
+        if self.queue.len_pkts() == 0 {
+            return true;
+        }
+        match s.start_at(now) {
+            Some(t) if t == now => true,
+            Some(t) => {
+                // (an armed wake-up is for this very time: only its event or an arrival at
+                // or after `busy_until` calls this)
+                debug_assert!(!self.free_armed || self.busy_until == t);
+                if !self.free_armed {
+                    self.busy_until = t;
+                    self.tx_start = now;
+                    self.arm_free(id, ev);
+                }
+                false
+            }
+            None => {
+                // the rate stays 0: nothing is sent again (the queue keeps its packets)
+                self.busy_until = Ns::MAX;
+                self.free_armed = true;
+                false
             }
         }
     }
@@ -588,7 +647,7 @@ impl Link {
     pub fn counters_at(&self, now: Ns, delivered: u64) -> LinkCounters {
         let mut c = self.ctr;
         c.delivered = delivered;
-        if now < self.busy_until {
+        if self.service.is_none() && now < self.busy_until {
             c.tx_pkts -= 1;
             c.tx_bytes -= self.fast_size as u64;
             c.lost -= self.fast_lost as u64;

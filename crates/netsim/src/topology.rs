@@ -27,6 +27,7 @@ use experiment::config::{
     droptail, Access, ConfigError, DumbbellConfig, FlowGroup, ParkingLotConfig, SimConfig,
     TopologyConfig, DEFAULT_LINK_BUFFER,
 };
+use experiment::service::Capacity;
 
 /// A resolved unidirectional link.
 #[derive(Clone, Debug)]
@@ -49,6 +50,8 @@ pub struct LinkSpec {
     pub aqm: QdiscConfig,
     /// Buffer limit.
     pub limit: QueueLimit,
+    /// A varying capacity the link follows (`None`: `rate_bps`, which is then nominal).
+    pub capacity: Option<Capacity>,
 }
 
 /// The built network.
@@ -169,6 +172,7 @@ pub fn build(cfg: &SimConfig) -> Result<Built, ConfigError> {
                     .name
                     .clone()
                     .unwrap_or_else(|| format!("{}->{}", l.from, l.to));
+                let (fwd, rev) = l.traces.capacities();
                 let spec = LinkSpec {
                     name,
                     key: key.clone(),
@@ -179,6 +183,7 @@ pub fn build(cfg: &SimConfig) -> Result<Built, ConfigError> {
                     loss: l.loss,
                     aqm: l.aqm.clone(),
                     limit,
+                    capacity: fwd,
                 };
                 net.link(spec.clone())?;
                 if l.duplex {
@@ -186,6 +191,7 @@ pub fn build(cfg: &SimConfig) -> Result<Built, ConfigError> {
                         name: format!("{}->{}", l.to, l.from),
                         from: to,
                         to: from,
+                        capacity: rev,
                         ..spec
                     })?;
                 }
@@ -304,6 +310,8 @@ struct Chain<'a> {
     side: QueueLimit,
     loss: f64,
     parking_lot: bool,
+    /// Varying capacities of the forward and reverse bottlenecks.
+    caps: (Option<Capacity>, Option<Capacity>),
 }
 
 type Endpointss = (Vec<Vec<(u32, u32)>>, Vec<u32>);
@@ -333,6 +341,7 @@ fn build_dumbbell(
         (rtt / 4, rtt / 8)
     };
     let chain = Chain {
+        caps: d.capacities(),
         routers: vec!["R1".into(), "R2".into()],
         rate: d.bottleneck_rate,
         hop_delay,
@@ -416,6 +425,7 @@ fn build_parking_lot(
     build_chain(
         net,
         Chain {
+            caps: p.traces.capacities(),
             routers: (0..=p.hops).map(|i| format!("R{i}")).collect(),
             rate: p.bottleneck_rate,
             hop_delay: secs_to_ns(p.hop_delay),
@@ -454,6 +464,7 @@ fn build_routers(net: &mut Net, c: &Chain) -> Result<(Vec<u32>, Vec<u32>), Confi
             loss: c.loss,
             aqm: c.aqm.clone(),
             limit: c.limit,
+            capacity: c.caps.0.clone(),
         })?);
         net.link(LinkSpec {
             name: format!("{}->{}", c.routers[i + 1], c.routers[i]),
@@ -465,6 +476,7 @@ fn build_routers(net: &mut Net, c: &Chain) -> Result<(Vec<u32>, Vec<u32>), Confi
             loss: 0.0,
             aqm: dt.clone(),
             limit: c.side,
+            capacity: c.caps.1.clone(),
         })?;
     }
     Ok((routers, monitor))
@@ -491,6 +503,7 @@ fn build_chain(net: &mut Net, c: Chain, flows: &[FlowGroup]) -> Result<Endpoints
             loss: 0.0,
             aqm: dt.clone(),
             limit: c.side,
+            capacity: None,
         })
     };
     let mut eps = Vec::new();

@@ -132,9 +132,9 @@ fn rate_changes_are_validated() {
         e.starts_with("dumbbell.rate_changes[1].at = \"10s\": must be after"),
         "{e}"
     );
-    let e = bad(r#"[{"at": "20s", "rate": 0}]"#);
+    let e = bad(r#"[{"at": "20s", "rate": -1}]"#);
     assert!(
-        e.starts_with("dumbbell.rate_changes[0].rate = 0: must be a rate"),
+        e.starts_with("dumbbell.rate_changes[0].rate = -1: must be a rate in [0bps"),
         "{e}"
     );
     let e = bad(r#"[{"at": "20s"}]"#);

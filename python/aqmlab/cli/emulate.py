@@ -50,7 +50,20 @@ def register(app: typer.Typer) -> None:
             Path | None, typer.Option("--out", help="Output folder (an aqmlab result).")
         ] = None,
         flows: Annotated[int | None, typer.Option(help="Long-lived TCP flows [10].")] = None,
-        rate: Annotated[str | None, typer.Option(help="Bottleneck rate [10Mbps].")] = None,
+        rate: Annotated[
+            str | None,
+            typer.Option(
+                help="Bottleneck rate [10Mbps]; with --rate-trace the nominal rate AQMs are "
+                "told [the trace's mean rate]."
+            ),
+        ] = None,
+        rate_trace: Annotated[
+            str | None,
+            typer.Option(
+                "--rate-trace",
+                help="Mahimahi trace file the bottleneck follows (docs/traces.md).",
+            ),
+        ] = None,
         rtt: Annotated[str | None, typer.Option(help="Two-way propagation delay [40ms].")] = None,
         buffer: Annotated[
             int | None, typer.Option(help="Bottleneck buffer, packets [100].")
@@ -144,6 +157,7 @@ def register(app: typer.Typer) -> None:
             "duration": duration,
             "sample_interval": sample_interval,
             "warmup": warmup,
+            "rate_trace": rate_trace,
         }
         group_cc: dict[int, str] = {}
         if scenario is not None:
@@ -168,8 +182,10 @@ def register(app: typer.Typer) -> None:
         else:
             if set_:
                 _fail(f"--set = {set_[0]!r}: only with a scenario file")
-            opts = {k: (_DUMBBELL_DEFAULTS[k] if v is None else v) for k, v in given.items()
+            opts = {k: (_DUMBBELL_DEFAULTS.get(k) if v is None else v) for k, v in given.items()
                     if k != "warmup"}  # fmt: skip
+            if rate is None and rate_trace is not None:
+                opts["rate"] = None  # the nominal rate: the trace's mean
             sim_cc = kernel_cc_name(cc or "cubic")
             sc, _, _ = build_dumbbell(
                 **opts, warmup=warmup, aqm_param=aqm_param, class_=class_,

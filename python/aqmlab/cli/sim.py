@@ -477,7 +477,7 @@ def _param_units(name: str) -> dict[str, str]:
 def build_dumbbell(
     *,
     flows: int,
-    rate: str,
+    rate: str | None,
     rtt: str,
     buffer: int,
     aqm: str,
@@ -499,6 +499,7 @@ def build_dumbbell(
     sample_interval: str,
     access: str = "link",
     profile: str = "linux",
+    rate_trace: str | None = None,
 ):
     """The dumbbell command's options as a validated scenario: ``(Scenario, classes, counts)``
     (``classes``/``counts``: the ``--class`` list and flows per class, or None). Bad options end
@@ -508,8 +509,10 @@ def build_dumbbell(
     from aqmlab.scenario import Scenario
     from aqmlab.units import parse_time
 
+    if rate is None and rate_trace is None:
+        rate = "10Mbps"
     for opt, text, kind in (
-        ("--rate", rate, "rate"),
+        *([("--rate", rate, "rate")] if rate is not None else []),
         ("--rtt", rtt, "time"),
         ("--duration", duration, "time"),
         ("--sample-interval", sample_interval, "time"),
@@ -552,7 +555,9 @@ def build_dumbbell(
         "warmup": warmup,
         "sample_interval": sample_interval,
         "dumbbell": {
-            "rate": rate,
+            # with --rate-trace and no --rate, the nominal rate is the trace's mean
+            **({"rate": rate} if rate is not None else {}),
+            **({"rate_trace": rate_trace} if rate_trace is not None else {}),
             "rtt": rtt,
             "buffer": buffer,
             "pkt_size": pkt_size,
@@ -645,8 +650,20 @@ def register(app: typer.Typer) -> None:
         out: Annotated[Path, typer.Option("--out", help="Output folder (an aqmlab result).")],
         flows: Annotated[int, typer.Option(help="Number of long-lived TCP flows.")] = 10,
         rate: Annotated[
-            str, typer.Option(help="Bottleneck rate, with a unit (10Mbps).")
-        ] = "10Mbps",
+            str | None,
+            typer.Option(
+                help="Bottleneck rate, with a unit [10Mbps]; with --rate-trace the nominal rate "
+                "AQMs are told [the trace's mean rate]."
+            ),
+        ] = None,
+        rate_trace: Annotated[
+            str | None,
+            typer.Option(
+                "--rate-trace",
+                help="Mahimahi trace file the bottleneck follows (one line per 1500-byte "
+                "delivery opportunity, ms; docs/traces.md).",
+            ),
+        ] = None,
         rtt: Annotated[
             str, typer.Option(help="Two-way propagation delay of every flow (100ms).")
         ] = "100ms",
@@ -738,6 +755,7 @@ def register(app: typer.Typer) -> None:
                 sack=sack, init_cwnd=init_cwnd, min_rto=min_rto, rwnd=rwnd, loss=loss,
                 pkt_size=pkt_size, duration=duration, warmup=warmup, seed=seed,
                 sample_interval=sample_interval, access=access, profile=profile,
+                rate_trace=rate_trace,
             )  # fmt: skip
             sc = _with_trace(sc, trace)
             sim = _prepare(sc, out, force)

@@ -156,11 +156,11 @@ def check_scenario(scenario, kernel_cc: str | None = None, group_cc: dict | None
         )
     if d.get("loss", 0.0):
         raise error("dumbbell.loss", d["loss"], "not emulated")
-    if d.get("rate_changes"):
+    if d.get("reverse_rate_trace"):
         raise error(
-            "dumbbell.rate_changes",
-            d["rate_changes"],
-            "not emulated (the emulator runs a fixed rate; varying capacity is simulator-only)",
+            "dumbbell.reverse_rate_trace",
+            f'"{d["reverse_rate_trace"]}"',
+            "not emulated (the emulator's ACK direction is a delay without a rate)",
         )
     if d.get("access", "link") != "link":
         raise error(

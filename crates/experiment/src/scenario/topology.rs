@@ -1,7 +1,8 @@
 //! Topology tables: `[dumbbell]`, `[parking_lot]` (the builders) and explicit
 //! `[[nodes]]`/`[[links]]`/`[[routes]]`.
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 
 use super::error::{err, Result};
 use super::qdisc::{apply_ecn_default, parse_aqm};
@@ -10,8 +11,62 @@ use aqm::QdiscConfig;
 use serde_json::Value;
 
 use crate::config::{
-    Access, DumbbellConfig, ExplicitTopology, LinkConfig, ParkingLotConfig, RateChange, RouteConfig,
+    Access, DumbbellConfig, ExplicitTopology, LinkConfig, LinkTraces, ParkingLotConfig, RateChange,
+    RouteConfig,
 };
+use crate::service::RateTrace;
+
+/// Trace files read so far in one scenario, by name: links that follow the same file share it.
+pub(super) type TraceFiles = HashMap<String, Arc<RateTrace>>;
+
+/// `rate_trace = "FILE"` and `reverse_rate_trace = "FILE"`: Mahimahi traces (one line per
+/// 1500-byte delivery opportunity, ms; `experiment::service`). A relative name is relative to
+/// the working folder here (the Python layer makes it relative to the scenario file).
+pub(super) fn rate_traces(
+    t: &mut Table<'_>,
+    files: &mut TraceFiles,
+    reverse_allowed: bool,
+) -> Result<LinkTraces> {
+    let mut one = |t: &mut Table<'_>, k: &'static str| -> Result<Option<Arc<RateTrace>>> {
+        let Some(name) = t.string(k)? else {
+            return Ok(None);
+        };
+        if let Some(tr) = files.get(&name) {
+            return Ok(Some(tr.clone()));
+        }
+        let tr = RateTrace::read(&name)
+            .map(Arc::new)
+            .map_err(|reason| err(&t.key(k), t.raw(k), reason))?;
+        files.insert(name, tr.clone());
+        Ok(Some(tr))
+    };
+    let forward = one(t, "rate_trace")?;
+    let reverse = one(t, "reverse_rate_trace")?;
+    if reverse.is_some() && !reverse_allowed {
+        return Err(err(
+            &t.key("reverse_rate_trace"),
+            t.raw("reverse_rate_trace"),
+            "a link with duplex = false has no reverse direction",
+        ));
+    }
+    Ok(LinkTraces { forward, reverse })
+}
+
+/// The rate of a link that may follow a trace: required without one; with one, the nominal
+/// rate AQMs are told, by default the forward trace's mean rate (written into the normalized
+/// scenario).
+fn nominal_rate(t: &mut Table<'_>, traces: &LinkTraces, what: &str) -> Result<f64> {
+    let rate = t.rate("rate")?;
+    match (rate, &traces.forward) {
+        (Some(r), _) => Ok(r),
+        (None, Some(tr)) => {
+            let r = tr.mean_rate_bps();
+            t.put("rate", r);
+            Ok(r)
+        }
+        (None, None) => t.required::<f64>("rate", None, what),
+    }
+}
 
 pub(super) fn buffer_limit(t: &mut Table<'_>, default: u64) -> Result<(Option<u32>, Option<u64>)> {
     let n = t.int_or("buffer", 1, u32::MAX as u64, default)?;
@@ -36,11 +91,12 @@ pub(super) struct Builder {
     pub(super) side_buffer_pkts: u32,
     pub(super) pkt_size: u32,
     pub(super) loss: f64,
+    pub(super) traces: LinkTraces,
 }
 
-pub(super) fn builder_keys(t: &mut Table<'_>) -> Result<Builder> {
-    let rate = t.rate("rate")?;
-    let rate = t.required("rate", rate, "the bottleneck rate, e.g. \"10Mbps\"")?;
+pub(super) fn builder_keys(t: &mut Table<'_>, files: &mut TraceFiles) -> Result<Builder> {
+    let traces = rate_traces(t, files, true)?;
+    let rate = nominal_rate(t, &traces, "the bottleneck rate, e.g. \"10Mbps\"")?;
     let (buffer_pkts, buffer_bytes) = buffer_limit(t, 100)?;
     let access_rate = t.rate("access_rate")?;
     let side = crate::config::DEFAULT_SIDE_BUFFER as u64;
@@ -56,11 +112,12 @@ pub(super) fn builder_keys(t: &mut Table<'_>) -> Result<Builder> {
         side_buffer_pkts,
         pkt_size,
         loss,
+        traces,
     })
 }
 
 /// `[dumbbell] rate_changes = [{at = "20s", rate = "5Mbps"}, ...]`: times strictly
-/// increasing in (0, duration), rates as `rate`.
+/// increasing in (0, duration), rates as `rate` or 0 (an outage).
 pub(super) fn rate_changes(t: &mut Table<'_>, duration: f64) -> Result<Vec<RateChange>> {
     let list = t.array("rate_changes")?;
     let mut out = Vec::with_capacity(list.len());
@@ -85,8 +142,15 @@ pub(super) fn rate_changes(t: &mut Table<'_>, duration: f64) -> Result<Vec<RateC
                 ));
             }
         }
-        let rate = c.rate("rate")?;
-        let rate = c.required("rate", rate, "the new rate, e.g. \"5Mbps\"")?;
+        let rate = c.quantity("rate", aqm::units::Kind::Rate)?;
+        let rate = c.required("rate", rate, "the new rate, e.g. \"5Mbps\", or 0")?;
+        if !(0.0..=1e15).contains(&rate) {
+            return Err(err(
+                &c.key("rate"),
+                v.get("rate"),
+                "must be a rate in [0bps, 1000Tbps] (0: nothing is sent until the next change)",
+            ));
+        }
         out.push(RateChange { at, rate });
         norm.push(Value::Object(c.finish()?));
     }
@@ -111,8 +175,15 @@ pub(super) fn dumbbell(
             _ => Access::Link,
         },
     };
-    let b = builder_keys(&mut t)?;
+    let b = builder_keys(&mut t, &mut TraceFiles::new())?;
     let rate_changes = rate_changes(&mut t, duration)?;
+    if b.traces.forward.is_some() && !rate_changes.is_empty() {
+        return Err(err(
+            &t.key("rate_changes"),
+            None,
+            "not with rate_trace (the trace gives the rate over time)",
+        ));
+    }
     if access == Access::None && b.access_rate.is_some() {
         return Err(err(
             &t.key("access_rate"),
@@ -130,6 +201,7 @@ pub(super) fn dumbbell(
         side_buffer_pkts: b.side_buffer_pkts,
         loss: b.loss,
         rate_changes,
+        traces: b.traces,
         access,
     };
     Ok((cfg, b.pkt_size, Value::Object(t.finish()?)))
@@ -140,7 +212,7 @@ pub(super) fn parking_lot(v: &Value, aqm: QdiscConfig) -> Result<(ParkingLotConf
     let hops = t.int_or("hops", 1, 10_000, 2)? as u32;
     let hop_delay = t.time_or("link_delay", false, 0.01)?;
     let access_delay = t.time_or("access_delay", false, 0.005)?;
-    let b = builder_keys(&mut t)?;
+    let b = builder_keys(&mut t, &mut TraceFiles::new())?;
     let cfg = ParkingLotConfig {
         hops,
         bottleneck_rate: b.rate,
@@ -152,6 +224,7 @@ pub(super) fn parking_lot(v: &Value, aqm: QdiscConfig) -> Result<(ParkingLotConf
         access_rate: b.access_rate,
         side_buffer_pkts: b.side_buffer_pkts,
         loss: b.loss,
+        traces: b.traces,
     };
     Ok((cfg, b.pkt_size, Value::Object(t.finish()?)))
 }
@@ -197,6 +270,7 @@ pub(super) fn explicit(
     let mut norm_links = Vec::new();
     let mut monitor = Vec::new();
     let mut link_names = BTreeSet::new();
+    let mut files = TraceFiles::new();
     for (i, l) in as_array("links")?.iter().enumerate() {
         let path = format!("links[{i}]");
         let mut t = Table::new(path.clone(), l)?;
@@ -213,8 +287,9 @@ pub(super) fn explicit(
                 "a link must join two different nodes",
             ));
         }
-        let rate = t.rate("rate")?;
-        let rate = t.required("rate", rate, "the link rate, e.g. \"10Mbps\"")?;
+        let duplex = t.boolean("duplex", true)?;
+        let traces = rate_traces(&mut t, &mut files, duplex)?;
+        let rate = nominal_rate(&mut t, &traces, "the link rate, e.g. \"10Mbps\"")?;
         let delay = t.time_or("delay", false, 0.0)?;
         let (limit_pkts, limit_bytes) =
             buffer_limit(&mut t, crate::config::DEFAULT_LINK_BUFFER as u64)?;
@@ -224,7 +299,6 @@ pub(super) fn explicit(
         apply_ecn_default(&mut aqm, any_ecn);
         t.put("aqm", Value::Object(aqm.normalized.clone()));
         let name = t.string("name")?;
-        let duplex = t.boolean("duplex", true)?;
         let mon = t.boolean("monitor", true)?;
         let display = name.clone().unwrap_or_else(|| format!("{src}->{dst}"));
         let mut names = vec![display.clone()];
@@ -255,6 +329,7 @@ pub(super) fn explicit(
             limit_pkts,
             limit_bytes,
             duplex,
+            traces,
         });
         norm_links.push(Value::Object(t.finish()?));
     }

@@ -45,6 +45,10 @@ impl Simulation {
                 Rng::derive(seed, Stream::LinkLoss, i as u64),
                 q,
             ));
+            if let Some(c) = &l.capacity {
+                let link = links.last_mut().expect("just pushed");
+                link.set_service(experiment::service::Service::new(c.clone()));
+            }
         }
         for &m in &built.monitor {
             let mut mon = Box::<experiment::monitor::LinkMonitor>::default();
@@ -203,17 +207,6 @@ impl Simulation {
         if warmup > 0 {
             ev.schedule(warmup, Event::Warmup);
         }
-        let mut rate_changes = Vec::new();
-        if let experiment::config::TopologyConfig::Dumbbell(d) = &cfg.topology {
-            for c in &d.rate_changes {
-                let l = link_index["R1->R2"];
-                ev.schedule(
-                    secs_to_ns(c.at),
-                    Event::RateChange(rate_changes.len() as u32),
-                );
-                rate_changes.push((l, c.rate.round() as u64));
-            }
-        }
         let nl = links.len();
         let mut sim = Simulation {
             now: 0,
@@ -245,7 +238,6 @@ impl Simulation {
             delivered: 0,
             warm: false,
             link_snap: Vec::new(),
-            rate_changes,
             trace_links: built.trace,
             tracing: false,
             cfg,

@@ -252,7 +252,7 @@ impl Simulation {
             counters: self.link_counters(id),
             queue_memory_bytes: l.queue.memory_bytes(),
             queue_pool_slots: l.queue.pool_slots(),
-            rate_bps: l.rate_bps(),
+            rate_bps: l.rate_at(self.now),
         })
     }
 

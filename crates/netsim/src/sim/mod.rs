@@ -82,8 +82,6 @@ pub struct Simulation {
     classed: bool,
     /// Per link, the class counters at the end of the warm-up.
     class_snap: Vec<Vec<QueueStats>>,
-    /// Scheduled rate changes: (link id, new rate in bit/s), by [`Event::RateChange`] index.
-    rate_changes: Vec<(u32, u64)>,
     /// Link ids named by `SimConfig::trace` (traced once [`Simulation::start_trace`] ran).
     trace_links: Vec<u32>,
     /// True once [`Simulation::start_trace`] gave the traced links their buffers.

@@ -102,8 +102,9 @@ impl Simulation {
                     // Window-exact: the integer numerator is at most the
                     // denominator (the offered capacity, ∫ rate dt over the window:
                     // rate x measured for a fixed rate), so the quotient is in [0, 1]
-                    // (clamped for the carry of a packet straddling a rate change).
-                    utilization: if measured > 0 {
+                    // (a link following a trace or rate changes: the service's capacity
+                    // and work; 0 if it offered none in the window).
+                    utilization: if measured > 0 && l.capacity_at(now) > cap0 {
                         ((l.tx_work_at(now) - work0) as f64 / (l.capacity_at(now) - cap0) as f64)
                             .min(1.0)
                     } else {
@@ -126,7 +127,7 @@ impl Simulation {
                     arrivals,
                     lost: c.lost - snap.lost,
                     tx_packets: c.tx_pkts - snap.tx_pkts,
-                    rate_bps: l.rate_bps() as f64,
+                    rate_bps: l.rate_at(now) as f64,
                     classes,
                     active_flows,
                 },

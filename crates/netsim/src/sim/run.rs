@@ -150,10 +150,6 @@ impl Simulation {
                     .schedule(now + self.cwnd_interval, Event::CwndSample);
             }
             Event::Warmup => self.end_warmup(),
-            Event::RateChange(i) => {
-                let (l, rate) = self.rate_changes[i as usize];
-                self.links[l as usize].set_rate(now, rate);
-            }
         }
     }
 

@@ -22,6 +22,7 @@ impl Simulation {
             .unwrap_or(crate::trace::DEFAULT_TRACE_BATCH);
         for &l in &self.trace_links {
             self.links[l as usize].trace = Some(Box::new(TraceBuf::with_batch(batch)));
+            self.links[l as usize].update_slow();
         }
     }
 
