@@ -273,12 +273,9 @@ mod tests {
     use super::*;
     use crate::packet::F_ECT;
 
-    /// Reference: RFC 3168 §6.1.3: the receiver echoes ECE from CE until CWR.
-    #[test]
-    fn receiver_ecn_echo_and_reassembly() {
-        let mut r = TcpReceiver::new(0, 0, false, false);
-        let mut out = Vec::new();
-        let data = |seq, flags| Packet {
+    /// A 1000-byte data segment `seq` of flow 0 with `flags`.
+    fn data(seq: u32, flags: u32) -> Packet {
+        Packet {
             flow: 0,
             seq,
             size: 1000,
@@ -287,7 +284,14 @@ mod tests {
             enq: 0,
             sack: [0; 6],
             flags,
-        };
+        }
+    }
+
+    /// Reference: RFC 3168 §6.1.3: the receiver echoes ECE from CE until CWR.
+    #[test]
+    fn receiver_ecn_echo_and_reassembly() {
+        let mut r = TcpReceiver::new(0, 0, false, false);
+        let mut out = Vec::new();
         assert_eq!(r.on_data(0, &data(0, F_ECT | F_CE), &mut out), 1);
         assert!(out[0].has(F_ECE));
         r.on_data(0, &data(2, F_ECT), &mut out);
@@ -359,16 +363,7 @@ mod tests {
     fn delayed_ack_every_second_segment() {
         let mut r = TcpReceiver::new(0, 0, true, false);
         let mut out = Vec::new();
-        let data = |seq| Packet {
-            flow: 0,
-            seq,
-            size: 1000,
-            dst: 1,
-            ts: 0,
-            enq: 0,
-            sack: [0; 6],
-            flags: 0,
-        };
+        let data = |seq| data(seq, 0);
         r.on_data(0, &data(0), &mut out);
         assert!(out.is_empty());
         assert_eq!(r.delack_deadline, Some(DELACK_TIMEOUT));
@@ -394,16 +389,7 @@ mod tests {
     /// acknowledged one by one. The classic receiver delays from the first segment.
     #[test]
     fn linux_delack_quick_acks_at_start_and_after_duplicate() {
-        let data = |seq| Packet {
-            flow: 0,
-            seq,
-            size: 1000,
-            dst: 1,
-            ts: 0,
-            enq: 0,
-            sack: [0; 6],
-            flags: 0,
-        };
+        let data = |seq| data(seq, 0);
         let mut r = TcpReceiver::new(0, 0, true, false).with_linux_delack(true);
         let mut out = Vec::new();
         for seq in 0..16 {
