@@ -5,6 +5,7 @@
 #   make bench  - benchmarks (prints ratios against in-process references)
 #   make lint   - rustfmt, clippy -D warnings, ruff check and format (.ci/run runs it too)
 #   make ns3    - install Debian's ns-3 and build the cross-check program (validation/ns3)
+#   make debian-packages - install the Debian packages the tests use (scripts/debian-packages.txt)
 
 SHELL := /bin/bash
 PYTHON ?= python3
@@ -14,7 +15,7 @@ STAMP := $(VENV)/.deps-stamp
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: all build test demo bench ns3 lint fmt clean test-rust test-python rust-tools
+.PHONY: all build test demo bench ns3 lint fmt clean test-rust test-python rust-tools debian-packages
 
 all: build
 
@@ -27,7 +28,10 @@ $(STAMP): pyproject.toml
 build: $(STAMP)
 	$(VENV)/bin/maturin develop --release --quiet -E dev,dask
 
-test: build test-rust test-python
+test: build debian-packages test-rust test-python
+
+debian-packages:
+	bash scripts/install-debian-packages.sh
 
 test-rust:
 	cargo test --workspace --exclude aqmlab-pybind --release
