@@ -20,6 +20,8 @@ pub struct EmuConfig {
     /// The bottleneck's varying capacity (a Mahimahi trace, `rate_changes`), served as the
     /// simulator serves it (`experiment::service`); `None`: the fixed `rate`.
     pub capacity: Option<Capacity>,
+    /// netem impairments of the bottleneck's packets (`dumbbell.netem`; `experiment::netem`).
+    pub netem: Option<std::sync::Arc<experiment::netem::NetemSpec>>,
     /// One-way propagation delay of the data direction, ns (half the two-way `rtt`).
     pub fwd_delay_ns: u64,
     /// One-way propagation delay of the ACK direction, ns (the other half).
@@ -61,6 +63,13 @@ impl EmuConfig {
                 "the emulator's ACK direction is a delay without a rate (simulator-only)".into(),
             ));
         }
+        if d.netem.reverse.is_some() {
+            return Err((
+                "dumbbell.reverse_netem".into(),
+                "the emulator's ACK direction is a plain delay (reverse_netem is simulator-only)"
+                    .into(),
+            ));
+        }
         if d.access != experiment::config::Access::Link {
             return Err((
                 "dumbbell.access".into(),
@@ -98,6 +107,7 @@ impl EmuConfig {
             seed: cfg.seed,
             rate: BitsPerSec(d.bottleneck_rate.round() as u64),
             capacity,
+            netem: d.netem.forward.clone(),
             fwd_delay_ns: rtt / 2,
             rev_delay_ns: rtt - rtt / 2,
             limit,

@@ -149,6 +149,10 @@ impl Forwarder {
         if let Some(c) = &cfg.capacity {
             link.set_service(experiment::service::Service::new(c.clone()));
         }
+        if let Some(n) = &cfg.netem {
+            let rng = experiment::rng::Rng::derive(cfg.seed, experiment::rng::Stream::Netem, 0);
+            link.set_netem(experiment::netem::Netem::new(n.clone(), rng));
+        }
         let rev = DelayLine::new(cfg.rev_delay_ns);
         Ok(Forwarder {
             cfg,

@@ -27,7 +27,9 @@ use experiment::config::{
     droptail, Access, ConfigError, DumbbellConfig, FlowGroup, ParkingLotConfig, SimConfig,
     TopologyConfig, DEFAULT_LINK_BUFFER,
 };
+use experiment::netem::{LinkNetem, NetemSpec};
 use experiment::service::Capacity;
+use std::sync::Arc;
 
 /// A resolved unidirectional link.
 #[derive(Clone, Debug)]
@@ -52,6 +54,8 @@ pub struct LinkSpec {
     pub limit: QueueLimit,
     /// A varying capacity the link follows (`None`: `rate_bps`, which is then nominal).
     pub capacity: Option<Capacity>,
+    /// netem impairments of the packets leaving the link (`None`: none).
+    pub netem: Option<Arc<NetemSpec>>,
 }
 
 /// The built network.
@@ -173,6 +177,7 @@ pub fn build(cfg: &SimConfig) -> Result<Built, ConfigError> {
                     .clone()
                     .unwrap_or_else(|| format!("{}->{}", l.from, l.to));
                 let (fwd, rev) = l.traces.capacities();
+                let (nf, nr) = (l.netem.forward.clone(), l.netem.reverse.clone());
                 let spec = LinkSpec {
                     name,
                     key: key.clone(),
@@ -184,6 +189,7 @@ pub fn build(cfg: &SimConfig) -> Result<Built, ConfigError> {
                     aqm: l.aqm.clone(),
                     limit,
                     capacity: fwd,
+                    netem: nf,
                 };
                 net.link(spec.clone())?;
                 if l.duplex {
@@ -192,6 +198,7 @@ pub fn build(cfg: &SimConfig) -> Result<Built, ConfigError> {
                         from: to,
                         to: from,
                         capacity: rev,
+                        netem: nr,
                         ..spec
                     })?;
                 }
@@ -312,6 +319,8 @@ struct Chain<'a> {
     parking_lot: bool,
     /// Varying capacities of the forward and reverse bottlenecks.
     caps: (Option<Capacity>, Option<Capacity>),
+    /// netem impairments of the forward and reverse bottlenecks.
+    netem: LinkNetem,
 }
 
 type Endpointss = (Vec<Vec<(u32, u32)>>, Vec<u32>);
@@ -342,6 +351,7 @@ fn build_dumbbell(
     };
     let chain = Chain {
         caps: d.capacities(),
+        netem: d.netem.clone(),
         routers: vec!["R1".into(), "R2".into()],
         rate: d.bottleneck_rate,
         hop_delay,
@@ -426,6 +436,7 @@ fn build_parking_lot(
         net,
         Chain {
             caps: p.traces.capacities(),
+            netem: p.netem.clone(),
             routers: (0..=p.hops).map(|i| format!("R{i}")).collect(),
             rate: p.bottleneck_rate,
             hop_delay: secs_to_ns(p.hop_delay),
@@ -465,6 +476,7 @@ fn build_routers(net: &mut Net, c: &Chain) -> Result<(Vec<u32>, Vec<u32>), Confi
             aqm: c.aqm.clone(),
             limit: c.limit,
             capacity: c.caps.0.clone(),
+            netem: c.netem.forward.clone(),
         })?);
         net.link(LinkSpec {
             name: format!("{}->{}", c.routers[i + 1], c.routers[i]),
@@ -477,6 +489,7 @@ fn build_routers(net: &mut Net, c: &Chain) -> Result<(Vec<u32>, Vec<u32>), Confi
             aqm: dt.clone(),
             limit: c.side,
             capacity: c.caps.1.clone(),
+            netem: c.netem.reverse.clone(),
         })?;
     }
     Ok((routers, monitor))
@@ -504,6 +517,7 @@ fn build_chain(net: &mut Net, c: Chain, flows: &[FlowGroup]) -> Result<Endpoints
             aqm: dt.clone(),
             limit: c.side,
             capacity: None,
+            netem: None,
         })
     };
     let mut eps = Vec::new();

@@ -214,11 +214,10 @@ impl NetemSpec {
             match kw {
                 "limit" => {
                     let v = w.arg("limit")?;
-                    s.limit = v
-                        .parse::<u32>()
-                        .ok()
-                        .filter(|&n| n > 0)
-                        .ok_or_else(|| format!("limit: {v:?} is not a number of packets > 0"))?;
+                    s.limit =
+                        v.parse::<u32>().ok().filter(|&n| n > 0).ok_or_else(|| {
+                            format!("limit: {v:?} is not a number of packets > 0")
+                        })?;
                 }
                 "delay" | "latency" => {
                     s.latency = time(w.arg(kw)?, kw)?;
@@ -267,9 +266,11 @@ impl NetemSpec {
                 "slot" => s.slot = Some(slot(&mut w)?),
                 "inorder" => s.in_order = true,
                 "rate" => {
-                    return Err("rate: not a netem option here: the link's own rate serialises \
+                    return Err(
+                        "rate: not a netem option here: the link's own rate serialises \
                                 packets (set the link's rate, or rate_trace)"
-                        .into())
+                            .into(),
+                    )
                 }
                 other => {
                     return Err(format!(
@@ -282,9 +283,11 @@ impl NetemSpec {
         // tc's checks after the loop
         if s.reorder != 0 {
             if s.latency == 0 {
-                return Err("reorder: reordering needs some delay (netem sends the other \
+                return Err(
+                    "reorder: reordering needs some delay (netem sends the other \
                             packets `delay` later)"
-                    .into());
+                        .into(),
+                );
             }
             if s.gap == 0 {
                 s.gap = 1;
@@ -386,9 +389,7 @@ fn slot(w: &mut Words<'_>) -> Result<Slot, String> {
             let word = w.arg("slot")?;
             s.max_delay = time(word, "slot max_delay")?;
             if s.max_delay < s.min_delay {
-                return Err(format!(
-                    "slot max_delay: {word:?} is below the min_delay"
-                ));
+                return Err(format!("slot max_delay: {word:?} is below the min_delay"));
             }
         }
     } else {
@@ -403,7 +404,11 @@ fn slot(w: &mut Words<'_>) -> Result<Slot, String> {
                 }
                 s.dist = Some((d, delay, j));
             }
-            other => return Err(format!("slot: {other:?} is not a slot parameter (MIN_DELAY or distribution)")),
+            other => {
+                return Err(format!(
+                    "slot: {other:?} is not a slot parameter (MIN_DELAY or distribution)"
+                ))
+            }
         }
     }
     if w.peek() == Some("packets") {

@@ -86,6 +86,16 @@ pub struct Netem<P> {
     pub ctr: NetemCounters,
 }
 
+impl<P> std::fmt::Debug for Netem<P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Netem")
+            .field("spec", &self.spec.text)
+            .field("held", &(self.head.len() + self.tfifo.len()))
+            .field("ctr", &self.ctr)
+            .finish()
+    }
+}
+
 impl<P: NetemPacket> Netem<P> {
     /// A stage running `spec` from time 0, its randomness from `rng`.
     pub fn new(spec: Arc<NetemSpec>, mut rng: Rng) -> Netem<P> {

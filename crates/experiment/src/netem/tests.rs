@@ -144,8 +144,15 @@ fn parser_follows_tc() {
         .unwrap()
         .slot
         .unwrap();
-    assert_eq!(sl.dist, Some((Some(Dist::Pareto), 10 * MS as i64, 2 * MS as i32)));
-    assert!(NetemSpec::parse("delay 10ms 20ms inorder").unwrap().in_order);
+    assert_eq!(
+        sl.dist,
+        Some((Some(Dist::Pareto), 10 * MS as i64, 2 * MS as i32))
+    );
+    assert!(
+        NetemSpec::parse("delay 10ms 20ms inorder")
+            .unwrap()
+            .in_order
+    );
 }
 
 #[test]
@@ -159,7 +166,10 @@ fn parser_errors_name_the_word() {
         ("delay 10ms jitter", "\"jitter\""),
         ("reorder 25%", "needs some delay"),
         ("gap 5 delay 10ms", "gap"),
-        ("delay 10ms distribution normal", "needs a delay and a jitter"),
+        (
+            "delay 10ms distribution normal",
+            "needs a delay and a jitter",
+        ),
         ("delay 10ms 1ms distribution weibull", "\"weibull\""),
         ("ecn", "needs a loss model"),
         ("slot 5ms 1ms", "below the min_delay"),
@@ -205,10 +215,7 @@ fn duplication_and_corruption_rates_are_binomial() {
     assert_eq!(out.len() as u64, n + s.ctr.duplicates);
     // the copies get their own corruption draw
     assert_binomial(s.ctr.corrupted, n + s.ctr.duplicates, 0.03, "corrupt 3%");
-    assert_eq!(
-        out.iter().filter(|o| o.3).count() as u64,
-        s.ctr.corrupted
-    );
+    assert_eq!(out.iter().filter(|o| o.3).count() as u64, s.ctr.corrupted);
 }
 
 #[test]
@@ -250,7 +257,10 @@ fn correlated_draws_follow_the_ar1_closed_forms() {
         let want_var = (1.0 - r) / (1.0 + r) / 12.0;
         let se_mean = (want_var * (1.0 + r) / (1.0 - r) / n as f64).sqrt();
         assert!((mean - 0.5).abs() < 5.0 * se_mean, "mean {mean}");
-        assert!((var / want_var - 1.0).abs() < 0.02, "var {var} vs {want_var}");
+        assert!(
+            (var / want_var - 1.0).abs() < 0.02,
+            "var {var} vs {want_var}"
+        );
         assert!((lag1 - r).abs() < 0.01, "lag-1 {lag1} vs {r}");
     }
 }
@@ -328,12 +338,20 @@ fn gilbert_elliott_bursts_are_geometric() {
         .collect();
     exp.push(m * (1.0 - r).powi(bins as i32));
     let x2 = chi_square(&obs, &exp);
-    assert!(x2 < chi2_crit(bins), "chi-square {x2} >= {}", chi2_crit(bins));
+    assert!(
+        x2 < chi2_crit(bins),
+        "chi-square {x2} >= {}",
+        chi2_crit(bins)
+    );
     let pi = p / (p + r);
     let l = 1.0 - p - r;
     let sd = (pi * (1.0 - pi) * (1.0 + l) / (1.0 - l) / n as f64).sqrt();
     let rate = s.ctr.drops as f64 / n as f64;
-    assert!((rate - pi).abs() < Z99 * sd, "rate {rate} vs {pi} +- {}", Z99 * sd);
+    assert!(
+        (rate - pi).abs() < Z99 * sd,
+        "rate {rate} vs {pi} +- {}",
+        Z99 * sd
+    );
 }
 
 /// The 4-state model's loss rate against its stationary law (balance equations:
@@ -361,7 +379,10 @@ fn four_state_loss_rate_matches_the_stationary_law() {
     let mean = batches.iter().sum::<f64>() / 100.0;
     let sd = (batches.iter().map(|b| (b - mean).powi(2)).sum::<f64>() / 99.0).sqrt();
     let half = 2.626 * sd / 10.0;
-    assert!((mean - want).abs() < half, "loss {mean} vs {want} +- {half}");
+    assert!(
+        (mean - want).abs() < half,
+        "loss {mean} vs {want} +- {half}"
+    );
 }
 
 /// Kolmogorov-Smirnov distance between the sorted sample `x` and a CDF (`cdf(v)`: P(X <= v);
@@ -482,7 +503,13 @@ fn paretonormal_jitter_follows_the_averaged_quantiles() {
         }
     };
     let n = 50_000;
-    let mut x = delays("delay 50ms 10ms distribution paretonormal", 34, n, 50e6, 10e6);
+    let mut x = delays(
+        "delay 50ms 10ms distribution paretonormal",
+        34,
+        n,
+        50e6,
+        10e6,
+    );
     let d = ks(&mut x, cdf, cdf);
     assert!(d < ks_bound(n), "KS {d}");
 }
@@ -506,7 +533,10 @@ fn normal_table_matches_the_quantiles() {
             }
         }
         let got = t[k] as f64 / DIST_SCALE as f64;
-        assert!((got - lo).abs() <= 5e-5 + 1.0 / 8192.0, "k {k}: {got} vs {lo}");
+        assert!(
+            (got - lo).abs() <= 5e-5 + 1.0 / 8192.0,
+            "k {k}: {got} vs {lo}"
+        );
     }
     assert!(t.windows(2).all(|w| w[0] <= w[1]));
     // Pareto's first entry: (4/3)(1 - 1.5) x 8192 = -5461.3 -> -5461
