@@ -17,7 +17,8 @@
 //! Modules: [`clock`] (`CLOCK_MONOTONIC` ns), [`tun`] (devices), [`ipv4`] (header fields,
 //! CE marking with RFC 1624 checksum update), [`packet`] (a real packet as
 //! [`aqm::Packet`]), [`config`] (the link from a scenario of `experiment`), [`link`] (the emulated
-//! links as pure logic, time passed in), [`forwarder`] (the I/O loop).
+//! links as pure logic, time passed in), [`reverse`] (the reverse direction: a delay or a
+//! queued link of its own), [`forwarder`] (the I/O loop).
 //!
 //! Namespaces, addresses, sysctls and the traffic programs are set up by the Python side
 //! (`aqmlab.emu`), which also needs root; this crate only opens the devices it is told to.
@@ -28,6 +29,7 @@ pub mod forwarder;
 pub mod ipv4;
 pub mod link;
 pub mod packet;
+pub mod reverse;
 pub mod tun;
 
 pub use config::EmuConfig;
