@@ -237,6 +237,59 @@ def test_interactive_shell_on_a_terminal(tmp_path):
     assert _leftovers(pid) == []
 
 
+@emu
+def test_ctrl_z_stops_aqmlab_with_the_command(tmp_path):
+    """Ctrl-Z on the terminal stops the command (``cat``); aqmlab takes the terminal back and
+    stops too, as a job of the user's shell (no hang with a stopped command holding the
+    terminal). Continued (SIGCONT, as ``fg`` sends), it gives the terminal back to the command,
+    which reads what is typed next; Ctrl-D ends it with status 0."""
+    import pty
+
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.environ.clear()
+        os.environ.update(ENV)
+        os.execv(AQMLAB[0], [*AQMLAB, "shell", "--quiet", "--", "cat"])
+
+    def state(p: int) -> str:
+        return Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[0]
+
+    def wait_for(pred, what):
+        deadline = time.monotonic() + 20
+        while not pred():
+            assert time.monotonic() < deadline, what
+            time.sleep(0.05)
+
+    status = None
+    try:
+        wait_for(lambda: os.tcgetpgrp(fd) not in (0, pid), "cat never got the terminal")
+        cat = os.tcgetpgrp(fd)
+        os.write(fd, b"\x1a")  # Ctrl-Z
+        wait_for(lambda: state(pid) == "T", "aqmlab did not stop with the command")
+        assert state(cat) == "T" and os.tcgetpgrp(fd) == pid
+        os.kill(pid, signal.SIGCONT)
+        wait_for(lambda: os.tcgetpgrp(fd) == cat and state(cat) != "T", "not continued")
+        os.write(fd, b"typed after fg\n\x04")
+        out = b""
+        while True:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            out += chunk
+        _, status = os.waitpid(pid, 0)
+    finally:
+        if status is None:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        os.close(fd)
+    assert os.waitstatus_to_exitcode(status) == 0, out
+    assert out.count(b"typed after fg") == 2, out  # the terminal's echo and cat's
+    assert _leftovers(pid) == []
+
+
 # --- cleanup on every exit path ---------------------------------------------------------------
 
 

@@ -253,6 +253,31 @@ def _killpg(pgid: int, sig: int) -> None:
         pass
 
 
+def _running(p: subprocess.Popen) -> bool:
+    """Whether ``p`` still runs. When it stopped (Ctrl-Z: SIGTSTP) while it had the terminal,
+    aqmlab takes the terminal back and stops itself, so that the user's shell gets the
+    terminal as for any job, and continues the command in the foreground when it is itself
+    continued (``fg``)."""
+    if p.returncode is not None:
+        return False
+    try:
+        pid, status = os.waitpid(p.pid, os.WNOHANG | os.WUNTRACED)
+    except ChildProcessError:
+        return p.poll() is None
+    if pid == 0:
+        return True
+    if not os.WIFSTOPPED(status):
+        p.returncode = os.waitstatus_to_exitcode(status)
+        return False
+    if getattr(p, "aqmlab_terminal", False):  # a job of the user's shell: stop with it
+        _give_terminal(os.getpgrp())
+        os.kill(os.getpid(), signal.SIGSTOP)  # until the user's shell continues us (fg)
+        _give_terminal(p.pid)
+        _killpg(p.pid, signal.SIGCONT)
+    # without the terminal: it stays stopped until whoever stopped it continues it
+    return True
+
+
 def _listening(pid: int, ns: str) -> bool:
     """Whether a TCP socket listens or a UDP socket is bound in the namespace ``ns``, read
     through ``/proc/PID/net`` once process ``pid`` has entered it."""
@@ -414,7 +439,7 @@ def shell(
                 if sig.got:  # came between the two lines above
                     _killpg(cmd.pid, sig.got)
                 since = None
-                while cmd.poll() is None and thread.is_alive():
+                while _running(cmd) and thread.is_alive():
                     if sig.got and since is None:
                         since = time.monotonic()
                     if since is not None and time.monotonic() - since > GRACE_S:
