@@ -471,7 +471,9 @@ def test_nested_shell_is_refused(tmp_path):
 def test_nested_shell_is_refused_even_under_sudo(tmp_path):
     """Inside a shell, ``aqmlab shell`` without AQMLAB_PEER (as after sudo's env_reset) still
     sees its network namespace and refuses; the outer shell returns the inner one's status."""
-    inner = f"env -u AQMLAB_PEER PYTHONPATH={ROOT / 'python'} {sys.executable} -m aqmlab shell -- true"
+    inner = (
+        f"env -u AQMLAB_PEER PYTHONPATH={ROOT / 'python'} {sys.executable} -m aqmlab shell -- true"
+    )
     p = _shell(["--", "sh", "-c", inner])
     assert p.returncode == 2, p.stderr
     assert "error: network namespace = aqmlab-" in p.stderr, p.stderr

@@ -302,10 +302,16 @@ impl Forwarder {
         Report {
             seconds: self.end as f64 / 1e9,
             bottleneck: self.link.summary(end, &name),
-            reverse: self
-                .rev
-                .summary(end)
-                .map(|s| (self.cfg.reverse.as_ref().map_or("reverse", |r| &r.name).into(), s)),
+            reverse: self.rev.summary(end).map(|s| {
+                (
+                    self.cfg
+                        .reverse
+                        .as_ref()
+                        .map_or("reverse", |r| &r.name)
+                        .into(),
+                    s,
+                )
+            }),
             reverse_timeseries: self.rev.timeseries(),
             timeseries: self.link.timeseries().clone(),
             class_timeseries: self.link.class_timeseries().clone(),

@@ -5,7 +5,8 @@
 //! packets through an emulated dumbbell: the data direction through the `aqm` crate's
 //! [`aqm::Qdisc`] (the same code, built from the same config, as the simulator's bottleneck),
 //! serialised at the link rate and delayed by the propagation delay; the ACK direction
-//! through a constant delay. CE marks are written into the real IPv4 headers with the
+//! through a constant delay, or through a queued link of its own ([`reverse`]: a dumbbell's
+//! `reverse_rate_trace`, `aqmlab shell`'s downlink). CE marks are written into the real IPv4 headers with the
 //! checksum updated ([`ipv4`]).
 //!
 //! Why TUN rather than veth + `AF_PACKET`: a TUN device is layer 3 (no ARP, no MAC

@@ -9,7 +9,7 @@ use aqm::{BitsPerSec, QdiscConfig, QueueLimit};
 use experiment::results::{LinkSummary, TimeSeries};
 use experiment::service::{Capacity, Service};
 
-use crate::link::{Bottleneck, Delayed, DelayLine, StatsWindow};
+use crate::link::{Bottleneck, DelayLine, Delayed, StatsWindow};
 use crate::packet::IpPacket;
 
 /// A reverse direction with a queue: what [`Reverse::Link`] is built from.
@@ -53,7 +53,7 @@ impl Reverse {
             l.limit,
             l.rate,
             delay_ns,
-            seed ^ 0x5245_5645_5253_45,
+            seed ^ 0x0052_4556_4552_5345,
             stats,
             &l.name,
         )?;

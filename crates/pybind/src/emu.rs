@@ -46,9 +46,8 @@ impl PyForwarder {
         until_stopped: bool,
     ) -> PyResult<Self> {
         let config = |sc: &PyScenario| {
-            EmuConfig::from_sim(&sc.sc.config).map_err(|(k, r)| {
-                crate::typed::<ScenarioError>(format!("{k}: {r}"), (k, None, r))
-            })
+            EmuConfig::from_sim(&sc.sc.config)
+                .map_err(|(k, r)| crate::typed::<ScenarioError>(format!("{k}: {r}"), (k, None, r)))
         };
         let mut cfg = config(scenario)?;
         if let Some(r) = reverse {
