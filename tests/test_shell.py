@@ -453,12 +453,28 @@ def _bad(args: list[str], env=None) -> str:
         (["--aqm", "nope", "--", "true"], "error: --aqm"),
         (["--rate", "5Gbps", "--", "true"], "error: --rate = 5 Gb/s"),
         (["--", ], "error: COMMAND: missing"),
+        (["--", "no-such-program-here"], "error: COMMAND = 'no-such-program-here': not found"),
+        (["--", "./no/such/file"], "error: COMMAND = './no/such/file': not an executable"),
         (["--set", "seed=2", "--", "true"], "error: --set = 'seed=2': only with a scenario"),
     ],
 )  # fmt: skip
 def test_bad_input_is_one_line(tmp_path, args, start):
     """Bad options: one line naming the option and value, exit status 2, nothing created."""
     assert _bad(args).startswith(start)
+
+
+def test_emulate_command_not_found_is_bad_input(tmp_path):
+    """``aqmlab emulate -- NAME`` with no such program: one line, exit status 2, nothing
+    written (checked before anything is created)."""
+    p = subprocess.run(
+        [*AQMLAB, "emulate", "--duration", "2s", "--out", str(tmp_path / "r"), "--",
+         "no-such-program-here"], capture_output=True, text=True, env=ENV, timeout=30,
+    )  # fmt: skip
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.strip().splitlines() == [
+        "error: COMMAND = 'no-such-program-here': not found on PATH"
+    ]
+    assert not (tmp_path / "r").exists()
 
 
 def test_nested_shell_is_refused(tmp_path):

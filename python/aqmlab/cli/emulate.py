@@ -208,11 +208,18 @@ def register(app: typer.Typer) -> None:
             check_output_dir(out, force)
         except ValueError as e:
             _fail(str(e))
+        command = _common.trailing_command
+        if command is not None:
+            from aqmlab.emu.shell import check_command
+
+            if not command:
+                _fail("COMMAND: missing after --; e.g. aqmlab emulate -- ping -c 5 $AQMLAB_PEER")
+            try:
+                check_command(command)
+            except ValueError as e:
+                _fail(str(e))
         try:
             check_environment()
-            command = _common.trailing_command
-            if command is not None and not command:
-                _fail("COMMAND: missing after --; e.g. aqmlab emulate -- ping -c 5 $AQMLAB_PEER")
             res = emulate(sc, kernel_cc=cc, group_cc=group_cc, sysctls=settings, command=command)
         except EmulationError as e:
             _fail(str(e), 1)

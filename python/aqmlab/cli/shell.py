@@ -142,6 +142,10 @@ def register(app: typer.Typer) -> None:
         ] = False,
         pkt_size: Annotated[int | None, typer.Option(help="MTU, bytes [1500].")] = None,
         seed: Annotated[int | None, typer.Option(help="Seed of the AQMs' randomness.")] = None,
+        sample_interval: Annotated[
+            str | None,
+            typer.Option(help="Time-series sampling period [10ms]; longer for long sessions."),
+        ] = None,
         reverse_rate: Annotated[
             str | None, typer.Option("--reverse-rate", help="Downlink rate [--rate].")
         ] = None,
@@ -177,7 +181,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run COMMAND (after --) behind the emulated link; exit with its status (needs root)."""
         from aqmlab.emu import EmulationError, check_environment, check_link
-        from aqmlab.emu.shell import check_not_nested, shell
+        from aqmlab.emu.shell import check_command, check_not_nested, shell
         from aqmlab.output import Interrupted, check_output_dir
 
         try:
@@ -189,8 +193,12 @@ def register(app: typer.Typer) -> None:
             command = [os.environ.get("SHELL") or "/bin/sh"]
         elif not command:
             _fail("COMMAND: missing after --; e.g. aqmlab shell --rate 10Mbps -- bash")
+        try:
+            check_command(command)
+        except ValueError as e:
+            _fail(str(e))
         given = {"rate": rate, "rate_trace": rate_trace, "rtt": rtt, "buffer": buffer,
-                 "aqm": aqm, "pkt_size": pkt_size}  # fmt: skip
+                 "aqm": aqm, "pkt_size": pkt_size, "sample_interval": sample_interval}  # fmt: skip
         if reverse_rate is not None:
             _quantity("--reverse-rate", reverse_rate, "rate")
         if scenario is not None:
@@ -212,6 +220,7 @@ def register(app: typer.Typer) -> None:
             if set_:
                 _fail(f"--set = {set_[0]!r}: only with a scenario file")
             opts = {k: (_DEFAULTS.get(k) if v is None else v) for k, v in given.items()}
+            opts["sample_interval"] = sample_interval or "10ms"
             if rate is None and rate_trace is not None:
                 opts["rate"] = None  # the nominal rate: the trace's mean
             # the emulator's link options, parsed as `aqmlab emulate` parses them (one flow
@@ -220,7 +229,7 @@ def register(app: typer.Typer) -> None:
                 **opts, flows=1, aqm_param=aqm_param, class_=None, class_flows=None, ecn=ecn,
                 seed=1 if seed is None else seed, cc="cubic", delack=None, sack=None,
                 init_cwnd=10, min_rto="200ms", rwnd=None, loss=0.0, duration="1s",
-                warmup="0s", sample_interval="10ms",
+                warmup="0s",
             )  # fmt: skip
         try:
             mtu = check_link(up)

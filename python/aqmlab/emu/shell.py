@@ -48,6 +48,7 @@ __all__ = [
     "PEER_ENV",
     "ShellResult",
     "calling_user",
+    "check_command",
     "check_not_nested",
     "exit_status",
     "finish",
@@ -98,6 +99,31 @@ def check_not_nested(environ: dict[str, str] | None = None) -> None:
                 f"network namespace = {ns}: already inside an aqmlab shell or emulation; a "
                 "shell inside a shell is not supported (run it from outside)"
             )
+
+
+def check_command(argv: list[str]) -> list[str]:
+    """``argv`` if its program exists (a path to an executable file, or a name found on
+    ``PATH``), else ``ValueError`` naming it: checked before anything is created, so a
+    mistyped name is bad input (exit status 2) rather than a session that fails at once.
+
+    Parameters
+    ----------
+    argv : list of str
+        The command.
+
+    Returns
+    -------
+    list of str
+        ``argv``.
+    """
+    import shutil
+
+    prog = argv[0]
+    found = os.access(prog, os.X_OK) and os.path.isfile(prog) if "/" in prog else shutil.which(prog)
+    if not found:
+        where = "not an executable file" if "/" in prog else "not found on PATH"
+        raise ValueError(f"COMMAND = {prog!r}: {where}")
+    return argv
 
 
 def calling_user() -> tuple[int, int] | None:
