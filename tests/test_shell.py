@@ -430,6 +430,37 @@ def test_emulator_reverse_rate_trace_paces_the_acks(tmp_path):
     assert set(ts["link"]) == {"bottleneck", "reverse"}
 
 
+def test_downlink_follows_the_uplink_and_the_reverse_options(tmp_path):
+    """The downlink's scenario (no root needed): from a file, the uplink's qdisc and buffer,
+    the file's reverse_rate_trace with that trace's mean as its nominal rate (12 Mbit/s for
+    one opportunity per ms, not the uplink trace's 18), no rate_changes; the --reverse-*
+    options replace each setting; a bad one is named as the --reverse-* option."""
+    from aqmlab.cli.shell import downlink_scenario
+    from aqmlab.scenario import load_scenario
+
+    (tmp_path / "up.trace").write_text("1\n1\n2\n")  # 3 opportunities per 2 ms: 18 Mbit/s
+    (tmp_path / "down.trace").write_text("1\n")  # 12 Mbit/s
+    (tmp_path / "s.toml").write_text(
+        '[dumbbell]\nrate_trace = "up.trace"\nreverse_rate_trace = "down.trace"\n'
+        'rtt = "30ms"\nbuffer = 50\n[aqm]\ntype = "codel"\ntarget = "2ms"\n[[flows]]\n'
+    )
+    up = load_scenario(tmp_path / "s.toml")
+    assert up.normalized["dumbbell"]["rate"] == 18e6
+    d = downlink_scenario(up).normalized
+    assert d["dumbbell"]["rate"] == 12e6 and d["dumbbell"]["rate_trace"].endswith("down.trace")
+    assert d["dumbbell"]["buffer"] == 50 and not d["dumbbell"].get("reverse_rate_trace")
+    assert d["aqm"]["type"] == "codel" and d["aqm"]["target"] == 0.002
+    d = downlink_scenario(up, rate="4Mbps", buffer=20, aqm="pie").normalized
+    assert d["dumbbell"]["rate"] == 4e6 and d["dumbbell"]["buffer"] == 20
+    assert d["aqm"]["type"] == "pie"
+    # without a downlink trace: the uplink's nominal rate, fixed
+    (tmp_path / "s.toml").write_text('[dumbbell]\nrate_trace = "up.trace"\n[[flows]]\n')
+    d = downlink_scenario(load_scenario(tmp_path / "s.toml")).normalized["dumbbell"]
+    assert d["rate"] == 18e6 and not d.get("rate_trace")
+    with pytest.raises(ValueError, match=r"^--reverse-aqm-param target=-1ms: "):
+        downlink_scenario(up, aqm_param={"target": "-1ms"})
+
+
 # --- bad input (no root needed) ---------------------------------------------------------------
 
 

@@ -45,7 +45,8 @@ def downlink_scenario(
 ):
     """The downlink's scenario: the uplink's link (its ``reverse_rate_trace`` as the trace,
     without ``rate_changes``) with the ``--reverse-*`` options applied; ``ValueError`` naming
-    the ``--reverse-*`` option otherwise.
+    the ``--reverse-*`` option otherwise. Its nominal rate is ``rate``, else its trace's
+    mean, else the uplink's nominal rate.
 
     Parameters
     ----------
@@ -69,18 +70,16 @@ def downlink_scenario(
     data = uplink.data
     d = data["dumbbell"]
     d.pop("rate_changes", None)
-    trace = d.pop("reverse_rate_trace", None)
     d.pop("rate_trace", None)
-    if "rate" not in d:  # the uplink's nominal rate was its trace's mean
-        d["rate"] = uplink.normalized["dumbbell"]["rate"]
-    if trace is not None:
-        d["rate_trace"] = trace
-    if rate_trace is not None:
-        d["rate_trace"] = rate_trace
-        if rate is None:
-            d.pop("rate", None)  # the nominal rate: the trace's mean
+    trace = d.pop("reverse_rate_trace", None) if rate_trace is None else rate_trace
+    # the nominal rate: --reverse-rate, else the downlink trace's mean, else the uplink's
+    d.pop("rate", None)
     if rate is not None:
         d["rate"] = rate
+    if trace is not None:
+        d["rate_trace"] = trace
+    elif rate is None:
+        d["rate"] = uplink.normalized["dumbbell"]["rate"]
     if buffer is not None:
         d.pop("buffer_bytes", None)
         d["buffer"] = buffer
