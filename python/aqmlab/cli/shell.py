@@ -7,6 +7,11 @@ those of ``aqmlab emulate`` and go through the same function (:func:`aqmlab.cli.
 build_dumbbell`); they describe both directions, and ``--reverse-*`` changes the downlink's.
 Bad input is one line naming the option and value with exit status 2, checked before anything
 is created; a shell inside a shell is refused the same way.
+
+A new link option of the emulator (an impairment, a capture) reaches ``shell`` the way it
+reaches ``emulate``: as a scenario key it is carried by a scenario file and ``--set`` to both
+directions (:func:`downlink_scenario` copies the uplink's document), and on the command line it
+is one more argument of ``build_dumbbell`` and one more option here, as in ``emulate``.
 """
 
 from __future__ import annotations
