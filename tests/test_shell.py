@@ -131,6 +131,23 @@ def test_iperf3_throughput_is_the_bottleneck_rate(tmp_path):
     assert 0.90 * 4e6 <= got <= 1448 / 1500 * 4e6 * 1.01, got
 
 
+@emu
+@needs("iperf3")
+def test_ecn_marks_instead_of_drops(tmp_path):
+    """``--ecn --aqm codel``: the inside's connection asks for ECN (its route says ``features
+    ecn``), the far side accepts, and CoDel marks the upload's packets instead of dropping them
+    (a 1000-packet buffer, so that slow start never reaches the limit)."""
+    out = tmp_path / "res"
+    p = _shell(["--rate", "10Mbps", "--rtt", "40ms", "--aqm", "codel", "--ecn", "--buffer",
+                "1000", "--peer-command", "iperf3 -s -1", "--out", str(out), "--quiet", "--",
+                "sh", "-c", 'iperf3 -c "$AQMLAB_PEER" -t 4 > /dev/null'])  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    s = json.loads((out / "summary.json").read_text())
+    up = s["links"]["uplink"]
+    assert up["aqm"] == "codel" and up["marks"] > 0 and up["drops"] == 0, up
+    assert s["emulation"]["ecn"]["ect_arrivals"] > 1000, s["emulation"]["ecn"]
+
+
 _RTT = re.compile(r"time=([0-9.]+) ms")
 
 
