@@ -148,7 +148,7 @@ fn time(word: &str, what: &str) -> Result<i64, String> {
         _ => return Err(bad()),
     };
     let ns = v * scale;
-    if !ns.is_finite() || ns < 0.0 || ns > 3600e9 {
+    if !ns.is_finite() || !(0.0..=3600e9).contains(&ns) {
         return Err(format!("{what}: {word:?} must be in [0, 3600s]"));
     }
     Ok(ns.round() as i64)
