@@ -570,15 +570,27 @@ impl Link {
     /// (unless lost) and the next one starts.
     #[inline]
     pub fn tx_done(&mut self, now: Ns, id: u32, ev: &mut EventQueue) {
+        if self.slow {
+            self.tx_done_slow(now, id, ev);
+            return;
+        }
         self.free_armed = false;
         if let Some(p) = self.in_tx.take() {
-            if self.slow {
-                self.complete_slow(now, p, id, ev);
-            } else {
-                self.complete::<false>(now, p, id, ev);
-            }
+            self.complete::<false>(now, p, id, ev);
         }
-        self.start_next(now, id, ev);
+        self.start_next_as::<false>(now, id, ev);
+    }
+
+    /// [`Link::tx_done`] on the slow path (traced, a [`Service`], a netem stage), out of line:
+    /// the plain path tests `slow` once, as [`Link::start_next`] did.
+    #[cold]
+    #[inline(never)]
+    fn tx_done_slow(&mut self, now: Ns, id: u32, ev: &mut EventQueue) {
+        self.free_armed = false;
+        if let Some(p) = self.in_tx.take() {
+            self.complete::<true>(now, p, id, ev);
+        }
+        self.start_next_as::<true>(now, id, ev);
     }
 
     /// Starts transmitting `p` (which passed through an empty drop-tail queue) on the fast
@@ -600,13 +612,6 @@ impl Link {
         let lost = self.ctr.lost;
         self.complete::<false>(done, p, id, ev);
         self.fast_lost = self.ctr.lost != lost;
-    }
-
-    /// [`Link::complete`] on the slow path (a netem stage may take the packet), out of line.
-    #[cold]
-    #[inline(never)]
-    fn complete_slow(&mut self, done: Ns, p: Packet, id: u32, ev: &mut EventQueue) {
-        self.complete::<true>(done, p, id, ev);
     }
 
     /// The transmission of `p` ends at `done`: count it, apply the random loss and put it
