@@ -47,17 +47,33 @@ def register(app: typer.Typer) -> None:
                 show_default=False,
             ),
         ] = False,
+        ns2: Annotated[
+            bool,
+            typer.Option(
+                "--ns2",
+                help="Also run the cases in ns-2.35 (ktl, sfc, edc; needs `make ns2`) "
+                "and add an ns-2 column.",
+                show_default=False,
+            ),
+        ] = False,
     ) -> None:
         from aqmlab.output import check_output_dir
-        from aqmlab.repro import run, write_repro
+        from aqmlab.repro import NS2_PAPERS, run, write_repro
 
         if name not in PAPERS:
             _fail(f"NAME = {name!r}: unknown reproduction (known: {', '.join(PAPERS)})")
+        if ns2:  # ns2 hook: refused before any run
+            from aqmlab.repro.ns2 import available
+
+            if name not in NS2_PAPERS:
+                _fail(f"--ns2 = {name}: ns-2 runs only {', '.join(NS2_PAPERS)}")
+            if why := available():
+                _fail(f"--ns2: {why}")
         try:
             check_output_dir(out, force)
         except ValueError as e:
             _fail(str(e))
-        rep = run(name, quick=quick)
+        rep = run(name, quick=quick, ns2=ns2)
         try:
             write_repro(rep, out, force=force)
         except ValueError as e:

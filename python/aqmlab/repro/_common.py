@@ -217,6 +217,8 @@ class Repro(Result):
         ``scenarios/NAME`` to text (files the scenarios read, e.g. policies).
     runs : dict
         Case name to its runs (written to ``runs/``).
+    ns2 : dict or None
+        The ns-2 cross-check (:func:`aqmlab.repro.ns2.attach`), else None.
     """
 
     paper: str
@@ -232,6 +234,8 @@ class Repro(Result):
     rerun: str | None = None  # replaces the report's "rerun with aqmlab run" sentence
     files: dict[str, str] = field(default_factory=dict)  # scenarios/NAME -> text (e.g. policies)
     runs: dict[str, list[Run]] = field(default_factory=dict)  # every run, written to runs/
+    # --- ns2 hook: set by aqmlab.repro.ns2.attach (`aqmlab repro NAME --ns2`) ---
+    ns2: dict[str, Any] | None = None  # repro.json's "ns2": version, cases, skipped, seeds
 
     def _figures(self) -> dict[str, Any]:
         out: dict[str, Any] = {"paper": self.paper, "quick": self.quick, "cases": len(self.cases)}
@@ -299,12 +303,15 @@ class Repro(Result):
                 return None
             return x
 
-        return {
+        out = {
             "paper": self.paper,
             "quick": self.quick,
             "cases": {c: {k: clean(v) for k, v in m.items()} for c, m in self.cases.items()},
             "checks": self.checks,
         }
+        if self.ns2 is not None:  # ns2 hook
+            out["ns2"] = self.ns2
+        return out
 
     def report(self) -> str:
         """``report.md``: the paper's numbers beside ours, the sections, the cases table and
@@ -328,10 +335,14 @@ class Repro(Result):
             f"{' --quick' if self.quick else ''}`. {rerun}"
         )
         md += ["", "## The paper's numbers beside ours", ""]
-        md.append("| claim | paper | ours | verdict | why |")
-        md.append("| --- | --- | --- | --- | --- |")
+        ns2 = self.ns2 is not None  # ns2 hook: the ns-2 figure and verdict of each check
+        md.append("| claim | paper | ours | verdict |" + (" ns-2 |" if ns2 else "") + " why |")
+        md.append("| --- | --- | --- | --- |" + (" --- |" if ns2 else "") + " --- |")
         for c in self.checks:
             cells = [c["claim"], c["paper"], c["ours"], f"**{c['verdict']}**", c["why"]]
+            if ns2:
+                n = c.get("ns2")
+                cells.insert(4, f"{n['ns2']} (**{n['verdict']}**)" if n else "-")
             md.append("| " + " | ".join(s.replace("|", "\\|") for s in cells) + " |")
         for head, body in self.sections:
             md += ["", f"## {head}", "", body.strip()]
