@@ -489,19 +489,18 @@ CHECKS: dict[str, Callable[[dict], dict[str, tuple[str, bool | None]]]] = {
 
 
 def ns2_version() -> str:
-    """The installed ns-2's version (``ns -version``), or ``"unknown"``.
+    """The installed ns-2's version (Tcl's ``ns-version``), or ``"unknown"``.
 
     Returns
     -------
     str
     """
     try:
-        p = subprocess.run(["ns", "-version"], capture_output=True, text=True, timeout=30)
-        return (
-            (p.stdout + p.stderr).strip().split()[-1]
-            if (p.stdout + p.stderr).strip()
-            else "unknown"
-        )
+        with tempfile.TemporaryDirectory(prefix="aqmlab-ns2-") as d:
+            f = Path(d) / "version.tcl"
+            f.write_text("puts [ns-version]\n")
+            p = subprocess.run(["ns", str(f)], capture_output=True, text=True, timeout=30)
+        return p.stdout.strip() or "unknown"
     except (OSError, subprocess.TimeoutExpired):
         return "unknown"
 
