@@ -44,7 +44,6 @@ EXPERIMENTS = {
 
 def row(name: str, seeds: list[int]) -> str:
     import numpy as np
-
     from aqmlab.repro.ns2 import run_scenario
     from aqmlab.sim import simulate
 
