@@ -82,7 +82,13 @@ def register(app: typer.Typer) -> None:
             v: sum(c["verdict"] == v for c in rep.checks)
             for v in ("reproduced", "not reproduced", "not comparable")
         }
+        in_ns2 = ""
+        if ns2:  # ns2 hook: the verdicts on the ns-2 numbers
+            judged = [c["ns2"]["verdict"] for c in rep.checks if "ns2" in c]
+            in_ns2 = "; in ns-2: " + ", ".join(
+                f"{judged.count(v)} {v}" for v in ("reproduced", "not reproduced")
+            )
         typer.echo(
-            f"{name}: {', '.join(f'{n} {v}' for v, n in counts.items())} "
+            f"{name}: {', '.join(f'{n} {v}' for v, n in counts.items())}{in_ns2} "
             f"({rep.wall_seconds:.0f} s); report in {out / 'report.md'}"
         )

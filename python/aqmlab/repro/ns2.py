@@ -518,8 +518,9 @@ def attach(rep, workers: int | None = None) -> None:
     """
     if rep.paper not in REDUCERS:
         raise ValueError(f"NAME = {rep.paper!r}: no ns-2 cases (ns-2 runs ktl, sfc and edc)")
-    seeds = {c: [r.seed for r in runs if r.case == c] or rep.seeds for c, runs in rep.runs.items()}
     scen = {c: s for c, s in rep.scenarios.items() if c in rep.cases}
+    # the seeds each case ran with (a case that reused another's runs: the report's seeds)
+    seeds = {c: [r.seed for r in rep.runs.get(c, []) if r.case == c] or rep.seeds for c in scen}
     cases, skipped = ns2_cases(rep.paper, scen, seeds, workers)
     judged = CHECKS[rep.paper](cases)
     for chk in rep.checks:
