@@ -166,9 +166,10 @@ def _checks(cases) -> list[dict]:
         if c == "A-redlike":
             why = (
                 f"our RED-like loop (H2 = H3 = 0) is stable and settles at {ours:.0f}, near "
-                f"b* = 200, not at 434.8: the paper's Fig. 1 shows it oscillating; P1 (not given "
-                f"by the paper, ours 1 s⁻¹) does not move it there: {_sens_q(cases, c)} packets "
-                "over P1 = 0.5-8 s⁻¹ (section 'Sensitivity to P1')"
+                "b* = 200: the paper puts its 434.8 down to RED-like AQM being harder to "
+                "stabilize (Remark 1); P1 (not given by the paper, ours 1 s⁻¹) does not move it "
+                f"there: {_sens_q(cases, c)} packets over P1 = 0.5-8 s⁻¹ (section "
+                "'Sensitivity to P1')"
             )
         else:
             why = (
@@ -198,10 +199,11 @@ def _checks(cases) -> list[dict]:
             "434.8 vs 205.3 packets (target 200)",
             f"{a_red:.1f} vs {a_pd:.1f} packets",
             "reproduced" if ok else "not reproduced",
-            "PD's mean is nearer 200 than RED-like's, as in Fig. 1"
+            "PD's mean is nearer 200 than RED-like's, as in the paper"
             if ok
-            else "in our runs the RED-like loop does not oscillate: its mean "
-            f"({a_red:.0f}) is as near 200 as PD's ({a_pd:.0f}) or nearer",
+            else f"in our runs the RED-like loop is stable: its mean ({a_red:.0f}) is "
+            f"{'nearer 200 than' if abs(a_red - Q_REF) < abs(a_pd - Q_REF) else 'as near 200 as'} "
+            f"PD's ({a_pd:.0f}), which settles below b* without integral action",
             rule="RED-like's mean above PD's and PD's nearer b* = 200",
             id="A-ordering",
             source=SOURCES["A-ordering"],

@@ -205,6 +205,7 @@ def _run(quick: bool) -> Repro:
         return f"{m['rate_1_5_pps']:.1f} / {m['rate_6_10_pps']:.1f} pkt/s"
 
     crit = cases["critical"]
+    sig1 = [cases[c]["sigma_1"] for c in ("critical", "theorem3-long", "delay-100ms")]
     checks = [
         check(
             "rates converge to the weight shares by 50 s (default sigma)",
@@ -244,8 +245,9 @@ def _run(quick: bool) -> Repro:
             "reproduced"
             if all(ok(c) for c in ("critical", "theorem3-long", "delay-100ms"))
             else "not reproduced",
-            "three sigmas three orders of magnitude apart settle at the same rates; sigma "
-            "moves only the standing queue and the speed",
+            f"sigmas from {min(sig1):.2g} to {max(sig1):.2g} packets"
+            + " (flow 1) settle at the same rates, as eq. (7) says: sigma moves only the "
+            "standing queue and the speed",
             rule=f"±{TOL:.0%} for every sigma with a stable equilibrium; delay-5ms is excluded "
             "(next row)",
             id="rates-any-sigma",
