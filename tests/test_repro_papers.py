@@ -161,6 +161,20 @@ def test_sfc_claims(tmp_path_factory):
     assert verdict(js, "B-settling") == "not reproduced"
     for k in ("B-sfc", "C-sfc", "D-200-sfc", "E-200-sfc"):
         assert k in c
+    # B: PI settles within seconds (observed 2.0 s, seed 1); SFC's run ends outside the band, so
+    # it reads "not settled", never a time past the 60-s run (the old one-sample bin gave 61.0).
+    assert c["B-pi"]["settled_runs"] == c["B-pi"]["runs"] == 1
+    assert c["B-pi"]["settling_s"] < 10
+    assert c["B-sfc"]["settling_s"] is None and c["B-sfc"]["settled_runs"] == 0
+    (b,) = [x for x in js["checks"] if x["id"] == "B-settling"]
+    assert "SFC not settled (within the 60 s run)" in b["ours"]
+    # A: PI's queue sits above its target 50 because its marking saturates (observed 62 packets
+    # with 92 % of packets marked); the check's reason says so.
+    assert c["A-200-pi"]["mean_queue_pkts"] > 55 and c["A-200-pi"]["marked"] > 0.8
+    (a,) = [x for x in js["checks"] if x["id"] == "A-sfc-pi-target"]
+    assert "saturates" in a["why"] and "2 segments" in a["why"]
+    # queue 5 is its own check, with no "<= 0.0" bound
+    assert verdict(js, "E-200-q5") == "reproduced"
     # k1 sensitivity: a 10x larger k1 marks enough at a lower queue, so overflow loss falls
     # (observed 0.127 -> 0.068 at k = 200, one seed).
     assert c["sens-A-200-sfc-k1=0.005"]["loss"] < 0.8 * c["A-200-sfc"]["loss"]
