@@ -17,6 +17,7 @@ from aqmlab.repro import edc, ktl, sfc
 from aqmlab.repro import ns2 as n2
 
 HAVE_NS2 = n2.available() is None
+SRC = {"where": "§III", "value": 205.3}  # a check's source (the tests' checks are made up)
 needs_ns2 = pytest.mark.skipif(
     not HAVE_NS2, reason=f"ns-2 cross-check: {n2.available()} (install with `make ns2`)"
 )
@@ -109,15 +110,15 @@ def test_ns2_flag_without_ns2_is_one_line_before_any_run(tmp_path):
 def test_report_and_json_carry_the_ns2_column():
     from aqmlab.repro._common import Repro, check
 
-    chk = check("q", "200", "190", "reproduced", "±10 %", id="q")
+    chk = check("q", "200", "190", "reproduced", "±10 %", id="q", source=SRC)
     chk["ns2"] = {"ns2": "195 packets", "verdict": "reproduced"}
-    other = check("r", "1", "2", "not reproduced", "x", id="r")
+    other = check("r", "1", "2", "not reproduced", "x", id="r", source=SRC)
     rep = Repro("ktl", "t", True, {"A": {"q": 1.0}}, [chk, other], {})
     assert "ns2" not in rep.to_json()
     assert "ns-2" not in rep.report()
     rep.ns2 = {"version": "2.35", "cases": {"A": {"q": 1.1}}, "skipped": {}, "seeds": {"A": [1]}}
     md = rep.report()
-    assert "| claim | paper | ours | verdict | ns-2 | why |" in md
+    assert "| claim | source | paper | ours | verdict | ns-2 | why |" in md
     assert "| 195 packets (**reproduced**) |" in md
     assert "| **not reproduced** | - | x |" in md
     assert rep.to_json()["ns2"]["cases"] == {"A": {"q": 1.1}}
@@ -147,7 +148,9 @@ def test_ktl_pd_law_agrees_with_ns2():
     from aqmlab.sim import simulate
 
     a = simulate(sc, seed=1).summary["links"]["bottleneck"]
-    chk = check("A-pd: mean queue", "205.3", "x", "not reproduced", "±15 %", id="A-pd-queue")
+    chk = check(
+        "A-pd: mean queue", "205.3", "x", "not reproduced", "±15 %", id="A-pd-queue", source=SRC
+    )
     cases = {"A-pd": {"mean_queue_pkts": a["mean_queue_pkts"], "utilization": a["utilization"]}}
     rep = Repro("ktl", "t", True, cases, [chk], {"A-pd": sc}, seeds=[1])
     n2.attach(rep, workers=1)

@@ -303,7 +303,7 @@ def _sfc(case: str, scen: dict, r: dict) -> dict[str, float]:
     if case.startswith("B-"):
         from aqmlab.repro.sfc import _settle
 
-        out["settling_s"], out["overshoot_pkts"] = _settle(t, q, 100.0)
+        out["settling_s"], out["overshoot_pkts"] = _settle(t, q, 100.0, scen["duration"])
     elif case.startswith("C-"):
         tb, qb = binned(t, q, 0.1)
         out["queue_std_30_60"] = float(qb[(tb >= 30) & (tb < 60)].std())
