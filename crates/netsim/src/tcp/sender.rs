@@ -319,14 +319,13 @@ impl TcpSender {
             let rate = self.pacing_rate();
             self.pace.on_send(now, self.payload(seq), rate);
         }
-        if let Some(r) = self.rate.as_deref_mut() {
-            r.on_sent(
-                seq,
-                now,
-                self.snd_una,
-                self.snd_max - self.snd_una,
-                seq < self.snd_max,
-            );
+        if let Some(r) = self.rate.as_deref() {
+            // In flight with this segment (`tcp_packets_in_flight` + 1).
+            let in_flight = self.packets_in_flight(r, r.in_loss()) + 1;
+            let (una, out_before) = (self.snd_una, self.snd_max - self.snd_una);
+            if let Some(r) = self.rate.as_deref_mut() {
+                r.on_sent(seq, now, una, out_before, in_flight, seq < self.snd_max);
+            }
         }
         out.push(Packet {
             flow: self.flow,
@@ -461,6 +460,8 @@ impl TcpSender {
             r.mark_lost((retx - r.retx_seen) as u32);
         }
         r.retx_seen = retx;
+        // `tp->delivered_ce` (the BBRv3 tree's `tcp_count_delivered_ce`).
+        r.delivered_ce = r.delivered_ce.wrapping_add(ev.ece_acked);
         let mut rs = r.gen(now, ev.rtt);
         rs.ca_state = ca_state;
         rs.in_flight = self.packets_in_flight(&r, ca_state == super::rate::CA_LOSS);
