@@ -338,6 +338,9 @@ pub struct TcpExtras {
     pub hystart: bool,
     /// RACK-TLP loss detection (RFC 8985); with SACK only.
     pub rack: bool,
+    /// Prague paces itself at its own rate (Linux `tcp_prague` sets `SK_PACING_NEEDED` and
+    /// `sk_pacing_rate` in `prague_update_pacing_rate`); Prague only.
+    pub prague_pacing: bool,
 }
 
 impl TcpExtras {
@@ -348,6 +351,7 @@ impl TcpExtras {
             linux_delack: true,
             hystart: cc == CcKind::Cubic,
             rack: sack,
+            prague_pacing: cc == CcKind::Prague,
         }
     }
 }

@@ -125,11 +125,19 @@ impl TcpSender {
             None => (None, p.mss),
         };
         let mut cc = AnyController::new(p.cc, p.init_cwnd);
-        if let AnyController::Prague(c) = &mut cc {
-            c.set_rtt_scaling(p.rtt_scaling);
+        match &mut cc {
+            AnyController::Prague(c) => {
+                c.set_rtt_scaling(p.rtt_scaling);
+                c.set_self_paced(p.extras.prague_pacing);
+            }
+            AnyController::Bbr3(c) => {
+                c.set_ecn(p.ecn || p.cc.needs_ecn());
+                c.set_sack(p.sack);
+            }
+            _ => {}
         }
         cc.seed(flow as u64);
-        let paced = p.pacing || cc.pacing_rate().is_some();
+        let paced = p.pacing || cc.paces();
         let rate = cc.wants_rate_sample().then(Box::<RateSampler>::default);
         TcpSender {
             flow,
@@ -180,7 +188,7 @@ impl TcpSender {
     /// `tcp_update_pacing_rate` from the current window and SRTT.
     #[inline]
     pub fn pacing_rate(&self) -> u64 {
-        match self.cc.pacing_rate() {
+        match self.cc.pacing_rate(self.rtt.srtt_ns(), self.p.mss) {
             Some(r) => r,
             None => linux_rate(
                 self.p.mss,

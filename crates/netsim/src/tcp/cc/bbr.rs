@@ -141,8 +141,9 @@ pub fn rand_below(rng: &mut u64, n: u64) -> u64 {
 /// Shared with BBRv3.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AckAggregation {
-    /// Start of the ACK-aggregation epoch (ns).
-    pub epoch_mstamp: Ns,
+    /// Start of the ACK-aggregation epoch (µs, wrapping: Linux's `u64` µs stamp in 32 bits,
+    /// exact for epochs under 71 minutes).
+    pub epoch_us: u32,
     /// Max excess data ACKed in the epoch, two windows.
     pub extra_acked: [u16; 2],
     /// Packets (S)ACKed in the epoch (20 bits in Linux).
@@ -196,13 +197,14 @@ impl AckAggregation {
                 self.extra_acked[self.win_idx as usize] = 0;
             }
         }
-        let epoch_us = tp.delivered_time.saturating_sub(self.epoch_mstamp) / 1000;
+        let now_us = (tp.delivered_time / 1000) as u32;
+        let epoch_us = now_us.wrapping_sub(self.epoch_us) as u64;
         let mut expected_acked = (bw as u64 * epoch_us / BW_UNIT) as u32;
         if self.epoch_acked <= expected_acked
             || self.epoch_acked + rs.acked_sacked >= ACK_EPOCH_ACKED_RESET_THRESH
         {
             self.epoch_acked = 0;
-            self.epoch_mstamp = tp.delivered_time;
+            self.epoch_us = now_us;
             expected_acked = 0;
         }
         self.epoch_acked = (self.epoch_acked + rs.acked_sacked).min(0xfffff);
@@ -833,8 +835,13 @@ impl Controller for Bbr {
     fn on_recovery_end(&mut self, _now: Ns) {}
 
     #[inline]
-    fn pacing_rate(&self) -> Option<u64> {
+    fn pacing_rate(&self, _srtt: Ns, _mss: u32) -> Option<u64> {
         Some(self.pacing_rate)
+    }
+
+    #[inline]
+    fn paces(&self) -> bool {
+        true
     }
 
     #[inline]
