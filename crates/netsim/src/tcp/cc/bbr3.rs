@@ -1118,3 +1118,511 @@ impl Controller for Bbr3 {
         self.rng ^= seed.wrapping_mul(0x9e37_79b9_7f4a_7c15);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::open_ack;
+    use super::*;
+
+    const MS: Ns = 1_000_000;
+    const MSS: u32 = 1000;
+
+    /// What one ACK tells the controller: a sample of `d` packets delivered over 10 ms
+    /// (`bw(d)`), `acked` newly delivered (`ce` of them CE-marked), `losses` newly marked lost,
+    /// `lost` of `tx_in_flight` lost over the sample, the flight before and after, the RTT
+    /// sample, whether it ends a round, the CA state.
+    #[derive(Clone, Copy)]
+    struct Ack {
+        dt: Ns,
+        d: u32,
+        acked: u32,
+        ce: u32,
+        losses: u32,
+        lost: u32,
+        tx_in_flight: u32,
+        prior: u32,
+        inflight: u32,
+        rtt: Ns,
+        round: bool,
+        app_limited: bool,
+        ca_state: u8,
+    }
+
+    impl Default for Ack {
+        fn default() -> Self {
+            Ack {
+                dt: 10 * MS,
+                d: 100,
+                acked: 10,
+                ce: 0,
+                losses: 0,
+                lost: 0,
+                tx_in_flight: 100,
+                prior: 100,
+                inflight: 100,
+                rtt: 10 * MS,
+                round: true,
+                app_limited: false,
+                ca_state: CA_OPEN,
+            }
+        }
+    }
+
+    /// A flow as BBRv3's `cong_control` sees it (MSS 1000 bytes, ECN negotiated).
+    struct Flow {
+        c: Bbr3,
+        tp: RateSampler,
+        now: Ns,
+    }
+
+    impl Flow {
+        fn new() -> Self {
+            let mut c = Bbr3::with_window(10.0, f64::INFINITY);
+            c.set_ecn(true);
+            Flow {
+                c,
+                tp: RateSampler::new(),
+                now: 0,
+            }
+        }
+
+        fn ack(&mut self, a: Ack) {
+            self.now += a.dt;
+            self.tp.delivered += a.acked;
+            self.tp.delivered_ce += a.ce;
+            self.tp.lost += a.losses;
+            self.tp.delivered_time = self.now;
+            // A round (and a loss round) ends when the sample's snapshot is at or past its end.
+            let end = self.c.next_rtt_delivered.max(self.c.loss_round_delivered);
+            let start = self.c.next_rtt_delivered.min(self.c.loss_round_delivered);
+            let prior_delivered = if a.round {
+                end
+            } else {
+                start.wrapping_sub(1)
+            };
+            let ev = AckEvent {
+                ece: a.ce > 0,
+                ece_acked: a.ce,
+                ..open_ack(a.acked, a.rtt)
+            };
+            self.c.on_ack(self.now, &ev);
+            let rs = RateSample {
+                prior_delivered,
+                prior_time: Some(self.now - 10 * MS),
+                delivered: Some(a.d),
+                interval: Some(10 * MS),
+                acked_sacked: a.acked,
+                losses: a.losses,
+                lost: a.lost,
+                tx_in_flight: a.tx_in_flight,
+                delivered_ce: a.ce,
+                is_app_limited: a.app_limited,
+                rtt: Some(a.rtt),
+                prior_in_flight: a.prior,
+                in_flight: a.inflight,
+                ca_state: a.ca_state,
+                mss: MSS,
+                srtt: a.rtt,
+                ..RateSample::default()
+            };
+            self.c.cong_control(self.now, &rs, &mut self.tp);
+        }
+
+        /// A round of `d` packets per 10 ms with `inflight` packets in flight.
+        fn round(&mut self, d: u32, inflight: u32) {
+            self.ack(Ack {
+                d,
+                prior: inflight,
+                inflight,
+                tx_in_flight: inflight,
+                ..Ack::default()
+            });
+        }
+
+        /// Startup with a growing rate, a plateau at 100 packets per 10 ms (BDP 100), Drain
+        /// down to the BDP: in ProbeBW_DOWN.
+        fn to_probe_bw(&mut self) {
+            for d in [10, 20, 40, 80, 100, 100, 100, 100] {
+                self.round(d, 2 * d);
+            }
+            assert_eq!(self.c.state, State::Drain);
+            // The flight at the BDP, the flight before this ACK above it (no CRUISE yet).
+            self.ack(Ack {
+                prior: 150,
+                ..Ack::default()
+            });
+            assert_eq!(self.c.state, State::ProbeBwDown);
+        }
+    }
+
+    /// `d` packets per 10 ms in BBR's unit.
+    fn bw(d: u32) -> u32 {
+        (d as u64 * BW_UNIT).div_ceil(10_000) as u32
+    }
+
+    /// The draft's constants in BBR's fixed point (of 256): 2.77, 0.5, 0.9, 1.25, 2.25, 0.5,
+    /// Beta 0.7, LossThresh 2 % (5/256 = 1.95 %), Headroom 0.15, ECN threshold 0.5, alpha gain
+    /// 1/16; pacing at gain x bw x 99 %: 100 packets of 1000 bytes per 10 ms at gain 1 is
+    /// 9.9 MB/s.
+    #[test]
+    fn constants_by_hand() {
+        assert_eq!(
+            (STARTUP_PACING_GAIN, DRAIN_PACING_GAIN, PROBE_DOWN_PACING_GAIN),
+            (710, 128, 230)
+        );
+        assert_eq!((PROBE_UP_PACING_GAIN, PROBE_UP_CWND_GAIN), (320, 576));
+        assert_eq!((DEFAULT_CWND_GAIN, PROBE_RTT_CWND_GAIN), (512, 128));
+        assert_eq!((BETA, LOSS_THRESH, HEADROOM), (179, 5, 38));
+        assert_eq!((ECN_THRESH, ECN_ALPHA_GAIN, ECN_FACTOR), (128, 16, 85));
+        let r = Bbr::bw_to_pacing_rate(MSS, bw(100), BBR_UNIT);
+        assert!((r as f64 - 9.9e6).abs() < 1e3, "{r}");
+    }
+
+    /// Draft §5.3: Startup (2.77) while the rate grows by 25 % a round; three rounds without
+    /// (100, 100, 100 after 80 -> 100) fill the pipe: Drain (0.5, ssthresh = the BDP with its
+    /// budget); the flight down to the BDP: ProbeBW_DOWN (0.9); the flight below the BDP
+    /// (no `inflight_hi` yet, so no headroom bound): CRUISE (1.0); 63 rounds later (the
+    /// Reno-coexistence bound, §5.3.3.8: min(63, target inflight 100)): REFILL (1.0, short-term
+    /// bounds reset); a round later UP (1.25, cwnd gain 2.25); three rounds without growth:
+    /// DOWN again. The pacing rate is gain x bw x 99 % in every state once the pipe is full.
+    #[test]
+    fn probe_bw_cycle_down_cruise_refill_up() {
+        let mut f = Flow::new();
+        for d in [10, 20, 40, 80, 100, 100] {
+            f.round(d, 2 * d);
+            assert_eq!(f.c.state, State::Startup, "{d}");
+            assert_eq!(f.c.pacing_gain as u32, STARTUP_PACING_GAIN);
+        }
+        f.round(100, 200);
+        assert_eq!(f.c.state, State::Startup);
+        f.round(100, 200);
+        assert_eq!(f.c.state, State::Drain);
+        assert!(f.c.full_bw_reached());
+        assert_eq!(f.c.pacing_gain as u32, DRAIN_PACING_GAIN);
+        assert_eq!(f.c.ssthresh, f.c.inflight(MSS, bw(100), BBR_UNIT));
+        // 100 packets per 10 ms over 10 ms, both rounded up as the kernel does: 101.
+        let bdp = f.c.inflight(MSS, bw(100), BBR_UNIT);
+        assert_eq!(bdp, 101);
+        f.ack(Ack {
+            round: false,
+            inflight: bdp + 1,
+            ..Ack::default()
+        });
+        assert_eq!(f.c.state, State::Drain, "flight above the BDP");
+        f.ack(Ack {
+            round: false,
+            inflight: bdp,
+            prior: bdp + 1,
+            ..Ack::default()
+        });
+        assert_eq!(f.c.state, State::ProbeBwDown);
+        assert_eq!(f.c.pacing_gain as u32, PROBE_DOWN_PACING_GAIN);
+        f.ack(Ack {
+            round: false,
+            prior: bdp + 1,
+            ..Ack::default()
+        });
+        assert_eq!(f.c.state, State::ProbeBwDown, "queue not drained");
+        f.ack(Ack {
+            round: false,
+            prior: bdp,
+            ..Ack::default()
+        });
+        assert_eq!(f.c.state, State::ProbeBwCruise);
+        assert_eq!(
+            f.c.pacing_rate,
+            Bbr::bw_to_pacing_rate(MSS, f.c.bw(), BBR_UNIT)
+        );
+        // Rounds of cruising until the Reno-coexistence bound.
+        let mut rounds = f.c.rounds_since_probe as u32;
+        while f.c.state == State::ProbeBwCruise {
+            f.round(100, 100);
+            rounds += 1;
+            assert!(rounds <= BW_PROBE_MAX_ROUNDS, "{rounds}");
+        }
+        assert_eq!(rounds, BW_PROBE_MAX_ROUNDS);
+        assert_eq!(f.c.state, State::ProbeBwRefill);
+        assert_eq!((f.c.bw_lo, f.c.inflight_lo), (UNSET, UNSET));
+        assert_eq!(f.c.pacing_gain as u32, BBR_UNIT);
+        f.round(100, 100);
+        assert_eq!(f.c.state, State::ProbeBwUp);
+        assert_eq!(
+            (f.c.pacing_gain as u32, f.c.cwnd_gain as u32),
+            (PROBE_UP_PACING_GAIN, PROBE_UP_CWND_GAIN)
+        );
+        assert_eq!(
+            f.c.pacing_rate,
+            Bbr::bw_to_pacing_rate(MSS, f.c.bw(), PROBE_UP_PACING_GAIN)
+        );
+        for _ in 0..2 {
+            f.round(100, 100);
+            assert_eq!(f.c.state, State::ProbeBwUp);
+        }
+        f.round(100, 100);
+        assert_eq!(f.c.state, State::ProbeBwDown, "plateau: the pipe is full");
+    }
+
+    /// Draft §5.3.2: Drain ends after 3 rounds even if the flight stays above the BDP.
+    #[test]
+    fn drain_ends_after_three_rounds() {
+        let mut f = Flow::new();
+        for d in [10, 20, 40, 80, 100, 100, 100, 100] {
+            f.round(d, 2 * d);
+        }
+        assert_eq!(f.c.state, State::Drain);
+        for _ in 0..3 {
+            f.round(100, 300);
+            assert_eq!(f.c.state, State::Drain);
+        }
+        f.round(100, 300);
+        assert_eq!(f.c.state, State::ProbeBwDown);
+    }
+
+    /// Draft §5.3.3.8: with long rounds (100 ms RTT, so 63 rounds take 6.3 s) the BBR-native
+    /// wall clock starts the probe: REFILL 2-3 s after DOWN began, not before 2 s.
+    #[test]
+    fn probe_wait_is_two_to_three_seconds() {
+        let mut f = Flow::new();
+        f.to_probe_bw();
+        let down_at = f.now;
+        let wait = f.c.probe_wait_us as Ns * 1000;
+        assert!((2_000 * MS..3_000 * MS).contains(&wait), "{wait}");
+        while f.c.state != State::ProbeBwRefill {
+            f.ack(Ack {
+                dt: 50 * MS,
+                round: false,
+                prior: 90,
+                ..Ack::default()
+            });
+            assert!(f.now - down_at <= wait + 50 * MS);
+        }
+        assert!(f.now - down_at > wait);
+    }
+
+    /// Draft §5.3.4: 5 s without an RTT sample below `probe_rtt_min_delay` (equal ones do not
+    /// count) enter ProbeRTT, cwnd at most max(4, BDP/2) = 51; 200 ms (from when the flight
+    /// is down to it) and a round later it ends: CRUISE with the saved cwnd (then bounded by
+    /// the model). The 10 s `min_rtt` is not touched.
+    #[test]
+    fn probe_rtt_after_five_seconds_without_a_new_min() {
+        let mut f = Flow::new();
+        f.to_probe_bw();
+        let stamp = f.now;
+        let mut entered = None;
+        while entered.is_none() {
+            f.ack(Ack {
+                dt: 100 * MS,
+                round: false,
+                prior: 90,
+                ..Ack::default()
+            });
+            if f.c.state == State::ProbeRtt {
+                entered = Some(f.now);
+            }
+        }
+        let t = entered.unwrap() - stamp;
+        assert!(
+            (PROBE_RTT_INTERVAL..=PROBE_RTT_INTERVAL + 200 * MS).contains(&t),
+            "{t}"
+        );
+        assert_eq!(f.c.probe_rtt_cwnd(), 51, "half of 101, rounded up");
+        assert!(f.c.cwnd <= 51, "{}", f.c.cwnd);
+        assert_eq!(f.c.min_rtt_us, 10_000);
+        assert_ne!(f.tp.app_limited, 0, "ProbeRTT's samples are app-limited");
+        let saved = f.c.prior_cwnd;
+        assert!(saved > 51);
+        // The flight reaches 51: the 200 ms start.
+        f.ack(Ack {
+            round: false,
+            inflight: 51,
+            ..Ack::default()
+        });
+        let start = f.now;
+        while f.c.state == State::ProbeRtt {
+            f.ack(Ack {
+                dt: 20 * MS,
+                inflight: 51,
+                prior: 51,
+                ..Ack::default()
+            });
+            assert!(f.now - start <= PROBE_RTT_MODE + 20 * MS);
+        }
+        assert!(f.now - start > PROBE_RTT_MODE);
+        assert_eq!(f.c.state, State::ProbeBwCruise);
+    }
+
+    /// Draft §5.5.10.2 / kernel `bbr_is_inflight_too_high`: in UP, a sample losing more than
+    /// 2 % of its flight (200 in flight: 5/256 x 200 = 3.9, so 3 lost is not too high, 4 is)
+    /// sets `inflight_hi = max(tx_in_flight, 0.7 x target inflight)` and ends the probe (DOWN);
+    /// the next probe stops as soon as the flight reaches `inflight_hi`. CE: a sample over
+    /// 50 % marked is too high (50 of 100 is not, 51 is); without ECN marks are ignored.
+    #[test]
+    fn loss_and_ecn_above_their_thresholds_cut_inflight_hi_in_up() {
+        let up = |ecn: bool| {
+            let mut f = Flow::new();
+            f.c.set_ecn(ecn);
+            f.to_probe_bw();
+            f.c.start_probe_refill(0, &f.tp);
+            f.round(100, 100);
+            assert_eq!(f.c.state, State::ProbeBwUp);
+            f
+        };
+        let mut f = up(true);
+        f.ack(Ack {
+            round: false,
+            lost: 3,
+            losses: 3,
+            tx_in_flight: 200,
+            prior: 200,
+            ..Ack::default()
+        });
+        assert_eq!((f.c.state, f.c.inflight_hi), (State::ProbeBwUp, UNSET));
+        let target = f.c.target_inflight(MSS);
+        f.ack(Ack {
+            round: false,
+            lost: 4,
+            losses: 1,
+            tx_in_flight: 200,
+            prior: 200,
+            ..Ack::default()
+        });
+        assert_eq!(f.c.state, State::ProbeBwDown);
+        assert_eq!(f.c.inflight_hi, 200.max(target * BETA / 256));
+        // A low flight at the loss: 0.7 x target inflight instead.
+        let mut g = up(true);
+        let target = g.c.target_inflight(MSS);
+        g.ack(Ack {
+            round: false,
+            lost: 2,
+            losses: 2,
+            tx_in_flight: 20,
+            prior: 200,
+            ..Ack::default()
+        });
+        assert_eq!(g.c.inflight_hi, target * BETA / 256);
+        assert!(g.c.cwnd <= g.c.inflight_hi.max(CWND_MIN_TARGET));
+        // CE ratio.
+        let mut e = up(true);
+        e.ack(Ack {
+            round: false,
+            acked: 100,
+            ce: 50,
+            ..Ack::default()
+        });
+        assert_eq!(e.c.state, State::ProbeBwUp, "50 % is not above 50 %");
+        e.ack(Ack {
+            round: false,
+            acked: 100,
+            ce: 51,
+            prior: 200,
+            ..Ack::default()
+        });
+        assert_eq!(e.c.state, State::ProbeBwDown);
+        let mut n = up(false);
+        n.ack(Ack {
+            round: false,
+            acked: 100,
+            ce: 100,
+            ..Ack::default()
+        });
+        assert_eq!((n.c.state, n.c.inflight_hi), (State::ProbeBwUp, UNSET));
+    }
+
+    /// Draft §5.5.10.3: when not probing (CRUISE), a round with loss cuts the short-term
+    /// model at its end: `bw_lo = max(bw_latest, 0.7 x max_bw)`, `inflight_lo =
+    /// max(inflight_latest, 0.7 x cwnd)`; the window follows (at least 4). A round with ECE
+    /// cuts `inflight_lo` by `alpha / 3` (kernel `bbr_ecn_lower_bounds`).
+    #[test]
+    fn loss_and_ecn_rounds_cut_the_short_term_model() {
+        let mut f = Flow::new();
+        f.to_probe_bw();
+        f.ack(Ack {
+            round: false,
+            prior: 90,
+            ..Ack::default()
+        });
+        assert_eq!(f.c.state, State::ProbeBwCruise);
+        // A round delivering 40 packets per 10 ms, then a lossy one.
+        f.round(40, 100);
+        f.ack(Ack {
+            round: false,
+            d: 40,
+            losses: 1,
+            lost: 1,
+            ..Ack::default()
+        });
+        assert_eq!((f.c.bw_lo, f.c.inflight_lo), (UNSET, UNSET), "not before its end");
+        let cwnd = f.c.cwnd;
+        f.round(40, 100);
+        assert_eq!(f.c.bw_lo, bw(40).max(bw(100) * BETA / 256));
+        assert_eq!(f.c.inflight_lo, 40.max(cwnd * BETA / 256));
+        assert!(f.c.cwnd <= f.c.inflight_lo);
+        assert_eq!(f.c.bw(), f.c.bw_lo);
+        // ECN (in Drain, which does not probe): an ECE round cuts inflight_lo by alpha / 3
+        // (alpha, 1 at the start, lowered by the rounds without CE).
+        let mut e = Flow::new();
+        for d in [10, 20, 40, 80, 100, 100, 100, 100] {
+            e.round(d, 2 * d);
+        }
+        assert_eq!(e.c.state, State::Drain);
+        assert!(e.c.ecn_alpha < 256);
+        e.ack(Ack {
+            round: false,
+            ce: 1,
+            inflight: 300,
+            ..Ack::default()
+        });
+        let cwnd = e.c.cwnd;
+        e.round(100, 300);
+        assert_eq!(e.c.state, State::Drain);
+        // The alpha of this round's end (its CE ratio, 1 of 10, folded in first).
+        let cut = 256 - e.c.ecn_alpha as u32 * ECN_FACTOR / 256;
+        assert_eq!(e.c.inflight_lo, cwnd * cut / 256);
+        // Heavy cuts never take cwnd below 4.
+        e.c.inflight_lo = 1;
+        e.round(100, 100);
+        assert_eq!(e.c.cwnd, CWND_MIN_TARGET);
+    }
+
+    /// Draft §5.3.1.3: Startup ends on loss once a round in fast recovery had 6 loss events
+    /// and lost more than 2 %; `inflight_hi = max(BDP, inflight_latest)`; Drain follows.
+    /// Five events are not enough.
+    #[test]
+    fn startup_exits_on_high_loss() {
+        let lossy_round = |events: u32| {
+            let mut f = Flow::new();
+            for d in [10, 20, 40, 80] {
+                f.round(d, 2 * d);
+            }
+            for _ in 0..events {
+                f.ack(Ack {
+                    round: false,
+                    d: 160,
+                    losses: 1,
+                    lost: 10,
+                    tx_in_flight: 200,
+                    ca_state: CA_RECOVERY,
+                    ..Ack::default()
+                });
+            }
+            f.ack(Ack {
+                d: 160,
+                lost: 10,
+                tx_in_flight: 200,
+                prior: 300,
+                inflight: 300,
+                ca_state: CA_RECOVERY,
+                ..Ack::default()
+            });
+            f
+        };
+        let f = lossy_round(5);
+        assert_eq!(f.c.state, State::Startup);
+        let f = lossy_round(6);
+        assert_eq!(f.c.state, State::Drain);
+        assert_eq!(
+            f.c.inflight_hi,
+            f.c.inflight(MSS, f.c.max_bw(), BBR_UNIT).max(160)
+        );
+    }
+}
