@@ -435,6 +435,13 @@ impl RateSampler {
 mod tests {
     use super::*;
 
+    /// Per-segment memory of a rate-sampled flow: 48 bytes a snapshot (x86-64; 40 before
+    /// `delivered_ce`, `lost` and `in_flight` for BBRv3).
+    #[test]
+    fn snapshot_size() {
+        assert_eq!(std::mem::size_of::<TxSnap>(), 48);
+    }
+
     const MS: Ns = 1_000_000;
 
     /// draft-cheng-iccrg-delivery-rate-estimation §3 (the send and ACK phases), worked by

@@ -915,6 +915,54 @@ mod tests {
         assert_eq!(s.stats.fast_retransmits, 1);
     }
 
+    /// Prague paces itself under the `linux` profile (`TcpExtras::prague_pacing`, Linux
+    /// `tcp_prague`'s `SK_PACING_NEEDED`) without `pacing = true`, at `prague_update_pacing_rate`:
+    /// after the ACK of segment 0 at 100 ms (cwnd 11 in slow start, ssthresh infinite, so
+    /// doubled) 2 x 11 x 960 bytes / 100 ms = 211 200 bytes/s, one segment now and the next
+    /// 4 545 454 ns later. Under `classic` (no extras) it is unpaced: both leave at once.
+    #[test]
+    fn prague_paces_itself_under_the_linux_profile() {
+        use crate::tcp::TcpExtras;
+        let p = TcpParams {
+            ecn: true,
+            extras: TcpExtras {
+                prague_pacing: true,
+                ..TcpExtras::default()
+            },
+            ..params(CcKind::Prague)
+        };
+        let mut s = TcpSender::new(0, 1, p, None);
+        assert!(s.paced());
+        let mut out = Vec::new();
+        s.send_allowed(0, &mut out);
+        assert_eq!(out.len(), 10, "no rate before an RTT sample");
+        out.clear();
+        let t = 100_000_000;
+        s.on_ack(t, &ack(1, 0), &mut out);
+        let AnyController::Prague(c) = s.controller() else {
+            panic!("not prague")
+        };
+        assert_eq!(c.prague_pacing_rate(t, 960), Some(211_200));
+        assert_eq!(s.pacing_rate(), 211_200);
+        assert_eq!(out.len(), 1);
+        assert_eq!(s.pace.wait, t + 4_545_454);
+        let mut u = TcpSender::new(
+            0,
+            1,
+            TcpParams {
+                ecn: true,
+                ..params(CcKind::Prague)
+            },
+            None,
+        );
+        assert!(!u.paced());
+        let mut out = Vec::new();
+        u.send_allowed(0, &mut out);
+        out.clear();
+        u.on_ack(t, &ack(1, 0), &mut out);
+        assert_eq!(out.len(), 2);
+    }
+
     /// Pacing (`pacing = true`), worked by hand: without an RTT sample the initial window
     /// leaves at once (Linux's initial `sk_pacing_rate` is unlimited). The ACK of segment 0
     /// at 100 ms gives SRTT 100 ms and cwnd 11 in slow start, so Linux's rate is 200 % x 11 x
