@@ -331,4 +331,4 @@ def test_cc_is_a_sweep_value_bbr3_included():
     assert [r.overrides["flows.0.cc"] for r in runs] == ["bbr", "bbr3"]
     summary = simulate(spec.scenario_data(runs[1].overrides, runs[1].seed)).summary
     assert [f["cc"] for f in summary["flows"]] == ["bbr3"] * 3
-    assert summary["links"]["R1->R2"]["utilization"] > 0.5
+    assert summary["links"]["bottleneck"]["utilization"] > 0.5
