@@ -506,8 +506,8 @@ def build_dumbbell(
     (``classes``/``counts``: the ``--class`` list and flows per class, or None). Bad options end
     the command with one line naming the option (see :func:`fail`). ``aqmlab emulate`` builds
     its scenario here too. ``delack``/``sack`` None: as the TCP ``profile`` (``linux`` or
-    ``classic``) implies; ``pacing`` None: the scenario's default (off; BBR, BBRv3 and, under
-    ``linux``, Prague pace themselves)."""
+    ``classic``) implies; ``pacing`` None: the scenario's default (off; BBR and BBRv3 pace
+    themselves)."""
     from aqmlab.scenario import Scenario
     from aqmlab.units import parse_time
 
@@ -728,8 +728,7 @@ def register(app: typer.Typer) -> None:
             typer.Option(
                 "--pacing/--no-pacing",
                 help="Pace at Linux's tcp_update_pacing_rate, as with sch_fq (scenario key "
-                "pacing) [default: off; bbr, bbr3 and, with the linux profile, prague pace "
-                "themselves].",
+                "pacing) [default: off; bbr and bbr3 pace themselves].",
                 show_default=False,
             ),
         ] = None,

@@ -848,11 +848,10 @@ impl Bbr3 {
             State::ProbeBwCruise => {
                 self.check_time_to_probe_bw(now, rs, tp);
             }
-            State::ProbeBwRefill => {
-                if self.has(F_ROUND_START) {
-                    self.flags |= F_BW_PROBE_SAMPLES;
-                    self.start_probe_up(now, tp, bw);
-                }
+            // After one round of REFILL, UP.
+            State::ProbeBwRefill if self.has(F_ROUND_START) => {
+                self.flags |= F_BW_PROBE_SAMPLES;
+                self.start_probe_up(now, tp, bw);
             }
             State::ProbeBwUp => {
                 let mut done = false;
@@ -1241,7 +1240,7 @@ mod tests {
 
         /// Startup with a growing rate, a plateau at 100 packets per 10 ms (BDP 100), Drain
         /// down to the BDP: in ProbeBW_DOWN.
-        fn to_probe_bw(&mut self) {
+        fn enter_probe_bw(&mut self) {
             for d in [10, 20, 40, 80, 100, 100, 100, 100] {
                 self.round(d, 2 * d);
             }
@@ -1383,7 +1382,7 @@ mod tests {
     #[test]
     fn probe_wait_is_two_to_three_seconds() {
         let mut f = Flow::new();
-        f.to_probe_bw();
+        f.enter_probe_bw();
         let down_at = f.now;
         let wait = f.c.probe_wait_us as Ns * 1000;
         assert!((2_000 * MS..3_000 * MS).contains(&wait), "{wait}");
@@ -1406,7 +1405,7 @@ mod tests {
     #[test]
     fn probe_rtt_after_five_seconds_without_a_new_min() {
         let mut f = Flow::new();
-        f.to_probe_bw();
+        f.enter_probe_bw();
         let stamp = f.now;
         let mut entered = None;
         while entered.is_none() {
@@ -1461,7 +1460,7 @@ mod tests {
         let up = |ecn: bool| {
             let mut f = Flow::new();
             f.c.set_ecn(ecn);
-            f.to_probe_bw();
+            f.enter_probe_bw();
             f.c.start_probe_refill(0, &f.tp);
             f.round(100, 100);
             assert_eq!(f.c.state, State::ProbeBwUp);
@@ -1535,7 +1534,7 @@ mod tests {
     #[test]
     fn loss_and_ecn_rounds_cut_the_short_term_model() {
         let mut f = Flow::new();
-        f.to_probe_bw();
+        f.enter_probe_bw();
         f.ack(Ack {
             round: false,
             prior: 90,

@@ -240,8 +240,8 @@ pub trait Controller {
         None
     }
 
-    /// The controller paces the flow whatever its group says (Linux `SK_PACING_NEEDED`: BBR,
-    /// and Prague under the `linux` profile). Default: no (paced only with `pacing = true`).
+    /// The controller paces the flow whatever its group says (Linux `SK_PACING_NEEDED`: BBR, BBRv3,
+    /// and Prague with `TcpExtras::prague_pacing`). Default: no (paced only with `pacing = true`).
     #[inline]
     fn paces(&self) -> bool {
         false
