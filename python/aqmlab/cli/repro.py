@@ -18,6 +18,25 @@ from aqmlab.repro import PAPERS
 _NAMES = "; ".join(f"{k}: {v[1]}" for k, v in PAPERS.items())
 
 
+def claims_table(checks: list[dict]) -> str:
+    """The claims as a compact text table: verdict, id and where the paper says it.
+
+    Parameters
+    ----------
+    checks : list of dict
+        The reproduction's checks (``repro.json``'s ``checks``).
+
+    Returns
+    -------
+    str
+    """
+    w_v = max((len(c["verdict"]) for c in checks), default=0)
+    w_i = max((len(c["id"]) for c in checks), default=0)
+    return "\n".join(
+        f"  {c['verdict']:<{w_v}}  {c['id']:<{w_i}}  {c['source']['where']}" for c in checks
+    )
+
+
 def register(app: typer.Typer) -> None:
     """Attach ``repro`` to the top-level app.
 
@@ -66,6 +85,7 @@ def register(app: typer.Typer) -> None:
             v: sum(c["verdict"] == v for c in rep.checks)
             for v in ("reproduced", "not reproduced", "not comparable")
         }
+        typer.echo(claims_table(rep.checks))
         typer.echo(
             f"{name}: {', '.join(f'{n} {v}' for v, n in counts.items())} "
             f"({rep.wall_seconds:.0f} s); report in {out / 'report.md'}"
