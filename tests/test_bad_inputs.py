@@ -180,6 +180,30 @@ EMULATE_FILE_ROWS = [
 ]
 
 
+_KERNEL_CC = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
+
+
+@pytest.mark.skipif(
+    _KERNEL_CC.exists() and "bbr3" in _KERNEL_CC.read_text().split(),
+    reason="this kernel offers bbr3, so the emulator accepts it",
+)
+def test_emulate_refuses_bbr3_on_a_kernel_without_it(tmp_path):
+    from aqmlab.emu.plan import missing_cc
+
+    assert_bad_input(
+        [*EMU, "--cc", "bbr3"], ["--cc = 'bbr3'", "this kernel has no BBRv3"], tmp_path
+    )
+    (tmp_path / "s.toml").write_text(EMU_TOML + 'cc = "bbr3"\n')
+    assert_bad_input(
+        ["emulate", "{tmp}/s.toml", "--out", "{tmp}/res"],
+        ["flows[0].cc = 'bbr3'", "this kernel has no BBRv3"],
+        tmp_path,
+    )
+    # the reason names what the kernel offers; other names keep the generic line
+    assert "reno, bbr" in missing_cc("bbr3", ["reno", "bbr"])
+    assert missing_cc("vegas", ["reno"]).startswith("the kernel offers reno")
+
+
 @pytest.mark.parametrize("args, needles", EMULATE_ROWS, ids=[" ".join(a) for a, _ in EMULATE_ROWS])
 def test_emulate_bad_option(tmp_path, args, needles):
     assert_bad_input([*EMU, *args], needles, tmp_path)

@@ -255,3 +255,26 @@ def test_dumbbell_profile_option(tmp_path):
     assert (g["sack"], g["rack"], g["prr"], g["delack"]) == (False, False, False, True)
     g = group("--profile", "classic", "--delack")
     assert (g["sack"], g["delack"]) == (False, True)
+
+
+def test_dumbbell_pacing_option_and_bbr3(tmp_path):
+    """``--pacing/--no-pacing`` write the group's ``pacing`` key (default: not written, off);
+    ``--cc bbr3`` runs BBRv3, which paces itself."""
+    import tomllib
+
+    def run(*opts: str) -> Path:
+        out = tmp_path / "-".join(opts)
+        cli("dumbbell", "--flows", "1", "--duration", "2s", *opts, "--out", str(out),
+            "--quiet", "--no-plots")  # fmt: skip
+        return out
+
+    def group(out: Path) -> dict:
+        return tomllib.loads((out / "scenario.toml").read_text())["flows"][0]
+
+    assert group(run("--pacing"))["pacing"] is True
+    assert group(run("--no-pacing"))["pacing"] is False
+    assert "pacing" not in group(run("--cc", "cubic")), "written only when given"
+    out = run("--cc", "bbr3")
+    assert group(out)["cc"] == "bbr3"
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["links"]["bottleneck"]["utilization"] > 0.5

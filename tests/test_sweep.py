@@ -322,3 +322,13 @@ def test_a_script_read_from_stdin_can_run_a_sweep(tmp_path):
     )
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == ["1", "True"]
+
+
+def test_cc_is_a_sweep_value_bbr3_included():
+    """``cc`` sweeps like any key; ``bbr3`` (BBRv3) is one of its values."""
+    spec = sweep.load_spec({"base": BASE, "grid": {"flows.0.cc": ["bbr", "bbr3"]}})
+    runs = spec.runs()
+    assert [r.overrides["flows.0.cc"] for r in runs] == ["bbr", "bbr3"]
+    summary = simulate(spec.scenario_data(runs[1].overrides, runs[1].seed)).summary
+    assert [f["cc"] for f in summary["flows"]] == ["bbr3"] * 3
+    assert summary["links"]["bottleneck"]["utilization"] > 0.5

@@ -30,6 +30,8 @@ macro_rules! with_congestion_controllers {
                 kernel: None, "LEDBAT (RFC 6817, less than best effort)";
             Bbr(bbr::Bbr) = "bbr", ecn: false, ect1: false, recovery: NewReno,
                 kernel: Some("bbr"), "BBR v1 (Linux tcp_bbr.c: rate-based, paced)";
+            Bbr3(bbr3::Bbr3) = "bbr3", ecn: false, ect1: false, recovery: NewReno,
+                kernel: Some("bbr3"), "BBR v3 (draft-ietf-ccwg-bbr: loss/ECN bounds, paced)";
         }
     };
 }

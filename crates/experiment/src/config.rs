@@ -344,6 +344,11 @@ pub struct TcpExtras {
     pub hystart: bool,
     /// RACK-TLP loss detection (RFC 8985); with SACK only.
     pub rack: bool,
+    /// Prague paces itself at its own rate (Linux `tcp_prague` sets `SK_PACING_NEEDED` and
+    /// `sk_pacing_rate` in `prague_update_pacing_rate`); Prague only. Off in both profiles for
+    /// now: with it, two Prague flows among 20 CUBIC ones under PIE starved
+    /// (`tests/prague_fallback.rs`, seed 2 with delayed ACKs), not yet explained.
+    pub prague_pacing: bool,
 }
 
 impl TcpExtras {
@@ -354,6 +359,7 @@ impl TcpExtras {
             linux_delack: true,
             hystart: cc == CcKind::Cubic,
             rack: sack,
+            prague_pacing: false,
         }
     }
 }

@@ -137,16 +137,13 @@ def register(app: typer.Typer) -> None:
         after -- runs beside the flows in the senders' namespace (docs/shell.md)."""
         from aqmlab.emu import EmulationError, check_environment, check_scenario, emulate
         from aqmlab.emu.netns import check_sysctls
-        from aqmlab.emu.plan import available_cc, kernel_cc_name, take_kernel_cc
+        from aqmlab.emu.plan import available_cc, kernel_cc_name, missing_cc, take_kernel_cc
         from aqmlab.output import check_output_dir
 
         if out is None:
             _fail("--out: missing; give the output folder, e.g. --out results/emu")
         if cc is not None and kernel_cc_name(cc) not in available_cc():
-            _fail(
-                f"--cc = {cc!r}: the kernel offers {', '.join(available_cc()) or 'none'} "
-                "(net.ipv4.tcp_available_congestion_control)"
-            )
+            _fail(f"--cc = {cc!r}: {missing_cc(cc, available_cc())}")
         settings: dict[str, str] = {}
         for item in sysctl or []:
             k, eq, v = item.partition("=")

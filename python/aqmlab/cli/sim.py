@@ -501,12 +501,14 @@ def build_dumbbell(
     profile: str = "linux",
     rate_trace: str | None = None,
     netem: str | None = None,
+    pacing: bool | None = None,
 ):
     """The dumbbell command's options as a validated scenario: ``(Scenario, classes, counts)``
     (``classes``/``counts``: the ``--class`` list and flows per class, or None). Bad options end
     the command with one line naming the option (see :func:`fail`). ``aqmlab emulate`` builds
     its scenario here too. ``delack``/``sack`` None: as the TCP ``profile`` (``linux`` or
-    ``classic``) implies."""
+    ``classic``) implies; ``pacing`` None: the scenario's default (off; BBR and BBRv3 pace
+    themselves)."""
     from aqmlab.scenario import Scenario
     from aqmlab.units import parse_time
 
@@ -544,7 +546,7 @@ def build_dumbbell(
         "min_rto": min_rto,
     }
     # Only when given: otherwise the profile decides.
-    for key, on in (("delack", delack), ("sack", sack)):
+    for key, on in (("delack", delack), ("sack", sack), ("pacing", pacing)):
         if on is not None:
             group[key] = on
     if rwnd is not None:
@@ -731,6 +733,15 @@ def register(app: typer.Typer) -> None:
                 show_default=False,
             ),
         ] = None,
+        pacing: Annotated[
+            bool | None,
+            typer.Option(
+                "--pacing/--no-pacing",
+                help="Pace at Linux's tcp_update_pacing_rate, as with sch_fq (scenario key "
+                "pacing) [default: off; bbr and bbr3 pace themselves].",
+                show_default=False,
+            ),
+        ] = None,
         init_cwnd: Annotated[int, typer.Option(help="Initial window [segments].")] = 10,
         min_rto: Annotated[str, typer.Option(help="Minimum RTO, with a unit.")] = "200ms",
         rwnd: Annotated[
@@ -765,7 +776,7 @@ def register(app: typer.Typer) -> None:
                 sack=sack, init_cwnd=init_cwnd, min_rto=min_rto, rwnd=rwnd, loss=loss,
                 pkt_size=pkt_size, duration=duration, warmup=warmup, seed=seed,
                 sample_interval=sample_interval, access=access, profile=profile,
-                rate_trace=rate_trace, netem=netem,
+                rate_trace=rate_trace, netem=netem, pacing=pacing,
             )  # fmt: skip
             sc = _with_trace(sc, trace)
             sim = _prepare(sc, out, force)

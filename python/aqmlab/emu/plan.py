@@ -80,6 +80,32 @@ def available_cc() -> list[str]:
         return []
 
 
+def missing_cc(given: str, avail: list[str]) -> str:
+    """Why the kernel cannot run the congestion control ``given`` (for an error line).
+
+    Parameters
+    ----------
+    given : str
+        A simulator or kernel name.
+    avail : list of str
+        The kernel's congestion controls (:func:`available_cc`).
+
+    Returns
+    -------
+    str
+    """
+    offers = f"the kernel offers {', '.join(avail) or 'none'}"
+    if given.strip().lower() == "bbr3":
+        # Google's BBRv3 release registers itself as "bbr": by name it cannot be told from
+        # BBRv1, so only a module named bbr3 counts.
+        return (
+            f"this kernel has no BBRv3 (no bbr3 in net.ipv4.tcp_available_congestion_control; "
+            f"{offers}; a BBRv3 kernel whose module is named bbr, as Google's release, cannot "
+            "be told from BBRv1: run it as --cc bbr)"
+        )
+    return f"{offers} (net.ipv4.tcp_available_congestion_control)"
+
+
 def kernel_cc_name(name: str) -> str:
     """The kernel's name for a congestion control given by the user (simulator or kernel name).
 
@@ -167,12 +193,7 @@ def plan_flows(
         given = kernel_cc or (group_cc or {}).get(g) or grp.get("cc", "newreno")
         cc = kernel_cc_name(given)
         if cc not in avail:
-            raise error(
-                f"flows[{g}].cc",
-                repr(given),
-                f"the kernel offers {', '.join(avail) or 'none'} "
-                "(net.ipv4.tcp_available_congestion_control)",
-            )
+            raise error(f"flows[{g}].cc", repr(given), missing_cc(given, avail))
         start = grp.get("start")
         jitter = grp.get("start_jitter")
         if jitter is None:

@@ -354,6 +354,7 @@ fn tcp_extras(
         linux_delack: linux && delack,
         hystart,
         rack,
+        prague_pacing: d.prague_pacing,
     })
 }
 

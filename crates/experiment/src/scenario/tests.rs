@@ -82,6 +82,7 @@ fn tcp_profiles_defaults_and_overrides() {
         linux_delack: true,
         hystart: false,
         rack: true,
+        prague_pacing: false,
     };
     let g = groups(&format!(
         r#"{{{BASE}, "flows": [{{}}, {{"cc": "cubic"}}, {{"profile": "classic"}},

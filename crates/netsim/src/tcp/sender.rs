@@ -125,11 +125,19 @@ impl TcpSender {
             None => (None, p.mss),
         };
         let mut cc = AnyController::new(p.cc, p.init_cwnd);
-        if let AnyController::Prague(c) = &mut cc {
-            c.set_rtt_scaling(p.rtt_scaling);
+        match &mut cc {
+            AnyController::Prague(c) => {
+                c.set_rtt_scaling(p.rtt_scaling);
+                c.set_self_paced(p.extras.prague_pacing);
+            }
+            AnyController::Bbr3(c) => {
+                c.set_ecn(p.ecn || p.cc.needs_ecn());
+                c.set_sack(p.sack);
+            }
+            _ => {}
         }
         cc.seed(flow as u64);
-        let paced = p.pacing || cc.pacing_rate().is_some();
+        let paced = p.pacing || cc.paces();
         let rate = cc.wants_rate_sample().then(Box::<RateSampler>::default);
         // Linux `tcp_cong_control`: a controller with its own `cong_control` (BBR) sets the
         // window on every ACK, recovery included, and `tcp_cwnd_reduction` (PRR) never runs
@@ -185,7 +193,7 @@ impl TcpSender {
     /// `tcp_update_pacing_rate` from the current window and SRTT.
     #[inline]
     pub fn pacing_rate(&self) -> u64 {
-        match self.cc.pacing_rate() {
+        match self.cc.pacing_rate(self.rtt.srtt_ns(), self.p.mss) {
             Some(r) => r,
             None => linux_rate(
                 self.p.mss,
@@ -324,14 +332,13 @@ impl TcpSender {
             let rate = self.pacing_rate();
             self.pace.on_send(now, self.payload(seq), rate);
         }
-        if let Some(r) = self.rate.as_deref_mut() {
-            r.on_sent(
-                seq,
-                now,
-                self.snd_una,
-                self.snd_max - self.snd_una,
-                seq < self.snd_max,
-            );
+        if let Some(r) = self.rate.as_deref() {
+            // In flight with this segment (`tcp_packets_in_flight` + 1).
+            let in_flight = self.packets_in_flight(r, r.in_loss()) + 1;
+            let (una, out_before) = (self.snd_una, self.snd_max - self.snd_una);
+            if let Some(r) = self.rate.as_deref_mut() {
+                r.on_sent(seq, now, una, out_before, in_flight, seq < self.snd_max);
+            }
         }
         out.push(Packet {
             flow: self.flow,
@@ -466,6 +473,8 @@ impl TcpSender {
             r.mark_lost((retx - r.retx_seen) as u32);
         }
         r.retx_seen = retx;
+        // `tp->delivered_ce` (the BBRv3 tree's `tcp_count_delivered_ce`).
+        r.delivered_ce = r.delivered_ce.wrapping_add(ev.ece_acked);
         let mut rs = r.gen(now, ev.rtt);
         rs.ca_state = ca_state;
         rs.in_flight = self.packets_in_flight(&r, ca_state == super::rate::CA_LOSS);
@@ -925,6 +934,54 @@ mod tests {
         assert_eq!(s.cwnd(), 10.0);
         assert_eq!(s.stats.retransmits, 2);
         assert_eq!(s.stats.fast_retransmits, 1);
+    }
+
+    /// Prague paces itself under the `linux` profile (`TcpExtras::prague_pacing`, Linux
+    /// `tcp_prague`'s `SK_PACING_NEEDED`) without `pacing = true`, at `prague_update_pacing_rate`:
+    /// after the ACK of segment 0 at 100 ms (cwnd 11 in slow start, ssthresh infinite, so
+    /// doubled) 2 x 11 x 960 bytes / 100 ms = 211 200 bytes/s, one segment now and the next
+    /// 4 545 454 ns later. Under `classic` (no extras) it is unpaced: both leave at once.
+    #[test]
+    fn prague_paces_itself_under_the_linux_profile() {
+        use crate::tcp::TcpExtras;
+        let p = TcpParams {
+            ecn: true,
+            extras: TcpExtras {
+                prague_pacing: true,
+                ..TcpExtras::default()
+            },
+            ..params(CcKind::Prague)
+        };
+        let mut s = TcpSender::new(0, 1, p, None);
+        assert!(s.paced());
+        let mut out = Vec::new();
+        s.send_allowed(0, &mut out);
+        assert_eq!(out.len(), 10, "no rate before an RTT sample");
+        out.clear();
+        let t = 100_000_000;
+        s.on_ack(t, &ack(1, 0), &mut out);
+        let AnyController::Prague(c) = s.controller() else {
+            panic!("not prague")
+        };
+        assert_eq!(c.prague_pacing_rate(t, 960), Some(211_200));
+        assert_eq!(s.pacing_rate(), 211_200);
+        assert_eq!(out.len(), 1);
+        assert_eq!(s.pace.wait, t + 4_545_454);
+        let mut u = TcpSender::new(
+            0,
+            1,
+            TcpParams {
+                ecn: true,
+                ..params(CcKind::Prague)
+            },
+            None,
+        );
+        assert!(!u.paced());
+        let mut out = Vec::new();
+        u.send_allowed(0, &mut out);
+        out.clear();
+        u.on_ack(t, &ack(1, 0), &mut out);
+        assert_eq!(out.len(), 2);
     }
 
     /// Pacing (`pacing = true`), worked by hand: without an RTT sample the initial window

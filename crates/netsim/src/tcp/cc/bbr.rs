@@ -105,6 +105,117 @@ pub const PACING_SHIFT: u32 = 10;
 /// `GSO_LEGACY_MAX_SIZE - 1 - MAX_TCP_HEADER` (MAX_TCP_HEADER taken as 320 bytes, x86-64).
 pub const GSO_BYTES_MAX: u64 = 65536 - 1 - 320;
 
+/// `bbr_bdp`: ceil(`bw` x `min_rtt_us` x `gain`) packets, `no_rtt` without an RTT sample
+/// (`min_rtt_us == u32::MAX`). Shared with BBRv3 ([`super::bbr3`]).
+pub fn bdp(bw: u32, min_rtt_us: u32, gain: u32, no_rtt: u32) -> u32 {
+    if min_rtt_us == u32::MAX {
+        return no_rtt;
+    }
+    let w = bw as u64 * min_rtt_us as u64;
+    (((w * gain as u64) >> BBR_SCALE).div_ceil(BW_UNIT)) as u32
+}
+
+/// `bbr_packets_in_net_at_edt`'s arithmetic: `inflight_at_edt` (the flight now, plus the
+/// departing sending quantum when increasing) less what the bottleneck delivers at `bw` until
+/// the earliest departure time `edt` of the next segment. Shared with BBRv3.
+#[inline]
+pub fn in_net_at_edt(now: Ns, edt: Ns, bw: u32, inflight_at_edt: u32) -> u32 {
+    let interval_us = (edt.max(now) - now) / 1000;
+    let interval_delivered = ((bw as u64 * interval_us) >> BW_SCALE) as u32;
+    inflight_at_edt.saturating_sub(interval_delivered)
+}
+
+/// `prandom_u32_max(n)`: a number below `n` from splitmix64 over the state `rng`.
+pub fn rand_below(rng: &mut u64, n: u64) -> u64 {
+    *rng = rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *rng;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^= z >> 31;
+    ((z >> 32) * n) >> 32
+}
+
+/// BBR's ACK-aggregation estimate (the `struct bbr` fields `ack_epoch_mstamp`, `extra_acked`,
+/// `ack_epoch_acked`, `extra_acked_win_rtts`, `extra_acked_win_idx`): the max excess of
+/// (S)ACKed data over what the bandwidth estimate predicts, over two windows of rounds.
+/// Shared with BBRv3.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AckAggregation {
+    /// Start of the ACK-aggregation epoch (µs, wrapping: Linux's `u64` µs stamp in 32 bits,
+    /// exact for epochs under 71 minutes).
+    pub epoch_us: u32,
+    /// Max excess data ACKed in the epoch, two windows.
+    pub extra_acked: [u16; 2],
+    /// Packets (S)ACKed in the epoch (20 bits in Linux).
+    pub epoch_acked: u32,
+    /// Age of `extra_acked`, in rounds.
+    pub win_rtts: u8,
+    /// Current index in `extra_acked`.
+    pub win_idx: u8,
+}
+
+impl AckAggregation {
+    /// `bbr_extra_acked`: the max of the two windows.
+    #[inline]
+    pub fn extra_acked(&self) -> u32 {
+        self.extra_acked[0].max(self.extra_acked[1]) as u32
+    }
+
+    /// `bbr_ack_aggregation_cwnd`: `extra_acked` x [`EXTRA_ACKED_GAIN`], at most what `bw`
+    /// delivers in [`EXTRA_ACKED_MAX_US`].
+    #[inline]
+    pub fn cwnd(&self, bw: u32) -> u32 {
+        let max_aggr_cwnd = (bw as u64 * EXTRA_ACKED_MAX_US / BW_UNIT) as u32;
+        let aggr_cwnd = (EXTRA_ACKED_GAIN * self.extra_acked()) >> BBR_SCALE;
+        aggr_cwnd.min(max_aggr_cwnd)
+    }
+
+    /// `bbr_update_ack_aggregation` for an ACK with sample `rs`, at the start of a round or
+    /// not, with windows of `win_thresh` rounds (v1: [`EXTRA_ACKED_WIN_RTTS`]; v3: 1 in
+    /// Startup), bandwidth estimate `bw` and window `cwnd`.
+    pub fn update(
+        &mut self,
+        rs: &RateSample,
+        tp: &RateSampler,
+        round_start: bool,
+        win_thresh: u8,
+        bw: u32,
+        cwnd: u32,
+    ) {
+        if EXTRA_ACKED_GAIN == 0
+            || rs.acked_sacked == 0
+            || rs.delivered.is_none()
+            || rs.interval.is_none_or(|i| i / 1000 == 0)
+        {
+            return;
+        }
+        if round_start {
+            self.win_rtts = (self.win_rtts + 1).min(0x1f);
+            if self.win_rtts >= win_thresh {
+                self.win_rtts = 0;
+                self.win_idx ^= 1;
+                self.extra_acked[self.win_idx as usize] = 0;
+            }
+        }
+        let now_us = (tp.delivered_time / 1000) as u32;
+        let epoch_us = now_us.wrapping_sub(self.epoch_us) as u64;
+        let mut expected_acked = (bw as u64 * epoch_us / BW_UNIT) as u32;
+        if self.epoch_acked <= expected_acked
+            || self.epoch_acked + rs.acked_sacked >= ACK_EPOCH_ACKED_RESET_THRESH
+        {
+            self.epoch_acked = 0;
+            self.epoch_us = now_us;
+            expected_acked = 0;
+        }
+        self.epoch_acked = (self.epoch_acked + rs.acked_sacked).min(0xfffff);
+        let extra = (self.epoch_acked - expected_acked).min(cwnd);
+        let i = self.win_idx as usize;
+        if extra > self.extra_acked[i] as u32 {
+            self.extra_acked[i] = extra.min(u16::MAX as u32) as u16;
+        }
+    }
+}
+
 /// BBR's modes (`enum bbr_mode`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
@@ -184,16 +295,8 @@ pub struct Bbr {
     pub prior_cwnd: u32,
     /// Recent bandwidth, to tell whether the pipe is full.
     pub full_bw: u32,
-    /// Start of the ACK-aggregation epoch (ns).
-    pub ack_epoch_mstamp: Ns,
-    /// Max excess data ACKed in the epoch, two windows.
-    pub extra_acked: [u16; 2],
-    /// Packets (S)ACKed in the epoch.
-    pub ack_epoch_acked: u32,
-    /// Age of `extra_acked`, in rounds.
-    pub extra_acked_win_rtts: u8,
-    /// Current index in `extra_acked`.
-    pub extra_acked_win_idx: u8,
+    /// ACK-aggregation estimate (`ack_epoch_mstamp`, `extra_acked`, ...).
+    pub aggr: AckAggregation,
     /// A timeout happened; its `bbr_set_state(TCP_CA_Loss)` sampling step is pending.
     loss_pending: bool,
     /// `tp->delivered` of the ACK being processed (read by
@@ -239,11 +342,7 @@ impl Bbr {
             has_seen_rtt: false,
             prior_cwnd: 0,
             full_bw: 0,
-            ack_epoch_mstamp: 0,
-            extra_acked: [0; 2],
-            ack_epoch_acked: 0,
-            extra_acked_win_rtts: 0,
-            extra_acked_win_idx: 0,
+            aggr: AckAggregation::default(),
             loss_pending: false,
             delivered_now: 0,
             rng: 0x9e37_79b9_7f4a_7c15,
@@ -254,16 +353,6 @@ impl Bbr {
         // window leaves unpaced (Linux paces it at high_gain x init_cwnd / 1 ms, the whole
         // window within about 0.35 ms).
         b
-    }
-
-    /// `prandom_u32_max(n)`: splitmix64 over the seeded state.
-    fn rand_below(&mut self, n: u64) -> u64 {
-        self.rng = self.rng.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.rng;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^= z >> 31;
-        ((z >> 32) * n) >> 32
     }
 
     /// `bbr_max_bw`.
@@ -280,11 +369,6 @@ impl Bbr {
         } else {
             self.max_bw()
         }
-    }
-
-    /// `bbr_extra_acked`.
-    fn extra_acked(&self) -> u32 {
-        self.extra_acked[0].max(self.extra_acked[1]) as u32
     }
 
     /// `bbr_rate_bytes_per_sec`: `rate` (packets/µs << 24) x `gain` in bytes/s, 1 % below.
@@ -352,11 +436,7 @@ impl Bbr {
 
     /// `bbr_bdp`: ceil(bw x min_rtt x gain), [`TCP_INIT_CWND`] without an RTT sample.
     pub fn bdp(&self, bw: u32, gain: u32) -> u32 {
-        if self.min_rtt_us == u32::MAX {
-            return TCP_INIT_CWND;
-        }
-        let w = bw as u64 * self.min_rtt_us as u64;
-        (((w * gain as u64) >> BBR_SCALE).div_ceil(BW_UNIT)) as u32
+        bdp(bw, self.min_rtt_us, gain, TCP_INIT_CWND)
     }
 
     /// `bbr_quantization_budget`: + 3 sending quanta, rounded up to even, + 2 in the
@@ -378,22 +458,18 @@ impl Bbr {
     /// `bbr_packets_in_net_at_edt`: in flight when the next segment departs (the pacer's
     /// earliest departure time), less what the bottleneck delivers until then.
     fn packets_in_net_at_edt(&self, now: Ns, rs: &RateSample, inflight_now: u32) -> u32 {
-        let edt = rs.edt.max(now);
-        let interval_us = (edt - now) / 1000;
-        let interval_delivered = ((self.bbr_bw() as u64 * interval_us) >> BW_SCALE) as u32;
-        let mut inflight_at_edt = inflight_now;
-        if self.pacing_gain > BBR_UNIT {
-            inflight_at_edt += self.tso_segs_goal(rs.mss);
-        }
-        inflight_at_edt.saturating_sub(interval_delivered)
+        let edt_segs = if self.pacing_gain > BBR_UNIT {
+            self.tso_segs_goal(rs.mss)
+        } else {
+            0
+        };
+        in_net_at_edt(now, rs.edt, self.bbr_bw(), inflight_now + edt_segs)
     }
 
     /// `bbr_ack_aggregation_cwnd`.
     fn ack_aggregation_cwnd(&self) -> u32 {
-        if EXTRA_ACKED_GAIN > 0 && self.full_bw_reached {
-            let max_aggr_cwnd = (self.bbr_bw() as u64 * EXTRA_ACKED_MAX_US / BW_UNIT) as u32;
-            let aggr_cwnd = (EXTRA_ACKED_GAIN * self.extra_acked()) >> BBR_SCALE;
-            aggr_cwnd.min(max_aggr_cwnd)
+        if self.full_bw_reached {
+            self.aggr.cwnd(self.bbr_bw())
         } else {
             0
         }
@@ -480,7 +556,7 @@ impl Bbr {
     /// `bbr_reset_probe_bw_mode`: ProbeBW at a random phase other than the draining one.
     fn reset_probe_bw_mode(&mut self, delivered_time: Ns) {
         self.mode = Mode::ProbeBw;
-        self.cycle_idx = CYCLE_LEN - 1 - self.rand_below(CYCLE_RAND) as u8;
+        self.cycle_idx = CYCLE_LEN - 1 - rand_below(&mut self.rng, CYCLE_RAND) as u8;
         self.advance_cycle_phase(delivered_time);
     }
 
@@ -606,36 +682,9 @@ impl Bbr {
 
     /// `bbr_update_ack_aggregation`.
     fn update_ack_aggregation(&mut self, rs: &RateSample, tp: &RateSampler) {
-        if EXTRA_ACKED_GAIN == 0
-            || rs.acked_sacked == 0
-            || rs.delivered.is_none()
-            || rs.interval.is_none_or(|i| i / 1000 == 0)
-        {
-            return;
-        }
-        if self.round_start {
-            self.extra_acked_win_rtts = (self.extra_acked_win_rtts + 1).min(0x1f);
-            if self.extra_acked_win_rtts >= EXTRA_ACKED_WIN_RTTS {
-                self.extra_acked_win_rtts = 0;
-                self.extra_acked_win_idx ^= 1;
-                self.extra_acked[self.extra_acked_win_idx as usize] = 0;
-            }
-        }
-        let epoch_us = tp.delivered_time.saturating_sub(self.ack_epoch_mstamp) / 1000;
-        let mut expected_acked = (self.bbr_bw() as u64 * epoch_us / BW_UNIT) as u32;
-        if self.ack_epoch_acked <= expected_acked
-            || self.ack_epoch_acked + rs.acked_sacked >= ACK_EPOCH_ACKED_RESET_THRESH
-        {
-            self.ack_epoch_acked = 0;
-            self.ack_epoch_mstamp = tp.delivered_time;
-            expected_acked = 0;
-        }
-        self.ack_epoch_acked = (self.ack_epoch_acked + rs.acked_sacked).min(0xfffff);
-        let extra = (self.ack_epoch_acked - expected_acked).min(self.cwnd);
-        let i = self.extra_acked_win_idx as usize;
-        if extra > self.extra_acked[i] as u32 {
-            self.extra_acked[i] = extra.min(u16::MAX as u32) as u16;
-        }
+        let (round_start, bw, cwnd) = (self.round_start, self.bbr_bw(), self.cwnd);
+        self.aggr
+            .update(rs, tp, round_start, EXTRA_ACKED_WIN_RTTS, bw, cwnd);
     }
 
     /// `bbr_check_full_bw_reached`: 3 rounds without 25 % growth.
@@ -786,8 +835,13 @@ impl Controller for Bbr {
     fn on_recovery_end(&mut self, _now: Ns) {}
 
     #[inline]
-    fn pacing_rate(&self) -> Option<u64> {
+    fn pacing_rate(&self, _srtt: Ns, _mss: u32) -> Option<u64> {
         Some(self.pacing_rate)
+    }
+
+    #[inline]
+    fn paces(&self) -> bool {
+        true
     }
 
     #[inline]

@@ -83,6 +83,8 @@ pub struct Prague {
     cwr_stamp: Ns,
     /// Classic-ECN AQM detection.
     cecn: ClassicEcnDetector,
+    /// Paces itself at [`Prague::prague_pacing_rate`] (the `linux` profile).
+    self_paced: bool,
 }
 
 impl Prague {
@@ -101,7 +103,15 @@ impl Prague {
             alpha_stamp: 0,
             cwr_stamp: 0,
             cecn: ClassicEcnDetector::default(),
+            self_paced: false,
         }
+    }
+
+    /// Paces the flow at [`Prague::prague_pacing_rate`], as Linux's `tcp_prague` does (on
+    /// under the `linux` profile; off: paced only with the group's `pacing`, at Linux's
+    /// generic rate).
+    pub fn set_self_paced(&mut self, on: bool) {
+        self.self_paced = on;
     }
 
     /// The current alpha.
@@ -128,9 +138,9 @@ impl Prague {
     /// window (fractional, `frac_cwnd`) of `mtu`-byte packets per smoothed RTT `srtt`
     /// (ns), doubled while `cwnd < ssthresh/2` (slow start sends two segments per ACK);
     /// `None` before the first RTT sample (`srtt` = 0). Linux also caps it at
-    /// `sk_max_pacing_rate` (unlimited by default). For the sender's pacing hook
-    /// ([`super::Controller::pacing_rate`], payload bytes/s: pass the MSS as `mtu`); not
-    /// wired, so Prague is paced only with the group's `pacing` (Linux's generic rate).
+    /// `sk_max_pacing_rate` (unlimited by default). The sender's pacing hook
+    /// ([`super::Controller::pacing_rate`], payload bytes/s: the MSS as `mtu`) when
+    /// [`Prague::set_self_paced`].
     pub fn prague_pacing_rate(&self, srtt: Ns, mtu: u32) -> Option<u64> {
         if srtt == 0 {
             return None;
@@ -270,6 +280,21 @@ impl Controller for Prague {
     #[inline]
     fn on_recovery_end(&mut self, now: Ns) {
         self.reno.on_recovery_end(now)
+    }
+
+    /// [`Prague::prague_pacing_rate`] when self-paced (`None` before an RTT sample).
+    #[inline]
+    fn pacing_rate(&self, srtt: Ns, mss: u32) -> Option<u64> {
+        if self.self_paced {
+            self.prague_pacing_rate(srtt, mss)
+        } else {
+            None
+        }
+    }
+
+    #[inline]
+    fn paces(&self) -> bool {
+        self.self_paced
     }
 }
 
