@@ -586,7 +586,7 @@ mod tests {
     fn sacked_segments_give_samples_once() {
         let mut r = RateSampler::new();
         for i in 0..5 {
-            r.on_sent(i, i as Ns * MS, 0, i, false);
+            r.on_sent(i, i as Ns * MS, 0, i, i, false);
         }
         r.min_rtt = 90 * MS;
         r.begin_ack(5);
@@ -603,7 +603,7 @@ mod tests {
             (rs.delivered, rs.interval, rs.last_seq),
             (Some(2), Some(102 * MS), 3)
         );
-        r.on_sent(0, 120 * MS, 0, 5, true);
+        r.on_sent(0, 120 * MS, 0, 5, 5, true);
         r.begin_ack(3);
         for s in 0..4 {
             r.on_delivered(s);
