@@ -10,6 +10,7 @@
 //! * [`service`]: how a link with a varying capacity (a Mahimahi trace, rate changes) serves
 //!   packets, for the simulator and the emulator alike;
 //! * [`results`]: the results contract (summary, time series, per-flow rows, traces);
+//! * [`pcapng`]: the pcapng writer of the simulator's and the emulator's captures;
 //! * [`monitor`]: the bounded-memory statistics behind it (log-linear histograms, per-link
 //!   monitor state, per-class rows and summaries of any qdisc).
 //!
@@ -21,6 +22,7 @@
 pub mod cc;
 pub mod config;
 pub mod monitor;
+pub mod pcapng;
 pub mod results;
 pub mod rng;
 pub mod scenario;

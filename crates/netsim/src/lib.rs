@@ -63,6 +63,7 @@ mod flow_report;
 pub mod link;
 pub mod node;
 pub mod packet;
+pub mod pcap;
 pub mod pipes;
 pub mod queue;
 pub mod routing;

@@ -30,6 +30,7 @@ mod table;
 #[cfg(test)]
 mod tests;
 mod topology;
+mod pcap;
 mod trace;
 
 use aqm::QdiscConfig;
@@ -40,6 +41,7 @@ use qdisc::{apply_ecn_default, parse_aqm};
 use serde_json::Value;
 use table::Table;
 use topology::{dumbbell, explicit, parking_lot};
+use pcap::parse_pcap;
 use trace::parse_trace;
 
 use crate::config::{
@@ -237,6 +239,14 @@ impl Scenario {
                 (links, Some(batch))
             }
         };
+        let pcap = match t.raw("pcap") {
+            None => None,
+            Some(v) => {
+                let (p, norm) = parse_pcap(v, &topo, &link_aliases)?;
+                t.put("pcap", norm);
+                Some(p)
+            }
+        };
         let normalized = Value::Object(t.finish()?);
 
         let (topology, monitor) = match topo {
@@ -284,6 +294,7 @@ impl Scenario {
             cwnd_interval,
             trace,
             trace_batch,
+            pcap,
         };
         config.flows.shrink_to_fit();
         Ok(Scenario {
