@@ -7,7 +7,7 @@ use super::Topo;
 use crate::config::{PcapConfig, DEFAULT_PCAP_BATCH};
 use serde_json::Value;
 
-/// `[pcap] links = [...], hosts = false, ethernet = false, batch = N`: the captured links (names as results
+/// `[pcap] links = [...], hosts = false, ethernet = true, batch = N`: the captured links (names as results
 /// use them, as in `[trace]`; both directions of each are captured), whether the hosts are
 /// captured too, whether an Ethernet
 /// header is synthesised, and the packets buffered per link direction before writing.
@@ -47,7 +47,7 @@ pub(super) fn parse_pcap(
         norm.push(Value::String(name.to_string()));
     }
     t.put("links", Value::Array(norm));
-    let ethernet = t.boolean("ethernet", false)?;
+    let ethernet = t.boolean("ethernet", true)?;
     let hosts = t.boolean("hosts", false)?;
     let batch = t.int_or("batch", 1, 1 << 24, DEFAULT_PCAP_BATCH as u64)? as usize;
     Ok((
