@@ -37,6 +37,10 @@ pub struct EmuConfig {
     /// Per flow group, the class index of a class-based qdisc its packets go to (0 without
     /// classes or without a `class`).
     pub group_class: Vec<u8>,
+    /// Capture the packets at both TUN devices into this pcapng file ([`crate::capture`];
+    /// `None`: no capture). Not part of the scenario: the caller (`aqmlab emulate --pcap`,
+    /// `aqmlab shell`) sets it.
+    pub pcap: Option<std::path::PathBuf>,
 }
 
 /// Seconds to nanoseconds by the project's one rounding rule (nearest ns).
@@ -106,6 +110,7 @@ impl EmuConfig {
             warmup_ns: ns(cfg.warmup),
             sample_interval_ns: ns(cfg.sample_interval).max(1),
             group_class,
+            pcap: None,
         })
     }
 }

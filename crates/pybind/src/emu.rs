@@ -16,7 +16,8 @@ use crate::ScenarioError;
 
 /// `Forwarder(scenario, snd_tun, rcv_tun, group_addrs)`: creates the two TUN devices (in the
 /// caller's namespace) for the scenario's dumbbell; flow group `g` sends to
-/// `group_addrs[g]` (dotted IPv4).
+/// `group_addrs[g]` (dotted IPv4). With `pcap` (a path), the packets at both devices are
+/// captured into that pcapng file (`emu::capture`).
 #[pyclass(module = "aqmlab._core", name = "Forwarder", frozen)]
 pub struct PyForwarder {
     inner: Mutex<Forwarder>,
@@ -32,14 +33,17 @@ fn addr(s: &str) -> PyResult<[u8; 4]> {
 #[pymethods]
 impl PyForwarder {
     #[new]
+    #[pyo3(signature = (scenario, snd_tun, rcv_tun, group_addrs, pcap=None))]
     fn new(
         scenario: &PyScenario,
         snd_tun: &str,
         rcv_tun: &str,
         group_addrs: Vec<String>,
+        pcap: Option<std::path::PathBuf>,
     ) -> PyResult<Self> {
-        let cfg = EmuConfig::from_sim(&scenario.sc.config)
+        let mut cfg = EmuConfig::from_sim(&scenario.sc.config)
             .map_err(|(k, r)| crate::typed::<ScenarioError>(format!("{k}: {r}"), (k, None, r)))?;
+        cfg.pcap = pcap;
         let addrs = group_addrs
             .iter()
             .map(|s| addr(s))
@@ -48,8 +52,10 @@ impl PyForwarder {
             Tun::create(n).map_err(|e| PyOSError::new_err(format!("TUN device {n}: {e}")))
         };
         let (snd, rcv) = (open(snd_tun)?, open(rcv_tun)?);
-        let f = Forwarder::new(cfg, snd, rcv, addrs)
+        let mut f = Forwarder::new(cfg, snd, rcv, addrs)
             .map_err(|e| crate::typed::<ScenarioError>(format!("aqm: {e}"), e.parts()))?;
+        f.open_capture()
+            .map_err(|e| PyOSError::new_err(format!("capture: {e}")))?;
         Ok(PyForwarder {
             stop: f.stop_handle(),
             inner: Mutex::new(f),
@@ -64,6 +70,13 @@ impl PyForwarder {
             f.run(t0_ns)
         })
         .map_err(|e| PyOSError::new_err(format!("forwarder: {e}")))
+    }
+
+    /// Closes the capture file (after `run`); returns the packets it holds (0 without one).
+    fn finish_capture(&self) -> PyResult<u64> {
+        let mut f = self.inner.lock().expect("forwarder lock");
+        f.finish_capture()
+            .map_err(|e| PyOSError::new_err(format!("capture: {e}")))
     }
 
     /// Ends `run` within 10 ms (thread-safe).

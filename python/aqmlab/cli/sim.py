@@ -293,13 +293,20 @@ def _worker(plots: bool):
     return forked.take(forked.preload_for(plots)) or contextlib.nullcontext()
 
 
-def _write(res, out: Path, force: bool, plots: bool, command: str, worker=None) -> None:
-    """Write the result into ``out`` (atomically, through :mod:`aqmlab.output`)."""
+def _write(
+    res, out: Path, force: bool, plots: bool, command: str, worker=None, move_in=None
+) -> None:
+    """Write the result into ``out`` (atomically, through :mod:`aqmlab.output`); ``move_in``
+    (``{name: path}``) are files already written elsewhere that are moved into it."""
+    import os
+
     from aqmlab.forked import WorkerError
     from aqmlab.output import output_dir
 
     try:
         with output_dir(out, force=force, command=command) as tmp:
+            for name, path in (move_in or {}).items():
+                os.replace(path, tmp / name)
             res.write_into(tmp, plots=plots, worker=worker)
     except ValueError as e:
         _fail(str(e))
