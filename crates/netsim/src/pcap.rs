@@ -373,22 +373,39 @@ fn isn_plus(isn: u32, off: u32) -> u32 {
     isn.wrapping_add(1).wrapping_add(off)
 }
 
-/// An open capture: the pcapng writer, the flows' identities and the merge buffer.
+type FileWriter = PcapngWriter<io::BufWriter<std::fs::File>>;
+
+/// A batch handed to the writer thread: records (each tap's in time order) and the
+/// identities of the flows they are the first records of.
+struct Batch {
+    recs: Vec<Rec>,
+    wires: Vec<(u32, FlowWire)>,
+}
+
+/// An open capture. Interfaces are declared on the file first; the first
+/// [`Capture::write`] starts a writer thread that merges each batch by time, synthesises the
+/// headers and writes them, while the simulation goes on. One batch waits in the channel at
+/// most (the simulation blocks on the next if the writer lags), so memory stays bounded by
+/// about three batches of every tap.
 pub struct Capture {
-    w: PcapngWriter<io::BufWriter<std::fs::File>>,
+    file: Option<FileWriter>,
     ethernet: bool,
-    wires: Vec<Option<FlowWire>>,
+    /// Flows whose identity was sent to the writer.
+    known: Vec<bool>,
     merged: Vec<Rec>,
-    buf: [u8; MAX_HEADER],
-    /// The first write error (the capture stops writing; reported when it is closed).
-    error: Option<io::Error>,
+    tx: Option<std::sync::mpsc::SyncSender<Batch>>,
+    /// Emptied record buffers coming back from the writer.
+    back: Option<std::sync::Mutex<std::sync::mpsc::Receiver<Vec<Rec>>>>,
+    thread: Option<std::thread::JoinHandle<io::Result<u64>>>,
+    /// The writer thread ended early (a write error, reported by [`Capture::finish`]).
+    broken: bool,
 }
 
 impl std::fmt::Debug for Capture {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Capture")
-            .field("packets", &self.w.packets())
-            .field("bytes", &self.w.bytes())
+            .field("ethernet", &self.ethernet)
+            .field("writing", &self.thread.is_some())
             .finish()
     }
 }
@@ -399,66 +416,128 @@ impl Capture {
         let f = std::fs::File::create(path)?;
         let w = PcapngWriter::new(io::BufWriter::with_capacity(1 << 20, f), "aqmlab simulator")?;
         Ok(Capture {
-            w,
+            file: Some(w),
             ethernet,
-            wires: Vec::new(),
+            known: Vec::new(),
             merged: Vec::new(),
-            buf: [0; MAX_HEADER],
-            error: None,
+            tx: None,
+            back: None,
+            thread: None,
+            broken: false,
         })
     }
 
-    /// Declares an interface named `name`; returns its id.
+    /// Declares an interface named `name`; returns its id. Only before the first
+    /// [`Capture::write`].
     pub fn add_interface(&mut self, name: &str) -> io::Result<u32> {
         let lt = if self.ethernet {
             LINKTYPE_ETHERNET
         } else {
             LINKTYPE_RAW
         };
-        self.w.add_interface(name, lt, SNAPLEN)
+        match self.file.as_mut() {
+            Some(w) => w.add_interface(name, lt, SNAPLEN),
+            None => Err(io::Error::other("interfaces are declared before the first packet")),
+        }
     }
 
-    /// Moves every record of `taps` into the merge buffer (call for every tap, then
+    /// Moves every record of `tap` into the next batch (call for every tap, then
     /// [`Capture::write`]).
     pub fn collect(&mut self, tap: &mut PcapTap) {
         tap.drain_into(&mut self.merged);
     }
 
-    /// Writes the collected records in time order (records of equal time in the order they
-    /// were collected), synthesising each header with `wire(flow)`, the flow's identity.
+    /// Hands the collected records to the writer thread, which writes them in time order
+    /// (records of equal time in the order they were collected), synthesising each header
+    /// with `wire(flow)`, the flow's identity (asked once per flow, here).
     pub fn write(&mut self, mut wire: impl FnMut(u32) -> FlowWire) {
-        // the taps' records are each in time order: a stable sort merges the runs
-        self.merged.sort_by_key(|r| r.t);
-        for r in self.merged.drain(..) {
-            if self.error.is_some() {
-                continue;
-            }
+        if self.merged.is_empty() || self.broken {
+            self.merged.clear();
+            return;
+        }
+        self.start();
+        let mut wires = Vec::new();
+        for r in &self.merged {
             let f = r.pkt.flow as usize;
-            if self.wires.len() <= f {
-                self.wires.resize(f + 1, None);
+            if self.known.len() <= f {
+                self.known.resize(f + 1, false);
             }
-            let w = *self.wires[f].get_or_insert_with(|| wire(r.pkt.flow));
-            let (cap, orig) = encode(&r.pkt, &w, self.ethernet, &mut self.buf);
-            if let Err(e) = self.w.packet(r.iface, r.t, &self.buf[..cap], orig) {
-                self.error = Some(e);
+            if !self.known[f] {
+                self.known[f] = true;
+                wires.push((r.pkt.flow, wire(r.pkt.flow)));
             }
+        }
+        let spare = self
+            .back
+            .as_ref()
+            .and_then(|b| b.lock().ok()?.try_recv().ok())
+            .unwrap_or_default();
+        let recs = std::mem::replace(&mut self.merged, spare);
+        let sent = self
+            .tx
+            .as_ref()
+            .is_some_and(|tx| tx.send(Batch { recs, wires }).is_ok());
+        if !sent {
+            self.broken = true; // the writer ended: finish() reports why
         }
     }
 
-    /// Packets written so far.
-    pub fn packets(&self) -> u64 {
-        self.w.packets()
+    /// Starts the writer thread (once).
+    fn start(&mut self) {
+        let Some(mut w) = self.file.take() else {
+            return;
+        };
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(1);
+        let (back_tx, back_rx) = std::sync::mpsc::sync_channel::<Vec<Rec>>(2);
+        let ethernet = self.ethernet;
+        let thread = std::thread::Builder::new()
+            .name("aqmlab-pcap".into())
+            .spawn(move || -> io::Result<u64> {
+                let mut wires: Vec<Option<FlowWire>> = Vec::new();
+                let mut buf = [0u8; MAX_HEADER];
+                for mut b in rx {
+                    for (f, fw) in b.wires {
+                        if wires.len() <= f as usize {
+                            wires.resize(f as usize + 1, None);
+                        }
+                        wires[f as usize] = Some(fw);
+                    }
+                    // each tap's records are in time order: a stable sort merges the runs
+                    b.recs.sort_by_key(|r| r.t);
+                    for r in &b.recs {
+                        let fw = wires[r.pkt.flow as usize].expect("identity sent first");
+                        let (cap, orig) = encode(&r.pkt, &fw, ethernet, &mut buf);
+                        w.packet(r.iface, r.t, &buf[..cap], orig)?;
+                    }
+                    b.recs.clear();
+                    let _ = back_tx.try_send(b.recs);
+                }
+                let n = w.packets();
+                w.finish()?.flush()?;
+                Ok(n)
+            })
+            .expect("spawn the capture writer");
+        self.tx = Some(tx);
+        self.back = Some(std::sync::Mutex::new(back_rx));
+        self.thread = Some(thread);
     }
 
-    /// Flushes and closes the file; the first write error if any happened.
-    pub fn finish(self) -> io::Result<u64> {
-        if let Some(e) = self.error {
-            return Err(e);
+    /// Waits for the writer to write everything, closes the file and returns the packets
+    /// written, or the first error.
+    pub fn finish(mut self) -> io::Result<u64> {
+        self.tx = None; // ends the writer's loop
+        match self.thread.take() {
+            Some(t) => t
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("the capture writer panicked"))),
+            None => match self.file.take() {
+                Some(w) => {
+                    w.finish()?.flush()?;
+                    Ok(0)
+                }
+                None => Ok(0),
+            },
         }
-        let n = self.w.packets();
-        let mut f = self.w.finish()?;
-        f.flush()?;
-        Ok(n)
     }
 }
 
