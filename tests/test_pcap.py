@@ -171,9 +171,7 @@ def test_tshark_counts_equal_aqmlab_counters(mixed):
         # every retransmission leaves the sender, below the highest sequence sent: tshark
         # flags it a retransmission, or out-of-order when it follows the previous segment
         # closely (its 3 ms heuristic; there is no reordering at the sender)
-        retx = [
-            r for r in rows if r[0] == "senders" and r[2] == port and "1" in (r[8], r[10])
-        ]
+        retx = [r for r in rows if r[0] == "senders" and r[2] == port and "1" in (r[8], r[10])]
         assert len(retx) == fl["retransmits"], fl["id"]
         # the receiver's last cumulative ACK (relative) - 1 is what it delivered in order;
         # with delayed ACKs (flows 2, 3) up to two segments may still wait for their ACK
@@ -361,8 +359,10 @@ def test_unknown_link_is_refused_with_exit_2(tmp_path):
         capture_output=True, text=True,
     )  # fmt: skip
     assert p.returncode == 2
-    assert p.stderr.strip().splitlines()[-1].endswith(
-        'pcap.links = "nope": no such link (links: bottleneck)'
+    assert (
+        p.stderr.strip()
+        .splitlines()[-1]
+        .endswith('pcap.links = "nope": no such link (links: bottleneck)')
     ), p.stderr
     assert "Traceback" not in p.stderr
     assert not (tmp_path / "o").exists()

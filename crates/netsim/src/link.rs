@@ -50,8 +50,8 @@
 use crate::engine::{Event, EventQueue, Ns, NS_PER_SEC};
 use crate::fastdiv::Divisor;
 use crate::packet::{Packet, F_CE, F_CE_IN};
-use crate::queue::{inst, Queue};
 use crate::pcap::PcapTap;
+use crate::queue::{inst, Queue};
 use crate::trace::{TraceBuf, TraceKind};
 use experiment::monitor::LinkMonitor;
 use experiment::rng::Rng;

@@ -223,7 +223,12 @@ fn fold(mut acc: u32) -> u16 {
 
 /// Writes the headers of `p` (a packet of the flow `w`) into `buf`; returns the header
 /// length (the captured bytes) and the packet's length on the wire.
-pub fn encode(p: &Packet, w: &FlowWire, ethernet: bool, buf: &mut [u8; MAX_HEADER]) -> (usize, u32) {
+pub fn encode(
+    p: &Packet,
+    w: &FlowWire,
+    ethernet: bool,
+    buf: &mut [u8; MAX_HEADER],
+) -> (usize, u32) {
     let ack = p.has(F_ACK);
     let (src, dst, sport, dport) = if ack {
         (w.dst_ip, w.src_ip, w.dport, w.sport)
@@ -288,10 +293,7 @@ pub fn encode(p: &Packet, w: &FlowWire, ethernet: bool, buf: &mut [u8; MAX_HEADE
         let (seq, ackno) = if ack {
             (isn_plus(w.isn_rcv, 0), isn_plus(w.isn_snd, w.bytes(p.seq)))
         } else {
-            (
-                isn_plus(w.isn_snd, w.bytes(p.seq)),
-                isn_plus(w.isn_rcv, 0),
-            )
+            (isn_plus(w.isn_snd, w.bytes(p.seq)), isn_plus(w.isn_rcv, 0))
         };
         let payload = if ack {
             0
@@ -437,7 +439,9 @@ impl Capture {
         };
         match self.file.as_mut() {
             Some(w) => w.add_interface(name, lt, SNAPLEN),
-            None => Err(io::Error::other("interfaces are declared before the first packet")),
+            None => Err(io::Error::other(
+                "interfaces are declared before the first packet",
+            )),
         }
     }
 

@@ -25,23 +25,23 @@
 mod cost;
 mod error;
 mod flows;
+mod pcap;
 mod qdisc;
 mod table;
 #[cfg(test)]
 mod tests;
 mod topology;
-mod pcap;
 mod trace;
 
 use aqm::QdiscConfig;
 use cost::Cost;
 use error::{err, Result};
 use flows::flow_group;
+use pcap::parse_pcap;
 use qdisc::{apply_ecn_default, parse_aqm};
 use serde_json::Value;
 use table::Table;
 use topology::{dumbbell, explicit, parking_lot};
-use pcap::parse_pcap;
 use trace::parse_trace;
 
 use crate::config::{

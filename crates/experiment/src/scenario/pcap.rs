@@ -31,7 +31,11 @@ pub(super) fn parse_pcap(
     let mut norm = Vec::with_capacity(items.len());
     for item in items {
         let Some(name) = item.as_str() else {
-            return Err(err("pcap.links", Some(item), "must be a link name (a string)"));
+            return Err(err(
+                "pcap.links",
+                Some(item),
+                "must be a link name (a string)",
+            ));
         };
         let Some((_, core)) = known.iter().find(|(n, _)| n == name) else {
             return Err(err(
