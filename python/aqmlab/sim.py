@@ -379,8 +379,14 @@ class Simulation:
             name.unlink(missing_ok=True)
 
     def pcap_taps(self) -> list[dict[str, int]]:
-        """Per capture tap: ``iface`` (interface id in the file) and ``capacity`` (records its
-        preallocated buffer holds; constant over a run: memory is bounded)."""
+        """Per capture tap: its interface id and its preallocated capacity.
+
+        Returns
+        -------
+        list of dict
+            ``iface`` (interface id in the file) and ``capacity`` (records the tap's buffer
+            holds; constant over a run: memory is bounded), one per tap.
+        """
         return [{"iface": i, "capacity": c} for i, c in self._sim.pcap_taps()]
 
     def trace_buffers(self) -> list[dict[str, Any]]:
