@@ -394,3 +394,17 @@ def test_dumbbell_pcap_option_and_bounded_memory(tmp_path):
 
 if __name__ == "__main__":  # pragma: no cover
     write_golden()
+
+
+def test_capturing_does_not_change_the_run(tmp_path):
+    """The captured links take the out-of-line path and the hosts' tap a branch: the results
+    are those of the run without a capture (and the capture is deterministic)."""
+    plain = simulate({k: v for k, v in MIXED.items() if k not in ("pcap", "trace")}).summary
+    a = simulate(MIXED, pcap=tmp_path / "a.pcapng").summary
+    b = simulate(MIXED, pcap=tmp_path / "b.pcapng").summary
+    for s in (plain, a, b):
+        s.pop("wall_seconds")
+        s.pop("meta")
+        s.pop("scenario")
+    assert a == plain
+    assert (tmp_path / "a.pcapng").read_bytes() == (tmp_path / "b.pcapng").read_bytes()

@@ -64,3 +64,31 @@ pub(super) fn parse_pcap(
         Value::Object(t.finish()?),
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::Scenario;
+
+    fn sc(pcap: &str) -> Result<Scenario, String> {
+        Scenario::from_json(&format!(
+            r#"{{"duration": 1.0, "dumbbell": {{"rate": "10Mbps"}}, "flows": [{{"count": 1}}],
+                "pcap": {pcap}}}"#
+        ))
+        .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn links_defaults_and_errors() {
+        let s = sc(r#"{"links": ["bottleneck"]}"#).unwrap();
+        let p = s.config.pcap.unwrap();
+        assert_eq!(p.links, vec![("bottleneck".into(), "R1->R2".into())]);
+        assert!(p.ethernet && !p.hosts);
+        assert_eq!(p.batch, crate::config::DEFAULT_PCAP_BATCH);
+        let e = sc(r#"{"links": ["nope"]}"#).unwrap_err();
+        assert_eq!(e, r#"pcap.links = "nope": no such link (links: bottleneck)"#);
+        assert!(sc(r#"{"links": []}"#).unwrap_err().starts_with("pcap.links"));
+        assert!(sc(r#"{"links": ["bottleneck"], "snap": 1}"#)
+            .unwrap_err()
+            .starts_with("pcap.snap"));
+    }
+}
