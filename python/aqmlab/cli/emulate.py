@@ -15,6 +15,7 @@ from typing import Annotated
 
 import typer
 
+from aqmlab.cli import _common
 from aqmlab.cli._common import fail as _fail
 from aqmlab.cli.sim import Force, NoPlots, _as_option, _summary_table, _write, build_dumbbell
 
@@ -133,7 +134,8 @@ def register(app: typer.Typer) -> None:
         ] = False,
         force: Force = False,
     ) -> None:
-        """Run a dumbbell on real Linux TCP through the aqm qdiscs (needs root)."""
+        """Run a dumbbell on real Linux TCP through the aqm qdiscs (needs root); a COMMAND
+        after -- runs beside the flows in the senders' namespace (docs/shell.md)."""
         from aqmlab.emu import EmulationError, check_environment, check_scenario, emulate
         from aqmlab.emu.netns import check_sysctls
         from aqmlab.emu.plan import available_cc, kernel_cc_name, take_kernel_cc
@@ -215,6 +217,16 @@ def register(app: typer.Typer) -> None:
             check_output_dir(out, force)
         except ValueError as e:
             _fail(str(e))
+        command = _common.trailing_command
+        if command is not None:
+            from aqmlab.emu.shell import check_command
+
+            if not command:
+                _fail("COMMAND: missing after --; e.g. aqmlab emulate -- ping -c 5 $AQMLAB_PEER")
+            try:
+                check_command(command)
+            except ValueError as e:
+                _fail(str(e))
         cap = None
         try:
             check_environment()
@@ -223,7 +235,9 @@ def register(app: typer.Typer) -> None:
 
                 # written beside the result folder, moved into it with the other files
                 cap = temp_file_beside(out.resolve().parent / f"{out.name}.pcapng")
-            res = emulate(sc, kernel_cc=cc, group_cc=group_cc, sysctls=settings, pcap=cap)
+            res = emulate(
+                sc, kernel_cc=cc, group_cc=group_cc, sysctls=settings, command=command, pcap=cap
+            )
             from aqmlab.pcap import PCAP_FILE
 
             _write(res, out, force, not no_plots, "emulate",
