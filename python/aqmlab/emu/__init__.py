@@ -245,9 +245,7 @@ def emulate(
         return _run(scenario, flows, mtu, extra, command, pcap)
 
 
-def _run(
-    scenario, flows, mtu, sysctls_snd: dict[str, str], command=None, pcap=None
-) -> SimResult:
+def _run(scenario, flows, mtu, sysctls_snd: dict[str, str], command=None, pcap=None) -> SimResult:
     """:func:`emulate` once the input is checked (SIGTERM raises KeyboardInterrupt here)."""
     from aqmlab import _core
 

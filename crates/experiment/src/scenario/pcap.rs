@@ -85,8 +85,13 @@ mod tests {
         assert!(p.ethernet && !p.hosts);
         assert_eq!(p.batch, crate::config::DEFAULT_PCAP_BATCH);
         let e = sc(r#"{"links": ["nope"]}"#).unwrap_err();
-        assert_eq!(e, r#"pcap.links = "nope": no such link (links: bottleneck)"#);
-        assert!(sc(r#"{"links": []}"#).unwrap_err().starts_with("pcap.links"));
+        assert_eq!(
+            e,
+            r#"pcap.links = "nope": no such link (links: bottleneck)"#
+        );
+        assert!(sc(r#"{"links": []}"#)
+            .unwrap_err()
+            .starts_with("pcap.links"));
         assert!(sc(r#"{"links": ["bottleneck"], "snap": 1}"#)
             .unwrap_err()
             .starts_with("pcap.snap"));
