@@ -36,6 +36,7 @@ fn addr(s: &str) -> PyResult<[u8; 4]> {
 #[pymethods]
 impl PyForwarder {
     #[new]
+    #[allow(clippy::too_many_arguments)] // the Python constructor's keyword arguments
     #[pyo3(signature = (scenario, snd_tun, rcv_tun, group_addrs, reverse=None, names=None, until_stopped=false, pcap=None))]
     fn new(
         scenario: &PyScenario,
