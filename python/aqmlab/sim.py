@@ -90,6 +90,7 @@ class Simulation:
         self._started = now_utc()
         self._trace = None  # TraceWriter while a trace is being written
         self._trace_target: Path | None = None
+        self._pcap: tuple[Path, Path] | None = None  # (temporary, target) of an open capture
         #: SQM's online-controller record (``{"period_s", "periods"}``) after :meth:`run` of a
         #: scenario with an ``[sqm]`` table; None otherwise.
         self.controller: dict[str, Any] | None = None
@@ -190,8 +191,10 @@ class Simulation:
         while self.now_ns < end:
             s0 = time.perf_counter()
             target = min(end, self.now_ns + step)
-            if self._trace is None:
+            if self._trace is None and self._pcap is None:
                 self._sim.run_until_ns(target)
+            elif self._trace is None:
+                self._sim.run_until_traced_ns(target)  # writes the capture's full batches
             elif not self._sim.run_until_traced_ns(target):
                 # the core stops whenever a trace batch is full: write it out, go on
                 self._trace.flush()
@@ -294,6 +297,97 @@ class Simulation:
             self._trace.abort()
             self._trace.path.unlink(missing_ok=True)
             self._trace = None
+
+    def start_pcap(self, path: str | Path, force: bool = False) -> Path:
+        """Capture the packets of the scenario's ``[pcap]`` links into the pcapng file ``path``.
+
+        Headers are synthesised from the simulated packets (``docs/pcap.md``); the file is
+        written in batches to a temporary sibling and renamed into place by
+        :meth:`close_pcap`, so memory stays bounded by ``[pcap] batch``. Call it before
+        running (packets before the call are not captured).
+
+        Parameters
+        ----------
+        path : path-like
+            The capture file (``.pcapng``).
+        force : bool
+            Replace an existing file.
+
+        Returns
+        -------
+        Path
+            The target path.
+
+        Raises
+        ------
+        ArgumentError
+            The scenario has no ``[pcap]`` table, or a capture was already started.
+        OutputError
+            ``path`` exists (unless ``force``), is a folder, or does not end in ``.pcapng``.
+        """
+        from aqmlab.output import check_output_file, temp_file_beside
+
+        if not (self.scenario.normalized.get("pcap") or {}).get("links"):
+            raise ArgumentError(
+                f"pcap = {str(path)!r}: the scenario names no link to capture "
+                '(add [pcap] links = ["bottleneck"])'
+            )
+        if self._pcap is not None or self._sim.pcap_taps():
+            raise ArgumentError(f"pcap = {str(path)!r}: a capture was already started")
+        target = check_output_file(path, force, suffixes=(".pcapng",), what="pcap")
+        name = temp_file_beside(target)
+        try:
+            self._sim.start_pcap(str(name))
+        except OSError as e:
+            name.unlink(missing_ok=True)
+            from aqmlab.output import OutputError
+
+            raise OutputError(f"pcap = {str(path)!r}: {e}") from None
+        self._pcap = (name, target)
+        return target
+
+    def close_pcap(self) -> Path | None:
+        """Write the remaining captured packets, close the file and rename it into place.
+
+        Returns
+        -------
+        Path or None
+            The capture's path (None if no capture was open).
+        """
+        if self._pcap is None:
+            return None
+        name, target = self._pcap
+        try:
+            self._sim.finish_pcap()
+            os.replace(name, target)
+        except BaseException:
+            name.unlink(missing_ok=True)
+            self._pcap = None
+            raise
+        self._pcap = None
+        return target
+
+    def abort_pcap(self) -> None:
+        """Stop capturing and delete the unfinished file (after an error)."""
+        if self._pcap is not None:
+            name, _ = self._pcap
+            self._pcap = None
+            try:
+                self._sim.finish_pcap()
+            except OSError:
+                pass
+            name.unlink(missing_ok=True)
+
+    def pcap_taps(self) -> list[dict[str, int]]:
+        """Per capture tap: its interface id and its preallocated capacity.
+
+        Returns
+        -------
+        list of dict
+            ``iface`` (interface id in the file) and ``capacity`` (records the tap's buffer
+            holds; constant over a run: memory is bounded), one per tap.
+        """
+        return [{"iface": i, "capacity": c} for i, c in self._sim.pcap_taps()]
 
     def trace_buffers(self) -> list[dict[str, Any]]:
         """Per traced link: ``link``, ``capacity`` (rows the preallocated buffer holds; None
@@ -422,6 +516,7 @@ def simulate(
     progress: Callable[[float], None] | None = None,
     trace: str | Path | None = None,
     force: bool = False,
+    pcap: str | Path | None = None,
 ) -> SimResult:
     """Run a scenario to its end and return the results.
 
@@ -437,7 +532,10 @@ def simulate(
         Write the per-packet events of the scenario's ``[trace]`` links to this Parquet file
         (:mod:`aqmlab.trace`); the scenario must name the links.
     force : bool
-        Replace an existing ``trace`` file.
+        Replace an existing ``trace`` or ``pcap`` file.
+    pcap : path, optional
+        Capture the packets of the scenario's ``[pcap]`` links into this pcapng file
+        (``docs/pcap.md``); the scenario must name the links.
 
     Returns
     -------
@@ -445,14 +543,19 @@ def simulate(
         Summary (results contract, ``docs/design.md``), time series, per-flow rows, cwnd traces.
     """
     sim = Simulation(scenario, seed=seed)
-    if trace is None:
+    if trace is None and pcap is None:
         sim.run(progress=progress)
         return sim.result()
-    sim.start_trace(trace, force=force)
     try:
+        if trace is not None:
+            sim.start_trace(trace, force=force)
+        if pcap is not None:
+            sim.start_pcap(pcap, force=force)
         sim.run(progress=progress)
         res = sim.result()
         sim.close_trace()
+        sim.close_pcap()
     finally:
         sim.abort_trace()
+        sim.abort_pcap()
     return res

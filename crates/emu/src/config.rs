@@ -45,6 +45,10 @@ pub struct EmuConfig {
     pub reverse: Option<ReverseLink>,
     /// Name of the forward link in the results (`bottleneck`).
     pub name: String,
+    /// Capture the packets at both TUN devices into this pcapng file ([`crate::capture`];
+    /// `None`: no capture). Not part of the scenario: the caller (`aqmlab emulate --pcap`,
+    /// `aqmlab shell`) sets it.
+    pub pcap: Option<std::path::PathBuf>,
 }
 
 /// Seconds to nanoseconds by the project's one rounding rule (nearest ns).
@@ -127,6 +131,7 @@ impl EmuConfig {
             group_class,
             reverse,
             name: "bottleneck".into(),
+            pcap: None,
         })
     }
 

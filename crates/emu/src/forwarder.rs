@@ -16,6 +16,7 @@ use experiment::monitor::LogHistogram;
 use experiment::results::{ClassSeries, LinkSummary, TimeSeries};
 use serde::Serialize;
 
+use crate::capture::{Capture, RECEIVERS, SENDERS};
 use crate::clock::{now_ns, realtime_priority, tight_timer_slack};
 use crate::config::EmuConfig;
 use crate::link::{Bottleneck, StatsWindow};
@@ -83,6 +84,8 @@ pub struct Report {
     pub timing: Timing,
     /// Bottleneck arrivals and drops by ECN capability (statistics window).
     pub ecn: crate::link::EcnCounts,
+    /// Packets captured at the senders' and the receivers' device (0, 0 without a capture).
+    pub captured: [u64; 2],
 }
 
 struct Late {
@@ -130,6 +133,10 @@ pub struct Forwarder {
     forwarded: u64,
     end: u64,
     realtime: bool,
+    /// The capture of both devices (`EmuConfig::pcap`).
+    cap: Option<Capture>,
+    /// Packets captured per interface (senders, receivers).
+    captured: [u64; 2],
 }
 
 impl Forwarder {
@@ -163,6 +170,8 @@ impl Forwarder {
         }
         let rev = Reverse::new(cfg.reverse.as_ref(), cfg.rev_delay_ns, cfg.seed, stats)?;
         Ok(Forwarder {
+            cap: None,
+            captured: [0; 2],
             cfg,
             snd,
             rcv,
@@ -216,11 +225,13 @@ impl Forwarder {
             self.rev.advance(now);
             while let Some((due, p)) = self.link.pop_due(now) {
                 let ok = self.rcv.write(&p.data)?;
+                self.capture(RECEIVERS, t0_ns, &p.data);
                 self.fwd_late.record(rel(now_ns()).saturating_sub(due));
                 self.count_write(ok);
             }
             while let Some((due, p)) = self.rev.pop_due(now) {
                 let ok = self.snd.write(&p.data)?;
+                self.capture(SENDERS, t0_ns, &p.data);
                 self.rev_late.record(rel(now_ns()).saturating_sub(due));
                 self.count_write(ok);
             }
@@ -230,6 +241,10 @@ impl Forwarder {
                     break;
                 };
                 now = rel(now_ns());
+                if let Some(c) = self.cap.as_mut() {
+                    c.record(SENDERS, now, &buf[..n]);
+                    self.captured[0] += 1;
+                }
                 let class = self.class_of(&buf[..n]);
                 self.link.advance(now);
                 self.link
@@ -241,6 +256,10 @@ impl Forwarder {
                     break;
                 };
                 now = rel(now_ns());
+                if let Some(c) = self.cap.as_mut() {
+                    c.record(RECEIVERS, now, &buf[..n]);
+                    self.captured[1] += 1;
+                }
                 self.rev.arrive(now, IpPacket::new(buf[..n].to_vec(), 0));
                 got += 1;
             }
@@ -259,6 +278,33 @@ impl Forwarder {
             if wait > 0 {
                 self.sleep(wait)?;
             }
+        }
+    }
+
+    /// Records a packet written to a device at the forwarder's clock now.
+    #[inline]
+    fn capture(&mut self, iface: u32, t0_ns: u64, pkt: &[u8]) {
+        if let Some(c) = self.cap.as_mut() {
+            c.record(iface, now_ns().saturating_sub(t0_ns), pkt);
+            self.captured[iface as usize] += 1;
+        }
+    }
+
+    /// Opens the capture file of `EmuConfig::pcap` (nothing without one); call it before
+    /// [`Forwarder::run`].
+    pub fn open_capture(&mut self) -> io::Result<()> {
+        if let (Some(p), None) = (&self.cfg.pcap, &self.cap) {
+            self.cap = Some(Capture::create(p)?);
+        }
+        Ok(())
+    }
+
+    /// Closes the capture (after [`Forwarder::run`]); returns the packets it holds (0 without
+    /// a capture) or the first write error.
+    pub fn finish_capture(&mut self) -> io::Result<u64> {
+        match self.cap.take() {
+            Some(c) => c.finish(),
+            None => Ok(0),
         }
     }
 
@@ -320,6 +366,7 @@ impl Forwarder {
             timeseries: self.link.timeseries().clone(),
             class_timeseries: self.link.class_timeseries().clone(),
             packets_forwarded: self.forwarded,
+            captured: self.captured,
             ecn: self.link.ecn_counts(),
             timing: Timing {
                 forward: self.fwd_late.report(),

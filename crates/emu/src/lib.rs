@@ -15,7 +15,7 @@
 //! packets), and without offload flags the kernel hands over MTU-sized packets (GSO segments
 //! are split before the device).
 //!
-//! Modules: [`clock`] (`CLOCK_MONOTONIC` ns), [`tun`] (devices), [`ipv4`] (header fields,
+//! Modules: [`capture`] (pcapng of both devices, `EmuConfig::pcap`), [`clock`] (`CLOCK_MONOTONIC` ns), [`tun`] (devices), [`ipv4`] (header fields,
 //! CE marking with RFC 1624 checksum update), [`packet`] (a real packet as
 //! [`aqm::Packet`]), [`config`] (the link from a scenario of `experiment`), [`link`] (the emulated
 //! links as pure logic, time passed in), [`reverse`] (the reverse direction: a delay or a
@@ -24,6 +24,7 @@
 //! Namespaces, addresses, sysctls and the traffic programs are set up by the Python side
 //! (`aqmlab.emu`), which also needs root; this crate only opens the devices it is told to.
 
+pub mod capture;
 pub mod clock;
 pub mod config;
 pub mod forwarder;

@@ -90,6 +90,27 @@ pub struct SimConfig {
     /// Rows per trace batch (per traced link) before the traced driver stops to let the
     /// caller drain (default [`DEFAULT_TRACE_BATCH`]).
     pub trace_batch: Option<usize>,
+    /// `[pcap]`: the links captured to a pcapng file (`netsim::pcap`); `None`: no capture.
+    pub pcap: Option<PcapConfig>,
+}
+
+/// Default pcap batch: packets per captured link direction held before they are written.
+pub const DEFAULT_PCAP_BATCH: usize = 65_536;
+
+/// The scenario's `[pcap]` table: which links the simulator captures and how.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PcapConfig {
+    /// Captured links, each as (name as results show it, core link name); both directions
+    /// of each are captured (the link and its reverse twin, if the topology has one).
+    pub links: Vec<(String, String)>,
+    /// Synthesise an Ethernet header before the IPv4 header (`LINKTYPE_ETHERNET`, 14 bytes
+    /// more per packet) instead of raw IPv4 (`LINKTYPE_RAW`).
+    pub ethernet: bool,
+    /// Also capture at the hosts: every packet a flow's sender or receiver emits or
+    /// consumes, on two interfaces `senders` and `receivers`.
+    pub hosts: bool,
+    /// Packets per captured link direction buffered before they are written.
+    pub batch: usize,
 }
 
 /// Topology: explicit, or one of the builders. Tagged by `"type"`.

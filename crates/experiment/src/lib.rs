@@ -12,6 +12,7 @@
 //! * [`netem`]: netem's impairments (delay, loss models, duplication, reordering, corruption,
 //!   slots), the stage the simulator and the emulator both run;
 //! * [`results`]: the results contract (summary, time series, per-flow rows, traces);
+//! * [`pcapng`]: the pcapng writer of the simulator's and the emulator's captures;
 //! * [`monitor`]: the bounded-memory statistics behind it (log-linear histograms, per-link
 //!   monitor state, per-class rows and summaries of any qdisc).
 //!
@@ -24,6 +25,7 @@ pub mod cc;
 pub mod config;
 pub mod monitor;
 pub mod netem;
+pub mod pcapng;
 pub mod results;
 pub mod rng;
 pub mod scenario;

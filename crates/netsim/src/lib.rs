@@ -64,6 +64,7 @@ pub mod link;
 pub mod netem;
 pub mod node;
 pub mod packet;
+pub mod pcap;
 pub mod pipes;
 pub mod queue;
 pub mod routing;

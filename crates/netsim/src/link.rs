@@ -55,6 +55,7 @@ use crate::engine::{Event, EventQueue, Ns, NS_PER_SEC};
 use crate::fastdiv::Divisor;
 use crate::netem::LinkNetem;
 use crate::packet::{Packet, F_CE, F_CE_IN};
+use crate::pcap::PcapTap;
 use crate::queue::{inst, Queue};
 use crate::trace::{TraceBuf, TraceKind};
 use experiment::monitor::LinkMonitor;
@@ -111,6 +112,9 @@ pub struct Link {
     /// Per-packet event rows of a traced link (`None`: not traced, the default; see
     /// [`crate::trace`]).
     pub trace: Option<Box<TraceBuf>>,
+    /// The capture tap of a captured link (`None`: not captured; see [`crate::pcap`]):
+    /// every packet that starts its transmission is recorded.
+    pub pcap: Option<Box<PcapTap>>,
     /// Monitoring state (only for monitored links).
     pub mon: Option<Box<LinkMonitor>>,
     /// The service of a link with a varying capacity (`None`: the fixed `rate`).
@@ -210,6 +214,7 @@ impl Link {
             mon: None,
             warm: false,
             trace: None,
+            pcap: None,
             service: None,
             netem: None,
             slow: false,
@@ -250,7 +255,10 @@ impl Link {
 
     /// Recomputes `slow` after the trace buffer or the service changed.
     pub fn update_slow(&mut self) {
-        self.slow = self.trace.is_some() || self.service.is_some() || self.netem.is_some();
+        self.slow = self.trace.is_some()
+            || self.pcap.is_some()
+            || self.service.is_some()
+            || self.netem.is_some();
     }
 
     /// Offered capacity over `[0, t]`, in bit x 1e9 units (bit/s x ns): `rate_bps * t` for a
@@ -498,6 +506,9 @@ impl Link {
                         t.push(TraceKind::Mark, now, &p);
                     }
                     t.push(TraceKind::Dequeue, now, &p);
+                }
+                if let Some(c) = self.pcap.as_deref_mut() {
+                    c.push(now, &p);
                 }
             }
             if let Some(m) = self.mon.as_deref_mut() {

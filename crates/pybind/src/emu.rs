@@ -15,11 +15,12 @@ use crate::simulation::PyScenario;
 use crate::ScenarioError;
 
 /// `Forwarder(scenario, snd_tun, rcv_tun, group_addrs, reverse=None, names=None,
-/// until_stopped=False)`: creates the two TUN devices (in the caller's namespace) for the
-/// scenario's dumbbell; flow group `g` sends to `group_addrs[g]` (dotted IPv4). `reverse`: a
+/// until_stopped=False, pcap=None)`: creates the two TUN devices (in the caller's namespace)
+/// for the scenario's dumbbell; flow group `g` sends to `group_addrs[g]` (dotted IPv4). `reverse`: a
 /// second scenario whose bottleneck becomes the reverse direction (`aqmlab shell`'s
 /// downlink); `names`: the two links' names in the results; `until_stopped`: forward until
-/// `stop()` rather than for the scenario's duration.
+/// `stop()` rather than for the scenario's duration; `pcap` (a path): the packets at both
+/// devices are captured into that pcapng file (`emu::capture`).
 #[pyclass(module = "aqmlab._core", name = "Forwarder", frozen)]
 pub struct PyForwarder {
     inner: Mutex<Forwarder>,
@@ -35,7 +36,8 @@ fn addr(s: &str) -> PyResult<[u8; 4]> {
 #[pymethods]
 impl PyForwarder {
     #[new]
-    #[pyo3(signature = (scenario, snd_tun, rcv_tun, group_addrs, reverse=None, names=None, until_stopped=false))]
+    #[allow(clippy::too_many_arguments)] // the Python constructor's keyword arguments
+    #[pyo3(signature = (scenario, snd_tun, rcv_tun, group_addrs, reverse=None, names=None, until_stopped=false, pcap=None))]
     fn new(
         scenario: &PyScenario,
         snd_tun: &str,
@@ -44,6 +46,7 @@ impl PyForwarder {
         reverse: Option<&PyScenario>,
         names: Option<(String, String)>,
         until_stopped: bool,
+        pcap: Option<std::path::PathBuf>,
     ) -> PyResult<Self> {
         let config = |sc: &PyScenario| {
             EmuConfig::from_sim(&sc.sc.config)
@@ -59,6 +62,7 @@ impl PyForwarder {
                 r.name = rev;
             }
         }
+        cfg.pcap = pcap;
         if until_stopped {
             cfg.duration_ns = u64::MAX;
         }
@@ -70,8 +74,10 @@ impl PyForwarder {
             Tun::create(n).map_err(|e| PyOSError::new_err(format!("TUN device {n}: {e}")))
         };
         let (snd, rcv) = (open(snd_tun)?, open(rcv_tun)?);
-        let f = Forwarder::new(cfg, snd, rcv, addrs)
+        let mut f = Forwarder::new(cfg, snd, rcv, addrs)
             .map_err(|e| crate::typed::<ScenarioError>(format!("aqm: {e}"), e.parts()))?;
+        f.open_capture()
+            .map_err(|e| PyOSError::new_err(format!("capture: {e}")))?;
         Ok(PyForwarder {
             stop: f.stop_handle(),
             inner: Mutex::new(f),
@@ -86,6 +92,13 @@ impl PyForwarder {
             f.run(t0_ns)
         })
         .map_err(|e| PyOSError::new_err(format!("forwarder: {e}")))
+    }
+
+    /// Closes the capture file (after `run`); returns the packets it holds (0 without one).
+    fn finish_capture(&self) -> PyResult<u64> {
+        let mut f = self.inner.lock().expect("forwarder lock");
+        f.finish_capture()
+            .map_err(|e| PyOSError::new_err(format!("capture: {e}")))
     }
 
     /// Ends `run` within 10 ms (thread-safe).

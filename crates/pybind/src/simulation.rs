@@ -104,6 +104,31 @@ impl PySimulation {
         self.sim.start_trace();
     }
 
+    /// Open the capture of the scenario's `[pcap]` links at `path` (see `netsim::pcap`);
+    /// drive the run with `run_until_traced_ns`, which writes full batches.
+    fn start_pcap(&mut self, path: std::path::PathBuf) -> PyResult<()> {
+        self.sim
+            .start_pcap(&path)
+            .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("{}: {e}", path.display())))
+    }
+
+    /// Write the remaining captured packets and close the file; returns the packets written.
+    fn finish_pcap(&mut self, py: Python<'_>) -> PyResult<u64> {
+        let sim = &mut self.sim;
+        py.allow_threads(|| sim.finish_pcap())
+            .map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("capture: {e}")))
+    }
+
+    /// True while a capture is open.
+    fn capturing(&self) -> bool {
+        self.sim.capturing()
+    }
+
+    /// Per capture tap: (interface id, capacity in records).
+    fn pcap_taps(&self) -> Vec<(u32, usize)> {
+        self.sim.pcap_taps()
+    }
+
     /// Like `run_until_ns`, but stops early (returns False) once a traced link's buffer holds
     /// a full batch; True when time `t_ns` was reached. Releases the GIL.
     fn run_until_traced_ns(&mut self, py: Python<'_>, t_ns: u64) -> PyResult<bool> {

@@ -128,6 +128,15 @@ def register(app: typer.Typer) -> None:
             ),
         ] = None,
         no_plots: NoPlots = False,
+        pcap: Annotated[
+            bool,
+            typer.Option(
+                "--pcap",
+                help="Capture the real packets at both TUN devices to OUT/capture.pcapng "
+                "(headers: the first 128 bytes; docs/pcap.md).",
+                show_default=False,
+            ),
+        ] = False,
         quiet: Annotated[
             bool, typer.Option("--quiet", help="Print nothing on success.", show_default=False)
         ] = False,
@@ -224,14 +233,28 @@ def register(app: typer.Typer) -> None:
                 check_command(command)
             except ValueError as e:
                 _fail(str(e))
+        cap = None
         try:
             check_environment()
-            res = emulate(sc, kernel_cc=cc, group_cc=group_cc, sysctls=settings, command=command)
+            if pcap:
+                from aqmlab.output import temp_file_beside
+
+                # written beside the result folder, moved into it with the other files
+                cap = temp_file_beside(out.resolve().parent / f"{out.name}.pcapng")
+            res = emulate(
+                sc, kernel_cc=cc, group_cc=group_cc, sysctls=settings, command=command, pcap=cap
+            )
+            from aqmlab.pcap import PCAP_FILE
+
+            _write(res, out, force, not no_plots, "emulate",
+                   move_in={PCAP_FILE: cap} if cap else None)  # fmt: skip
         except EmulationError as e:
             _fail(str(e), 1)
         except ValueError as e:  # a sysctl the kernel refused (everything was removed)
             _fail(f"--{e}")
-        _write(res, out, force, not no_plots, "emulate")
+        finally:
+            if cap is not None:
+                cap.unlink(missing_ok=True)
         t = res.summary["emulation"]["timing"]["forward"]
         if not res.summary["emulation"]["timing_reliable"]:
             typer.echo(

@@ -293,13 +293,20 @@ def _worker(plots: bool):
     return forked.take(forked.preload_for(plots)) or contextlib.nullcontext()
 
 
-def _write(res, out: Path, force: bool, plots: bool, command: str, worker=None) -> None:
-    """Write the result into ``out`` (atomically, through :mod:`aqmlab.output`)."""
+def _write(
+    res, out: Path, force: bool, plots: bool, command: str, worker=None, move_in=None
+) -> None:
+    """Write the result into ``out`` (atomically, through :mod:`aqmlab.output`); ``move_in``
+    (``{name: path}``) are files already written elsewhere that are moved into it."""
+    import os
+
     from aqmlab.forked import WorkerError
     from aqmlab.output import output_dir
 
     try:
         with output_dir(out, force=force, command=command) as tmp:
+            for name, path in (move_in or {}).items():
+                os.replace(path, tmp / name)
             res.write_into(tmp, plots=plots, worker=worker)
     except ValueError as e:
         _fail(str(e))
@@ -308,27 +315,68 @@ def _write(res, out: Path, force: bool, plots: bool, command: str, worker=None) 
 
 
 def _run_traced(sim, out: Path, force: bool, plots: bool, command: str, run, worker=None):
-    """Run with a per-packet trace streamed into ``out/trace.parquet``: the result folder is
-    opened first (a temporary sibling, renamed into place at the end), so a failure leaves
+    """Run with a per-packet trace streamed into ``out/trace.parquet`` and/or a packet
+    capture into ``out/capture.pcapng`` (whichever the scenario asks for): the result folder
+    is opened first (a temporary sibling, renamed into place at the end), so a failure leaves
     nothing behind. ``run()`` runs the simulation and returns its result."""
     from aqmlab.forked import WorkerError
     from aqmlab.output import output_dir
+    from aqmlab.pcap import PCAP_FILE
     from aqmlab.trace import TRACE_FILE
 
     try:
         with output_dir(out, force=force, command=command) as tmp:
-            sim.start_trace(tmp / TRACE_FILE)
             try:
+                if _tracing(sim.scenario):
+                    sim.start_trace(tmp / TRACE_FILE)
+                if _capturing(sim.scenario):
+                    sim.start_pcap(tmp / PCAP_FILE)
                 res = run()
                 sim.close_trace()
+                sim.close_pcap()
             finally:
                 sim.abort_trace()
+                sim.abort_pcap()
             res.write_into(tmp, plots=plots, worker=worker)
     except ValueError as e:
         _fail(str(e))
     except WorkerError as e:
         _fail(str(e), code=1)
     return res
+
+
+def _with_pcap(sc, option: bool):
+    """The scenario with its bottleneck(s) added to ``[pcap] links`` when ``--pcap`` is given."""
+    if not option:
+        return sc
+    names = list(sc.link_aliases().values())
+    if not names:
+        _fail(
+            "--pcap: the topology has no bottleneck (an explicit topology); name the links "
+            'to capture in the scenario: [pcap] links = ["LINK", ...]'
+        )
+    pcap = dict(sc.data.get("pcap") or {})
+    links = list(pcap.get("links") or [])
+    pcap["links"] = links + [n for n in names if n not in links]
+    try:
+        return sc.replace(pcap=pcap)
+    except ValueError as e:
+        _fail(f"--pcap: {e}")
+
+
+def _capturing(sc) -> bool:
+    return bool((sc.normalized.get("pcap") or {}).get("links"))
+
+
+PcapOpt = Annotated[
+    bool,
+    typer.Option(
+        "--pcap",
+        help="Capture the packets of the bottleneck(s) (both directions; and any [pcap] "
+        "links) to OUT/capture.pcapng (headers synthesised, payload not stored; docs/pcap.md).",
+        show_default=False,
+    ),
+]
 
 
 def _with_trace(sc, option: bool):
@@ -600,6 +648,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
         no_plots: NoPlots = False,
         trace: TraceOpt = False,
+        pcap: PcapOpt = False,
         quiet: Annotated[
             bool,
             typer.Option("--quiet", help="Print nothing on success.", show_default=False),
@@ -617,7 +666,7 @@ def register(app: typer.Typer) -> None:
                     sc = sc.replace(seed=seed)
             except ValueError as e:
                 _fail(str(e))
-            sc = _with_trace(sc, trace)
+            sc = _with_pcap(_with_trace(sc, trace), pcap)
             sim = _prepare(sc, out, force)
 
             def go():
@@ -633,7 +682,7 @@ def register(app: typer.Typer) -> None:
 
             if not quiet:
                 _import_tables()
-            if _tracing(sc):
+            if _tracing(sc) or _capturing(sc):
                 res = _run_traced(sim, out, force, not no_plots, "run", go, worker)
             else:
                 res = go()
@@ -762,6 +811,7 @@ def register(app: typer.Typer) -> None:
         sample_interval: Annotated[str, typer.Option(help="Monitor sampling period.")] = "10ms",
         no_plots: NoPlots = False,
         trace: TraceOpt = False,
+        pcap: PcapOpt = False,
         quiet: Annotated[
             bool, typer.Option("--quiet", help="Print nothing on success.", show_default=False)
         ] = False,
@@ -778,7 +828,7 @@ def register(app: typer.Typer) -> None:
                 sample_interval=sample_interval, access=access, profile=profile,
                 rate_trace=rate_trace, netem=netem, pacing=pacing,
             )  # fmt: skip
-            sc = _with_trace(sc, trace)
+            sc = _with_pcap(_with_trace(sc, trace), pcap)
             sim = _prepare(sc, out, force)
 
             def go():
@@ -786,7 +836,7 @@ def register(app: typer.Typer) -> None:
 
             if not quiet:
                 _import_tables()
-            if trace:
+            if trace or pcap:
                 res = _run_traced(sim, out, force, not no_plots, "dumbbell", go, worker)
             else:
                 res = go()

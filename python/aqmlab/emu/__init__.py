@@ -193,6 +193,7 @@ def emulate(
     group_cc: dict[int, str] | None = None,
     sysctls: dict[str, str] | None = None,
     command: list[str] | None = None,
+    pcap: str | os.PathLike[str] | None = None,
 ) -> SimResult:
     """Emulate ``scenario`` (a dumbbell of long-lived TCP groups) in real time.
 
@@ -215,6 +216,11 @@ def emulate(
         plus ``AQMLAB_PEER`` = the first group's receiver address); ended (SIGTERM, then
         SIGKILL) if it still runs when the run ends. Its exit status is
         ``emulation.command.exit_status``.
+    pcap : path, optional
+        Capture the real packets at both TUN devices into this pcapng file (created or
+        replaced; interfaces ``senders`` and ``receivers``, the first 128 bytes of each
+        packet, timestamps from the forwarder's clock; ``docs/pcap.md``). The summary's
+        ``emulation.captured`` counts them per device.
 
     Returns
     -------
@@ -236,10 +242,10 @@ def emulate(
     extra = check_sysctls(sysctls or {})
     check_environment()
     with signals_raise():
-        return _run(scenario, flows, mtu, extra, command)
+        return _run(scenario, flows, mtu, extra, command, pcap)
 
 
-def _run(scenario, flows, mtu, sysctls_snd: dict[str, str], command=None) -> SimResult:
+def _run(scenario, flows, mtu, sysctls_snd: dict[str, str], command=None, pcap=None) -> SimResult:
     """:func:`emulate` once the input is checked (SIGTERM raises KeyboardInterrupt here)."""
     from aqmlab import _core
 
@@ -256,7 +262,11 @@ def _run(scenario, flows, mtu, sysctls_snd: dict[str, str], command=None) -> Sim
             tb.create_namespaces()
             try:
                 fw = _core.Forwarder(
-                    scenario._core, tb.snd_tun, tb.rcv_tun, [group_addr(g) for g in range(groups)]
+                    scenario._core,
+                    tb.snd_tun,
+                    tb.rcv_tun,
+                    [group_addr(g) for g in range(groups)],
+                    pcap=None if pcap is None else os.fspath(pcap),
                 )
             except OSError as e:
                 raise EmulationError(str(e)) from None
@@ -339,6 +349,10 @@ def _run(scenario, flows, mtu, sysctls_snd: dict[str, str], command=None) -> Sim
                 if p.returncode != 0:
                     raise EmulationError(f"{name} failed: {' '.join(err.split())[-300:]}")
                 outs[name] = json.loads(out.strip().splitlines()[-1])
+            try:
+                fw.finish_capture()
+            except OSError as e:
+                raise EmulationError(str(e)) from None
             report = json.loads(fw.report_json())
             ts = {k: list(v) for k, v in fw.timeseries().items()}
             for k, v in fw.reverse_timeseries().items():  # with a reverse_rate_trace
@@ -496,6 +510,8 @@ def _result(scenario, flows, report, ts, cts, outs, sysctls, wall, started) -> S
             "timing_reliable": report["timing"]["forward"]["p99_us"] <= TIMING_P99_US,
             "traffic_realtime": all(outs[k].get("realtime") for k in ("sender", "receiver")),
             "ecn": report["ecn"],
+            # packets in the capture per device (0, 0 without one; emulate(pcap=...))
+            "captured": dict(zip(("senders", "receivers"), report["captured"], strict=True)),
             "kernel": platform.release(),
             "sysctls": sysctls,
             "pid": os.getpid(),

@@ -25,6 +25,7 @@
 mod cost;
 mod error;
 mod flows;
+mod pcap;
 mod qdisc;
 mod table;
 #[cfg(test)]
@@ -36,6 +37,7 @@ use aqm::QdiscConfig;
 use cost::Cost;
 use error::{err, Result};
 use flows::flow_group;
+use pcap::parse_pcap;
 use qdisc::{apply_ecn_default, parse_aqm};
 use serde_json::Value;
 use table::Table;
@@ -237,6 +239,14 @@ impl Scenario {
                 (links, Some(batch))
             }
         };
+        let pcap = match t.raw("pcap") {
+            None => None,
+            Some(v) => {
+                let (p, norm) = parse_pcap(v, &topo, &link_aliases)?;
+                t.put("pcap", norm);
+                Some(p)
+            }
+        };
         let normalized = Value::Object(t.finish()?);
 
         let (topology, monitor) = match topo {
@@ -284,6 +294,7 @@ impl Scenario {
             cwnd_interval,
             trace,
             trace_batch,
+            pcap,
         };
         config.flows.shrink_to_fit();
         Ok(Scenario {

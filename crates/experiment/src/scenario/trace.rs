@@ -15,30 +15,8 @@ pub(super) fn parse_trace(
     aliases: &[(String, String)],
 ) -> Result<(Vec<String>, usize, Value)> {
     let mut t = Table::new("trace", v)?;
-    // (name as written, core name)
-    let known: Vec<(String, String)> = match topo {
-        Topo::Explicit(e, _) => e
-            .links
-            .iter()
-            .flat_map(|l| {
-                let own = l
-                    .name
-                    .clone()
-                    .unwrap_or_else(|| format!("{}->{}", l.from, l.to));
-                let rev = l.duplex.then(|| format!("{}->{}", l.to, l.from));
-                std::iter::once(own).chain(rev)
-            })
-            .map(|n| (n.clone(), n))
-            .collect(),
-        _ => aliases
-            .iter()
-            .flat_map(|(core, alias)| [(alias.clone(), core.clone()), (core.clone(), core.clone())])
-            .collect(),
-    };
-    let listed: Vec<&str> = match topo {
-        Topo::Explicit(..) => known.iter().map(|(n, _)| n.as_str()).collect(),
-        _ => aliases.iter().map(|(_, a)| a.as_str()).collect(),
-    };
+    let (known, listed) = link_names(topo, aliases);
+    let listed: Vec<&str> = listed.iter().map(String::as_str).collect();
     let items = t.array("links")?;
     if items.is_empty() {
         return Err(err(
@@ -75,4 +53,37 @@ pub(super) fn parse_trace(
         crate::config::DEFAULT_TRACE_BATCH as u64,
     )? as usize;
     Ok((links, batch, Value::Object(t.finish()?)))
+}
+
+/// The link names a scenario may use for its links, each as (name as written, core name),
+/// and the names to list in an error (the builders' aliases, or an explicit topology's links
+/// in both directions). Shared by `[trace]` and `[pcap]`.
+pub(super) fn link_names(
+    topo: &Topo,
+    aliases: &[(String, String)],
+) -> (Vec<(String, String)>, Vec<String>) {
+    let known: Vec<(String, String)> = match topo {
+        Topo::Explicit(e, _) => e
+            .links
+            .iter()
+            .flat_map(|l| {
+                let own = l
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| format!("{}->{}", l.from, l.to));
+                let rev = l.duplex.then(|| format!("{}->{}", l.to, l.from));
+                std::iter::once(own).chain(rev)
+            })
+            .map(|n| (n.clone(), n))
+            .collect(),
+        _ => aliases
+            .iter()
+            .flat_map(|(core, alias)| [(alias.clone(), core.clone()), (core.clone(), core.clone())])
+            .collect(),
+    };
+    let listed = match topo {
+        Topo::Explicit(..) => known.iter().map(|(n, _)| n.clone()).collect(),
+        _ => aliases.iter().map(|(_, a)| a.clone()).collect(),
+    };
+    (known, listed)
 }

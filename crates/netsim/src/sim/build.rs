@@ -245,6 +245,10 @@ impl Simulation {
             link_snap: Vec::new(),
             trace_links: built.trace,
             tracing: false,
+            capture: None,
+            pcap_links: Vec::new(),
+            host_tap: None,
+            host_ifaces: [0; 2],
             cfg,
         };
         sim.reserve_samples();

@@ -9,6 +9,7 @@
 //! avoids one heap operation per ACK for the retransmission timer.
 
 mod build;
+mod capture;
 mod control;
 mod inspect;
 mod report;
@@ -86,6 +87,13 @@ pub struct Simulation {
     trace_links: Vec<u32>,
     /// True once [`Simulation::start_trace`] gave the traced links their buffers.
     tracing: bool,
+    /// The open packet capture ([`Simulation::start_pcap`]; see [`crate::pcap`]).
+    capture: Option<Box<crate::pcap::Capture>>,
+    /// Links with a capture tap.
+    pcap_links: Vec<u32>,
+    /// The hosts' capture tap (`[pcap] hosts`) and its interfaces (senders, receivers).
+    host_tap: Option<Box<crate::pcap::PcapTap>>,
+    host_ifaces: [u32; 2],
 }
 
 /// A link's statistics at the end of the warm-up.

@@ -135,6 +135,9 @@ impl Simulation {
                     if let Some(p) = p {
                         let src = flow.src;
                         self.sent += 1;
+                        if self.host_tap.is_some() {
+                            self.tap_hosts(std::slice::from_ref(&p), false);
+                        }
                         self.forward(src, p);
                     }
                 }
@@ -158,6 +161,9 @@ impl Simulation {
     #[inline]
     pub(super) fn emit(&mut self, node: u32, out: &mut Vec<Packet>) {
         self.sent += out.len() as u64;
+        if self.host_tap.is_some() {
+            self.tap_hosts(out, false);
+        }
         if self.classed {
             self.stamp_classes(out);
         }
@@ -193,6 +199,9 @@ impl Simulation {
             return;
         }
         self.delivered += 1;
+        if self.host_tap.is_some() {
+            self.tap_hosts(std::slice::from_ref(&pkt), true);
+        }
         let now = self.now;
         let f = pkt.flow;
         let mut out = std::mem::take(&mut self.out_buf);

@@ -29,9 +29,12 @@ impl Simulation {
     /// Like [`Simulation::run_until`], but returns `false` as soon as a traced link's buffer
     /// holds a full batch (after the event that filled it, `now()` at that event's time);
     /// `true` once every event up to `t` ran. Without a started trace it is `run_until`.
+    /// With an open capture ([`Simulation::start_pcap`]) it also writes the capture's
+    /// records whenever a capture tap holds a full batch (without stopping).
     /// Stopping early does not change the run: the next call continues with the next event.
     pub fn run_until_traced(&mut self, t: Instant) -> bool {
-        if !self.tracing || self.trace_links.is_empty() {
+        let traced = self.tracing && !self.trace_links.is_empty();
+        if !traced && !self.capturing() {
             self.run_until(t);
             return true;
         }
@@ -40,7 +43,11 @@ impl Simulation {
             self.now = time;
             self.events += 1;
             self.handle(due);
-            if self.trace_full() {
+            if self.capture.is_some() && self.pcap_full() {
+                // a capture writes its full batches itself
+                self.flush_pcap();
+            }
+            if traced && self.trace_full() {
                 return false;
             }
         }

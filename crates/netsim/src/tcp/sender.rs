@@ -112,6 +112,11 @@ pub struct TcpSender {
 }
 
 impl TcpSender {
+    /// The connection's parameters.
+    pub fn params(&self) -> &TcpParams {
+        &self.p
+    }
+
     /// A sender for flow `flow` to node `dst`; `bytes` = `None` for a
     /// backlogged flow.
     pub fn new(flow: u32, dst: u32, p: TcpParams, bytes: Option<u64>) -> Self {
