@@ -61,6 +61,23 @@ impl EmuConfig {
                 "the emulator's ACK direction is a delay without a rate (simulator-only)".into(),
             ));
         }
+        // bidirectional traffic (docs/scenario.md) is simulator-only
+        if let Some(i) = cfg
+            .flows
+            .iter()
+            .position(|g| g.endpoints().direction == experiment::config::Direction::Reverse)
+        {
+            return Err((
+                format!("flows[{i}].direction"),
+                "the emulator forwards one direction (reverse groups are simulator-only)".into(),
+            ));
+        }
+        if d.reverse_aqm.is_some() {
+            return Err((
+                "reverse_aqm".into(),
+                "the emulator's ACK direction has no queue (simulator-only)".into(),
+            ));
+        }
         if d.access != experiment::config::Access::Link {
             return Err((
                 "dumbbell.access".into(),
