@@ -33,15 +33,9 @@ fn both_directions_are_bottlenecks_under_codel() {
     assert_eq!(names, ["R1->R2", "R2->R1"], "both bottlenecks are monitored");
     for (name, l) in &s.links {
         assert_eq!(l.aqm, "codel", "{name}");
-        // Four long-lived CUBIC flows, two each way, keep each bottleneck busy: CoDel's
-        // drops cost a little capacity after each signal; 0.9 is well below what a backlogged
-        // CoDel link gives (0.97-0.99 here) and far above a link idle half the time.
-        assert!(l.utilization > 0.9, "{name}: utilization {}", l.utilization);
-        // CoDel keeps the standing queue near its 5 ms target: the mean sojourn of a
-        // CoDel queue under a few long flows sits between a fraction of the target and
-        // about twice it (the controller lets bursts through for an interval, 100 ms).
-        let d = l.queue_delay_ms.mean;
-        assert!((1.0..10.0).contains(&d), "{name}: mean queue delay {d} ms");
+        // Two long-lived CUBIC flows each way keep each bottleneck busy (0.93-0.95 here);
+        // two-way traffic costs some capacity to ACK compression (the ns-3 test below).
+        assert!(l.utilization > 0.85, "{name}: utilization {}", l.utilization);
         assert!(l.drops > 0, "{name}: CoDel drops");
     }
     // Per-flow results say the direction, and each flow's bottleneck queue is its data's.
@@ -58,6 +52,37 @@ fn both_directions_are_bottlenecks_under_codel() {
         assert!(f.goodput_bps > 1e6, "flow {}: {}", f.id, f.goodput_bps);
     }
     assert_eq!(s.groups[1].direction, "reverse");
+}
+
+/// CoDel under two-way traffic, against ns-3 3.37 (`validation/ns3/dumbbell.cc --flows 2
+/// --reverse-flows 2 --cc cubic --aqm codel --rate 10Mbps --rtt 50ms --buffer 200 --duration
+/// 40s --warmup 10s`, seeds 1-5, CoDel on both bottleneck devices, no delayed ACKs, no SACK:
+/// aqmlab's `classic` profile). ns-3's mean sojourn, averaged over the five seeds and the two
+/// directions, is 27.6 ms (per seed and direction 12.6 to 39.9 ms), far above CoDel's 5 ms
+/// target and the 6.4 ms of the same run without reverse flows: the queues drain below the
+/// target within each interval as the ACK-compressed bursts pass (Zhang, Shenker and Clark,
+/// "Observations on the dynamics of a congestion control algorithm: the effects of two-way
+/// traffic", SIGCOMM 1991), so CoDel's persistence test keeps resetting. Tolerance: 10 ms,
+/// about two standard errors of the difference of two 5-seed means whose per-run spread is
+/// about 8 ms in either simulator.
+#[test]
+fn codel_under_two_way_traffic_agrees_with_ns3() {
+    const NS3_MEAN_DELAY_MS: f64 = 27.6;
+    let mut delays = Vec::new();
+    for seed in 1..=5u64 {
+        let doc = two_by_two(json!({"seed": seed, "profile": "classic"}));
+        let s = common::run(common::scenario(doc)).summary();
+        for (name, l) in &s.links {
+            // ns-3: 0.69-0.95 per seed and direction (mean 0.81); aqmlab 0.84-0.95
+            assert!(l.utilization > 0.75, "seed {seed} {name}: {}", l.utilization);
+            delays.push(l.queue_delay_ms.mean);
+        }
+    }
+    let mean = delays.iter().sum::<f64>() / delays.len() as f64;
+    assert!(
+        (mean - NS3_MEAN_DELAY_MS).abs() < 10.0,
+        "mean sojourn {mean:.1} ms over both directions and 5 seeds ({delays:?}); ns-3 27.6 ms"
+    );
 }
 
 /// Every packet that reached `R2` from a host leaves through `R2->R1` (the routers forward at
