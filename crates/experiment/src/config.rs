@@ -187,7 +187,8 @@ pub struct LinkConfig {
 }
 
 /// Mahimahi traces a link pair follows (`rate_trace`, `reverse_rate_trace`); `None`: a fixed
-/// rate. With a trace the link's `rate` is only the nominal rate AQMs are told.
+/// rate. With a trace the link's `rate` is only the nominal rate: the summary's, PAQMAN's,
+/// and the other rate-reading AQMs' until the trace's first 100 ms window ends.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LinkTraces {
     /// The forward link's (a dumbbell's or parking lot's bottleneck(s), an explicit link).
