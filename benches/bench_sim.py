@@ -11,6 +11,9 @@ parameters the example reports, else the defaults below):
      (12 500 packets)
   D. 32 Mbps bottleneck, 100 TCP NewReno flows, 40 s simulated, CoDel, buffer one BDP
      (400 packets)
+  E. scenario D with Linux-like TCP on both sides: aqmlab's ``linux`` profile (SACK, RACK-TLP,
+     PRR, timestamps, Linux's delayed ACK) against ns-3 with its own defaults for these
+     (``ns3-dumbbell --linux``: SACK, timestamps, PRR recovery, limited transmit, DelAckCount 2)
 
 all with a 100 ms two-way propagation delay and 1000-byte packets.
 
@@ -24,7 +27,7 @@ are not comparable one-to-one (the two simulators schedule different events). Pe
 child's ru_maxrss.
 
 Bars: aqmlab >= 20x ns-3 in packets per wall-second on A, >= 100x on B and D (the
-standard dumbbell, CoDel, timed around the event loop in both), and aqmlab's peak memory
+standard dumbbell, CoDel, timed around the event loop in both), >= 80x on E, and aqmlab's peak memory
 < 1 GiB on scenario B. Exit status 0 = PASS, 1 = FAIL, 2 = cannot run (e.g. example missing).
 
 FQ-CoDel, aqmlab only:
@@ -68,9 +71,15 @@ SCENARIOS = {
               aqm="codel", buffer=12500, rtt="100ms", duration="5s", warmup="1s"),
     "D": dict(label="32Mbps x 100 NewReno x 40s CoDel", rate="32Mbps", flows=100, cc="newreno",
               aqm="codel", buffer=400, rtt="100ms", duration="40s", warmup="8s"),
+    "E": dict(label="D, linux TCP both sides", rate="32Mbps", flows=100, cc="newreno",
+              aqm="codel", buffer=400, rtt="100ms", duration="40s", warmup="8s",
+              ns3_args=["--linux"]),
 }  # fmt: skip
-#: The speed bar (100x ns-3) on its two standard-dumbbell scenarios; A keeps the earlier 20x.
-SPEED_BAR = {"A": RATIO_BAR, "B": 100.0, "D": 100.0}
+#: The speed bar (100x ns-3) on its two standard-dumbbell scenarios; A keeps the earlier 20x;
+#: E (Linux-like TCP on both sides) 80x.
+SPEED_BAR = {"A": RATIO_BAR, "B": 100.0, "D": 100.0, "E": 80.0}
+#: aqmlab's bench example names the scenarios above start with.
+AQMLAB_ROWS = ["dumbbell_", "linux_32M_100newreno_40s_codel"]
 
 
 def run_with_rss(cmd: list[str], cwd: Path = ROOT) -> tuple[str, int, float, int, str, float]:
@@ -151,10 +160,12 @@ def parse_aqmlab(report) -> dict[str, dict]:
     for i, e in enumerate(entries):
         rate = _rate_bps(_first(e, "rate_bps", "rate", "bottleneck_bps"))
         name = str(_first(e, "name", "scenario", default=""))
-        # bench_htsim.py's scenarios; the linux-profile row (no ns-3 counterpart)
-        if name.startswith(("htsim_", "linux_")):
+        # bench_htsim.py's scenarios
+        if name.startswith("htsim_"):
             continue
-        if "fq_codel" in name:
+        if name.startswith("linux_"):
+            key = "E"
+        elif "fq_codel" in name:
             key = "C"
         elif "32M" in name:
             key = "D"
@@ -196,7 +207,7 @@ def run_aqmlab(repeat: int = 1) -> tuple[dict[str, dict] | None, str]:
     """Best (highest packets per wall-second) of `repeat` runs of the example, per scenario."""
     best: dict[str, dict] | None = None
     for _ in range(max(1, repeat)):
-        res, why = run_aqmlab_once(["dumbbell_"])
+        res, why = run_aqmlab_once(AQMLAB_ROWS)
         if res is None:
             return None, why
         if best is None:
@@ -286,7 +297,7 @@ def run_ns3_once(sc: dict) -> dict:
         "--flows", str(sc["flows"]), "--rate", str(sc["rate"]), "--rtt", str(sc["rtt"]),
         "--buffer", str(sc["buffer"]), "--aqm", str(sc["aqm"]), "--cc", str(sc["cc"]),
         "--pkt-size", "1000", "--duration", str(sc["duration"]), "--warmup", str(sc["warmup"]),
-        "--seed", "1", "--json",
+        "--seed", "1", "--json", *sc.get("ns3_args", []),
     ]  # fmt: skip
     print("running ns-3:", " ".join(cmd[3:]), flush=True)
     out, rc, wall, rss, err, cpu = run_with_rss(cmd)

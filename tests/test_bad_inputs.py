@@ -232,9 +232,11 @@ def test_dumbbell_bad_option(tmp_path, args, needles):
 
 
 @pytest.mark.parametrize("args, needles", OUT_ROWS, ids=[" ".join(a) for a, _ in OUT_ROWS])
-@pytest.mark.parametrize("command", ["dumbbell", "run", "demo", "emulate"])
+@pytest.mark.parametrize("command", ["dumbbell", "run", "demo", "emulate", "shell"])
 def test_refused_output_paths(tmp_path, command, args, needles):
-    if command in ("dumbbell", "emulate"):
+    if command == "shell":
+        base = ["shell"]
+    elif command in ("dumbbell", "emulate"):
         base = [command, "--duration", "2s", "--flows", "2"]
     elif command == "run":
         (tmp_path / "s.toml").write_text(GOOD)

@@ -176,7 +176,14 @@ class Forwarder:
     """The live-emulation forwarder between two TUN devices for a scenario's dumbbell."""
 
     def __new__(
-        cls, scenario: Scenario, snd_tun: str, rcv_tun: str, group_addrs: list[str]
+        cls,
+        scenario: Scenario,
+        snd_tun: str,
+        rcv_tun: str,
+        group_addrs: list[str],
+        reverse: Scenario | None = None,
+        names: tuple[str, str] | None = None,
+        until_stopped: bool = False,
     ) -> Forwarder: ...
     def run(self, t0_ns: int) -> None:
         """Forward from ``t0_ns`` (a ``time.monotonic_ns()`` instant) for the scenario's
@@ -186,13 +193,17 @@ class Forwarder:
         """End ``run`` within 10 ms (thread-safe)."""
 
     def report_json(self) -> str:
-        """``{"seconds", "bottleneck", "packets_forwarded", "timing"}`` as JSON."""
+        """``{"seconds", "bottleneck", "reverse" ([name, summary], with a reverse link),
+        "packets_forwarded", "timing", "ecn"}`` as JSON."""
 
     def timeseries(self) -> dict[str, list[Any]]:
         """The bottleneck's time series, column name to values."""
 
     def class_timeseries(self) -> dict[str, list[Any]]:
         """The bottleneck's per-class time series (no rows for a FIFO)."""
+
+    def reverse_timeseries(self) -> dict[str, list[Any]]:
+        """The reverse link's time series (no rows for a constant delay)."""
 
 @final
 class Queue:

@@ -25,6 +25,8 @@
 //    RTO = SRTT + max(4 RTTVAR, 200 ms) as in aqmlab and Linux (ClockGranularity = 200 ms),
 //    classic (RFC 6582) fast recovery instead of ns-3's default PRR, limited transmit off,
 //    DelAckCount 1 (2 with --delack). CUBIC: ns-3's TcpCubic with HyStart off (RFC 9438 core).
+//    --linux instead keeps ns-3's own defaults for these: SACK and timestamps on, PRR recovery,
+//    limited transmit, DelAckCount 2, HyStart on (the counterpart of aqmlab's `linux` profile).
 //    --cc linuxreno: TcpLinuxReno (per-segment congestion avoidance, as Linux and aqmlab).
 //    --cc bbr: TcpBbr (ns-3's BBR v1 after Linux tcp_bbr.c; it turns pacing on itself).
 //  * --ecn: ECN on TcpSocketBase (UseEcn On) and on the queue disc (UseEcn): RED, PIE and CoDel
@@ -206,6 +208,7 @@ struct Options
     bool tcpStats = false;      // --tcp-stats: count retransmitted segments (a per-segment trace)
     std::string clockGranularity = "200ms"; // ns-3's G in RTO = SRTT + max(G, 4 RTTVAR)
     bool sack = false; // --sack: SACK on (ns-3's RFC 6675 scoreboard), for experiments
+    bool linux = false; // --linux: ns-3's own TCP defaults (SACK, timestamps, PRR, limited transmit)
     std::string qdiscTrace; // --qdisc-trace PATH: per-packet events of the bottleneck queue disc
 };
 
@@ -222,6 +225,8 @@ Usage(int code)
            "                    [--sack]  (SACK on; off by default, as in aqmlab)\n"
            "                    [--reverse-flows N]  (N flows right to left; the same queue disc\n"
            "                                      on R2's bottleneck device, reported as bottleneck_reverse)\n"
+           "                    [--linux]  (ns-3's TCP defaults: SACK, timestamps, PRR, limited\n"
+           "                                transmit; beside aqmlab's `linux` profile)\n"
            "                    [--qdisc-trace PATH]  (CSV of the bottleneck queue disc's packet\n"
            "                                      events, warm-up included: time_ns,kind,flow,size,sojourn_ns)\n"
            "                    [--clock-granularity 200ms]  (G in RTO = SRTT + max(G, 4 RTTVAR);\n"
@@ -316,6 +321,8 @@ ParseArgs(int argc, char** argv)
                 o.clockGranularity = next();
             else if (key == "--sack")
                 flag(o.sack);
+            else if (key == "--linux")
+                flag(o.linux);
             else if (key == "--qdisc-trace")
                 o.qdiscTrace = next();
             else if (key == "--routing")
@@ -839,24 +846,27 @@ main(int argc, char** argv)
         return 2;
     }
     Config::SetDefault("ns3::TcpL4Protocol::SocketType", TypeIdValue(ccType));
+    // --linux keeps ns-3's own defaults for what aqmlab's `linux` profile turns on: PRR
+    // recovery, SACK, timestamps, limited transmit, delayed ACKs (DelAckCount 2), HyStart.
     Config::SetDefault("ns3::TcpL4Protocol::RecoveryType",
-                       TypeIdValue(TcpClassicRecovery::GetTypeId()));
-    Config::SetDefault("ns3::TcpCubic::HyStart", BooleanValue(false));
+                       TypeIdValue(o.linux ? TcpPrrRecovery::GetTypeId()
+                                           : TcpClassicRecovery::GetTypeId()));
+    Config::SetDefault("ns3::TcpCubic::HyStart", BooleanValue(o.linux));
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(mss));
     Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(sockBuf));
     Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(sockBuf));
     Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
-    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(o.delack ? 2 : 1));
+    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(o.delack || o.linux ? 2 : 1));
     Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(200)));
     // ns-3: RTO = max(MinRto, SRTT + max(G, 4 RTTVAR)). aqmlab (like Linux) bounds the variance
     // term by the minimum RTO instead: RTO = SRTT + max(4 RTTVAR, min_rto). With G = min_rto the
     // two are identical. (With ns-3's default G = 1 ms, per-ACK RTT samples shrink RTTVAR to
     // almost nothing and a queue that grows by a few packets per RTT fires spurious timeouts.)
     Config::SetDefault("ns3::TcpSocketBase::ClockGranularity", TimeValue(Time(o.clockGranularity)));
-    Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(o.sack));
-    Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(false));
+    Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(o.sack || o.linux));
+    Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(o.linux));
     Config::SetDefault("ns3::TcpSocketBase::WindowScaling", BooleanValue(true));
-    Config::SetDefault("ns3::TcpSocketBase::LimitedTransmit", BooleanValue(false));
+    Config::SetDefault("ns3::TcpSocketBase::LimitedTransmit", BooleanValue(o.linux));
     Config::SetDefault("ns3::TcpSocketBase::UseEcn", StringValue(o.ecn ? "On" : "Off"));
 
     // ---- topology ----

@@ -8,6 +8,8 @@ use experiment::config::SimConfig;
 use experiment::config::{FlowGroup, TopologyConfig};
 use experiment::service::Capacity;
 
+use crate::reverse::ReverseLink;
+
 /// The emulated dumbbell.
 #[derive(Clone, Debug)]
 pub struct EmuConfig {
@@ -37,6 +39,10 @@ pub struct EmuConfig {
     /// Per flow group, the class index of a class-based qdisc its packets go to (0 without
     /// classes or without a `class`).
     pub group_class: Vec<u8>,
+    /// The reverse direction's queue, rate and name (`None`: a constant delay, the ACK path).
+    pub reverse: Option<ReverseLink>,
+    /// Name of the forward link in the results (`bottleneck`).
+    pub name: String,
 }
 
 /// Seconds to nanoseconds by the project's one rounding rule (nearest ns).
@@ -54,13 +60,16 @@ impl EmuConfig {
                 "the emulator runs dumbbell scenarios ([dumbbell]) only".into(),
             ));
         };
-        let (capacity, reverse) = d.capacities();
-        if reverse.is_some() {
-            return Err((
-                "dumbbell.reverse_rate_trace".into(),
-                "the emulator's ACK direction is a delay without a rate (simulator-only)".into(),
-            ));
-        }
+        let (capacity, reverse_capacity) = d.capacities();
+        // With a reverse trace the ACK direction is the simulator's `R2->R1`: drop-tail with
+        // the side buffer, nominally at the bottleneck's rate, following the trace.
+        let reverse = reverse_capacity.map(|c| ReverseLink {
+            rate: BitsPerSec(d.bottleneck_rate.round() as u64),
+            capacity: Some(c),
+            limit: QueueLimit::Packets(d.side_buffer_pkts),
+            qdisc: experiment::config::droptail(),
+            name: "reverse".into(),
+        });
         // bidirectional traffic (docs/scenario.md) is simulator-only
         if let Some(i) = cfg
             .flows
@@ -75,7 +84,8 @@ impl EmuConfig {
         if d.reverse_aqm.is_some() {
             return Err((
                 "reverse_aqm".into(),
-                "the emulator's ACK direction has no queue (simulator-only)".into(),
+                "the emulator's ACK direction runs drop-tail (reverse_aqm is simulator-only)"
+                    .into(),
             ));
         }
         if d.access != experiment::config::Access::Link {
@@ -123,6 +133,21 @@ impl EmuConfig {
             warmup_ns: ns(cfg.warmup),
             sample_interval_ns: ns(cfg.sample_interval).max(1),
             group_class,
+            reverse,
+            name: "bottleneck".into(),
         })
+    }
+
+    /// The forward link of `other` (its rate, capacity, buffer and qdisc) as this
+    /// configuration's reverse direction, named `name` (`aqmlab shell`'s downlink: each
+    /// direction validated as a dumbbell's bottleneck by the one scenario schema).
+    pub fn set_reverse_from(&mut self, other: &EmuConfig, name: &str) {
+        self.reverse = Some(ReverseLink {
+            rate: other.rate,
+            capacity: other.capacity.clone(),
+            limit: other.limit,
+            qdisc: other.qdisc.clone(),
+            name: name.into(),
+        });
     }
 }

@@ -18,8 +18,9 @@ use serde::Serialize;
 
 use crate::clock::{now_ns, realtime_priority, tight_timer_slack};
 use crate::config::EmuConfig;
-use crate::link::{Bottleneck, DelayLine, StatsWindow};
+use crate::link::{Bottleneck, StatsWindow};
 use crate::packet::IpPacket;
+use crate::reverse::Reverse;
 use crate::tun::{Tun, MAX_PACKET};
 
 /// Packets read from one device per wake-up before the links are served again.
@@ -47,7 +48,7 @@ pub struct Lateness {
 pub struct Timing {
     /// Data direction (bottleneck: serialisation + delay).
     pub forward: Lateness,
-    /// ACK direction (delay only).
+    /// ACK direction (delay only, or its own link: see [`crate::reverse`]).
     pub reverse: Lateness,
     /// Loop iterations.
     pub wakeups: u64,
@@ -64,6 +65,12 @@ pub struct Report {
     pub seconds: f64,
     /// The bottleneck's summary over `[warmup, end]`.
     pub bottleneck: LinkSummary,
+    /// The reverse direction's link summary (`None`: a constant delay), under its name.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reverse: Option<(String, LinkSummary)>,
+    /// The reverse link's time series (empty for a constant delay).
+    #[serde(skip)]
+    pub reverse_timeseries: TimeSeries,
     /// The bottleneck's time series.
     #[serde(skip)]
     pub timeseries: TimeSeries,
@@ -114,7 +121,7 @@ pub struct Forwarder {
     /// Receiver address of each flow group (its packets' class: `cfg.group_class`).
     group_addr: Vec<[u8; 4]>,
     link: Bottleneck,
-    rev: DelayLine,
+    rev: Reverse,
     stop: Arc<AtomicBool>,
     fwd_late: Late,
     rev_late: Late,
@@ -134,22 +141,23 @@ impl Forwarder {
         rcv: Tun,
         group_addr: Vec<[u8; 4]>,
     ) -> Result<Self, aqm::ConfigError> {
+        let stats = StatsWindow {
+            warmup_ns: cfg.warmup_ns,
+            interval_ns: cfg.sample_interval_ns,
+        };
         let mut link = Bottleneck::new(
             &cfg.qdisc,
             cfg.limit,
             cfg.rate,
             cfg.fwd_delay_ns,
             cfg.seed,
-            StatsWindow {
-                warmup_ns: cfg.warmup_ns,
-                interval_ns: cfg.sample_interval_ns,
-            },
-            "bottleneck",
+            stats,
+            &cfg.name,
         )?;
         if let Some(c) = &cfg.capacity {
             link.set_service(experiment::service::Service::new(c.clone()));
         }
-        let rev = DelayLine::new(cfg.rev_delay_ns);
+        let rev = Reverse::new(cfg.reverse.as_ref(), cfg.rev_delay_ns, cfg.seed, stats)?;
         Ok(Forwarder {
             cfg,
             snd,
@@ -201,6 +209,7 @@ impl Forwarder {
                 return Ok(());
             }
             self.link.advance(now);
+            self.rev.advance(now);
             while let Some((due, p)) = self.link.pop_due(now) {
                 let ok = self.rcv.write(&p.data)?;
                 self.fwd_late.record(rel(now_ns()).saturating_sub(due));
@@ -228,7 +237,7 @@ impl Forwarder {
                     break;
                 };
                 now = rel(now_ns());
-                self.rev.push(now, IpPacket::new(buf[..n].to_vec(), 0));
+                self.rev.arrive(now, IpPacket::new(buf[..n].to_vec(), 0));
                 got += 1;
             }
             if got > 0 {
@@ -293,6 +302,17 @@ impl Forwarder {
         Report {
             seconds: self.end as f64 / 1e9,
             bottleneck: self.link.summary(end, &name),
+            reverse: self.rev.summary(end).map(|s| {
+                (
+                    self.cfg
+                        .reverse
+                        .as_ref()
+                        .map_or("reverse", |r| &r.name)
+                        .into(),
+                    s,
+                )
+            }),
+            reverse_timeseries: self.rev.timeseries(),
             timeseries: self.link.timeseries().clone(),
             class_timeseries: self.link.class_timeseries().clone(),
             packets_forwarded: self.forwarded,

@@ -5,7 +5,8 @@
 //! packets through an emulated dumbbell: the data direction through the `aqm` crate's
 //! [`aqm::Qdisc`] (the same code, built from the same config, as the simulator's bottleneck),
 //! serialised at the link rate and delayed by the propagation delay; the ACK direction
-//! through a constant delay. CE marks are written into the real IPv4 headers with the
+//! through a constant delay, or through a queued link of its own ([`reverse`]: a dumbbell's
+//! `reverse_rate_trace`, `aqmlab shell`'s downlink). CE marks are written into the real IPv4 headers with the
 //! checksum updated ([`ipv4`]).
 //!
 //! Why TUN rather than veth + `AF_PACKET`: a TUN device is layer 3 (no ARP, no MAC
@@ -17,7 +18,8 @@
 //! Modules: [`clock`] (`CLOCK_MONOTONIC` ns), [`tun`] (devices), [`ipv4`] (header fields,
 //! CE marking with RFC 1624 checksum update), [`packet`] (a real packet as
 //! [`aqm::Packet`]), [`config`] (the link from a scenario of `experiment`), [`link`] (the emulated
-//! links as pure logic, time passed in), [`forwarder`] (the I/O loop).
+//! links as pure logic, time passed in), [`reverse`] (the reverse direction: a delay or a
+//! queued link of its own), [`forwarder`] (the I/O loop).
 //!
 //! Namespaces, addresses, sysctls and the traffic programs are set up by the Python side
 //! (`aqmlab.emu`), which also needs root; this crate only opens the devices it is told to.
@@ -28,6 +30,7 @@ pub mod forwarder;
 pub mod ipv4;
 pub mod link;
 pub mod packet;
+pub mod reverse;
 pub mod tun;
 
 pub use config::EmuConfig;

@@ -14,9 +14,12 @@ use pyo3::types::PyDict;
 use crate::simulation::PyScenario;
 use crate::ScenarioError;
 
-/// `Forwarder(scenario, snd_tun, rcv_tun, group_addrs)`: creates the two TUN devices (in the
-/// caller's namespace) for the scenario's dumbbell; flow group `g` sends to
-/// `group_addrs[g]` (dotted IPv4).
+/// `Forwarder(scenario, snd_tun, rcv_tun, group_addrs, reverse=None, names=None,
+/// until_stopped=False)`: creates the two TUN devices (in the caller's namespace) for the
+/// scenario's dumbbell; flow group `g` sends to `group_addrs[g]` (dotted IPv4). `reverse`: a
+/// second scenario whose bottleneck becomes the reverse direction (`aqmlab shell`'s
+/// downlink); `names`: the two links' names in the results; `until_stopped`: forward until
+/// `stop()` rather than for the scenario's duration.
 #[pyclass(module = "aqmlab._core", name = "Forwarder", frozen)]
 pub struct PyForwarder {
     inner: Mutex<Forwarder>,
@@ -32,14 +35,33 @@ fn addr(s: &str) -> PyResult<[u8; 4]> {
 #[pymethods]
 impl PyForwarder {
     #[new]
+    #[pyo3(signature = (scenario, snd_tun, rcv_tun, group_addrs, reverse=None, names=None, until_stopped=false))]
     fn new(
         scenario: &PyScenario,
         snd_tun: &str,
         rcv_tun: &str,
         group_addrs: Vec<String>,
+        reverse: Option<&PyScenario>,
+        names: Option<(String, String)>,
+        until_stopped: bool,
     ) -> PyResult<Self> {
-        let cfg = EmuConfig::from_sim(&scenario.sc.config)
-            .map_err(|(k, r)| crate::typed::<ScenarioError>(format!("{k}: {r}"), (k, None, r)))?;
+        let config = |sc: &PyScenario| {
+            EmuConfig::from_sim(&sc.sc.config)
+                .map_err(|(k, r)| crate::typed::<ScenarioError>(format!("{k}: {r}"), (k, None, r)))
+        };
+        let mut cfg = config(scenario)?;
+        if let Some(r) = reverse {
+            cfg.set_reverse_from(&config(r)?, "reverse");
+        }
+        if let Some((fwd, rev)) = names {
+            cfg.name = fwd;
+            if let Some(r) = cfg.reverse.as_mut() {
+                r.name = rev;
+            }
+        }
+        if until_stopped {
+            cfg.duration_ns = u64::MAX;
+        }
         let addrs = group_addrs
             .iter()
             .map(|s| addr(s))
@@ -81,6 +103,12 @@ impl PyForwarder {
     fn timeseries<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let mut f = self.inner.lock().expect("forwarder lock");
         crate::columns::timeseries(py, &f.report().timeseries)
+    }
+
+    /// The reverse link's time series as `{column: list}` (no rows for a constant delay).
+    fn reverse_timeseries<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let mut f = self.inner.lock().expect("forwarder lock");
+        crate::columns::timeseries(py, &f.report().reverse_timeseries)
     }
 
     /// The bottleneck's per-class time series as `{column: list}` (no rows for a FIFO).

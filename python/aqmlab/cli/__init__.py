@@ -21,6 +21,7 @@ from aqmlab.cli import paqman as _paqman
 from aqmlab.cli import report as _report
 from aqmlab.cli import repro as _repro
 from aqmlab.cli import rfc7928 as _rfc7928
+from aqmlab.cli import shell as _shell
 from aqmlab.cli import sim as _sim
 from aqmlab.cli import sweep as _sweep
 
@@ -62,6 +63,7 @@ _sim.register(app)
 _sweep.register(app)
 _rfc7928.register(app)
 _emulate.register(app)
+_shell.register(app)
 _repro.register(app)
 _report.register(app)
 app.add_typer(
@@ -130,6 +132,12 @@ def main(argv: list[str] | None = None) -> None:
         The arguments (default: ``sys.argv[1:]``).
     """
     usage_error, click_error, no_args, exit_, abort = _click_exceptions()
+    args = list(sys.argv[1:] if argv is None else argv)
+    _common.trailing_command = None
+    if args and args[0] in _common.TAKES_COMMAND and "--" in args:
+        cut = args.index("--")
+        args, _common.trailing_command = args[:cut], args[cut + 1 :]
+    argv = args
     command = _command(argv)
     try:
         # typer turns Ctrl-C inside a command into Exit(130), returned here as the status

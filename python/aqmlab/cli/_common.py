@@ -21,6 +21,14 @@ class BadOption(Exception):
 #: True once :func:`fail` has printed its line, so that the entry point does not add its own.
 reported = False
 
+#: The commands that take a program after ``--`` (``aqmlab shell ... -- COMMAND ARGS``).
+TAKES_COMMAND = ("shell", "emulate")
+
+#: What followed ``--`` on the command line of a command in :data:`TAKES_COMMAND` (``None``:
+#: no ``--``), split off by the entry point before the options are parsed, so that the
+#: program's own options are never read as aqmlab's.
+trailing_command: list[str] | None = None
+
 
 def fail(msg: str, code: int = 2) -> None:
     """Print ``error: MSG`` on stderr and exit with ``code`` (2: bad input, 130: interrupted)."""

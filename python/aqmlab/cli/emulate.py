@@ -15,6 +15,7 @@ from typing import Annotated
 
 import typer
 
+from aqmlab.cli import _common
 from aqmlab.cli._common import fail as _fail
 from aqmlab.cli.sim import Force, NoPlots, _as_option, _summary_table, _write, build_dumbbell
 
@@ -124,7 +125,8 @@ def register(app: typer.Typer) -> None:
         ] = False,
         force: Force = False,
     ) -> None:
-        """Run a dumbbell on real Linux TCP through the aqm qdiscs (needs root)."""
+        """Run a dumbbell on real Linux TCP through the aqm qdiscs (needs root); a COMMAND
+        after -- runs beside the flows in the senders' namespace (docs/shell.md)."""
         from aqmlab.emu import EmulationError, check_environment, check_scenario, emulate
         from aqmlab.emu.netns import check_sysctls
         from aqmlab.emu.plan import available_cc, kernel_cc_name, take_kernel_cc
@@ -206,9 +208,19 @@ def register(app: typer.Typer) -> None:
             check_output_dir(out, force)
         except ValueError as e:
             _fail(str(e))
+        command = _common.trailing_command
+        if command is not None:
+            from aqmlab.emu.shell import check_command
+
+            if not command:
+                _fail("COMMAND: missing after --; e.g. aqmlab emulate -- ping -c 5 $AQMLAB_PEER")
+            try:
+                check_command(command)
+            except ValueError as e:
+                _fail(str(e))
         try:
             check_environment()
-            res = emulate(sc, kernel_cc=cc, group_cc=group_cc, sysctls=settings)
+            res = emulate(sc, kernel_cc=cc, group_cc=group_cc, sysctls=settings, command=command)
         except EmulationError as e:
             _fail(str(e), 1)
         except ValueError as e:  # a sysctl the kernel refused (everything was removed)

@@ -43,7 +43,7 @@ from aqmlab.output import signals_raise
 from aqmlab.provenance import meta, now_utc
 from aqmlab.results import SimResult, flow_columns, jain_index
 
-__all__ = ["emulate", "EmulationError", "check_environment", "check_scenario"]
+__all__ = ["emulate", "EmulationError", "check_environment", "check_link", "check_scenario"]
 
 #: Time between the traffic programs reporting ready and the run's origin, s.
 _LEAD_S = 0.2
@@ -146,6 +146,27 @@ def check_scenario(scenario, kernel_cc: str | None = None, group_cc: dict | None
             "traffic programs start and connect around it)",
         )
     flows = plan_flows(n, kernel_cc, group_cc)
+    return flows, check_link(scenario)
+
+
+def check_link(scenario) -> int:
+    """The MTU of ``scenario``'s dumbbell if the emulator can run its link, else
+    ``ValueError`` naming the key (no side effects; does not need root). ``aqmlab emulate``
+    and ``aqmlab shell`` check their links here.
+
+    Parameters
+    ----------
+    scenario : aqmlab.scenario.Scenario
+        The scenario (a dumbbell).
+
+    Returns
+    -------
+    int
+        The MTU, bytes.
+    """
+    n = scenario.normalized
+    if "dumbbell" not in n:
+        raise error("topology", n.get("topology", "?"), "the emulator runs dumbbells only")
     d = n["dumbbell"]
     if float(d["rate"]) > MAX_RATE_BPS:
         raise error(
@@ -156,12 +177,6 @@ def check_scenario(scenario, kernel_cc: str | None = None, group_cc: dict | None
         )
     if d.get("loss", 0.0):
         raise error("dumbbell.loss", d["loss"], "not emulated")
-    if d.get("reverse_rate_trace"):
-        raise error(
-            "dumbbell.reverse_rate_trace",
-            f'"{d["reverse_rate_trace"]}"',
-            "not emulated (the emulator's ACK direction is a delay without a rate)",
-        )
     if d.get("access", "link") != "link":
         raise error(
             "dumbbell.access",
@@ -169,7 +184,7 @@ def check_scenario(scenario, kernel_cc: str | None = None, group_cc: dict | None
             "not emulated (the emulator's hosts sit in namespaces behind the forwarder; "
             'access = "none" is simulator-only)',
         )
-    return flows, _mtu(n)
+    return _mtu(n)
 
 
 def emulate(
@@ -177,6 +192,7 @@ def emulate(
     kernel_cc: str | None = None,
     group_cc: dict[int, str] | None = None,
     sysctls: dict[str, str] | None = None,
+    command: list[str] | None = None,
 ) -> SimResult:
     """Emulate ``scenario`` (a dumbbell of long-lived TCP groups) in real time.
 
@@ -193,6 +209,12 @@ def emulate(
         Further kernel settings of the senders' namespace, ``{key: value}`` (``net.ipv4.*``,
         ``net.core.*``), applied after the pinned ones and recorded in
         ``emulation.sysctls.snd``; e.g. ``{"net.ipv4.tcp_recovery": "0"}`` turns RACK off.
+    command : list of str, optional
+        A program run in the senders' namespace beside the flows, from the run's origin, as
+        :func:`aqmlab.emu.shell.shell` runs its command (the calling user, the environment
+        plus ``AQMLAB_PEER`` = the first group's receiver address); ended (SIGTERM, then
+        SIGKILL) if it still runs when the run ends. Its exit status is
+        ``emulation.command.exit_status``.
 
     Returns
     -------
@@ -214,10 +236,10 @@ def emulate(
     extra = check_sysctls(sysctls or {})
     check_environment()
     with signals_raise():
-        return _run(scenario, flows, mtu, extra)
+        return _run(scenario, flows, mtu, extra, command)
 
 
-def _run(scenario, flows, mtu, sysctls_snd: dict[str, str]) -> SimResult:
+def _run(scenario, flows, mtu, sysctls_snd: dict[str, str], command=None) -> SimResult:
     """:func:`emulate` once the input is checked (SIGTERM raises KeyboardInterrupt here)."""
     from aqmlab import _core
 
@@ -225,7 +247,8 @@ def _run(scenario, flows, mtu, sysctls_snd: dict[str, str]) -> SimResult:
     groups = len(n["flows"])
     ecn_groups = [any(f.ecn for f in flows if f.group == g) for g in range(groups)]
     procs: list[subprocess.Popen] = []
-    fw = thread = None
+    fw = thread = cmd = None
+    cmd_status = None
     wall0 = time.monotonic()
     started = now_utc()
     try:
@@ -290,12 +313,23 @@ def _run(scenario, flows, mtu, sysctls_snd: dict[str, str]) -> SimResult:
 
             thread = threading.Thread(target=forward, name="aqmlab-forwarder", daemon=True)
             thread.start()
+            if command:
+                cmd = _start_command(tb, command, t0)
             while thread.is_alive():
                 # sleep, not join(timeout): a signal interrupting join leaves the thread
                 # marked stopped while it still runs (CPython 3.11)
                 time.sleep(0.05)
             if errors:
                 raise EmulationError(str(errors[0]))
+            if cmd is not None:
+                from aqmlab.emu.shell import finish
+
+                ran_out = cmd.poll() is None
+                cmd_status = {
+                    "argv": list(command),
+                    "exit_status": finish(cmd, grace=2.0),
+                    "ended_by_run": ran_out,
+                }
             outs = {}
             for name, p in (("receiver", recv), ("sender", send)):
                 try:
@@ -306,9 +340,15 @@ def _run(scenario, flows, mtu, sysctls_snd: dict[str, str]) -> SimResult:
                     raise EmulationError(f"{name} failed: {' '.join(err.split())[-300:]}")
                 outs[name] = json.loads(out.strip().splitlines()[-1])
             report = json.loads(fw.report_json())
-            ts = dict(fw.timeseries())
+            ts = {k: list(v) for k, v in fw.timeseries().items()}
+            for k, v in fw.reverse_timeseries().items():  # with a reverse_rate_trace
+                ts.setdefault(k, []).extend(v)
             cts = dict(fw.class_timeseries())
     finally:
+        if cmd is not None and cmd.poll() is None:
+            from aqmlab.emu.shell import finish
+
+            finish(cmd, grace=1.0)
         if fw is not None:
             fw.stop()
         if thread is not None:
@@ -321,9 +361,22 @@ def _run(scenario, flows, mtu, sysctls_snd: dict[str, str]) -> SimResult:
                 if s:
                     s.close()
         fw = None  # closes the TUN devices
-    return _result(
+    res = _result(
         scenario, flows, report, ts, cts, outs, sysctls, time.monotonic() - wall0, started
     )
+    if cmd_status is not None:
+        res.summary["emulation"]["command"] = cmd_status
+    return res
+
+
+def _start_command(tb, command: list[str], t0: int) -> subprocess.Popen:
+    """``command`` in the senders' namespace from the run's origin ``t0`` (a
+    ``time.monotonic_ns()`` instant), as the calling user, with ``AQMLAB_PEER``."""
+    from aqmlab.emu.shell import PEER_ENV, calling_user, spawn
+
+    time.sleep(max(0.0, (t0 - time.monotonic_ns()) / 1e9))
+    env = dict(os.environ, **{PEER_ENV: group_addr(0)})
+    return spawn(tb, "snd", list(command), env, calling_user(), stdin=subprocess.DEVNULL)
 
 
 def _tail(p: subprocess.Popen) -> str:
@@ -425,7 +478,11 @@ def _result(scenario, flows, report, ts, cts, outs, sysctls, wall, started) -> S
         "wall_seconds": wall,
         "events": report["timing"]["wakeups"],
         "packets_forwarded": report["packets_forwarded"],
-        "links": {"bottleneck": report["bottleneck"]},
+        "links": {
+            "bottleneck": report["bottleneck"],
+            # the ACK direction's link, with a reverse_rate_trace
+            **({report["reverse"][0]: report["reverse"][1]} if report.get("reverse") else {}),
+        },
         "flows": rows,
         "groups": _groups(n["flows"], rows),
         "fairness": {
