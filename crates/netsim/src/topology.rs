@@ -29,8 +29,8 @@ use aqm::{QdiscConfig, QueueLimit};
 use crate::engine::{secs_to_ns, Ns};
 use crate::routing::{Edge, Routes, NO_ROUTE};
 use experiment::config::{
-    droptail, Access, ConfigError, Direction, DumbbellConfig, FlowGroup, ParkingLotConfig, SimConfig,
-    TopologyConfig, DEFAULT_LINK_BUFFER,
+    droptail, Access, ConfigError, Direction, DumbbellConfig, FlowGroup, ParkingLotConfig,
+    SimConfig, TopologyConfig, DEFAULT_LINK_BUFFER,
 };
 use experiment::service::Capacity;
 

@@ -30,12 +30,20 @@ fn both_directions_are_bottlenecks_under_codel() {
     let sim = common::run(common::scenario(two_by_two(json!({}))));
     let s = sim.summary();
     let names: Vec<&str> = s.links.keys().map(String::as_str).collect();
-    assert_eq!(names, ["R1->R2", "R2->R1"], "both bottlenecks are monitored");
+    assert_eq!(
+        names,
+        ["R1->R2", "R2->R1"],
+        "both bottlenecks are monitored"
+    );
     for (name, l) in &s.links {
         assert_eq!(l.aqm, "codel", "{name}");
         // Two long-lived CUBIC flows each way keep each bottleneck busy (0.93-0.95 here);
         // two-way traffic costs some capacity to ACK compression (the ns-3 test below).
-        assert!(l.utilization > 0.85, "{name}: utilization {}", l.utilization);
+        assert!(
+            l.utilization > 0.85,
+            "{name}: utilization {}",
+            l.utilization
+        );
         assert!(l.drops > 0, "{name}: CoDel drops");
     }
     // Per-flow results say the direction, and each flow's bottleneck queue is its data's.
@@ -74,7 +82,11 @@ fn codel_under_two_way_traffic_agrees_with_ns3() {
         let s = common::run(common::scenario(doc)).summary();
         for (name, l) in &s.links {
             // ns-3: 0.69-0.95 per seed and direction (mean 0.81); aqmlab 0.84-0.95
-            assert!(l.utilization > 0.75, "seed {seed} {name}: {}", l.utilization);
+            assert!(
+                l.utilization > 0.75,
+                "seed {seed} {name}: {}",
+                l.utilization
+            );
             delays.push(l.queue_delay_ms.mean);
         }
     }
@@ -206,13 +218,18 @@ fn bad_direction_names_the_key_and_value() {
         "nodes": [{"name": "a"}, {"name": "b"}], "links": [{"src": "a", "dst": "b", "rate": 1e7}],
         "flows": [{"src": "a", "dst": "b", "direction": "reverse"}],
     }));
-    assert!(e.starts_with(r#"flows[0].direction = "reverse": only for [dumbbell]"#), "{e}");
+    assert!(
+        e.starts_with(r#"flows[0].direction = "reverse": only for [dumbbell]"#),
+        "{e}"
+    );
     let e = bad(json!({
         "nodes": [{"name": "a"}, {"name": "b"}], "links": [{"src": "a", "dst": "b", "rate": 1e7}],
         "reverse_aqm": {"type": "codel"}, "flows": [{"src": "a", "dst": "b"}],
     }));
     assert!(e.starts_with("reverse_aqm = "), "{e}");
-    let e = bad(json!({"dumbbell": {"rate": 1e7}, "reverse_aqm": {"type": "nope"},
-                       "flows": [{}]}));
+    let e = bad(
+        json!({"dumbbell": {"rate": 1e7}, "reverse_aqm": {"type": "nope"},
+                       "flows": [{}]}),
+    );
     assert!(e.starts_with("reverse_aqm.type = "), "{e}");
 }

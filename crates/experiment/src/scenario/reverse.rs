@@ -82,7 +82,12 @@ pub(super) fn aliases(
         (None, _) => Vec::new(),
         (Some(_), None) => vec![("R2->R1".into(), "bottleneck_reverse".into())],
         (Some(_), Some(k)) => (0..k)
-            .map(|i| (format!("R{}->R{i}", i + 1), format!("bottleneck{i}_reverse")))
+            .map(|i| {
+                (
+                    format!("R{}->R{i}", i + 1),
+                    format!("bottleneck{i}_reverse"),
+                )
+            })
             .collect(),
     }
 }
