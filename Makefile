@@ -5,6 +5,8 @@
 #   make bench  - benchmarks (prints ratios against in-process references)
 #   make lint   - rustfmt, clippy -D warnings, ruff check and format (.ci/run runs it too)
 #   make ns3    - install Debian's ns-3 and build the cross-check program (validation/ns3)
+#   make ns2    - install Debian's ns-2.35 (validation/ns2)
+#   make ns2-full - rerun every ns-2 cross-check case (validation/ns2/RESULTS.md; long)
 #   make debian-packages - install the Debian packages the tests use (scripts/debian-packages.txt)
 
 SHELL := /bin/bash
@@ -15,7 +17,7 @@ STAMP := $(VENV)/.deps-stamp
 export VIRTUAL_ENV := $(abspath $(VENV))
 export PATH := $(abspath $(VENV))/bin:$(PATH)
 
-.PHONY: all build test demo bench ns3 lint fmt clean test-rust test-python rust-tools debian-packages
+.PHONY: all build test demo bench ns3 ns2 ns2-full lint fmt clean test-rust test-python rust-tools debian-packages
 
 all: build
 
@@ -47,6 +49,12 @@ bench: build
 
 ns3:
 	bash validation/ns3/install.sh
+
+ns2:
+	bash validation/ns2/install.sh
+
+ns2-full: build ns2
+	nice $(PY) validation/ns2/run_all.py
 
 # rustfmt and clippy are rustup components a fresh toolchain may lack
 rust-tools:

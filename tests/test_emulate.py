@@ -337,3 +337,29 @@ def test_trace_link_agrees_with_the_simulator(tmp_path):
     fast = ts[(frac > 0.02) & (frac < 0.49)]["throughput_bps"].mean()
     slow = ts[(frac > 0.52) & (frac < 0.99)]["throughput_bps"].mean()
     assert abs(fast / 24e6 - 1) < 0.05 and abs(slow / 6e6 - 1) < 0.05, (fast, slow)
+
+
+def test_netem_loss_and_delay_on_real_tcp(tmp_path):
+    """``--netem``: the emulated bottleneck runs the simulator's netem stage
+    (experiment::netem). ``loss 1%``: its netem drops are a binomial 1 % of the packets it
+    transmitted (alpha = 0.01); ``delay 10ms``: real CUBIC's mean RTT is the configured 30 ms
+    plus 10 ms plus queueing (as the CoDel test's bound), and nothing is dropped by netem."""
+    before = _state()
+    common = ["--flows", "2", "--rate", "8Mbps", "--rtt", "30ms", "--aqm", "codel",
+              "--cc", "cubic", "--duration", "5s", "--warmup", "1.5s", "--quiet", "--no-plots"]  # fmt: skip
+    out = tmp_path / "loss"
+    p = _emulate([*common, "--netem", "loss 1%", "--out", str(out)], timeout=60)
+    assert p.returncode == 0, p.stderr
+    link = json.loads((out / "summary.json").read_text())["links"]["bottleneck"]
+    n = link["tx_packets"]
+    sd = (n * 0.01 * 0.99) ** 0.5
+    assert n > 1000 and abs(link["netem_drops"] - 0.01 * n) < 2.5758 * sd, link
+    out = tmp_path / "delay"
+    p = _emulate([*common, "--netem", "delay 10ms", "--out", str(out)], timeout=60)
+    assert p.returncode == 0, p.stderr
+    s = json.loads((out / "summary.json").read_text())
+    link = s["links"]["bottleneck"]
+    assert link["netem_drops"] == 0
+    for f in s["flows"]:
+        assert 40.0 <= f["rtt_ms_mean"] < 40.0 + link["queue_delay_ms"]["p99"] + 10.0, f
+    assert _state() == before

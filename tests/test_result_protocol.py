@@ -141,7 +141,17 @@ def _repro():
         "A paper",
         True,
         {"a": {"delay_ms": 1.0, "util": 0.9}, "b": {"delay_ms": 2.0, "util": float("nan")}},
-        [check("delay falls", "1 ms", "1.0 ms", "reproduced", "as printed", id="c1")],
+        [
+            check(
+                "delay falls",
+                "1 ms",
+                "1.0 ms",
+                "reproduced",
+                "as printed",
+                id="c1",
+                source={"where": "§1", "value": "1 ms"},
+            )
+        ],
         {"a": SIM},
     )
 

@@ -22,6 +22,8 @@ pub struct EmuConfig {
     /// The bottleneck's varying capacity (a Mahimahi trace, `rate_changes`), served as the
     /// simulator serves it (`experiment::service`); `None`: the fixed `rate`.
     pub capacity: Option<Capacity>,
+    /// netem impairments of the bottleneck's packets (`dumbbell.netem`; `experiment::netem`).
+    pub netem: Option<std::sync::Arc<experiment::netem::NetemSpec>>,
     /// One-way propagation delay of the data direction, ns (half the two-way `rtt`).
     pub fwd_delay_ns: u64,
     /// One-way propagation delay of the ACK direction, ns (the other half).
@@ -88,6 +90,13 @@ impl EmuConfig {
                     .into(),
             ));
         }
+        if d.netem.reverse.is_some() {
+            return Err((
+                "dumbbell.reverse_netem".into(),
+                "the emulator's ACK direction has no netem stage (reverse_netem is simulator-only)"
+                    .into(),
+            ));
+        }
         if d.access != experiment::config::Access::Link {
             return Err((
                 "dumbbell.access".into(),
@@ -125,6 +134,7 @@ impl EmuConfig {
             seed: cfg.seed,
             rate: BitsPerSec(d.bottleneck_rate.round() as u64),
             capacity,
+            netem: d.netem.forward.clone(),
             fwd_delay_ns: rtt / 2,
             rev_delay_ns: rtt - rtt / 2,
             limit,

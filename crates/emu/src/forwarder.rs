@@ -157,6 +157,10 @@ impl Forwarder {
         if let Some(c) = &cfg.capacity {
             link.set_service(experiment::service::Service::new(c.clone()));
         }
+        if let Some(n) = &cfg.netem {
+            let rng = experiment::rng::Rng::derive(cfg.seed, experiment::rng::Stream::Netem, 0);
+            link.set_netem(experiment::netem::Netem::new(n.clone(), rng));
+        }
         let rev = Reverse::new(cfg.reverse.as_ref(), cfg.rev_delay_ns, cfg.seed, stats)?;
         Ok(Forwarder {
             cfg,

@@ -29,6 +29,7 @@ pub mod config;
 pub mod forwarder;
 pub mod ipv4;
 pub mod link;
+pub mod netem;
 pub mod packet;
 pub mod reverse;
 pub mod tun;

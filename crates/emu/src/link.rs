@@ -13,6 +13,9 @@
 //!   the service can send (the next delivery opportunity, the end of a rate-0 period) and
 //!   leaves when the service says; `rate` is then the nominal rate, and the utilization is the
 //!   service's work over its capacity in the window.
+//!   With `netem` the packets that leave the transmitter pass `experiment::netem::Netem`, the
+//!   stage the simulator runs, before the propagation delay; its watchdog is one more
+//!   deadline of [`Bottleneck::advance`].
 //! * [`DelayLine`]: the ACK direction, a constant delay with an unlimited FIFO and no rate.
 //!
 //! Statistics follow the simulator's results contract (`experiment::results`) and exclude the
@@ -30,6 +33,8 @@ use experiment::results::{
 };
 
 use crate::packet::IpPacket;
+use experiment::netem::{Netem, NetemCounters};
+use experiment::results::NetemSummary;
 use experiment::service::Service;
 
 /// What statistics cover: the warm-up they exclude and the time-series sample interval.
@@ -84,6 +89,9 @@ pub struct Bottleneck {
     /// With a service: (work, capacity) at the end of the warm-up, bit x 1e9.
     service_base: (u128, u128),
     pipe: VecDeque<Delayed>,
+    /// The netem stage (`None`: none) and its counters at the end of the warm-up.
+    netem: Option<Box<Netem<IpPacket>>>,
+    netem_base: NetemCounters,
     mon: Monitor,
     /// ECN counts of the statistics window.
     ecn: EcnCounts,
@@ -155,6 +163,8 @@ impl Bottleneck {
             wait_until: None,
             service_base: (0, 0),
             pipe: VecDeque::new(),
+            netem: None,
+            netem_base: NetemCounters::default(),
             ecn: EcnCounts::default(),
             mon: Monitor {
                 name: name.to_string(),
@@ -191,6 +201,29 @@ impl Bottleneck {
         self.service = Some(Box::new(service));
     }
 
+    /// Puts `stage` between the transmitter and the propagation delay (before the first
+    /// packet).
+    pub fn set_netem(&mut self, stage: Netem<IpPacket>) {
+        self.netem = Some(Box::new(stage));
+    }
+
+    /// The netem stage's counters (`None`: no netem).
+    pub fn netem_counters(&self) -> Option<NetemCounters> {
+        self.netem.as_deref().map(|n| n.ctr)
+    }
+
+    /// Moves what the netem stage releases at `t` into the propagation delay (a corrupted
+    /// packet is dropped: the receiver would discard it).
+    fn netem_drain(&mut self, t: u64) {
+        if let Some(n) = self.netem.as_deref_mut() {
+            while let Some((pkt, corrupted)) = n.dequeue(t) {
+                if !corrupted {
+                    self.pipe.push_back((t + self.delay_ns, pkt));
+                }
+            }
+        }
+    }
+
     /// The qdisc (read-only: counters, lengths).
     pub fn qdisc(&self) -> &Qdisc<IpPacket> {
         &self.qdisc
@@ -204,7 +237,8 @@ impl Bottleneck {
             let timer = self.qdisc.poll_at().map(|t| t.0);
             let warm = (!self.mon.in_window).then_some(self.mon.warmup_ns);
             let sample = self.mon.next_sample;
-            let t = [tx_end, timer, warm, Some(sample)]
+            let netem = self.netem.as_deref().and_then(Netem::watchdog);
+            let t = [tx_end, timer, warm, netem, Some(sample)]
                 .into_iter()
                 .flatten()
                 .min()
@@ -222,6 +256,10 @@ impl Bottleneck {
                     self.wait_until = None;
                 }
                 self.start_tx(t);
+            } else if Some(t) == netem {
+                if self.netem.as_deref_mut().is_some_and(|n| n.fire(t)) {
+                    self.netem_drain(t);
+                }
             } else if Some(t) == timer {
                 self.qdisc.on_timer(Instant(t));
             } else {
@@ -273,6 +311,7 @@ impl Bottleneck {
             self.pipe.front().map(|(t, _)| *t),
             self.tx.as_ref().map(|(e, _)| *e),
             self.wait_until,
+            self.netem.as_deref().and_then(Netem::watchdog),
             self.qdisc.poll_at().map(|t| t.0),
             (!self.mon.in_window).then_some(self.mon.warmup_ns),
             Some(self.mon.next_sample),
@@ -337,7 +376,13 @@ impl Bottleneck {
         }
         self.mon.tx_bytes += pkt.data.len() as u64;
         self.mon.tx_packets += 1;
-        self.pipe.push_back((end + self.delay_ns, pkt));
+        match self.netem.as_deref_mut() {
+            Some(n) => {
+                n.enqueue(t, pkt);
+                self.netem_drain(t);
+            }
+            None => self.pipe.push_back((end + self.delay_ns, pkt)),
+        }
     }
 
     /// Adds the queue-length integral up to `t` (window only).
@@ -363,6 +408,9 @@ impl Bottleneck {
         m.last_change = t;
         if let Some(s) = self.service.as_deref() {
             self.service_base = (s.work_at(t), s.capacity_at(t));
+        }
+        if let Some(n) = self.netem.as_deref() {
+            self.netem_base = n.ctr;
         }
         // A transmission straddling the warm-up counts from the warm-up on (finish_tx).
     }
@@ -464,6 +512,10 @@ impl Bottleneck {
                 mean: f.area.saturating_sub(m.base_flow_area) as f64 / window,
                 max: f.peak,
             }),
+            netem: self
+                .netem
+                .as_deref()
+                .map(|n| NetemSummary::between(&self.netem_base, &n.ctr)),
         }
     }
 

@@ -184,6 +184,8 @@ pub struct LinkConfig {
     pub duplex: bool,
     /// Capacity traces of the link and of its reverse twin ([`LinkTraces`]).
     pub traces: LinkTraces,
+    /// netem impairments of the link and of its reverse twin (`netem`, `reverse_netem`).
+    pub netem: crate::netem::LinkNetem,
 }
 
 /// Mahimahi traces a link pair follows (`rate_trace`, `reverse_rate_trace`); `None`: a fixed
@@ -241,6 +243,8 @@ pub struct DumbbellConfig {
     pub rate_changes: Vec<RateChange>,
     /// Capacity traces of the bottleneck `R1->R2` and of `R2->R1`.
     pub traces: LinkTraces,
+    /// netem impairments of `R1->R2` and of `R2->R1` (`netem`, `reverse_netem`).
+    pub netem: crate::netem::LinkNetem,
     /// How hosts attach to the routers (default [`Access::Link`]; not serialized then, so
     /// the serialized configuration of a dumbbell with access links is unchanged).
     pub access: Access,
@@ -334,6 +338,8 @@ pub struct ParkingLotConfig {
     pub loss: f64,
     /// Capacity traces of every forward bottleneck and of every reverse one.
     pub traces: LinkTraces,
+    /// netem impairments of every forward bottleneck and of every reverse one.
+    pub netem: crate::netem::LinkNetem,
 }
 
 /// Where a group's flows attach. Explicit topologies need `src` and `dst`;

@@ -9,6 +9,8 @@
 //! * [`rng`]: per-component seeded random streams;
 //! * [`service`]: how a link with a varying capacity (a Mahimahi trace, rate changes) serves
 //!   packets, for the simulator and the emulator alike;
+//! * [`netem`]: netem's impairments (delay, loss models, duplication, reordering, corruption,
+//!   slots), the stage the simulator and the emulator both run;
 //! * [`results`]: the results contract (summary, time series, per-flow rows, traces);
 //! * [`monitor`]: the bounded-memory statistics behind it (log-linear histograms, per-link
 //!   monitor state, per-class rows and summaries of any qdisc).
@@ -21,6 +23,7 @@
 pub mod cc;
 pub mod config;
 pub mod monitor;
+pub mod netem;
 pub mod results;
 pub mod rng;
 pub mod scenario;

@@ -88,6 +88,44 @@ pub struct LinkSummary {
     /// any queue.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub active_flows: Option<ActiveFlows>,
+    /// The counters of the link's netem stage over the window (`netem_drops`,
+    /// `duplicates`, ...); absent (not serialised) for a link without `netem`.
+    #[serde(default, flatten, skip_serializing_if = "Option::is_none")]
+    pub netem: Option<NetemSummary>,
+}
+
+/// What a link's netem stage did over `[warmup, now]` (packets; docs/netem.md).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NetemSummary {
+    /// Dropped by the loss model or the stage's `limit`.
+    pub netem_drops: u64,
+    /// Of `netem_drops`, refused because the stage held `limit` packets.
+    pub netem_limit_drops: u64,
+    /// Copies made by `duplicate`.
+    pub duplicates: u64,
+    /// Sent ahead by `reorder`.
+    pub reordered: u64,
+    /// Corrupted by `corrupt`, hence dropped (the receiver would discard them).
+    pub corrupted: u64,
+    /// CE-marked instead of dropped (`ecn`).
+    pub netem_marks: u64,
+    /// Left the stage after a packet that entered after them (by jitter or `reorder`).
+    pub late: u64,
+}
+
+impl NetemSummary {
+    /// The counts between two snapshots of a stage's counters.
+    pub fn between(a: &crate::netem::NetemCounters, b: &crate::netem::NetemCounters) -> Self {
+        NetemSummary {
+            netem_drops: b.drops - a.drops,
+            netem_limit_drops: b.limit_drops - a.limit_drops,
+            duplicates: b.duplicates - a.duplicates,
+            reordered: b.reordered - a.reordered,
+            corrupted: b.corrupted - a.corrupted,
+            netem_marks: b.marks - a.marks,
+            late: b.late - a.late,
+        }
+    }
 }
 
 /// Backlogged flow queues of a hashed qdisc over `[warmup, now]` (a flow queue

@@ -21,6 +21,8 @@ pub enum Stream {
     Group = 3,
     /// Flow `index` (UDP on/off periods).
     Flow = 4,
+    /// netem impairment of link `index` (`experiment::netem`).
+    Netem = 5,
 }
 
 /// SplitMix64 finaliser (Steele et al., 2014), used to decorrelate seeds.
@@ -46,6 +48,12 @@ impl Rng {
         Rng(Xoshiro256PlusPlus::seed_from_u64(derive_seed(
             seed, stream, index,
         )))
+    }
+
+    /// Uniform u32 (the high half of the next output), as the kernel's `prandom_u32`.
+    #[inline]
+    pub fn next_u32(&mut self) -> u32 {
+        (self.0.next_u64() >> 32) as u32
     }
 
     /// Uniform in [0, 1) with 53 bits of precision.

@@ -45,6 +45,9 @@ pub enum Event {
     CwndSample,
     /// End of the warm-up period: statistics counters are snapshotted.
     Warmup,
+    /// The netem stage of link `.0` asked to be looked at again (its watchdog,
+    /// `experiment::netem`).
+    Netem(u32),
 }
 
 /// What the queue yields next: an event, or the arrival of a packet at the far end of

@@ -61,6 +61,7 @@ pub mod engine;
 pub mod fastdiv;
 mod flow_report;
 pub mod link;
+pub mod netem;
 pub mod node;
 pub mod packet;
 pub mod pipes;

@@ -46,13 +46,19 @@
 //! capacity are the service's. Such a link takes the traced (slow) path, so a link with a fixed
 //! rate pays nothing for it: its paths test one flag (`slow`) as they tested whether the link
 //! is traced.
+//!
+//! netem: a link with `netem` ([`crate::netem`]) offers each packet that leaves its
+//! transmitter (and survives the random loss) to its netem stage instead of the pipe; the
+//! stage puts what it releases into the pipe. Such a link takes the slow path too.
 
 use crate::engine::{Event, EventQueue, Ns, NS_PER_SEC};
 use crate::fastdiv::Divisor;
+use crate::netem::LinkNetem;
 use crate::packet::{Packet, F_CE, F_CE_IN};
 use crate::queue::{inst, Queue};
 use crate::trace::{TraceBuf, TraceKind};
 use experiment::monitor::LinkMonitor;
+use experiment::netem::{Netem, NetemCounters};
 use experiment::rng::Rng;
 use experiment::service::Service;
 
@@ -109,7 +115,10 @@ pub struct Link {
     pub mon: Option<Box<LinkMonitor>>,
     /// The service of a link with a varying capacity (`None`: the fixed `rate`).
     service: Option<Box<Service>>,
-    /// The link is traced or has a [`Service`]: arrivals and dequeues take the slow path.
+    /// The netem stage of a link with `netem` (`None`: none).
+    netem: Option<Box<LinkNetem>>,
+    /// The link is traced or has a [`Service`] or a netem stage: arrivals and dequeues take
+    /// the slow path.
     slow: bool,
     /// End of the transmission of the last packet sent without a [`Event::TxDone`] (the
     /// idle-link fast path, module docs); the transmitter is busy until then although
@@ -205,8 +214,34 @@ impl Link {
             warm: false,
             trace: None,
             service: None,
+            netem: None,
             slow: false,
             told_rate: rate_bps,
+        }
+    }
+
+    /// Puts `stage` between the transmitter and the propagation delay (set before the run
+    /// starts).
+    pub fn set_netem(&mut self, stage: Netem<Packet>) {
+        self.netem = Some(Box::new(LinkNetem::new(stage)));
+        self.update_slow();
+    }
+
+    /// The netem stage's counters (`None`: no netem on this link).
+    pub fn netem_counters(&self) -> Option<NetemCounters> {
+        self.netem.as_deref().map(LinkNetem::counters)
+    }
+
+    /// Packets held by the netem stage.
+    pub fn netem_held(&self) -> u64 {
+        self.netem.as_deref().map_or(0, LinkNetem::held)
+    }
+
+    /// The netem stage's watchdog ([`Event::Netem`]) at `now`.
+    #[cold]
+    pub fn netem_wake(&mut self, now: Ns, id: u32, ev: &mut EventQueue) {
+        if let Some(n) = self.netem.as_deref_mut() {
+            n.wake(now, id, ev);
         }
     }
 
@@ -237,7 +272,7 @@ impl Link {
 
     /// Recomputes `slow` after the trace buffer or the service changed.
     pub fn update_slow(&mut self) {
-        self.slow = self.trace.is_some() || self.service.is_some();
+        self.slow = self.trace.is_some() || self.service.is_some() || self.netem.is_some();
     }
 
     /// Offered capacity over `[0, t]`, in bit x 1e9 units (bit/s x ns): `rate_bps * t` for a
@@ -563,11 +598,27 @@ impl Link {
     /// (unless lost) and the next one starts.
     #[inline]
     pub fn tx_done(&mut self, now: Ns, id: u32, ev: &mut EventQueue) {
+        if self.slow {
+            self.tx_done_slow(now, id, ev);
+            return;
+        }
         self.free_armed = false;
         if let Some(p) = self.in_tx.take() {
-            self.complete(now, p, id, ev);
+            self.complete::<false>(now, p, id, ev);
         }
-        self.start_next(now, id, ev);
+        self.start_next_as::<false>(now, id, ev);
+    }
+
+    /// [`Link::tx_done`] on the slow path (traced, a [`Service`], a netem stage), out of line:
+    /// the plain path tests `slow` once, as [`Link::start_next`] did.
+    #[cold]
+    #[inline(never)]
+    fn tx_done_slow(&mut self, now: Ns, id: u32, ev: &mut EventQueue) {
+        self.free_armed = false;
+        if let Some(p) = self.in_tx.take() {
+            self.complete::<true>(now, p, id, ev);
+        }
+        self.start_next_as::<true>(now, id, ev);
     }
 
     /// Starts transmitting `p` (which passed through an empty drop-tail queue) on the fast
@@ -587,20 +638,25 @@ impl Link {
         self.busy_until = done;
         self.fast_size = p.size;
         let lost = self.ctr.lost;
-        self.complete(done, p, id, ev);
+        self.complete::<false>(done, p, id, ev);
         self.fast_lost = self.ctr.lost != lost;
     }
 
     /// The transmission of `p` ends at `done`: count it, apply the random loss and put it
     /// in flight, due at the far node at `done + delay`, in the place among simultaneous
-    /// events that a pipe event scheduled as of `done` would take ([`EventQueue::pipe_push`]).
+    /// events that a pipe event scheduled as of `done` would take ([`EventQueue::pipe_push`]);
+    /// on the slow path (`SLOW`), a netem stage takes it instead (`done` is then now).
     #[inline(always)]
-    fn complete(&mut self, done: Ns, p: Packet, id: u32, ev: &mut EventQueue) {
+    fn complete<const SLOW: bool>(&mut self, done: Ns, p: Packet, id: u32, ev: &mut EventQueue) {
         self.last_done = done;
         self.ctr.tx_pkts += 1;
         self.ctr.tx_bytes += p.size as u64;
         if self.loss_rng.bernoulli(self.loss) {
             self.ctr.lost += 1;
+        } else if SLOW && self.netem.is_some() {
+            if let Some(n) = self.netem.as_deref_mut() {
+                n.offer(done, p, id, ev);
+            }
         } else {
             ev.pipe_push(id, done, p);
         }

@@ -32,7 +32,9 @@ use experiment::config::{
     droptail, Access, ConfigError, Direction, DumbbellConfig, FlowGroup, ParkingLotConfig,
     SimConfig, TopologyConfig, DEFAULT_LINK_BUFFER,
 };
+use experiment::netem::{LinkNetem, NetemSpec};
 use experiment::service::Capacity;
+use std::sync::Arc;
 
 /// A resolved unidirectional link.
 #[derive(Clone, Debug)]
@@ -57,6 +59,8 @@ pub struct LinkSpec {
     pub limit: QueueLimit,
     /// A varying capacity the link follows (`None`: `rate_bps`, which is then nominal).
     pub capacity: Option<Capacity>,
+    /// netem impairments of the packets leaving the link (`None`: none).
+    pub netem: Option<Arc<NetemSpec>>,
 }
 
 /// The built network.
@@ -178,6 +182,7 @@ pub fn build(cfg: &SimConfig) -> Result<Built, ConfigError> {
                     .clone()
                     .unwrap_or_else(|| format!("{}->{}", l.from, l.to));
                 let (fwd, rev) = l.traces.capacities();
+                let (nf, nr) = (l.netem.forward.clone(), l.netem.reverse.clone());
                 let spec = LinkSpec {
                     name,
                     key: key.clone(),
@@ -189,6 +194,7 @@ pub fn build(cfg: &SimConfig) -> Result<Built, ConfigError> {
                     aqm: l.aqm.clone(),
                     limit,
                     capacity: fwd,
+                    netem: nf,
                 };
                 net.link(spec.clone())?;
                 if l.duplex {
@@ -197,6 +203,7 @@ pub fn build(cfg: &SimConfig) -> Result<Built, ConfigError> {
                         from: to,
                         to: from,
                         capacity: rev,
+                        netem: nr,
                         ..spec
                     })?;
                 }
@@ -320,6 +327,8 @@ struct Chain<'a> {
     parking_lot: bool,
     /// Varying capacities of the forward and reverse bottlenecks.
     caps: (Option<Capacity>, Option<Capacity>),
+    /// netem impairments of the forward and reverse bottlenecks.
+    netem: LinkNetem,
 }
 
 type Endpointss = (Vec<Vec<(u32, u32)>>, Vec<u32>);
@@ -350,6 +359,7 @@ fn build_dumbbell(
     };
     let chain = Chain {
         caps: d.capacities(),
+        netem: d.netem.clone(),
         routers: vec!["R1".into(), "R2".into()],
         rate: d.bottleneck_rate,
         hop_delay,
@@ -439,6 +449,7 @@ fn build_parking_lot(
         net,
         Chain {
             caps: p.traces.capacities(),
+            netem: p.netem.clone(),
             routers: (0..=p.hops).map(|i| format!("R{i}")).collect(),
             rate: p.bottleneck_rate,
             hop_delay: secs_to_ns(p.hop_delay),
@@ -485,6 +496,7 @@ fn build_routers(net: &mut Net, c: &Chain) -> Result<(Vec<u32>, Vec<u32>), Confi
             aqm: c.aqm.clone(),
             limit: c.limit,
             capacity: c.caps.0.clone(),
+            netem: c.netem.forward.clone(),
         })?);
         reverse.push(net.link(LinkSpec {
             name: format!("{}->{}", c.routers[i + 1], c.routers[i]),
@@ -497,6 +509,7 @@ fn build_routers(net: &mut Net, c: &Chain) -> Result<(Vec<u32>, Vec<u32>), Confi
             aqm: rev_aqm.clone(),
             limit: rev_limit,
             capacity: c.caps.1.clone(),
+            netem: c.netem.reverse.clone(),
         })?);
     }
     if c.reverse_aqm.is_some() {
@@ -527,6 +540,7 @@ fn build_chain(net: &mut Net, c: Chain, flows: &[FlowGroup]) -> Result<Endpoints
             aqm: dt.clone(),
             limit: c.side,
             capacity: None,
+            netem: None,
         })
     };
     let mut eps = Vec::new();

@@ -320,7 +320,7 @@ impl PySimulation {
         self.sim.set_link_loss(link, p).map_err(sim_err)
     }
 
-    /// Packet conservation totals: sent, delivered, dropped, lost, in_flight.
+    /// Packet conservation totals: sent, delivered, dropped, lost, in_flight, duplicated.
     fn conservation<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let c = self.sim.conservation();
         let d = PyDict::new(py);
@@ -329,6 +329,7 @@ impl PySimulation {
         d.set_item("dropped", c.dropped)?;
         d.set_item("lost", c.lost)?;
         d.set_item("in_flight", c.in_flight)?;
+        d.set_item("duplicated", c.duplicated)?;
         Ok(d)
     }
 

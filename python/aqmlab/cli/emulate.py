@@ -65,6 +65,14 @@ def register(app: typer.Typer) -> None:
                 help="Mahimahi trace file the bottleneck follows (docs/traces.md).",
             ),
         ] = None,
+        netem: Annotated[
+            str | None,
+            typer.Option(
+                "--netem",
+                help="netem impairments of the bottleneck's packets, in netem's syntax "
+                "(docs/netem.md).",
+            ),
+        ] = None,
         rtt: Annotated[str | None, typer.Option(help="Two-way propagation delay [40ms].")] = None,
         buffer: Annotated[
             int | None, typer.Option(help="Bottleneck buffer, packets [100].")
@@ -160,6 +168,7 @@ def register(app: typer.Typer) -> None:
             "sample_interval": sample_interval,
             "warmup": warmup,
             "rate_trace": rate_trace,
+            "netem": netem,
         }
         group_cc: dict[int, str] = {}
         if scenario is not None:

@@ -507,6 +507,7 @@ def build_dumbbell(
     profile: str = "linux",
     rate_trace: str | None = None,
     reverse_flows: int = 0,
+    netem: str | None = None,
 ):
     """The dumbbell command's options as a validated scenario: ``(Scenario, classes, counts)``
     (``classes``/``counts``: the ``--class`` list and flows per class, or None). Bad options end
@@ -566,6 +567,7 @@ def build_dumbbell(
             # with --rate-trace and no --rate, the nominal rate is the trace's mean
             **({"rate": rate} if rate is not None else {}),
             **({"rate_trace": rate_trace} if rate_trace is not None else {}),
+            **({"netem": netem} if netem is not None else {}),
             "rtt": rtt,
             "buffer": buffer,
             "pkt_size": pkt_size,
@@ -687,6 +689,14 @@ def register(app: typer.Typer) -> None:
                 "delivery opportunity, ms; docs/traces.md).",
             ),
         ] = None,
+        netem: Annotated[
+            str | None,
+            typer.Option(
+                "--netem",
+                help="netem impairments of the bottleneck's packets, in netem's syntax, e.g. "
+                '"delay 10ms 5ms distribution normal loss gemodel 1% 10%" (docs/netem.md).',
+            ),
+        ] = None,
         rtt: Annotated[
             str, typer.Option(help="Two-way propagation delay of every flow (100ms).")
         ] = "100ms",
@@ -778,7 +788,7 @@ def register(app: typer.Typer) -> None:
                 sack=sack, init_cwnd=init_cwnd, min_rto=min_rto, rwnd=rwnd, loss=loss,
                 pkt_size=pkt_size, duration=duration, warmup=warmup, seed=seed,
                 sample_interval=sample_interval, access=access, profile=profile,
-                rate_trace=rate_trace, reverse_flows=reverse_flows,
+                rate_trace=rate_trace, netem=netem, reverse_flows=reverse_flows,
             )  # fmt: skip
             sc = _with_trace(sc, trace)
             sim = _prepare(sc, out, force)

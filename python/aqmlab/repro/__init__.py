@@ -12,7 +12,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from aqmlab.repro._common import Repro, to_toml, write_repro
 
-__all__ = ["PAPERS", "Repro", "run", "to_toml", "write_repro"]
+__all__ = ["NS2_PAPERS", "PAPERS", "Repro", "run", "to_toml", "write_repro"]
+
+#: the reproductions whose cases ns-2 can run (``aqmlab repro NAME --ns2``)
+NS2_PAPERS = ("ktl", "sfc", "edc")
 
 #: name -> (module, one-line description)
 PAPERS = {
@@ -26,7 +29,7 @@ PAPERS = {
 }
 
 
-def run(name: str, quick: bool = False) -> Repro:
+def run(name: str, quick: bool = False, ns2: bool = False) -> Repro:
     """Run the reproduction ``name`` (a key of :data:`PAPERS`).
 
     Parameters
@@ -35,6 +38,9 @@ def run(name: str, quick: bool = False) -> Repro:
         The reproduction.
     quick : bool
         The reduced run (fewer seeds, shorter runs).
+    ns2 : bool
+        Also run the cases ns-2 can host (``ktl``, ``sfc``, ``edc``) in ns-2.35 and add the
+        ns-2 column (:mod:`aqmlab.repro.ns2`).
 
     Returns
     -------
@@ -42,7 +48,16 @@ def run(name: str, quick: bool = False) -> Repro:
     """
     if name not in PAPERS:
         raise ValueError(f"NAME = {name!r}: unknown reproduction (known: {', '.join(PAPERS)})")
-    return importlib.import_module(PAPERS[name][0]).run(quick=quick)
+    rep = importlib.import_module(PAPERS[name][0]).run(quick=quick)
+    if ns2:
+        import time
+
+        from aqmlab.repro.ns2 import attach
+
+        t0 = time.perf_counter()
+        attach(rep)
+        rep.wall_seconds += time.perf_counter() - t0
+    return rep
 
 
 def __getattr__(name: str):

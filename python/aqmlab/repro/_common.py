@@ -33,8 +33,11 @@ __all__ = [
     "Job",
     "Run",
     "Repro",
+    "CHECK_KEYS",
     "check",
+    "check_source",
     "mean_std",
+    "source_text",
     "run_jobs",
     "to_toml",
     "write_repro",
@@ -176,12 +179,124 @@ def binned(t: np.ndarray, y: np.ndarray, width: float, how: str = "mean"):
 
 # --- checks and the result -------------------------------------------------------------------------
 def check(
-    claim: str, paper: str, ours: str, verdict: str, why: str, *, id: str, ok: bool | None = None
+    claim: str,
+    paper: str,
+    ours: str,
+    verdict: str,
+    why: str,
+    *,
+    id: str,
+    source: dict[str, Any],
+    rule: str = "",
+    **extra: Any,
 ) -> dict[str, Any]:
-    """One row of the report's comparison: the paper's number beside ours with a verdict."""
+    """One row of the report's comparison: the paper's number beside ours with a verdict.
+
+    Parameters
+    ----------
+    claim : str
+        What the paper claims, in a few words.
+    paper : str
+        The paper's number or statement.
+    ours : str
+        What we measured.
+    verdict : str
+        One of :data:`VERDICTS`.
+    why : str
+        The reason for the verdict a reader can check: which measurement, which decision of
+        ours, which sensitivity run (not the pass rule).
+    id : str
+        A stable identifier.
+    source : dict
+        Where the paper says it (:func:`check_source`): ``{"where": ..., "quote": ...}`` and/or
+        ``"value"``.
+    rule : str
+        The pass rule and its tolerance (how the verdict is computed from the numbers).
+    **extra
+        Further per-check fields (e.g. another simulator's number), kept in ``repro.json``.
+
+    Returns
+    -------
+    dict
+    """
     if verdict not in VERDICTS:
         raise ValueError(f"verdict = {verdict!r}: one of {', '.join(VERDICTS)}")
-    return {"id": id, "claim": claim, "paper": paper, "ours": ours, "verdict": verdict, "why": why}
+    check_source(source, id)
+    if not why.strip():
+        raise ValueError(f"why = {why!r}: check {id} needs the reason for its verdict")
+    row = {
+        "id": id,
+        "claim": claim,
+        "source": dict(source),
+        "paper": paper,
+        "ours": ours,
+        "verdict": verdict,
+        "why": why,
+        "rule": rule,
+    }
+    row.update(extra)
+    return row
+
+
+#: The keys every check has (``repro.json``); further keys may follow (:func:`check`'s extra).
+CHECK_KEYS = ("id", "claim", "source", "paper", "ours", "verdict", "why", "rule")
+
+
+def check_source(source: Any, id: str = "?") -> None:
+    """Validate a check's ``source``: a dict with a non-empty ``where`` (section, figure,
+    table or equation of the paper) and a non-empty ``quote`` (the paper's words, at most
+    ~20 words) or a ``value`` (the paper's exact number), or both.
+
+    Parameters
+    ----------
+    source : Any
+        The candidate.
+    id : str
+        The check's id (for the message).
+
+    Raises
+    ------
+    ValueError
+        ``source = ...: reason`` when it does not follow the schema.
+    """
+    if not isinstance(source, dict):
+        raise ValueError(f"source = {source!r}: check {id} needs a dict with 'where'")
+    unknown = set(source) - {"where", "quote", "value"}
+    if unknown:
+        raise ValueError(f"source = {source!r}: check {id} has unknown keys {sorted(unknown)}")
+    where = source.get("where")
+    if not isinstance(where, str) or not where.strip():
+        raise ValueError(f"source = {source!r}: check {id} needs a non-empty 'where'")
+    quote = source.get("quote")
+    value = source.get("value")
+    has_quote = isinstance(quote, str) and bool(quote.strip())
+    has_value = isinstance(value, int | float | str) and not isinstance(value, bool)
+    if quote is not None and not has_quote:
+        raise ValueError(f"source = {source!r}: check {id}: 'quote' must be a non-empty string")
+    if not (has_quote or has_value):
+        raise ValueError(f"source = {source!r}: check {id} needs a 'quote' or a 'value'")
+    if has_quote and len(quote.split()) > 30:
+        raise ValueError(f"source = {source!r}: check {id}: quote longer than 30 words")
+
+
+def source_text(source: dict[str, Any]) -> str:
+    """A source in one line: ``where: "quote" (value)``.
+
+    Parameters
+    ----------
+    source : dict
+        A check's ``source``.
+
+    Returns
+    -------
+    str
+    """
+    out = source["where"]
+    if source.get("quote"):
+        out += f': "{source["quote"]}"'
+    if "value" in source and not (source.get("quote") and str(source["value"]) in source["quote"]):
+        out += f" ({source['value']})"
+    return out
 
 
 @dataclass(repr=False)
@@ -217,6 +332,10 @@ class Repro(Result):
         ``scenarios/NAME`` to text (files the scenarios read, e.g. policies).
     runs : dict
         Case name to its runs (written to ``runs/``).
+    reference : str
+        The paper's full reference (authors, title, venue, year), the report's first line.
+    ns2 : dict or None
+        The ns-2 cross-check (:func:`aqmlab.repro.ns2.attach`), else None.
     """
 
     paper: str
@@ -232,6 +351,9 @@ class Repro(Result):
     rerun: str | None = None  # replaces the report's "rerun with aqmlab run" sentence
     files: dict[str, str] = field(default_factory=dict)  # scenarios/NAME -> text (e.g. policies)
     runs: dict[str, list[Run]] = field(default_factory=dict)  # every run, written to runs/
+    reference: str = ""  # authors, "title", venue, year
+    # --- ns2 hook: set by aqmlab.repro.ns2.attach (`aqmlab repro NAME --ns2`) ---
+    ns2: dict[str, Any] | None = None  # repro.json's "ns2": version, cases, skipped, seeds
 
     def _figures(self) -> dict[str, Any]:
         out: dict[str, Any] = {"paper": self.paper, "quick": self.quick, "cases": len(self.cases)}
@@ -241,7 +363,8 @@ class Repro(Result):
 
     def to_pandas(self):
         """``{"cases": one row per case and a column per metric, "checks": one row per
-        check (id, claim, paper, ours, verdict, why)}``.
+        check (id, claim, source, paper, ours, verdict, why, rule and any further fields; the
+        source as one line)}``.
 
         Returns
         -------
@@ -251,9 +374,9 @@ class Repro(Result):
 
         cases = pd.DataFrame.from_dict(self.cases, orient="index")
         cases.index.name = "case"
-        checks = pd.DataFrame(
-            self.checks, columns=["id", "claim", "paper", "ours", "verdict", "why"]
-        )
+        cols = list(dict.fromkeys([*CHECK_KEYS, *(k for c in self.checks for k in c)]))
+        rows = [{**c, "source": source_text(c["source"])} for c in self.checks]
+        checks = pd.DataFrame(rows, columns=cols)
         return {"cases": cases, "checks": checks}
 
     def to_dict(self) -> dict[str, Any]:
@@ -299,12 +422,15 @@ class Repro(Result):
                 return None
             return x
 
-        return {
+        out = {
             "paper": self.paper,
             "quick": self.quick,
             "cases": {c: {k: clean(v) for k, v in m.items()} for c, m in self.cases.items()},
             "checks": self.checks,
         }
+        if self.ns2 is not None:  # ns2 hook
+            out["ns2"] = self.ns2
+        return out
 
     def report(self) -> str:
         """``report.md``: the paper's numbers beside ours, the sections, the cases table and
@@ -317,6 +443,8 @@ class Repro(Result):
         """
         mode = "quick (reduced: fewer seeds, shorter runs)" if self.quick else "full"
         md = [f"# Reproduction: {self.title}", ""]
+        if self.reference:
+            md += [f"Paper: {self.reference}", ""]
         rerun = self.rerun or (
             "Every case's scenario is in `scenarios/` "
             "(`aqmlab run scenarios/CASE.toml --out DIR`, `--seed N` for the other seeds)."
@@ -327,12 +455,30 @@ class Repro(Result):
             f"wall time {self.wall_seconds:.0f} s. Generated by `aqmlab repro {self.paper}"
             f"{' --quick' if self.quick else ''}`. {rerun}"
         )
-        md += ["", "## The paper's numbers beside ours", ""]
-        md.append("| claim | paper | ours | verdict | why |")
-        md.append("| --- | --- | --- | --- | --- |")
+        counts = ", ".join(f"{sum(c['verdict'] == v for c in self.checks)} {v}" for v in VERDICTS)
+        md += ["", "## Claims", "", f"{len(self.checks)} claims: {counts}.", ""]
+        ns2 = self.ns2 is not None  # ns2 hook: the ns-2 figure and verdict of each check
+        md.append(
+            "| claim | source | paper | ours | verdict |" + (" ns-2 |" if ns2 else "") + " why |"
+        )
+        md.append("| --- | --- | --- | --- | --- |" + (" --- |" if ns2 else "") + " --- |")
         for c in self.checks:
-            cells = [c["claim"], c["paper"], c["ours"], f"**{c['verdict']}**", c["why"]]
-            md.append("| " + " | ".join(s.replace("|", "\\|") for s in cells) + " |")
+            cells = [
+                c["claim"],
+                source_text(c["source"]),
+                c["paper"],
+                c["ours"],
+                f"**{c['verdict']}**",
+                c["why"],
+            ]
+            if ns2:
+                n = c.get("ns2")
+                cells.insert(5, f"{n['ns2']} (**{n['verdict']}**)" if n else "-")
+            md.append("| " + " | ".join(_cell(s) for s in cells) + " |")
+        rules = [c for c in self.checks if c.get("rule")]
+        if rules:
+            md += ["", "Pass rules (how each verdict is computed from the numbers):", ""]
+            md += [f"* {c['claim']}: {c['rule']}" for c in rules]
         for head, body in self.sections:
             md += ["", f"## {head}", "", body.strip()]
         md += ["", "## Cases", ""]
@@ -348,6 +494,10 @@ class Repro(Result):
                 md.append(f"![{name}]({name})")
                 md.append("")
         return "\n".join(md).rstrip() + "\n"
+
+
+def _cell(s: str) -> str:
+    return str(s).replace("|", "\\|").replace("\n", " ")
 
 
 def _fmt(v) -> str:

@@ -36,6 +36,12 @@ import numpy as np
 
 from aqmlab.repro._common import Job, Run, run_jobs
 
+#: The paper all three SQM reproductions cite (report.md's first line).
+REFERENCE = (
+    'J. Ye, K. Cai, D. Lin, J. Li, J. He, J. C. S. Lui, "A Control-Theoretic and Online '
+    'Learning Approach to Self-Tuning Queue Management", 2022'
+)
+
 CASES = ("sqm", "codel", "pie", "sfq_codel")
 #: further cases: SQM with Algorithm 2 tuning for Algorithm 1's decision as written, and SQM
 #: with Theorem 3's sigma written literally into the qdiscs

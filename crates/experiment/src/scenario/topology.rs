@@ -14,6 +14,7 @@ use crate::config::{
     Access, DumbbellConfig, ExplicitTopology, LinkConfig, LinkTraces, ParkingLotConfig, RateChange,
     RouteConfig,
 };
+use crate::netem::{LinkNetem, NetemSpec};
 use crate::service::RateTrace;
 
 /// Trace files read so far in one scenario, by name: links that follow the same file share it.
@@ -50,6 +51,29 @@ pub(super) fn rate_traces(
         ));
     }
     Ok(LinkTraces { forward, reverse })
+}
+
+/// `netem = "..."` and `reverse_netem = "..."`: netem impairments in netem's own syntax
+/// (`experiment::netem`, docs/netem.md).
+pub(super) fn netems(t: &mut Table<'_>, reverse_allowed: bool) -> Result<LinkNetem> {
+    let one = |t: &mut Table<'_>, k: &'static str| -> Result<Option<Arc<NetemSpec>>> {
+        let Some(text) = t.string(k)? else {
+            return Ok(None);
+        };
+        NetemSpec::parse(&text)
+            .map(|s| Some(Arc::new(s)))
+            .map_err(|reason| err(&t.key(k), t.raw(k), reason))
+    };
+    let forward = one(t, "netem")?;
+    let reverse = one(t, "reverse_netem")?;
+    if reverse.is_some() && !reverse_allowed {
+        return Err(err(
+            &t.key("reverse_netem"),
+            t.raw("reverse_netem"),
+            "a link with duplex = false has no reverse direction",
+        ));
+    }
+    Ok(LinkNetem { forward, reverse })
 }
 
 /// The rate of a link that may follow a trace: required without one; with one, the nominal
@@ -92,6 +116,7 @@ pub(super) struct Builder {
     pub(super) pkt_size: u32,
     pub(super) loss: f64,
     pub(super) traces: LinkTraces,
+    pub(super) netem: LinkNetem,
 }
 
 pub(super) fn builder_keys(t: &mut Table<'_>, files: &mut TraceFiles) -> Result<Builder> {
@@ -104,6 +129,7 @@ pub(super) fn builder_keys(t: &mut Table<'_>, files: &mut TraceFiles) -> Result<
     let pkt_size = pkt_size(t, "pkt_size")?.unwrap_or(crate::config::DEFAULT_PACKET_SIZE);
     t.put("pkt_size", pkt_size);
     let loss = t.probability("loss")?;
+    let netem = netems(t, true)?;
     Ok(Builder {
         rate,
         buffer_pkts,
@@ -113,6 +139,7 @@ pub(super) fn builder_keys(t: &mut Table<'_>, files: &mut TraceFiles) -> Result<
         pkt_size,
         loss,
         traces,
+        netem,
     })
 }
 
@@ -203,6 +230,7 @@ pub(super) fn dumbbell(
         loss: b.loss,
         rate_changes,
         traces: b.traces,
+        netem: b.netem,
         access,
     };
     Ok((cfg, b.pkt_size, Value::Object(t.finish()?)))
@@ -227,6 +255,7 @@ pub(super) fn parking_lot(v: &Value, aqm: QdiscConfig) -> Result<(ParkingLotConf
         side_buffer_pkts: b.side_buffer_pkts,
         loss: b.loss,
         traces: b.traces,
+        netem: b.netem,
     };
     Ok((cfg, b.pkt_size, Value::Object(t.finish()?)))
 }
@@ -296,6 +325,7 @@ pub(super) fn explicit(
         let (limit_pkts, limit_bytes) =
             buffer_limit(&mut t, crate::config::DEFAULT_LINK_BUFFER as u64)?;
         let loss = t.probability("loss")?;
+        let netem = netems(&mut t, duplex)?;
         let aqm_v = t.raw("aqm");
         let mut aqm = parse_aqm(&format!("{path}.aqm"), aqm_v)?;
         apply_ecn_default(&mut aqm, any_ecn);
@@ -332,6 +362,7 @@ pub(super) fn explicit(
             limit_bytes,
             duplex,
             traces,
+            netem,
         });
         norm_links.push(Value::Object(t.finish()?));
     }

@@ -49,6 +49,11 @@ impl Simulation {
                 let link = links.last_mut().expect("just pushed");
                 link.set_service(experiment::service::Service::new(c.clone()));
             }
+            if let Some(n) = &l.netem {
+                let rng = Rng::derive(seed, Stream::Netem, i as u64);
+                let link = links.last_mut().expect("just pushed");
+                link.set_netem(experiment::netem::Netem::new(n.clone(), rng));
+            }
         }
         for &m in &built.monitor {
             let mut mon = Box::<experiment::monitor::LinkMonitor>::default();

@@ -148,8 +148,11 @@ pub struct Conservation {
     pub dropped: u64,
     /// Packets lost to random link loss.
     pub lost: u64,
-    /// Packets in queues, in transmission or propagating.
+    /// Packets in queues, in transmission, held by netem stages or propagating.
     pub in_flight: u64,
+    /// Extra copies made by netem stages (`duplicate`): sent + duplicated = delivered +
+    /// dropped + lost + in flight.
+    pub duplicated: u64,
 }
 
 /// A violated packet-conservation invariant.
@@ -384,14 +387,21 @@ impl Simulation {
             c.dropped += l.ctr.queue_drops();
             c.lost += l.ctr.lost;
             c.in_flight += l.queue.len_pkts() as u64 + l.in_tx() + self.ev.in_pipe(i as u32);
+            if let Some(n) = l.netem_counters() {
+                // netem's drops and corrupted packets are losses on the link
+                c.lost += n.drops + n.corrupted;
+                c.in_flight += l.netem_held();
+                c.duplicated += n.duplicates;
+            }
         }
         c
     }
 
-    /// Checks packet conservation: globally, packets sent by sources =
-    /// delivered + dropped + lost + in flight; per link,
+    /// Checks packet conservation: globally, packets sent by sources (+ netem's
+    /// duplicates) = delivered + dropped + lost + in flight; per link,
     /// `arrivals = queue drops + transmitted + queued + in transmission` and
-    /// `transmitted = lost + delivered to the far node + propagating`.
+    /// `transmitted (+ netem's duplicates) = lost + netem's drops, corrupted and held +
+    /// delivered to the far node + propagating`.
     pub fn check_conservation(&self) -> Result<Conservation, ConservationError> {
         for (i, l) in self.links.iter().enumerate() {
             // Raw counters (a fast-path packet counts as sent), arrivals from the pipes.
@@ -414,18 +424,21 @@ impl Simulation {
                     ),
                 });
             }
-            if c.tx_pkts != c.lost + c.delivered + in_pipe {
+            let n = l.netem_counters().unwrap_or_default();
+            let netem_out = n.drops + n.corrupted + l.netem_held();
+            if c.tx_pkts + n.duplicates != c.lost + netem_out + c.delivered + in_pipe {
                 return Err(ConservationError::Link {
                     link: l.name.clone(),
                     detail: format!(
-                        "transmitted {} != lost {} + delivered {} + propagating {}",
-                        c.tx_pkts, c.lost, c.delivered, in_pipe
+                        "transmitted {} + duplicated {} != lost {} + netem dropped, corrupted \
+                         or held {} + delivered {} + propagating {}",
+                        c.tx_pkts, n.duplicates, c.lost, netem_out, c.delivered, in_pipe
                     ),
                 });
             }
         }
         let c = self.conservation();
-        if c.sent != c.delivered + c.dropped + c.lost + c.in_flight {
+        if c.sent + c.duplicated != c.delivered + c.dropped + c.lost + c.in_flight {
             return Err(ConservationError::Global(c));
         }
         Ok(c)

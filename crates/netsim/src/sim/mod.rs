@@ -100,6 +100,8 @@ struct LinkSnap {
     work: u128,
     /// [`Link::capacity_at`] at the warm-up instant.
     cap: u128,
+    /// The netem stage's counters at the warm-up instant.
+    netem: experiment::netem::NetemCounters,
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -66,6 +66,7 @@ impl Simulation {
                 flow_area: flow_area0,
                 work: work0,
                 cap: cap0,
+                netem: netem0,
             } = self.link_snap.get(m as usize).copied().unwrap_or_default();
             let c = self.link_counters(m);
             let area = l.area_at(now);
@@ -130,6 +131,9 @@ impl Simulation {
                     rate_bps: l.rate_at(now) as f64,
                     classes,
                     active_flows,
+                    netem: l
+                        .netem_counters()
+                        .map(|c| experiment::results::NetemSummary::between(&netem0, &c)),
                 },
             );
         }

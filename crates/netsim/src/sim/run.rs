@@ -150,6 +150,7 @@ impl Simulation {
                     .schedule(now + self.cwnd_interval, Event::CwndSample);
             }
             Event::Warmup => self.end_warmup(),
+            Event::Netem(l) => self.links[l as usize].netem_wake(now, l, &mut self.ev),
         }
     }
 
@@ -342,6 +343,7 @@ impl Simulation {
                     + l.queue.flow_count(Instant(now)).map_or(0, |f| f.area),
                 work: l.tx_work_at(now),
                 cap: l.capacity_at(now),
+                netem: l.netem_counters().unwrap_or_default(),
             })
             .collect();
         self.class_snap = self.links.iter().map(|l| class_base(&l.queue)).collect();

@@ -16,10 +16,11 @@
 //!
 //! Differences from Linux, on purpose:
 //! * Times are integer ns (Linux: µs); a controller that wants Linux's µs divides.
-//! * Per-segment samples come from cumulatively acknowledged segments. With SACK, segments
-//!   newly SACKed count in `delivered` (the scoreboard's count) but do not supply their own
-//!   snapshot; without SACK, each duplicate ACK counts one segment delivered and the
-//!   cumulative ACK the rest, as Linux's `tcp_add_reno_sack` / `tcp_remove_reno_sacks` do.
+//! * Per-segment samples come from cumulatively acknowledged segments and, with SACK, from
+//!   newly SACKed ones (Linux `tcp_sacktag_one` calls `tcp_rate_skb_delivered`; a SACKed
+//!   segment's snapshot is then marked off so its cumulative ACK does not use it again).
+//!   Without SACK, each duplicate ACK counts one segment delivered and the cumulative ACK
+//!   the rest, as Linux's `tcp_add_reno_sack` / `tcp_remove_reno_sacks` do.
 //! * `tcp_min_rtt` (the floor under which an interval is discarded) is the minimum RTT sample
 //!   of the connection (Linux: a windowed minimum over `tcp_min_rtt_wlen` = 300 s).
 
@@ -43,6 +44,9 @@ struct TxSnap {
     app_limited: bool,
     /// A retransmission (`TCPCB_RETRANS`).
     retrans: bool,
+    /// Already used by a SACK (Linux clears `tx.delivered_mstamp`): not used again when the
+    /// segment is cumulatively acknowledged.
+    sacked: bool,
 }
 
 /// One ACK's rate sample (Linux `struct rate_sample`), plus what the sender knows of the
@@ -203,6 +207,7 @@ impl RateSampler {
             seq,
             app_limited: self.app_limited != 0,
             retrans,
+            sacked: false,
         };
     }
 
@@ -221,7 +226,7 @@ impl RateSampler {
     #[inline]
     pub fn on_delivered(&mut self, seq: u32) {
         let e = self.ring[self.slot(seq)];
-        if e.seq != seq {
+        if e.seq != seq || e.sacked {
             return;
         }
         let rs = &mut self.rs;
@@ -237,6 +242,18 @@ impl RateSampler {
             rs.last_tx = e.tx_time;
             self.first_tx = e.tx_time;
             rs.snd_interval = e.tx_time.saturating_sub(e.first_tx);
+        }
+    }
+
+    /// Linux `tcp_rate_skb_delivered` for segment `seq` newly SACKed (called from
+    /// `tcp_sacktag_one`): as [`RateSampler::on_delivered`], then the snapshot is marked off
+    /// ("to avoid being used again when it's cumulatively acked").
+    #[inline]
+    pub fn on_sacked(&mut self, seq: u32) {
+        self.on_delivered(seq);
+        let i = self.slot(seq);
+        if self.ring[i].seq == seq {
+            self.ring[i].sacked = true;
         }
     }
 
@@ -507,6 +524,52 @@ mod tests {
         let rs = r.gen(340 * MS, None);
         assert!(rs.is_retrans);
         assert_eq!(rs.interval, None, "40 ms < min RTT 50 ms");
+    }
+
+    /// Linux `tcp_sacktag_one` -> `tcp_rate_skb_delivered`, worked by hand: segments 0..4
+    /// sent at 0..4 ms into an idle connection, segment 0 lost. The ACK at 100 ms SACKs
+    /// segment 1: a valid sample from segment 1's snapshot (delivered 1 over max(send phase
+    /// 1 ms, ACK phase 100 ms)), although nothing is cumulatively acknowledged. The ACK at
+    /// 102 ms SACKs segment 3 (sent at 3 ms): its snapshot, delivered 2 over 102 ms. The
+    /// retransmission of 0 goes out at 120 ms (snapshot: delivered 2 at 102 ms); its
+    /// cumulative ACK at 220 ms, which also covers 1..3, samples the retransmission:
+    /// delivered 2 over max(117, 118) ms. A later cumulative ACK of segments already SACKed
+    /// gives no sample: their snapshots were marked off.
+    #[test]
+    fn sacked_segments_give_samples_once() {
+        let mut r = RateSampler::new();
+        for i in 0..5 {
+            r.on_sent(i, i as Ns * MS, 0, i, false);
+        }
+        r.min_rtt = 90 * MS;
+        r.begin_ack(5);
+        r.on_sacked(1);
+        r.count_delivered(1);
+        let rs = r.gen(100 * MS, None);
+        assert_eq!((rs.prior_delivered, rs.last_seq), (0, 1));
+        assert_eq!((rs.delivered, rs.interval), (Some(1), Some(100 * MS)));
+        r.begin_ack(4);
+        r.on_sacked(3);
+        r.count_delivered(1);
+        let rs = r.gen(102 * MS, None);
+        assert_eq!(
+            (rs.delivered, rs.interval, rs.last_seq),
+            (Some(2), Some(102 * MS), 3)
+        );
+        r.on_sent(0, 120 * MS, 0, 5, true);
+        r.begin_ack(3);
+        for s in 0..4 {
+            r.on_delivered(s);
+        }
+        r.count_delivered(2);
+        let rs = r.gen(220 * MS, None);
+        assert!(rs.is_retrans);
+        assert_eq!((rs.last_seq, rs.prior_delivered), (0, 2));
+        assert_eq!((rs.delivered, rs.interval), (Some(2), Some(118 * MS)));
+        r.begin_ack(1);
+        r.on_delivered(1);
+        r.on_delivered(3);
+        assert_eq!(r.gen(230 * MS, None).delivered, None);
     }
 
     /// Duplicate ACKs without SACK: each counts one delivered (at most packets_out - 1), the

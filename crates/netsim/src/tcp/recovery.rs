@@ -248,6 +248,12 @@ impl Recovery {
         self
     }
 
+    /// PRR paces this sender's SACK recoveries.
+    #[inline]
+    pub fn prr_on(&self) -> bool {
+        self.prr_on
+    }
+
     /// The running recovery's PRR state (None outside a PRR recovery).
     #[inline]
     pub fn prr(&self) -> Option<&Prr> {

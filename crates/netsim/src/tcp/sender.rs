@@ -131,6 +131,11 @@ impl TcpSender {
         cc.seed(flow as u64);
         let paced = p.pacing || cc.pacing_rate().is_some();
         let rate = cc.wants_rate_sample().then(Box::<RateSampler>::default);
+        // Linux `tcp_cong_control`: a controller with its own `cong_control` (BBR) sets the
+        // window on every ACK, recovery included, and `tcp_cwnd_reduction` (PRR) never runs
+        // for it; recovery transmissions are then bounded by that window
+        // (`tcp_xmit_retransmit_queue`: `snd_cwnd - tcp_packets_in_flight`).
+        let prr = p.prr && rate.is_none();
         TcpSender {
             flow,
             dst,
@@ -138,7 +143,7 @@ impl TcpSender {
             cc: cc.with_hystart(p.extras.hystart),
             rtt: RttEstimator::new(p.min_rto),
             rec: Recovery::new(RecoveryKind::new(p.cc, p.sack))
-                .with_prr(p.prr)
+                .with_prr(prr)
                 .with_rack(p.extras.rack),
             total_segs,
             last_payload,
@@ -471,17 +476,15 @@ impl TcpSender {
         self.rate = Some(r);
     }
 
-    /// The delivery accounting of an ACK for `ack` for the rate sampler, before `snd_una`
-    /// moves: the sample starts with the flight before the ACK, `tcp_rate_skb_delivered` for
-    /// each cumulatively acknowledged segment and the delivered count
-    /// (`tcp_count_delivered`).
+    /// The delivery accounting of an ACK for `ack` for the rate sampler (the sample was
+    /// begun and fed the newly SACKed segments in `process_ack`), before `snd_una` moves:
+    /// `tcp_rate_skb_delivered` for each cumulatively acknowledged segment and the delivered
+    /// count (`tcp_count_delivered`).
     #[inline(never)]
     fn rate_on_ack(&mut self, ack: u32) {
         let Some(mut r) = self.rate.take() else {
             return;
         };
-        let prior = self.packets_in_flight(&r, r.in_loss());
-        r.begin_ack(prior);
         for seq in self.snd_una..ack.max(self.snd_una) {
             r.on_delivered(seq);
         }
@@ -512,18 +515,36 @@ impl TcpSender {
         };
         // An AccECN option in the SACK area is not a SACK block.
         let sack_blocks = !ack_pkt.has(F_ACCECN_OPT);
+        // Linux `tcp_ack`: the rate sample starts with the flight before the ACK
+        // (`prior_in_flight`), then `tcp_sacktag_write_queue` hands each newly SACKed segment
+        // to `tcp_rate_skb_delivered`, then `tcp_clean_rtx_queue` the cumulatively
+        // acknowledged ones (`rate_on_ack`).
+        let mut rate = self.rate.take();
+        if let Some(r) = rate.as_deref_mut() {
+            let prior = self.packets_in_flight(r, r.in_loss());
+            r.begin_ack(prior);
+        }
         if let Some(r) = self.rack.as_deref_mut() {
             // RACK: deliveries by SACK and by the cumulative ACK advance RACK.xmit_ts.
             if sack_blocks {
                 let (blocks, una, max) = (&ack_pkt.sack, self.snd_una, self.snd_max);
-                self.rec
-                    .on_sack_blocks_with(ack, blocks, una, max, |q| r.on_sacked(q, now));
+                self.rec.on_sack_blocks_with(ack, blocks, una, max, |q| {
+                    r.on_sacked(q, now);
+                    if let Some(rt) = rate.as_deref_mut() {
+                        rt.on_sacked(q);
+                    }
+                });
             }
             r.on_cum_ack(ack, now);
         } else if self.rec.kind() == RecoveryKind::Sack && sack_blocks {
-            self.rec
-                .on_sack_blocks(ack, &ack_pkt.sack, self.snd_una, self.snd_max);
+            let (blocks, una, max) = (&ack_pkt.sack, self.snd_una, self.snd_max);
+            self.rec.on_sack_blocks_with(ack, blocks, una, max, |q| {
+                if let Some(rt) = rate.as_deref_mut() {
+                    rt.on_sacked(q);
+                }
+            });
         }
+        self.rate = rate;
         if self.rate.is_some() {
             self.rate_on_ack(ack);
         }
@@ -625,7 +646,7 @@ impl TcpSender {
             self.rack_on_ack(now, ack, acked, out);
         }
         // RFC 6937: this ACK's share of the recovery's transmissions.
-        if self.p.prr && self.rec.in_sack_recovery() {
+        if self.rec.prr_on() && self.rec.in_sack_recovery() {
             let ssthresh = self.cc.ssthresh().floor() as u32;
             self.rec.prr_on_ack(ssthresh, self.snd_max);
         }
@@ -1153,6 +1174,108 @@ mod tests {
         let w = s.cwnd();
         s.on_ack(40, &ack(21, 0), &mut out);
         assert!(s.cwnd() > w);
+    }
+
+    /// A sender behind a drop-tail bottleneck, in 1 ms steps: the bottleneck forwards one
+    /// packet per ms from a queue of `cap` packets; data reaches it and ACKs come back 5 ms
+    /// after being sent (base RTT 11 ms, BDP 11 packets). Timers (RTO, RACK, pacing) fire at
+    /// the step they fall in. `check` sees the sender after each ACK with whether that ACK
+    /// moved `snd_una`.
+    fn bottleneck(s: &mut TcpSender, ms: u64, cap: usize, mut check: impl FnMut(&TcpSender, bool)) {
+        use std::collections::VecDeque;
+        const MS: Ns = 1_000_000;
+        let mut rcv = TcpReceiver::new(0, 0, false, true);
+        let (mut to_q, mut q, mut to_s) = (VecDeque::new(), VecDeque::new(), VecDeque::new());
+        let (mut out, mut acks) = (Vec::new(), Vec::new());
+        for t in 0..ms {
+            let now = t * MS;
+            while to_s.front().is_some_and(|&(at, _)| at <= now) {
+                let (_, a): (Ns, Packet) = to_s.pop_front().unwrap();
+                let una = s.snd_una;
+                s.on_ack(now, &a, &mut out);
+                check(s, s.snd_una > una);
+            }
+            if s.rto_deadline.is_some_and(|d| d <= now) {
+                s.on_rto(now, &mut out);
+            }
+            if s.pace.wait <= now {
+                s.pace.wait = crate::tcp::pacing::NEVER;
+                s.send_allowed(now, &mut out);
+            }
+            if t == 0 {
+                s.send_allowed(now, &mut out);
+            }
+            to_q.extend(out.drain(..).map(|p| (now + 5 * MS, p)));
+            while to_q.front().is_some_and(|&(at, _)| at <= now) {
+                let (_, p) = to_q.pop_front().unwrap();
+                if q.len() < cap {
+                    q.push_back(p);
+                }
+            }
+            if let Some(p) = q.pop_front() {
+                rcv.on_data(now, &p, &mut acks);
+                to_s.extend(acks.drain(..).map(|a| (now + 5 * MS, a)));
+            }
+        }
+    }
+
+    /// BBR with the linux profile's SACK, RACK and PRR options behind a shallow bottleneck
+    /// (10 packets, BDP 11): Startup overflows the queue and a SACK recovery follows.
+    /// Reference: Linux `tcp_ack` / `tcp_cong_control` / `tcp_xmit_retransmit_queue`:
+    /// * newly SACKed segments give rate samples (`tcp_sacktag_one` ->
+    ///   `tcp_rate_skb_delivered`), so ACKs that do not move `snd_una` still yield valid
+    ///   samples (the old code sampled cumulatively acknowledged segments only: while a hole
+    ///   stayed open BBR got no sample, no round ended and it stayed in Startup at gain
+    ///   2.89);
+    /// * PRR (`tcp_cwnd_reduction`) does not run for a controller with its own
+    ///   `cong_control`, so in recovery the flight after an ACK's transmissions stays within
+    ///   BBR's window (the old code let PRR with BBR's infinite ssthresh send
+    ///   `delivered + 1` per ACK, beyond the window);
+    /// * the whole transfer recovers without a timeout and BBR leaves Startup.
+    #[test]
+    fn bbr_sack_recovery_samples_sacks_and_keeps_to_its_window() {
+        use crate::tcp::cc::bbr::Mode;
+        use crate::tcp::TcpExtras;
+        let p = TcpParams {
+            sack: true,
+            prr: true,
+            extras: TcpExtras {
+                timestamps: true,
+                rack: true,
+                ..TcpExtras::default()
+            },
+            ..params(CcKind::Bbr)
+        };
+        let mut s = TcpSender::new(0, 1, p, None);
+        let (mut sack_samples, mut recovery_acks) = (0, 0);
+        let mut last = (0, 0);
+        bottleneck(&mut s, 3000, 2, |s, una_moved| {
+            let r = s.rate.as_deref().unwrap();
+            let sample = (r.rate_delivered, r.rate_interval);
+            if !una_moved && sample != last {
+                sack_samples += 1;
+            }
+            last = sample;
+            if s.rec.in_sack_recovery() {
+                recovery_acks += 1;
+                let pipe = s.rec.sack_delivery(s.snd_max).1;
+                assert!(pipe as f64 <= s.cwnd(), "pipe {pipe} > cwnd {}", s.cwnd());
+            }
+        });
+        let AnyController::Bbr(b) = s.controller() else {
+            panic!()
+        };
+        eprintln!(
+            "sack samples {sack_samples}, recovery ACKs {recovery_acks}, recoveries {}, \
+             timeouts {}, mode {:?}, delivered {}",
+            s.stats.fast_retransmits, s.stats.timeouts, b.mode, s.stats.bytes_acked
+        );
+        assert!(s.stats.fast_retransmits > 0 && recovery_acks > 5);
+        assert!(sack_samples >= 3, "{sack_samples}");
+        assert_ne!(b.mode, Mode::Startup);
+        assert_eq!(s.stats.timeouts, 0);
+        // 3 s at 1 packet/ms: at least 90 % of it delivered.
+        assert!(s.snd_una > 2700, "{}", s.snd_una);
     }
 
     /// Sender and receiver back to back, in rounds of one RTT (50 ms): the
