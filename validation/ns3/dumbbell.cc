@@ -190,6 +190,7 @@ class HostRouteRoutingHelper : public Ipv4RoutingHelper
 struct Options
 {
     uint32_t flows = 10;
+    uint32_t reverseFlows = 0; // --reverse-flows N: flows from R2's side to R1's
     std::string rate = "10Mbps";
     std::string rtt = "100ms";
     uint32_t buffer = 100;
@@ -222,6 +223,8 @@ Usage(int code)
            "                    [--routing hash|static]  (static: ns-3's linear-scan routing)\n"
            "                    [--tcp-stats]  (also count retransmitted segments per flow)\n"
            "                    [--sack]  (SACK on; off by default, as in aqmlab)\n"
+           "                    [--reverse-flows N]  (N flows right to left; the same queue disc\n"
+           "                                      on R2's bottleneck device, reported as bottleneck_reverse)\n"
            "                    [--linux]  (ns-3's TCP defaults: SACK, timestamps, PRR, limited\n"
            "                                transmit; beside aqmlab's `linux` profile)\n"
            "                    [--qdisc-trace PATH]  (CSV of the bottleneck queue disc's packet\n"
@@ -284,6 +287,8 @@ ParseArgs(int argc, char** argv)
                 Usage(0);
             else if (key == "--flows")
                 o.flows = std::stoul(next());
+            else if (key == "--reverse-flows")
+                o.reverseFlows = std::stoul(next());
             else if (key == "--rate")
                 o.rate = next();
             else if (key == "--rtt")
@@ -411,6 +416,25 @@ struct Meter
 
 
 static Meter g_meter;
+
+// --reverse-flows: the queue disc on R2's bottleneck device and the reverse flows' sinks.
+struct ReverseMeter
+{
+    Ptr<QueueDisc> qdisc;
+    std::vector<double> sojournMs;
+    QueueDisc::Stats statsAtWarmup;
+    std::vector<Ptr<PacketSink>> sinks;
+    std::vector<uint64_t> rxAtWarmup;
+};
+
+static ReverseMeter g_reverse;
+
+static void
+OnReverseSojourn(Time t)
+{
+    if (Simulator::Now() >= g_meter.warmup)
+        g_reverse.sojournMs.push_back(t.GetSeconds() * 1e3);
+}
 
 static void
 OnSojourn(Time t)
@@ -584,6 +608,12 @@ SnapshotWarmup()
     g_meter.rxAtWarmup.clear();
     for (auto& s : g_meter.sinks)
         g_meter.rxAtWarmup.push_back(s->GetTotalRx());
+    if (g_reverse.qdisc)
+    {
+        g_reverse.statsAtWarmup = g_reverse.qdisc->GetStats();
+        for (auto& s : g_reverse.sinks)
+            g_reverse.rxAtWarmup.push_back(s->GetTotalRx());
+    }
 }
 
 static double
@@ -840,9 +870,11 @@ main(int argc, char** argv)
     Config::SetDefault("ns3::TcpSocketBase::UseEcn", StringValue(o.ecn ? "On" : "Off"));
 
     // ---- topology ----
-    NodeContainer senders, receivers, routers;
+    NodeContainer senders, receivers, routers, rsenders, rreceivers;
     senders.Create(o.flows);
     receivers.Create(o.flows);
+    rsenders.Create(o.reverseFlows);   // at R2
+    rreceivers.Create(o.reverseFlows); // at R1
     routers.Create(2);
     Ptr<Node> r1 = routers.Get(0);
     Ptr<Node> r2 = routers.Get(1);
@@ -937,6 +969,32 @@ main(int argc, char** argv)
         dstAddr[i] = ld.b;
         g_meter.flowOfSource[ls.a.Get()] = i;
     }
+    std::vector<Ipv4Address> rdstAddr(o.reverseFlows);
+    for (uint32_t i = 0; i < o.reverseFlows; ++i)
+    {
+        Ptr<Node> s = rsenders.Get(i);
+        Ptr<Node> d = rreceivers.Get(i);
+        Link ls = connect(access, s, r2, nullptr); // a = sender, b = R2
+        Link ld = connect(access, r1, d, nullptr); // a = R1, b = receiver
+        defaultRoute(s, ls.ifA, ls.b);
+        defaultRoute(d, ld.ifB, ld.a);
+        hostRoute(r2, ls.a, ls.ifB, ls.a);
+        hostRoute(r2, ld.b, bn.ifB, bn.a);
+        hostRoute(r1, ld.b, ld.ifA, ld.b);
+        hostRoute(r1, ls.a, bn.ifA, bn.b);
+        rdstAddr[i] = ld.b;
+    }
+    if (o.reverseFlows > 0)
+    {
+        // the same queue disc on R2 -> R1, the device's own queue 1 packet (as R1's)
+        DynamicCast<PointToPointNetDevice>(bnDevs.Get(1))->GetQueue()->SetMaxSize(QueueSize("1p"));
+        uint32_t q = 0;
+        TrafficControlHelper rtch = MakeQueueDisc(o, rate, rtt, &q);
+        g_reverse.qdisc = rtch.Install(bnDevs.Get(1)).Get(0);
+        if (q)
+            DynamicCast<FqCoDelQueueDisc>(g_reverse.qdisc)->SetQuantum(q);
+        g_reverse.qdisc->TraceConnectWithoutContext("SojournTime", MakeCallback(&OnReverseSojourn));
+    }
 
     // ---- AQM on R1 -> R2 ----
     uint32_t fqQuantum = 0;
@@ -1003,6 +1061,20 @@ main(int argc, char** argv)
                             DynamicCast<BulkSendApplication>(ba.Get(0)), i, o.tcpStats);
     }
 
+    for (uint32_t i = 0; i < o.reverseFlows; ++i)
+    {
+        PacketSinkHelper sinkHelper("ns3::TcpSocketFactory",
+                                    InetSocketAddress(Ipv4Address::GetAny(), port));
+        ApplicationContainer sa = sinkHelper.Install(rreceivers.Get(i));
+        sa.Start(Seconds(0));
+        g_reverse.sinks.push_back(DynamicCast<PacketSink>(sa.Get(0)));
+        BulkSendHelper bulk("ns3::TcpSocketFactory", InetSocketAddress(rdstAddr[i], port));
+        bulk.SetAttribute("MaxBytes", UintegerValue(0));
+        bulk.SetAttribute("SendSize", UintegerValue(sendSize));
+        ApplicationContainer ba = bulk.Install(rsenders.Get(i));
+        ba.Start(Seconds(startRv->GetValue()));
+    }
+
     // ---- measurement ----
     const Time sampleInterval = MilliSeconds(10);
     Simulator::Schedule(warmup, &SnapshotWarmup);
@@ -1035,6 +1107,19 @@ main(int argc, char** argv)
     const double jain = sumSq > 0 ? sum * sum / (o.flows * sumSq) : 0.0;
 
     const DelayStats all = Summarise(g_meter.sojournMs);
+    // --reverse-flows: the reverse queue disc's utilization and sojourns, the reverse goodputs
+    double revUtil = 0, revGoodput = 0;
+    DelayStats revDelay{};
+    if (g_reverse.qdisc)
+    {
+        const QueueDisc::Stats re = g_reverse.qdisc->GetStats();
+        revUtil = (re.nTotalSentBytes - g_reverse.statsAtWarmup.nTotalSentBytes) * 8.0 /
+                  (rate.GetBitRate() * measured);
+        revDelay = Summarise(g_reverse.sojournMs);
+        for (uint32_t i = 0; i < o.reverseFlows; ++i)
+            revGoodput +=
+                (g_reverse.sinks[i]->GetTotalRx() - g_reverse.rxAtWarmup[i]) * 8.0 / measured;
+    }
     const DelayStats sentOnly = Summarise(g_meter.sentSojournMs);
     const double meanQ = g_meter.qSamples ? g_meter.qPktsSum / g_meter.qSamples : 0.0;
     const double meanQB = g_meter.qSamples ? g_meter.qBytesSum / g_meter.qSamples : 0.0;
@@ -1083,7 +1168,12 @@ main(int argc, char** argv)
         js << ", \"active_flows\": {\"mean\": "
            << num(g_meter.qSamples ? g_meter.activeFlowsSum / g_meter.qSamples : 0.0)
            << ", \"max\": " << g_meter.activeFlowsMax << "}";
-    js << "}}, \"flows\": [";
+    js << "}";
+    if (g_reverse.qdisc)
+        js << ", \"bottleneck_reverse\": {\"aqm\": \"" << o.aqm << "\", \"utilization\": "
+           << num(revUtil) << ", \"queue_delay_ms\": " << delayJson(revDelay)
+           << ", \"goodput_bps\": " << num(revGoodput) << "}";
+    js << "}, \"flows\": [";
     for (uint32_t i = 0; i < o.flows; ++i)
     {
         js << (i ? ", " : "") << "{\"id\": " << i << ", \"kind\": \"tcp\", \"cc\": \"" << o.cc
@@ -1112,6 +1202,10 @@ main(int argc, char** argv)
         std::printf("  arrivals %llu drops %llu marks %llu enqueued %llu  jain %.4f\n",
                     (unsigned long long)arrivals, (unsigned long long)drops,
                     (unsigned long long)marks, (unsigned long long)enqueued, jain);
+        if (g_reverse.qdisc)
+            std::printf("  reverse: utilization %.4f  delay mean %.2f p99 %.2f ms  goodput %.3f "
+                        "Mb/s\n",
+                        revUtil, revDelay.mean, revDelay.p99, revGoodput / 1e6);
         std::printf("  events %llu  packets over bottleneck %u  wall %.2f s (run) %.2f s (total)\n",
                     (unsigned long long)events, end.nTotalSentPackets, runWall, totalWall);
     }

@@ -121,6 +121,11 @@ pub trait Algorithm: Sized {
     /// Run the periodic law.
     #[inline]
     fn on_timer(&mut self, _now: Instant, _q: &QueueView) {}
+    /// The outgoing link's rate changed (a link with a varying capacity; `env.link.rate` is
+    /// the new rate, > 0): an algorithm whose law reads the rate recomputes what it derived
+    /// from it and keeps its dynamic state. The default ignores it (laws that read no rate).
+    #[inline]
+    fn link_changed(&mut self, _env: &Env) {}
     /// How many times the control law ran (definition documented per algorithm).
     fn activations(&self) -> u64;
     /// The current drop/mark probability in [0, 1] (0 for algorithms without one).

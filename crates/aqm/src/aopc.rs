@@ -177,6 +177,9 @@ impl Algorithm for Aopc {
     fn cfg(&self) -> &AopcConfig {
         &self.cfg
     }
+    fn link_changed(&mut self, env: &Env) {
+        self.link_bytes_per_sec = env.link.rate.as_f64() / 8.0;
+    }
     fn reconfigure(&mut self, cfg: AopcConfig) {
         self.timer.set_period(cfg.period());
         self.cfg = cfg;

@@ -198,6 +198,14 @@ impl Algorithm for Ared {
     fn cfg(&self) -> &AredConfig {
         &self.cfg
     }
+    fn link_changed(&mut self, env: &Env) {
+        // the idle rule and the automatic thresholds follow the rate; the adapted max_p stays
+        self.env = *env;
+        let current = self.red.max_p();
+        self.red.reconfigure(self.cfg.resolve(env));
+        self.red.set_max_p(current);
+        self.red.link_changed(env);
+    }
     fn reconfigure(&mut self, cfg: AredConfig) {
         let max_p_changed = cfg.max_p != self.cfg.max_p;
         self.timer.set_period(cfg.interval);

@@ -151,6 +151,10 @@ impl Algorithm for Avq {
     fn cfg(&self) -> &AvqConfig {
         &self.cfg
     }
+    fn link_changed(&mut self, env: &Env) {
+        self.env = *env;
+        self.derive();
+    }
     fn reconfigure(&mut self, cfg: AvqConfig) {
         self.cfg = cfg;
         self.derive();

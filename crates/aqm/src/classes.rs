@@ -296,6 +296,9 @@ macro_rules! class_set_ops {
         fn link(&self) -> LinkInfo {
             self.set.link()
         }
+        fn set_link_rate(&mut self, rate: crate::time::BitsPerSec) {
+            self.set.set_link_rate(rate)
+        }
         fn memory_bytes(&self) -> usize {
             self.set.memory_bytes()
         }
@@ -565,6 +568,16 @@ impl<P: Packet> ClassSet<P> {
     /// The link.
     pub fn link(&self) -> LinkInfo {
         self.link
+    }
+    /// The link's rate changed: every class's queue is told ([`QueueDisc::set_link_rate`]).
+    pub fn set_link_rate(&mut self, rate: crate::time::BitsPerSec) {
+        if rate.0 == 0 {
+            return;
+        }
+        self.link.rate = rate;
+        for c in &mut self.classes {
+            c.q.set_link_rate(rate);
+        }
     }
     /// The current class list (class AQMs as running).
     pub fn config(&self) -> ClassList {

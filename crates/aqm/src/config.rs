@@ -147,6 +147,9 @@ macro_rules! aqm_registry {
             pub(crate) fn on_timer(&mut self, now: Instant, q: &QueueView) {
                 match self { $( AnyAqm::$variant(a) => a.on_timer(now, q), )* }
             }
+            pub(crate) fn link_changed(&mut self, env: &Env) {
+                match self { $( AnyAqm::$variant(a) => a.link_changed(env), )* }
+            }
             #[inline]
             pub(crate) fn activations(&self) -> u64 {
                 match self { $( AnyAqm::$variant(a) => a.activations(), )* }

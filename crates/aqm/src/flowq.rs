@@ -76,6 +76,11 @@ macro_rules! flow_queue_ops {
         fn pool_slots(&self) -> Option<usize> {
             Some(self.fq.pool_slots())
         }
+        fn set_link_rate(&mut self, rate: $crate::time::BitsPerSec) {
+            if rate.0 > 0 {
+                self.link.rate = rate;
+            }
+        }
     };
     (flows) => {
         $crate::flowq::flow_queue_ops!();

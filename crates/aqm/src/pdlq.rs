@@ -341,6 +341,9 @@ impl Algorithm for Pdlq {
     fn cfg(&self) -> &PdlqConfig {
         &self.cfg
     }
+    fn link_changed(&mut self, env: &Env) {
+        self.link_bytes_per_sec = env.link.rate.as_f64() / 8.0;
+    }
     fn reconfigure(&mut self, cfg: PdlqConfig) {
         self.timer.set_period(cfg.t_update);
         let old = self.cfg;

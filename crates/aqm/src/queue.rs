@@ -250,6 +250,20 @@ impl<P: Packet> QueueDisc<P> {
     pub fn link(&self) -> LinkInfo {
         self.link
     }
+    /// Tells the queue its link's rate changed (a varying capacity): the idle instant it
+    /// derives and the AQMs whose law reads the rate (`Algorithm::link_changed`) use `rate`
+    /// from now on. A rate of 0 is ignored (an outage: the last positive rate is kept).
+    pub fn set_link_rate(&mut self, rate: crate::time::BitsPerSec) {
+        if rate.0 == 0 || rate == self.link.rate {
+            return;
+        }
+        self.link.rate = rate;
+        let env = Env {
+            limit: self.limit,
+            link: self.link,
+        };
+        self.aqm.link_changed(&env);
+    }
     /// The AQM's current drop/mark probability in [0, 1] (0 if it has none).
     #[inline]
     pub fn probability(&self) -> f64 {

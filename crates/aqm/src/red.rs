@@ -206,6 +206,9 @@ impl Algorithm for Red {
     fn cfg(&self) -> &RedConfig {
         &self.cfg
     }
+    fn link_changed(&mut self, env: &Env) {
+        self.set_link(env);
+    }
     fn reconfigure(&mut self, cfg: RedConfig) {
         let rate_pps = self.ptc_per_ns * self.cfg.mean_pkt_size as f64;
         if cfg.max_p != self.cfg.max_p {

@@ -106,6 +106,10 @@ impl Algorithm for Rem {
     fn cfg(&self) -> &RemConfig {
         &self.cfg
     }
+    fn link_changed(&mut self, env: &Env) {
+        self.env = *env;
+        self.c = Self::capacity(&self.cfg, env);
+    }
     fn reconfigure(&mut self, cfg: RemConfig) {
         self.timer.set_period(cfg.t_update);
         self.cfg = cfg;
@@ -160,6 +164,34 @@ mod tests {
         r.update(0.0, 0.0);
         assert_eq!(r.price(), 0.0);
         assert_eq!(r.probability(), 0.0);
+    }
+
+    /// A rate change reaches the capacity term (`QueueDisc::set_link_rate`): 10 Mb/s gives
+    /// 2.5 packets per 2 ms (above), 5 Mb/s 1.25; a rate of 0 (an outage) keeps 1.25. The price
+    /// then follows the new capacity: q = 30, x = 5 gives 0.001·(1 + 5 − 1.25) = 0.00475.
+    #[test]
+    fn a_rate_change_reaches_the_capacity_term() {
+        let mut q = crate::QueueDisc::<crate::testutil::TestPacket>::new(
+            &crate::AqmConfig::Rem(RemConfig::default()),
+            QueueLimit::Packets(100),
+            crate::LinkInfo::new(crate::BitsPerSec::from_mbps(10)),
+            1,
+        )
+        .unwrap();
+        let c = |q: &crate::QueueDisc<crate::testutil::TestPacket>| match q.aqm() {
+            crate::config::AnyAqm::Rem(r) => r.capacity_per_interval(),
+            _ => unreachable!(),
+        };
+        assert!((c(&q) - 2.5).abs() < 1e-12);
+        q.set_link_rate(crate::BitsPerSec::from_mbps(5));
+        assert!((c(&q) - 1.25).abs() < 1e-12);
+        assert_eq!(q.link().rate, crate::BitsPerSec::from_mbps(5));
+        q.set_link_rate(crate::BitsPerSec(0));
+        assert!((c(&q) - 1.25).abs() < 1e-12);
+        let mut r = Rem::build(&RemConfig::default(), &env(QueueLimit::Packets(100), 10));
+        r.link_changed(&env(QueueLimit::Packets(100), 5));
+        r.update(30.0, 5.0);
+        assert!((r.price() - 0.00475).abs() < 1e-15);
     }
 
     /// Arrivals are counted per interval and reset by the timer.

@@ -220,6 +220,9 @@ impl Algorithm for Sfc {
     fn cfg(&self) -> &SfcConfig {
         &self.cfg
     }
+    fn link_changed(&mut self, env: &Env) {
+        self.link_bytes_per_sec = env.link.rate.as_f64() / 8.0;
+    }
     fn reconfigure(&mut self, cfg: SfcConfig) {
         self.cfg = cfg;
     }

@@ -76,6 +76,24 @@ impl EmuConfig {
             qdisc: experiment::config::droptail(),
             name: "reverse".into(),
         });
+        // bidirectional traffic (docs/scenario.md) is simulator-only
+        if let Some(i) = cfg
+            .flows
+            .iter()
+            .position(|g| g.endpoints().direction == experiment::config::Direction::Reverse)
+        {
+            return Err((
+                format!("flows[{i}].direction"),
+                "the emulator forwards one direction (reverse groups are simulator-only)".into(),
+            ));
+        }
+        if d.reverse_aqm.is_some() {
+            return Err((
+                "reverse_aqm".into(),
+                "the emulator's ACK direction runs drop-tail (reverse_aqm is simulator-only)"
+                    .into(),
+            ));
+        }
         if d.netem.reverse.is_some() {
             return Err((
                 "dumbbell.reverse_netem".into(),

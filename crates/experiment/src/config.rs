@@ -134,6 +134,38 @@ impl TopologyConfig {
             TopologyConfig::Explicit(_) => None,
         }
     }
+
+    /// The AQM of a builder's reverse bottleneck(s) when they are bottlenecks too
+    /// ([`DumbbellConfig::reverse_aqm`]); `None` otherwise and for explicit topologies.
+    pub fn reverse_aqm(&self) -> Option<&QdiscConfig> {
+        match self {
+            TopologyConfig::Dumbbell(d) => d.reverse_aqm.as_ref(),
+            TopologyConfig::ParkingLot(p) => p.reverse_aqm.as_ref(),
+            TopologyConfig::Explicit(_) => None,
+        }
+    }
+}
+
+/// Which way a builder's flow group sends its data (scenario key `direction`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Direction {
+    /// Left to right: senders at the entry router (`R1`, `R{entry}`), data through the
+    /// forward bottleneck(s), ACKs through the reverse one(s).
+    #[default]
+    Forward,
+    /// Right to left: senders at the exit router, data through the reverse bottleneck(s)
+    /// (a parking lot's chain backwards), ACKs through the forward one(s).
+    Reverse,
+}
+
+impl Direction {
+    /// `"forward"` or `"reverse"`, as in the scenario and the results.
+    pub fn name(self) -> &'static str {
+        match self {
+            Direction::Forward => "forward",
+            Direction::Reverse => "reverse",
+        }
+    }
 }
 
 /// An explicit topology.
@@ -178,7 +210,8 @@ pub struct LinkConfig {
 }
 
 /// Mahimahi traces a link pair follows (`rate_trace`, `reverse_rate_trace`); `None`: a fixed
-/// rate. With a trace the link's `rate` is only the nominal rate AQMs are told.
+/// rate. With a trace the link's `rate` is only the nominal rate: the summary's, PAQMAN's,
+/// and the other rate-reading AQMs' until the trace's first 100 ms window ends.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LinkTraces {
     /// The forward link's (a dumbbell's or parking lot's bottleneck(s), an explicit link).
@@ -210,6 +243,11 @@ pub struct DumbbellConfig {
     pub rtt: f64,
     /// Queue discipline on R1->R2 (default drop-tail).
     pub aqm: QdiscConfig,
+    /// The reverse bottleneck `R2->R1` as a second bottleneck (`[reverse_aqm]`, or the
+    /// forward AQM when a group has `direction = "reverse"`): its queue discipline, with the
+    /// bottleneck's buffer, monitored. `None`: the ACK path of before, drop-tail with
+    /// `side_buffer_pkts`, not monitored.
+    pub reverse_aqm: Option<QdiscConfig>,
     /// Bottleneck buffer in packets (exactly one of `buffer_pkts`,
     /// `buffer_bytes`).
     pub buffer_pkts: Option<u32>,
@@ -306,6 +344,9 @@ pub struct ParkingLotConfig {
     pub access_delay: f64,
     /// Queue discipline on every forward bottleneck.
     pub aqm: QdiscConfig,
+    /// Queue discipline of every reverse bottleneck `R{i+1}->R{i}` (see
+    /// [`DumbbellConfig::reverse_aqm`]).
+    pub reverse_aqm: Option<QdiscConfig>,
     /// Bottleneck buffer in packets (exactly one of the two).
     pub buffer_pkts: Option<u32>,
     /// Bottleneck buffer in bytes.
@@ -336,6 +377,8 @@ pub struct Endpoints<'a> {
     pub path: Option<[u32; 2]>,
     /// Builders: extra one-way delay per flow (seconds).
     pub extra_delay: &'a [f64],
+    /// Builders: which way the data goes.
+    pub direction: Direction,
 }
 
 /// A group of flows. Tagged by `"kind"`.
@@ -432,6 +475,8 @@ pub struct TcpGroup {
     /// link, both directions: `[]` none, `[d]` for all flows, or one value
     /// per flow.
     pub extra_delay: Vec<f64>,
+    /// Builders: which way the data goes (default forward).
+    pub direction: Direction,
     /// Class of a class-based qdisc (e.g. DRR) the group's packets (data and
     /// ACKs) are filed under; must name a class of every class-based qdisc
     /// on the group's forward path, at the same position. `None`: the first
@@ -481,6 +526,8 @@ pub struct UdpGroup {
     /// link, both directions: `[]` none, `[d]` for all flows, or one value
     /// per flow.
     pub extra_delay: Vec<f64>,
+    /// Builders: which way the data goes (default forward).
+    pub direction: Direction,
     /// Class of a class-based qdisc (e.g. DRR) the group's packets (data and
     /// ACKs) are filed under; must name a class of every class-based qdisc
     /// on the group's forward path, at the same position. `None`: the first
@@ -530,6 +577,8 @@ pub struct ShortTcpGroup {
     /// link, both directions: `[]` none, `[d]` for all flows, or one value
     /// per flow.
     pub extra_delay: Vec<f64>,
+    /// Builders: which way the data goes (default forward).
+    pub direction: Direction,
     /// Class of a class-based qdisc (e.g. DRR) the group's packets (data and
     /// ACKs) are filed under; must name a class of every class-based qdisc
     /// on the group's forward path, at the same position. `None`: the first
@@ -556,6 +605,7 @@ impl FlowGroup {
                     dst: $g.dst.as_deref(),
                     path: $g.path,
                     extra_delay: &$g.extra_delay,
+                    direction: $g.direction,
                 }
             };
         }

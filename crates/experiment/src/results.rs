@@ -170,6 +170,10 @@ pub struct FlowSummary {
     pub kind: String,
     /// Congestion control (TCP), else null.
     pub cc: Option<String>,
+    /// `forward` or `reverse`: which way the flow's data crosses a builder's bottleneck(s)
+    /// (its group's `direction`; `forward` on explicit topologies).
+    #[serde(default = "forward")]
+    pub direction: String,
     /// Start time, s.
     pub start_s: f64,
     /// Length of the flow's window `t1 - t0`, s (0 if the flow never started or its window
@@ -243,6 +247,9 @@ pub struct GroupSummary {
     pub cc: Option<String>,
     /// The class of a class-based qdisc its packets go to, if set.
     pub class: Option<String>,
+    /// The group's `direction` (`forward` or `reverse`).
+    #[serde(default = "forward")]
+    pub direction: String,
     /// Flows of the group created so far.
     pub flows: usize,
     /// Flows whose window is open (started, `t1 > t0`).
@@ -361,6 +368,11 @@ impl TimeSeries {
         self.tx_bytes.reserve_exact(rows);
         self.active_flows.reserve_exact(rows);
     }
+}
+
+/// The direction of results written before directions existed.
+fn forward() -> String {
+    "forward".into()
 }
 
 fn all_zero(v: &[u64]) -> bool {

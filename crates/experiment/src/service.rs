@@ -37,6 +37,12 @@ use crate::time::{Ns, NS_PER_SEC};
 /// Bytes one delivery opportunity of a trace can carry (Mahimahi's `PACKET_SIZE`).
 pub const OPPORTUNITY_BYTES: u32 = 1500;
 
+/// The window over which a trace's capacity is measured for the AQMs that read the link rate
+/// ([`Service::aqm_rate`]): 100 ms, CoDel's interval and the order of a path's RTT, long
+/// enough to hold many opportunities of a cellular trace (one per ms at 12 Mb/s), short enough
+/// to follow its swings.
+pub const AQM_RATE_WINDOW: Ns = 100 * NS_PER_MS;
+
 const NS_PER_MS: u64 = 1_000_000;
 
 /// A Mahimahi trace: the opportunity times (ms from the start, non-decreasing) of one period.
@@ -354,6 +360,29 @@ impl Service {
             }
         };
         done + got.min(size)
+    }
+
+    /// The rate the AQMs of a link following this capacity are told at `t`
+    /// ([`aqm::QueueDisc::set_link_rate`], docs/traces.md "What AQMs are told"): a
+    /// piecewise-constant rate's current value; for a trace, which has no rate of the moment,
+    /// the capacity of its opportunities in the last whole window of [`AQM_RATE_WINDOW`]
+    /// (`[(k - 1) W, k W)` for `k W <= t < (k + 1) W`), `None` before the first window ends
+    /// (the caller keeps the nominal rate). A value of 0 (an outage) leaves the AQMs with the
+    /// last positive rate.
+    pub fn aqm_rate(&self, t: Ns) -> Option<u64> {
+        match &self.cap {
+            Capacity::Steps(s) => Some(s.rate_at(t)),
+            Capacity::Trace(tr) => {
+                let w = AQM_RATE_WINDOW;
+                let k = t / w;
+                if k == 0 {
+                    return None;
+                }
+                let opps = tr.first_at_or_after(k * w) - tr.first_at_or_after((k - 1) * w);
+                let bits = opps as u128 * OPPORTUNITY_BYTES as u128 * 8 * NS_PER_SEC as u128;
+                Some((bits / w as u128) as u64)
+            }
+        }
     }
 
     /// The rate at `t` of piecewise-constant rate, else `None` (a trace has none).

@@ -106,6 +106,10 @@ pub(crate) fn flow_reports(
             group: f.group,
             kind: f.kind.name().to_string(),
             cc: f.cc.map(|c| c.name().to_string()),
+            direction: groups
+                .get(f.group as usize)
+                .map_or("forward", |g| g.endpoints().direction.name())
+                .to_string(),
             start_s: ns_to_secs(f.start),
             window_s: if active { ns_to_secs(t1 - t0) } else { 0.0 },
             goodput_bps: goodput,
@@ -187,6 +191,7 @@ impl GroupAcc {
                 _ => None,
             },
             class: g.class().map(str::to_string),
+            direction: g.endpoints().direction.name().to_string(),
             flows: self.flows,
             active_flows: self.goodputs.len(),
             goodput_bps: total,

@@ -174,6 +174,9 @@ pub struct Link {
     pub queue: Queue,
     /// Unique name (e.g. `"R1->R2"`).
     pub name: String,
+    /// The rate the queue was last told (bit/s; a link with a [`Service`] only, see
+    /// [`Link::tell_rate`]).
+    told_rate: u64,
 }
 
 impl Link {
@@ -218,6 +221,7 @@ impl Link {
             service: None,
             netem: None,
             slow: false,
+            told_rate: rate_bps,
         }
     }
 
@@ -247,10 +251,28 @@ impl Link {
     }
 
     /// Makes the link follow `service` from time 0 (set before the run starts); the `rate`
-    /// it was built with stays the nominal rate reported and told to the AQM.
+    /// it was built with stays the nominal rate reported; the queue is told the rate of the
+    /// moment as the run goes ([`Link::tell_rate`]).
     pub fn set_service(&mut self, service: Service) {
         self.service = Some(Box::new(service));
         self.update_slow();
+    }
+
+    /// On a link with a [`Service`]: tells the queue the rate of the moment
+    /// ([`Service::aqm_rate`]: a `rate_changes` rate, or a trace's capacity over its last
+    /// window) when it differs from what it was told, so that the AQMs that read the link rate
+    /// follow it. Called on the slow path (arrivals, dequeues, AQM timers); a link with a fixed
+    /// rate never calls it.
+    #[cold]
+    fn tell_rate(&mut self, now: Ns) {
+        let Some(s) = self.service.as_deref() else {
+            return;
+        };
+        let r = s.aqm_rate(now).unwrap_or(self.rate_bps());
+        if r != self.told_rate {
+            self.told_rate = r;
+            self.queue.set_link_rate(aqm::BitsPerSec(r));
+        }
     }
 
     /// Recomputes `slow` after the trace buffer or the service changed.
@@ -387,6 +409,9 @@ impl Link {
         ev: &mut EventQueue,
     ) {
         self.ctr.arrivals += 1;
+        if TRACE && self.service.is_some() {
+            self.tell_rate(now);
+        }
         if pkt.has(F_CE) {
             pkt.flags |= F_CE_IN;
         } else {
@@ -480,6 +505,9 @@ impl Link {
     fn start_next_as<const TRACE: bool>(&mut self, now: Ns, id: u32, ev: &mut EventQueue) {
         if TRACE && !self.service_ready(now, id, ev) {
             return;
+        }
+        if TRACE && self.service.is_some() {
+            self.tell_rate(now);
         }
         self.account_area(now);
         let mut dropped = 0u64;
@@ -647,6 +675,9 @@ impl Link {
 
     /// Runs the AQM's periodic law if due.
     pub fn aqm_timer(&mut self, now: Ns) {
+        if self.slow {
+            self.tell_rate(now);
+        }
         if let Some(t) = self.queue.poll_at() {
             if t.0 <= now {
                 self.queue.on_timer(inst(now));
@@ -687,6 +718,9 @@ impl Link {
             self.ctr.drops_victim += victims;
         }
         self.queue = new_queue;
+        // (built with the nominal rate: the next arrival, dequeue or timer tells it the
+        // current one)
+        self.told_rate = self.queue.link().rate.0;
         self.periodic = self.queue.poll_at().is_some();
         if let Some(m) = self.mon.as_deref_mut() {
             m.set_classes(self.queue.num_classes());

@@ -10,7 +10,12 @@
 //! attached to its exit router. Access links run at `access_rate` (default
 //! 10 x bottleneck) with drop-tail buffers of `side_buffer_pkts`; the
 //! forward bottlenecks `R{i}->R{i+1}` carry the configured AQM, buffer and
-//! loss; reverse bottlenecks are drop-tail with the side buffer. Dumbbell
+//! loss; reverse bottlenecks are drop-tail with the side buffer, or, with a
+//! `reverse_aqm` (bidirectional traffic), that AQM with the bottleneck's
+//! buffer, monitored after the forward ones. A group with
+//! `direction = reverse` has its senders at the exit router and its
+//! receivers at the entry router, so its data crosses the chain backwards
+//! through the reverse bottlenecks and its ACKs the forward ones. Dumbbell
 //! delays: each access link `rtt/8`, the bottleneck `rtt/4` (two-way
 //! propagation delay `rtt`); a flow's `extra_delay` is added to its sender's
 //! access link in both directions. With `access = none` the dumbbell has
@@ -24,8 +29,8 @@ use aqm::{QdiscConfig, QueueLimit};
 use crate::engine::{secs_to_ns, Ns};
 use crate::routing::{Edge, Routes, NO_ROUTE};
 use experiment::config::{
-    droptail, Access, ConfigError, DumbbellConfig, FlowGroup, ParkingLotConfig, SimConfig,
-    TopologyConfig, DEFAULT_LINK_BUFFER,
+    droptail, Access, ConfigError, Direction, DumbbellConfig, FlowGroup, ParkingLotConfig,
+    SimConfig, TopologyConfig, DEFAULT_LINK_BUFFER,
 };
 use experiment::netem::{LinkNetem, NetemSpec};
 use experiment::service::Capacity;
@@ -313,6 +318,9 @@ struct Chain<'a> {
     access_delay: Ns,
     access_rate: f64,
     aqm: &'a QdiscConfig,
+    /// The reverse bottlenecks' qdisc when they are bottlenecks too (`None`: drop-tail ACK
+    /// path with the side buffer, unmonitored).
+    reverse_aqm: Option<&'a QdiscConfig>,
     limit: QueueLimit,
     side: QueueLimit,
     loss: f64,
@@ -358,6 +366,7 @@ fn build_dumbbell(
         access_delay,
         access_rate,
         aqm: &d.aqm,
+        reverse_aqm: d.reverse_aqm.as_ref(),
         limit,
         side,
         loss: d.loss,
@@ -399,7 +408,11 @@ fn build_bare_dumbbell(
                 "needs access links (not with access = \"none\")",
             ));
         }
-        eps.push(vec![(r1, r2); g.static_count() as usize]);
+        let pair = match at.direction {
+            Direction::Forward => (r1, r2),
+            Direction::Reverse => (r2, r1),
+        };
+        eps.push(vec![pair; g.static_count() as usize]);
     }
     Ok((eps, monitor))
 }
@@ -443,6 +456,7 @@ fn build_parking_lot(
             access_delay: secs_to_ns(p.access_delay),
             access_rate,
             aqm: &p.aqm,
+            reverse_aqm: p.reverse_aqm.as_ref(),
             limit,
             side,
             loss: p.loss,
@@ -453,7 +467,8 @@ fn build_parking_lot(
 }
 
 /// The chain's routers and, between consecutive ones, the bottleneck pair (forward with the
-/// AQM, reverse drop-tail); returns the routers' node ids and the forward links (monitored).
+/// AQM, reverse drop-tail or with the reverse AQM); returns the routers' node ids and the
+/// monitored links: the forward bottlenecks, then the reverse ones if they have an AQM.
 fn build_routers(net: &mut Net, c: &Chain) -> Result<(Vec<u32>, Vec<u32>), ConfigError> {
     let k = c.routers.len() - 1;
     let mut routers = Vec::new();
@@ -462,6 +477,11 @@ fn build_routers(net: &mut Net, c: &Chain) -> Result<(Vec<u32>, Vec<u32>), Confi
     }
     let dt = droptail();
     let mut monitor = Vec::new();
+    let mut reverse = Vec::new();
+    let (rev_aqm, rev_limit) = match c.reverse_aqm {
+        Some(q) => (q, c.limit),
+        None => (&dt, c.side),
+    };
     for i in 0..k {
         let (a, b) = (routers[i], routers[i + 1]);
         let key = format!("topology.bottleneck[{i}]");
@@ -478,7 +498,7 @@ fn build_routers(net: &mut Net, c: &Chain) -> Result<(Vec<u32>, Vec<u32>), Confi
             capacity: c.caps.0.clone(),
             netem: c.netem.forward.clone(),
         })?);
-        net.link(LinkSpec {
+        reverse.push(net.link(LinkSpec {
             name: format!("{}->{}", c.routers[i + 1], c.routers[i]),
             key,
             from: b,
@@ -486,11 +506,14 @@ fn build_routers(net: &mut Net, c: &Chain) -> Result<(Vec<u32>, Vec<u32>), Confi
             rate_bps: c.rate.round() as u64,
             delay: c.hop_delay,
             loss: 0.0,
-            aqm: dt.clone(),
-            limit: c.side,
+            aqm: rev_aqm.clone(),
+            limit: rev_limit,
             capacity: c.caps.1.clone(),
             netem: c.netem.reverse.clone(),
-        })?;
+        })?);
+    }
+    if c.reverse_aqm.is_some() {
+        monitor.extend(reverse);
     }
     Ok((routers, monitor))
 }
@@ -547,6 +570,11 @@ fn build_chain(net: &mut Net, c: Chain, flows: &[FlowGroup]) -> Result<Endpoints
                     "must be [entry, exit] router indices with entry < exit <= hops",
                 ))
             }
+        };
+        // a reverse group's senders attach where a forward group's receivers do
+        let (a, b) = match at.direction {
+            Direction::Forward => (a, b),
+            Direction::Reverse => (b, a),
         };
         let mut pairs = Vec::new();
         for j in 0..g.static_count() as usize {

@@ -243,6 +243,7 @@ impl PySimulation {
         d.set_item("tx_bytes", c.tx_bytes)?;
         d.set_item("lost", c.lost)?;
         d.set_item("rate_bps", s.rate_bps)?;
+        d.set_item("aqm_rate_bps", s.aqm_rate_bps)?;
         Ok(d)
     }
 

@@ -155,10 +155,15 @@ def _group_table(summary: dict):
         return None
     total = sum(g["goodput_bps"] for g in groups) or 1.0
     t = Table(title="flow groups")
-    cols = ("group", "kind", "class", "flows", "goodput [Mb/s]", "share [%]", "Jain",
-            "mean delay [ms]", "p99 delay [ms]", "one-way [ms]")  # fmt: skip
+    # a direction column only when some group sends right to left
+    both = any(g.get("direction") == "reverse" for g in groups)
+    cols = ("group", "kind", *(("direction",) if both else ()), "class", "flows",
+            "goodput [Mb/s]", "share [%]", "Jain", "mean delay [ms]", "p99 delay [ms]",
+            "one-way [ms]")  # fmt: skip
     for col in cols:
-        t.add_column(col, justify="left" if col in ("group", "kind", "class") else "right")
+        t.add_column(
+            col, justify="left" if col in ("group", "kind", "direction", "class") else "right"
+        )
 
     def ms(v):
         return "-" if v is None else f"{v:.1f}"
@@ -169,6 +174,7 @@ def _group_table(summary: dict):
         t.add_row(
             g["name"],
             g["cc"] or g["kind"],
+            *((g.get("direction", "forward"),) if both else ()),
             g["class"] or "-",
             str(g["flows"]),
             f"{g['goodput_bps'] / 1e6:.2f}",
@@ -548,6 +554,7 @@ def build_dumbbell(
     access: str = "link",
     profile: str = "linux",
     rate_trace: str | None = None,
+    reverse_flows: int = 0,
     netem: str | None = None,
     pacing: bool | None = None,
 ):
@@ -556,7 +563,8 @@ def build_dumbbell(
     the command with one line naming the option (see :func:`fail`). ``aqmlab emulate`` builds
     its scenario here too. ``delack``/``sack`` None: as the TCP ``profile`` (``linux`` or
     ``classic``) implies; ``pacing`` None: the scenario's default (off; BBR and BBRv3 pace
-    themselves)."""
+    themselves). ``reverse_flows`` > 0 adds a group of that many flows sending right to left
+    (``direction = "reverse"``), the forward group then named ``forward``."""
     from aqmlab.scenario import Scenario
     from aqmlab.units import parse_time
 
@@ -627,6 +635,14 @@ def build_dumbbell(
             for name, n in counts.items()
             if n > 0
         ]
+    if reverse_flows < 0:
+        _fail(f"--reverse-flows = {reverse_flows}: must be >= 0")
+    if reverse_flows > 0:
+        if not classes:
+            data["flows"] = [{**group, "name": "forward"}]
+        data["flows"].append(
+            {**group, "name": "reverse", "count": reverse_flows, "direction": "reverse"}
+        )
     try:
         sc = Scenario(data)  # the options' one parse and validation
     except ValueError as e:
@@ -702,6 +718,13 @@ def register(app: typer.Typer) -> None:
     def dumbbell(
         out: Annotated[Path, typer.Option("--out", help="Output folder (an aqmlab result).")],
         flows: Annotated[int, typer.Option(help="Number of long-lived TCP flows.")] = 10,
+        reverse_flows: Annotated[
+            int,
+            typer.Option(
+                help="Long-lived TCP flows sending the other way (R2 to R1), through the "
+                "reverse bottleneck, which then runs the same AQM (docs/scenario.md)."
+            ),
+        ] = 0,
         rate: Annotated[
             str | None,
             typer.Option(
@@ -826,7 +849,7 @@ def register(app: typer.Typer) -> None:
                 sack=sack, init_cwnd=init_cwnd, min_rto=min_rto, rwnd=rwnd, loss=loss,
                 pkt_size=pkt_size, duration=duration, warmup=warmup, seed=seed,
                 sample_interval=sample_interval, access=access, profile=profile,
-                rate_trace=rate_trace, netem=netem, pacing=pacing,
+                rate_trace=rate_trace, netem=netem, pacing=pacing, reverse_flows=reverse_flows,
             )  # fmt: skip
             sc = _with_pcap(_with_trace(sc, trace), pcap)
             sim = _prepare(sc, out, force)
@@ -845,7 +868,11 @@ def register(app: typer.Typer) -> None:
             from rich.console import Console
 
             con = Console()
-            con.print(_summary_table({aqm: res.summary}, sc.name))
+            if "bottleneck_reverse" in res.summary["links"]:
+                # a row per direction
+                con.print(_run_table(res.summary, sc.name))
+            else:
+                con.print(_summary_table({aqm: res.summary}, sc.name))
             if classes:
                 con.print(_class_table(res.summary, classes, counts))
             groups = _group_table(res.summary)

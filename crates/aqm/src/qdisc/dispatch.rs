@@ -199,6 +199,15 @@ macro_rules! qdisc_states {
                 }
             }
 
+            /// Tells the qdisc its link's rate changed (a varying capacity; 0 is ignored: an
+            /// outage keeps the last positive rate). See [`crate::QueueDisc::set_link_rate`].
+            pub fn set_link_rate(&mut self, rate: $crate::time::BitsPerSec) {
+                match self {
+                    Qdisc::Fifo(q) => q.set_link_rate(rate),
+                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::set_link_rate(q, rate), )*
+                }
+            }
+
             /// Restarts the peak of [`Qdisc::flow_count`] from the current count (end of
             /// warm-up).
             pub fn reset_flow_peak(&mut self) {

@@ -187,6 +187,11 @@ pub trait QdiscOps<P: Packet>: QdiscSpec + Sized {
     fn pool_slots(&self) -> Option<usize> {
         None
     }
+    /// The link's rate changed ([`crate::QueueDisc::set_link_rate`]; `rate` > 0). The default
+    /// does nothing: a qdisc whose laws read only the MTU (DualPI2). The class-based qdiscs
+    /// pass it to their classes' AQMs, the flow-queue qdiscs keep it in their `link` (SQM's
+    /// shares read it).
+    fn set_link_rate(&mut self, _rate: crate::time::BitsPerSec) {}
     /// Changes one parameter by path while running; on error nothing changes.
     fn set_param(&mut self, path: &str, value: f64) -> Result<(), ConfigError>;
     /// Current value of one parameter by path (default: read from [`QdiscOps::config`]).

@@ -9,7 +9,7 @@ use super::topology::pkt_size;
 use super::Topo;
 use crate::cc::CcKind;
 use crate::config::{
-    Access, FlowGroup, ShortTcpGroup, TcpExtras, TcpGroup, UdpGroup, DEFAULT_INIT_CWND,
+    Access, Direction, FlowGroup, ShortTcpGroup, TcpExtras, TcpGroup, UdpGroup, DEFAULT_INIT_CWND,
     DEFAULT_MIN_RTO_S,
 };
 
@@ -79,12 +79,16 @@ pub(super) fn flow_group(
     }
 
     // Attachment.
-    let (src, dst, fpath, extra_delay) = attachment(&mut t, v, topo)?;
+    let (src, dst, fpath, extra_delay, direction) = attachment(&mut t, v, topo)?;
     let class = t.string("class")?;
     if let Some(c) = &class {
-        // Builders: the [aqm] of the bottleneck(s) must have the class. Explicit topologies
-        // are checked along each flow's path when the simulation is built.
+        // Builders: the [aqm] of the bottleneck(s) the data crosses must have the class (the
+        // [reverse_aqm] for a reverse group). Explicit topologies are checked along each
+        // flow's path when the simulation is built.
+        let reverse = direction == Direction::Reverse;
         let aqm = match topo {
+            Topo::Dumbbell(d, _) if reverse => d.reverse_aqm.as_ref(),
+            Topo::ParkingLot(p, _) if reverse => p.reverse_aqm.as_ref(),
             Topo::Dumbbell(d, _) => Some(&d.aqm),
             Topo::ParkingLot(p, _) => Some(&p.aqm),
             Topo::Explicit(..) => None,
@@ -189,6 +193,7 @@ pub(super) fn flow_group(
                 dst,
                 path: fpath,
                 extra_delay,
+                direction,
                 class,
                 accecn,
                 rtt_scaling,
@@ -243,6 +248,7 @@ pub(super) fn flow_group(
                 dst,
                 path: fpath,
                 extra_delay,
+                direction,
                 class,
                 accecn,
                 rtt_scaling,
@@ -285,6 +291,7 @@ pub(super) fn flow_group(
                 dst,
                 path: fpath,
                 extra_delay,
+                direction,
                 class,
             };
             if kind == "udp_cbr" {
@@ -358,7 +365,13 @@ fn tcp_extras(
     })
 }
 
-pub(super) type Attach = (Option<String>, Option<String>, Option<[u32; 2]>, Vec<f64>);
+pub(super) type Attach = (
+    Option<String>,
+    Option<String>,
+    Option<[u32; 2]>,
+    Vec<f64>,
+    Direction,
+);
 
 /// `accecn`: AccECN feedback (default on for Prague, off otherwise; needs ECN). Written to
 /// the normalized scenario only when given.
@@ -405,6 +418,15 @@ pub(super) fn attachment(t: &mut Table<'_>, v: &Value, topo: &Topo) -> Result<At
     let dst = t.string("dst")?;
     let path_v = t.raw("path");
     let ed_v = t.raw("extra_delay");
+    let dir_v = t.raw("direction");
+    // Written into the normalized scenario only when given (older scenarios unchanged).
+    let direction = match dir_v {
+        None => Direction::Forward,
+        Some(_) => match t.choice("direction", &["forward", "reverse"], "forward")? {
+            "reverse" => Direction::Reverse,
+            _ => Direction::Forward,
+        },
+    };
     let mut extra = Vec::new();
     if let Some(ed) = ed_v {
         let one = |x: &Value, key: String| -> Result<f64> {
@@ -442,6 +464,13 @@ pub(super) fn attachment(t: &mut Table<'_>, v: &Value, topo: &Topo) -> Result<At
                     "only for [dumbbell] and [parking_lot] (set link delays instead)",
                 ));
             }
+            if direction == Direction::Reverse {
+                return Err(err(
+                    &t.key("direction"),
+                    dir_v,
+                    "only for [dumbbell] and [parking_lot] (swap src and dst instead)",
+                ));
+            }
             for (k, n) in [("src", &src), ("dst", &dst)] {
                 let n = t.required(k, n.as_ref(), "a node name for explicit topologies")?;
                 if !e.nodes.contains(n) {
@@ -451,7 +480,7 @@ pub(super) fn attachment(t: &mut Table<'_>, v: &Value, topo: &Topo) -> Result<At
             if src == dst {
                 return Err(err(&t.key("dst"), v.get("dst"), "must differ from src"));
             }
-            Ok((src, dst, None, extra))
+            Ok((src, dst, None, extra, direction))
         }
         Topo::Dumbbell(..) | Topo::ParkingLot(..) => {
             if let (Topo::Dumbbell(d, _), Some(ed)) = (topo, ed_v) {
@@ -518,7 +547,7 @@ pub(super) fn attachment(t: &mut Table<'_>, v: &Value, topo: &Topo) -> Result<At
             if let Some(p) = path {
                 t.put("path", vec![p[0], p[1]]);
             }
-            Ok((None, None, path, extra))
+            Ok((None, None, path, extra, direction))
         }
     }
 }

@@ -27,6 +27,7 @@ mod error;
 mod flows;
 mod pcap;
 mod qdisc;
+mod reverse;
 mod table;
 #[cfg(test)]
 mod tests;
@@ -136,6 +137,7 @@ impl Scenario {
         let mut aqm = parse_aqm("aqm", aqm_value)?;
         apply_ecn_default(&mut aqm, any_ecn);
         t.put("aqm", Value::Object(aqm.normalized.clone()));
+        let reverse_aqm = reverse::reverse_aqm(&mut t, doc, groups, &aqm, any_ecn)?;
         // `[sqm] period = "5s"`: SQM's online controller (run by `aqmlab run`, Python) every
         // period over the links running the sqm qdisc; checked here, not used by the core.
         let sqm_table = match t.raw("sqm") {
@@ -151,18 +153,23 @@ impl Scenario {
 
         let mut link_aliases = Vec::new();
         let topo = if let Some(v) = t.raw("dumbbell") {
-            let (cfg, pkt, norm) = dumbbell(v, aqm.cfg.clone(), duration)?;
+            let (mut cfg, pkt, norm) = dumbbell(v, aqm.cfg.clone(), duration)?;
             t.put("dumbbell", norm);
             link_aliases.push(("R1->R2".to_string(), "bottleneck".to_string()));
+            cfg.reverse_aqm = reverse_aqm.clone();
+            link_aliases.extend(reverse::aliases(&cfg.reverse_aqm, None));
             Topo::Dumbbell(cfg, pkt)
         } else if let Some(v) = t.raw("parking_lot") {
-            let (cfg, pkt, norm) = parking_lot(v, aqm.cfg.clone())?;
+            let (mut cfg, pkt, norm) = parking_lot(v, aqm.cfg.clone())?;
             for i in 0..cfg.hops {
                 link_aliases.push((format!("R{i}->R{}", i + 1), format!("bottleneck{i}")));
             }
             t.put("parking_lot", norm);
+            cfg.reverse_aqm = reverse_aqm.clone();
+            link_aliases.extend(reverse::aliases(&cfg.reverse_aqm, Some(cfg.hops)));
             Topo::ParkingLot(cfg, pkt)
         } else {
+            reverse::refuse_explicit(doc)?;
             t.raw("links");
             let (topo, monitor, norm) = explicit(doc, any_ecn)?;
             t.put("nodes", norm.0);

@@ -96,6 +96,10 @@ pub struct LinkStatus {
     pub queue_pool_slots: Option<usize>,
     /// Transmission rate, bits per second.
     pub rate_bps: u64,
+    /// The link rate the queue discipline works with, bits per second: the nominal rate, or
+    /// on a link with a varying capacity the rate its AQMs were last told (docs/traces.md,
+    /// "What AQMs are told").
+    pub aqm_rate_bps: u64,
 }
 
 /// Snapshot of a flow for inspection between steps.
@@ -256,6 +260,7 @@ impl Simulation {
             queue_memory_bytes: l.queue.memory_bytes(),
             queue_pool_slots: l.queue.pool_slots(),
             rate_bps: l.rate_at(self.now),
+            aqm_rate_bps: l.queue.link().rate.0,
         })
     }
 
