@@ -6,6 +6,7 @@ binding added, removed or renamed without its stub fails the tests. Times are se
 (``float``) or integer nanoseconds (``int``, names ending in ``_ns``).
 """
 
+import os
 from typing import Any, Literal, final
 
 __all__ = [
@@ -92,6 +93,19 @@ class Simulation:
 
     def start_trace(self) -> None:
         """Start recording the per-packet events of the scenario's ``[trace]`` links."""
+
+    def start_pcap(self, path: str | os.PathLike[str]) -> None:
+        """Open the capture of the scenario's ``[pcap]`` links at ``path`` (pcapng); drive the
+        run with ``run_until_traced_ns``, which writes full batches."""
+
+    def finish_pcap(self) -> int:
+        """Write the remaining captured packets and close the file; the packets written."""
+
+    def capturing(self) -> bool:
+        """True while a capture is open."""
+
+    def pcap_taps(self) -> list[tuple[int, int]]:
+        """Per capture tap: (interface id, capacity in records)."""
 
     def run_until_traced_ns(self, t_ns: int) -> bool:
         """Like ``run_until_ns``; returns False early once a trace buffer holds a batch."""
@@ -184,10 +198,14 @@ class Forwarder:
         reverse: Scenario | None = None,
         names: tuple[str, str] | None = None,
         until_stopped: bool = False,
+        pcap: str | os.PathLike[str] | None = None,
     ) -> Forwarder: ...
     def run(self, t0_ns: int) -> None:
         """Forward from ``t0_ns`` (a ``time.monotonic_ns()`` instant) for the scenario's
         duration or until ``stop()``; releases the GIL."""
+
+    def finish_capture(self) -> int:
+        """Close the capture file (after ``run``); the packets it holds (0 without one)."""
 
     def stop(self) -> None:
         """End ``run`` within 10 ms (thread-safe)."""
