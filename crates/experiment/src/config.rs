@@ -411,7 +411,7 @@ pub struct TcpExtras {
     /// Prague paces itself at its own rate (Linux `tcp_prague` sets `SK_PACING_NEEDED` and
     /// `sk_pacing_rate` in `prague_update_pacing_rate`); Prague only. Off in both profiles for
     /// now: with it, two Prague flows among 20 CUBIC ones under PIE starved
-    /// (`tests/prague_fallback.rs`, seed 2 with delayed ACKs), not yet explained.
+    /// (`crates/netsim/tests/prague_fallback.rs`, seed 2 with delayed ACKs), not yet explained.
     pub prague_pacing: bool,
 }
 
