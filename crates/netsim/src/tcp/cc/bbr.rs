@@ -100,6 +100,17 @@ pub const EXTRA_ACKED_MAX_US: u64 = 100 * 1000;
 pub const TCP_INIT_CWND: u32 = 10;
 /// Linux `TCP_INFINITE_SSTHRESH`.
 pub const TCP_INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
+
+/// A BBR `snd_ssthresh` (packets) as the controller interface's threshold: infinite at
+/// [`TCP_INFINITE_SSTHRESH`].
+#[inline]
+pub fn ssthresh_f64(ssthresh: u32) -> f64 {
+    if ssthresh >= TCP_INFINITE_SSTHRESH {
+        f64::INFINITY
+    } else {
+        ssthresh as f64
+    }
+}
 /// Linux's default `sk_pacing_shift` (TSQ: about 1 ms of data per skb).
 pub const PACING_SHIFT: u32 = 10;
 /// `GSO_LEGACY_MAX_SIZE - 1 - MAX_TCP_HEADER` (MAX_TCP_HEADER taken as 320 bytes, x86-64).
@@ -801,11 +812,7 @@ impl Controller for Bbr {
 
     #[inline]
     fn ssthresh(&self) -> f64 {
-        if self.ssthresh >= TCP_INFINITE_SSTHRESH {
-            f64::INFINITY
-        } else {
-            self.ssthresh as f64
-        }
+        ssthresh_f64(self.ssthresh)
     }
 
     /// Nothing: BBR's `cong_control` replaces the window law.

@@ -27,7 +27,7 @@
 use super::bbr::{
     bdp, in_net_at_edt, rand_below, AckAggregation, Bbr, BBR_SCALE, BBR_UNIT, BW_UNIT,
     CWND_GAIN, CWND_MIN_TARGET, EXTRA_ACKED_WIN_RTTS, FULL_BW_CNT, FULL_BW_THRESH, MIN_RTT_WIN,
-    PROBE_RTT_MODE, TCP_INFINITE_SSTHRESH,
+    PROBE_RTT_MODE, TCP_INFINITE_SSTHRESH, ssthresh_f64,
 };
 use super::{AckEvent, Congestion, Controller};
 use crate::engine::Ns;
@@ -998,11 +998,7 @@ impl Controller for Bbr3 {
 
     #[inline]
     fn ssthresh(&self) -> f64 {
-        if self.ssthresh >= TCP_INFINITE_SSTHRESH {
-            f64::INFINITY
-        } else {
-            self.ssthresh as f64
-        }
+        ssthresh_f64(self.ssthresh)
     }
 
     /// Notes whether the ACK carries ECE (`rs->is_ece`); the model runs in `cong_control`.
