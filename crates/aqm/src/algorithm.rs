@@ -86,9 +86,10 @@ pub trait Algorithm: Sized {
     /// Decide on an arrival. `q` is the queue before the arrival.
     fn enqueue(&mut self, now: Instant, pkt: &Arrival, q: &QueueView, rng: &mut Rng) -> Verdict;
 
-    /// Take the next packet to send. The default pops the head; dequeue-side AQMs (CoDel)
-    /// override it, may drop several heads (counting them in `stats.dropped_dequeue` and
-    /// handing them to `on_drop`) and mark (counting `stats.marked`).
+    /// Take the next packet to send. The default pops the head; dequeue-side AQMs (CoDel,
+    /// COBALT) override it, may drop several heads (counting them in `stats.dropped_dequeue`
+    /// and handing them to `on_drop`) and mark (counting `stats.marked`). `rng` is the queue's
+    /// stream (COBALT's BLUE draws at dequeue).
     #[inline]
     fn dequeue<P: Packet, F: FnMut(P, DropReason)>(
         &mut self,
@@ -96,6 +97,7 @@ pub trait Algorithm: Sized {
         backlog: &mut Backlog<P>,
         _stats: &mut QueueStats,
         _on_drop: &mut F,
+        _rng: &mut Rng,
     ) -> Option<P> {
         backlog.pop()
     }

@@ -523,6 +523,7 @@ impl Algorithm for Codel {
         backlog: &mut Backlog<P>,
         stats: &mut QueueStats,
         on_drop: &mut F,
+        _rng: &mut Rng,
     ) -> Option<P> {
         let prm = self.params();
         let mut q = Fifo {
@@ -779,9 +780,13 @@ mod tests {
         c.vars.drop_next = ms(900); // a drop would be due
         c.vars.first_above_time = Some(ms(800));
         let mut stats = QueueStats::default();
-        let p = c.dequeue(now, &mut b, &mut stats, &mut |_p, _r| {
-            panic!("no drop expected")
-        });
+        let p = c.dequeue(
+            now,
+            &mut b,
+            &mut stats,
+            &mut |_p, _r| panic!("no drop expected"),
+            &mut Rng::new(1),
+        );
         assert_eq!(p.unwrap().id, 0);
         assert!(!c.vars.dropping);
         assert_eq!(c.vars.first_above_time, None);
@@ -803,7 +808,13 @@ mod tests {
                     b.push(TestPacket::at(id, 1500, Instant::ZERO));
                     id += 1;
                 }
-                c.dequeue(ms(1000 + k), &mut b, &mut stats, &mut |_p, _r| drops += 1);
+                c.dequeue(
+                    ms(1000 + k),
+                    &mut b,
+                    &mut stats,
+                    &mut |_p, _r| drops += 1,
+                    &mut Rng::new(1),
+                );
             }
             assert_eq!(drops > 0, expect_drops, "keep {keep}: {drops} drops");
         }

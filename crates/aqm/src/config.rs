@@ -124,8 +124,9 @@ macro_rules! aqm_registry {
             #[inline(always)]
             pub(crate) fn dequeue<P: Packet, F: FnMut(P, DropReason)>(
                 &mut self, now: Instant, backlog: &mut Backlog<P>, stats: &mut QueueStats, on_drop: &mut F,
+                rng: &mut Rng,
             ) -> Option<P> {
-                match self { $( AnyAqm::$variant(a) => a.dequeue(now, backlog, stats, on_drop), )* }
+                match self { $( AnyAqm::$variant(a) => a.dequeue(now, backlog, stats, on_drop, rng), )* }
             }
             #[inline]
             pub(crate) fn on_dequeued(&mut self, now: Instant, size: u32, sojourn: Duration, q: &QueueView) {
@@ -169,6 +170,7 @@ aqm_registry! {
     Pi => pi::PiConfig, Pi;
     Pie => pie::PieConfig, Pie;
     Codel => codel::CodelConfig, Codel;
+    Cobalt => cobalt::CobaltConfig, Cobalt;
     Blue => blue::BlueConfig, Blue;
     Sred => sred::SredConfig, Sred;
     Rem => rem::RemConfig, Rem;

@@ -14,7 +14,7 @@
 //!   (the codepoint, derived from `ecn_capable` by default) and `class() -> u8` (default 0)).
 //! * [`Rng`]: per-queue seeded Xoshiro256++ stream (`uniform() -> f64` in `[0,1)`).
 //! * [`AqmConfig`]: serde enum tagged by `"type"` (`droptail`, `red`, `ared`, `pi`, `pie`,
-//!   `codel`, `blue`, `sred`, `rem`, `avq`, `sfc`, `pdlq`, `edc`, `pip`, `aopc`, `flc`, `paqman`), one config struct per algorithm with documented
+//!   `codel`, `cobalt`, `blue`, `sred`, `rem`, `avq`, `sfc`, `pdlq`, `edc`, `pip`, `aopc`, `flc`, `paqman`), one config struct per algorithm with documented
 //!   defaults and `validate()`. `AqmConfig::from_name(name, &[(key, f64)])`,
 //!   `AqmConfig::names()`, `AqmConfig::describe(name) -> Result<Vec<ParamInfo>, ConfigError>`
 //!   (`ParamInfo { name, unit, default: f64, doc }`), `get_param`/`set_param`. At this
@@ -58,6 +58,7 @@
 //! | `pi` | [`pi`] | enqueue, law on timer (170 Hz) | each timer run |
 //! | `pie` | [`pie`] | enqueue, law on timer (15 ms) | each timer run |
 //! | `codel` | [`codel`] | dequeue | each dequeue that finds a packet |
+//! | `cobalt` | [`cobalt`] | dequeue (+ overflow, idle) | each dequeued packet examined |
 //! | `blue` | [`blue`] | enqueue, events | each applied change of p_m |
 //! | `sred` | [`sred`] | enqueue | each arrival once the zombie list is full |
 //! | `rem` | [`rem`] | enqueue, law on timer (2 ms) | each price update |
@@ -129,6 +130,7 @@ pub mod aopc;
 pub mod ared;
 pub mod avq;
 pub mod blue;
+pub mod cobalt;
 pub mod codel;
 pub mod droptail;
 pub mod drr;
@@ -158,6 +160,7 @@ mod tests_wrapper;
 mod testutil;
 
 pub use classes::{ClassConfig, ClassList};
+pub use cobalt::CobaltConfig;
 pub use config::{AqmConfig, RawParam};
 pub use drr::{DrrClass, DrrConfig};
 pub use dualpi2::{DualPi2Config, DualPi2LConfig};

@@ -166,9 +166,13 @@ impl<P: Packet> QueueDisc<P> {
     /// may drop heads first; each such packet goes to `on_drop` with its reason.
     #[inline(always)]
     pub fn dequeue(&mut self, now: Instant, on_drop: &mut impl FnMut(P, DropReason)) -> Option<P> {
-        let pkt = self
-            .aqm
-            .dequeue(now, &mut self.backlog, &mut self.stats, on_drop);
+        let pkt = self.aqm.dequeue(
+            now,
+            &mut self.backlog,
+            &mut self.stats,
+            on_drop,
+            &mut self.rng,
+        );
         self.stats.activations = self.aqm.activations();
         let pkt = pkt?;
         let size = pkt.size_bytes();
