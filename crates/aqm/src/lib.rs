@@ -78,7 +78,8 @@
 //!
 //! Hashed flow queueing (flat parameters like an AQM's, one flow queue per hash bucket, all on
 //! the shared [`flowq`]): `fq_codel` ([`fq_codel`], CoDel per flow queue; activations: CoDel
-//! runs that found a packet), `fq_pie` ([`fq_pie`], PIE per flow queue; runs of the periodic
+//! runs that found a packet), `fq_cobalt` ([`fq_cobalt`], ns-3's FQ-COBALT: COBALT per flow
+//! queue; COBALT runs), `fq_pie` ([`fq_pie`], PIE per flow queue; runs of the periodic
 //! law), `sfq` ([`sfq`], no control law: 0), `sfq_codel` ([`sfq_codel`], ns-2 sfqcodel; CoDel
 //! runs). `Qdisc::active_flows()` / `flow_count(now)` report the backlogged flow queues.
 //!
@@ -138,6 +139,7 @@ pub mod dualpi2;
 pub mod edc;
 pub mod flc;
 pub mod flowq;
+pub mod fq_cobalt;
 pub mod fq_codel;
 pub mod fq_pie;
 pub mod paqman;
@@ -165,6 +167,7 @@ pub use config::{AqmConfig, RawParam};
 pub use drr::{DrrClass, DrrConfig};
 pub use dualpi2::{DualPi2Config, DualPi2LConfig};
 pub use error::ConfigError;
+pub use fq_cobalt::FqCobaltConfig;
 pub use fq_codel::FqCodelConfig;
 pub use fq_pie::FqPieConfig;
 pub use packet::{Ecn, Packet};

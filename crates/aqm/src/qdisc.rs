@@ -123,6 +123,7 @@ qdisc_registry! {
     hashed {
         "fq_codel" => FqCodel(fq_codel::FqCodel, fq_codel::FqCodelConfig);
         "fq_pie" => FqPie(fq_pie::FqPie, fq_pie::FqPieConfig);
+        "fq_cobalt" => FqCobalt(fq_cobalt::FqCobalt, fq_cobalt::FqCobaltConfig);
         "sfq" => Sfq(sfq::Sfq, sfq::SfqConfig);
         "sfq_codel" => SfqCodel(sfq_codel::SfqCodel, sfq_codel::SfqCodelConfig);
         "sqm" => Sqm(sqm::Sqm, sqm::SqmConfig);
