@@ -22,6 +22,10 @@ With ``--fq``: the FQ-CoDel scenarios. The same dumbbell with fq_codel (aqmlab's
 with the same values, see README.md), 10 and 100 flows, 5 seeds, no ECN, no delayed ACKs, ns-3
 TcpLinuxReno (per-segment growth, as aqmlab and Linux).
 
+With ``--cobalt``: COBALT and FQ-COBALT on the same dumbbell as ``--fq`` (aqmlab ``cobalt`` and
+``fq_cobalt`` with their defaults, which are ns-3's; ns-3's ``CobaltQueueDisc`` and
+``FqCobaltQueueDisc`` with theirs, the limit being the buffer), 10 and 100 flows, 5 seeds.
+
 Usage::
 
     .venv/bin/python validation/ns3/compare.py             # both simulators
@@ -29,9 +33,11 @@ Usage::
     .venv/bin/python validation/ns3/compare.py --ecn --dump DIR     # on the old tree
     .venv/bin/python validation/ns3/compare.py --ecn --before DIR   # on the new tree
     .venv/bin/python validation/ns3/compare.py --fq        # FQ-CoDel, 10 and 100 flows
+    .venv/bin/python validation/ns3/compare.py --cobalt    # COBALT and FQ-COBALT
 
 The tables go to validation/ns3/RESULTS.md, laid out as: default table, ``<!-- ecn -->``, ECN
-table, ``<!-- fq -->``, FQ-CoDel table, ``<!-- notes -->``, hand-written notes. Each mode
+table, ``<!-- fq -->``, FQ-CoDel table, ``<!-- cobalt -->``, COBALT table, ``<!-- notes -->``,
+hand-written notes. Each mode
 replaces its own part; everything else (the other tables, the notes) is kept.
 """
 
@@ -56,6 +62,8 @@ RESULTS = HERE / "RESULTS.md"
 NOTES_MARK = "<!-- notes -->"
 ECN_MARK = "<!-- ecn -->"
 FQ_MARK = "<!-- fq -->"
+COBALT_MARK = "<!-- cobalt -->"
+COBALT_AQMS = ("cobalt", "fq_cobalt")
 
 AQMS = ("fifo", "red", "pie", "codel", "fq_codel")
 PLAIN_AQMS = ("fifo", "red", "pie", "codel")
@@ -69,6 +77,8 @@ AQMLAB_NAME = {
     "pie": "pie",
     "codel": "codel",
     "fq_codel": "fq_codel",
+    "cobalt": "cobalt",
+    "fq_cobalt": "fq_cobalt",
 }
 
 # (column title, extractor, format, relative gap is meaningful)
@@ -224,6 +234,9 @@ def main() -> int:
     p.add_argument(
         "--fq", action="store_true", help="FQ-CoDel scenarios (10 and 100 flows, ns-3 linuxreno)"
     )
+    p.add_argument(
+        "--cobalt", action="store_true", help="COBALT and FQ-COBALT (as --fq, ns-3's defaults)"
+    )
     p.add_argument("--seeds", type=int, nargs="+", help="default 1-5 (--ecn: 1-3)")
     p.add_argument("--buffer", type=int, default=200, help="bottleneck buffer, packets")
     p.add_argument("--rate", default="10Mbps")
@@ -261,12 +274,14 @@ def main() -> int:
         help="extra ns3-dumbbell option, e.g. --ns3-arg=--rto-restart (repeatable)",
     )
     a = p.parse_args()
-    if a.ecn and a.fq:
-        p.error("--ecn and --fq are separate tables; give one")
+    if a.ecn + a.fq + a.cobalt > 1:
+        p.error("--ecn, --fq and --cobalt are separate tables; give one")
     a.seeds = a.seeds or list(ECN_SEEDS if a.ecn else (1, 2, 3, 4, 5))
-    a.aqms = a.aqms or list(ECN_AQMS if a.ecn else ("fq_codel",) if a.fq else PLAIN_AQMS)
+    a.aqms = a.aqms or list(
+        ECN_AQMS if a.ecn else ("fq_codel",) if a.fq else COBALT_AQMS if a.cobalt else PLAIN_AQMS
+    )
     a.delack = a.delack or ("both" if a.ecn else "off")
-    a.ns3_cc = a.ns3_cc or ("linuxreno" if a.ecn or a.fq else "newreno")
+    a.ns3_cc = a.ns3_cc or ("linuxreno" if a.ecn or a.fq or a.cobalt else "newreno")
     delacks = {"off": [False], "on": [True], "both": [False, True]}[a.delack]
     global RATE_BPS
     RATE_BPS = _rate_bps(a.rate)
@@ -335,6 +350,7 @@ def main() -> int:
         "`validation/ns3/compare.py"
         + (" --ecn" if a.ecn else "")
         + (" --fq" if a.fq else "")
+        + (" --cobalt" if a.cobalt else "")
         + (" --ns3-only" if a.ns3_only else "")
         + (" --before DIR" if before else "")
         + "".join(f" --ns3-arg={x}" for x in a.ns3_arg)
@@ -353,6 +369,8 @@ def main() -> int:
     # Layout: plain table, ECN_MARK, ECN table, FQ_MARK, FQ table, NOTES_MARK, notes; each mode
     # replaces its part and keeps the rest.
     body = old[: old.index(NOTES_MARK)] if NOTES_MARK in old else old
+    cobalt = body[body.index(COBALT_MARK) :] if COBALT_MARK in body else ""
+    body = body[: body.index(COBALT_MARK)] if COBALT_MARK in body else body
     fq = body[body.index(FQ_MARK) :] if FQ_MARK in body else ""
     body = body[: body.index(FQ_MARK)] if FQ_MARK in body else body
     plain, ecn = body, ""
@@ -363,9 +381,11 @@ def main() -> int:
         ecn = ECN_MARK + "\n\n" + text
     elif a.fq:
         fq = FQ_MARK + "\n\n" + text
+    elif a.cobalt:
+        cobalt = COBALT_MARK + "\n\n" + text
     else:
         plain = text
-    out.write_text(plain + ecn + fq + notes)
+    out.write_text(plain + ecn + fq + cobalt + notes)
     print(f"wrote {os.path.relpath(out)}")
     return 0
 
@@ -377,7 +397,13 @@ def gap_of(ns: list[float], aq: list[float]) -> float:
 
 
 def render_plain(a, rows, use_aqmlab, why_pending, cmdline) -> list[str]:
-    title = "## FQ-CoDel scenarios" if a.fq else "# ns-3 vs aqmlab: dumbbell cross-check"
+    title = (
+        "## FQ-CoDel scenarios"
+        if a.fq
+        else "## COBALT and FQ-COBALT scenarios"
+        if a.cobalt
+        else "# ns-3 vs aqmlab: dumbbell cross-check"
+    )
     lines = [
         title,
         "",
@@ -405,6 +431,15 @@ def render_plain(a, rows, use_aqmlab, why_pending, cmdline) -> list[str]:
             "ns-3 `FqCoDelQueueDisc` with the same values and a hash perturbation derived from "
             "the seed. The queue is the whole qdisc's (all flow queues); Jain is over the flows' "
             "goodputs."
+        ]
+    if a.cobalt:
+        lines[-1:-1] = [
+            "COBALT: aqmlab `--aqm cobalt` and `--aqm fq_cobalt` with their defaults, which are "
+            "ns-3's (target 5 ms, interval 100 ms, p_inc 1/256, p_dec 1/4096, blue_threshold "
+            "400 ms; ECN off for cobalt, on for fq_cobalt; fq_cobalt: 1024 flows, quantum 1500 B, "
+            "drop batch 64); the limit is the buffer. ns-3 `CobaltQueueDisc` and "
+            "`FqCobaltQueueDisc` with the same values (and a hash perturbation derived from the "
+            "seed). The queue is the whole qdisc's."
         ]
     if not use_aqmlab:
         lines += [f"aqmlab columns: pending ({why_pending}).", ""]
@@ -439,7 +474,7 @@ def render_plain(a, rows, use_aqmlab, why_pending, cmdline) -> list[str]:
         "",
     ]
     if use_aqmlab:
-        level = "###" if a.fq else "##"
+        level = "###" if a.fq or a.cobalt else "##"
         lines += [f"{level} Gaps larger than {int(GAP * 100)}% (bold above)", ""]
         lines += gaps or ["None."]
         lines.append("")

@@ -35,6 +35,10 @@
 //    quantum 1500 B = one MTU, drop batch 64, target 5 ms, interval 100 ms, ECN on), the limit
 //    being the bottleneck buffer (as aqmlab's fq_codel with the link's buffer), and a hash
 //    perturbation derived from --seed (Linux draws one at random when the qdisc is created).
+//  * --aqm cobalt / fq_cobalt: ns-3's CobaltQueueDisc / FqCobaltQueueDisc with their own
+//    defaults (target 5 ms, interval 100 ms, Increment 1/256, Decrement 1/4096, BlueThreshold
+//    400 ms; UseEcn off for cobalt, on for fq_cobalt), the limit being the bottleneck buffer;
+//    fq_cobalt as fq_codel above (1024 flows, quantum 1500 B, drop batch 64, perturbation).
 //  * Long-lived BulkSend flows start at seeded uniform times in [0, 1 s].
 //
 // Output (--json): one JSON object shaped like aqmlab's summary.json.
@@ -217,7 +221,8 @@ Usage(int code)
 {
     std::cerr
         << "usage: ns3-dumbbell [--flows N] [--rate 10Mbps] [--rtt 100ms] [--buffer PKTS]\n"
-           "                    [--aqm fifo|red|pie|codel|fq_codel] [--aqm-param key=value ...]\n"
+           "                    [--aqm fifo|red|pie|codel|fq_codel|cobalt|fq_cobalt]\n"
+           "                    [--aqm-param key=value ...]\n"
            "                    [--cc newreno|linuxreno|cubic|bbr] [--ecn] [--delack] [--pkt-size BYTES]\n"
            "                    [--duration 60s] [--warmup 10s] [--seed S] [--json]\n"
            "                    [--routing hash|static]  (static: ns-3's linear-scan routing)\n"
@@ -236,6 +241,8 @@ Usage(int code)
            "                codel: target interval\n"
            "                fq_codel: target interval flows quantum limit drop_batch_size ecn\n"
            "                          ce_threshold min_bytes (MinBytes of the per-flow CoDels)\n"
+           "                cobalt: target interval ecn p_inc p_dec blue_threshold\n"
+           "                fq_cobalt: the same and flows quantum limit drop_batch_size\n"
            "times take a unit (15ms, 0.1s); a bare number is read as milliseconds.\n";
     std::exit(code);
 }
@@ -589,7 +596,8 @@ SampleQueue(Time interval, Time end)
     g_meter.qPktsSum += g_meter.qdisc->GetNPackets();
     g_meter.qBytesSum += g_meter.qdisc->GetNBytes();
     g_meter.qSamples++;
-    if (DynamicCast<FqCoDelQueueDisc>(g_meter.qdisc))
+    if (DynamicCast<FqCoDelQueueDisc>(g_meter.qdisc) ||
+        DynamicCast<FqCobaltQueueDisc>(g_meter.qdisc))
     {
         uint32_t active = 0;
         for (std::size_t i = 0; i < g_meter.qdisc->GetNQueueDiscClasses(); ++i)
@@ -664,6 +672,16 @@ Perturbation(uint64_t seed)
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return static_cast<uint32_t>(z ^ (z >> 31));
+}
+
+// The DRR quantum of a flow-queueing disc (FqCoDel or FqCobalt), before it is initialised.
+static void
+SetFqQuantum(Ptr<QueueDisc> qd, uint32_t quantum)
+{
+    if (auto fqc = DynamicCast<FqCoDelQueueDisc>(qd))
+        fqc->SetQuantum(quantum);
+    else if (auto fqb = DynamicCast<FqCobaltQueueDisc>(qd))
+        fqb->SetQuantum(quantum);
 }
 
 static TrafficControlHelper
@@ -787,9 +805,53 @@ MakeQueueDisc(const Options& o, DataRate rate, Time rtt, uint32_t* fqQuantum)
                              "Perturbation", UintegerValue(Perturbation(o.seed)),
                              "EnableSetAssociativeHash", BooleanValue(false));
     }
+    else if (o.aqm == "cobalt" || o.aqm == "fq_cobalt")
+    {
+        // ns-3's own defaults (CobaltQueueDisc / FqCobaltQueueDisc attributes), set explicitly.
+        const bool fq = o.aqm == "fq_cobalt";
+        auto nsText = [](const std::string& t) {
+            return std::to_string(ParseTime(t).GetNanoSeconds()) + "ns";
+        };
+        const std::string target = take("target", "5ms");
+        const std::string interval = take("interval", "100ms");
+        const bool ecn = ParseBool(take("ecn", fq || o.ecn ? "true" : "false"));
+        const double pInc = std::stod(take("p_inc", "0.00390625"));
+        const double pDec = std::stod(take("p_dec", "0.000244140625"));
+        const Time blue = ParseTime(take("blue_threshold", "400ms"));
+        if (!fq)
+        {
+            tch.SetRootQueueDisc("ns3::CobaltQueueDisc",
+                                 "MaxSize", maxSize,
+                                 "Target", TimeValue(ParseTime(target)),
+                                 "Interval", TimeValue(ParseTime(interval)),
+                                 "UseEcn", BooleanValue(ecn),
+                                 "Increment", DoubleValue(pInc),
+                                 "Decrement", DoubleValue(pDec),
+                                 "BlueThreshold", TimeValue(blue));
+        }
+        else
+        {
+            const std::string limit = take("limit", std::to_string(o.buffer));
+            *fqQuantum = std::stoul(take("quantum", "1500"));
+            tch.SetRootQueueDisc("ns3::FqCobaltQueueDisc",
+                                 "MaxSize", QueueSizeValue(QueueSize(limit + "p")),
+                                 "Flows", UintegerValue(std::stoul(take("flows", "1024"))),
+                                 "DropBatchSize",
+                                 UintegerValue(std::stoul(take("drop_batch_size", "64"))),
+                                 "Target", StringValue(nsText(target)),
+                                 "Interval", StringValue(nsText(interval)),
+                                 "UseEcn", BooleanValue(ecn),
+                                 "Increment", DoubleValue(pInc),
+                                 "Decrement", DoubleValue(pDec),
+                                 "BlueThreshold", TimeValue(blue),
+                                 "Perturbation", UintegerValue(Perturbation(o.seed)),
+                                 "EnableSetAssociativeHash", BooleanValue(false));
+        }
+    }
     else
     {
-        std::cerr << "unknown --aqm " << o.aqm << " (fifo|red|pie|codel|fq_codel)\n";
+        std::cerr << "unknown --aqm " << o.aqm
+                  << " (fifo|red|pie|codel|fq_codel|cobalt|fq_cobalt)\n";
         std::exit(2);
     }
     if (!p.empty())
@@ -992,7 +1054,7 @@ main(int argc, char** argv)
         TrafficControlHelper rtch = MakeQueueDisc(o, rate, rtt, &q);
         g_reverse.qdisc = rtch.Install(bnDevs.Get(1)).Get(0);
         if (q)
-            DynamicCast<FqCoDelQueueDisc>(g_reverse.qdisc)->SetQuantum(q);
+            SetFqQuantum(g_reverse.qdisc, q);
         g_reverse.qdisc->TraceConnectWithoutContext("SojournTime", MakeCallback(&OnReverseSojourn));
     }
 
@@ -1005,7 +1067,7 @@ main(int argc, char** argv)
     {
         // Before the queue disc is initialised (at the start of the run); ns-3 would otherwise
         // take the device's MTU (1500 here too).
-        DynamicCast<FqCoDelQueueDisc>(g_meter.qdisc)->SetQuantum(fqQuantum);
+        SetFqQuantum(g_meter.qdisc, fqQuantum);
     }
     g_meter.warmup = warmup;
     g_meter.qdisc->TraceConnectWithoutContext("SojournTime", MakeCallback(&OnSojourn));
@@ -1164,7 +1226,7 @@ main(int argc, char** argv)
         }
     }
     js << "}";
-    if (o.aqm == "fq_codel")
+    if (o.aqm == "fq_codel" || o.aqm == "fq_cobalt")
         js << ", \"active_flows\": {\"mean\": "
            << num(g_meter.qSamples ? g_meter.activeFlowsSum / g_meter.qSamples : 0.0)
            << ", \"max\": " << g_meter.activeFlowsMax << "}";

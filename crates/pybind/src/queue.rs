@@ -157,7 +157,7 @@ pub(crate) fn qdisc_from(
     QdiscConfig::from_raw(name, &refs, require_unit).map_err(aqm_err)
 }
 
-/// A queue discipline (a FIFO with an AQM, or any qdisc: fq_codel, fq_pie, sfq, sfq_codel,
+/// A queue discipline (a FIFO with an AQM, or any qdisc: fq_codel, fq_cobalt, fq_pie, sfq, sfq_codel,
 /// drr, wfq, dualpi2, sqm), driven with explicit times (seconds); each packet carries a flow
 /// key and an ECN codepoint.
 ///
@@ -211,7 +211,7 @@ impl PyQueue {
 
     /// Offer a packet at time `now_s`; returns "queued", "marked" or "dropped" (the arrival's
     /// fate; packets a scheduler drops to make room are counted in `stats()`). `flow` is the
-    /// packet's flow key (hashed by fq_codel, fq_pie, sfq, sfq_codel, sqm); `ecn` its ECN
+    /// packet's flow key (hashed by fq_codel, fq_cobalt, fq_pie, sfq, sfq_codel, sqm); `ecn` its ECN
     /// codepoint: a bool (True = ECT(0)) or "not-ect", "ect0", "ect1", "ce".
     #[pyo3(signature = (now_s, size_bytes, flow=None, ecn=None))]
     fn enqueue(
@@ -339,7 +339,7 @@ impl PyQueue {
         self.q.aqm_name()
     }
 
-    /// Backlogged flow queues of a hashed qdisc (fq_codel, fq_pie, sfq, sfq_codel, sqm), else
+    /// Backlogged flow queues of a hashed qdisc (fq_codel, fq_cobalt, fq_pie, sfq, sfq_codel, sqm), else
     /// None.
     #[getter]
     fn active_flows(&self) -> Option<u32> {
