@@ -211,8 +211,8 @@ impl PyQueue {
 
     /// Offer a packet at time `now_s`; returns "queued", "marked" or "dropped" (the arrival's
     /// fate; packets a scheduler drops to make room are counted in `stats()`). `flow` is the
-    /// packet's flow key (hashed by fq_codel, fq_cobalt, fq_pie, sfq, sfq_codel, sqm); `ecn` its ECN
-    /// codepoint: a bool (True = ECT(0)) or "not-ect", "ect0", "ect1", "ce".
+    /// packet's flow key (hashed by fq_codel, fq_cobalt, fq_pie, sfq, sfq_codel, sqm); `ecn`
+    /// its ECN codepoint: a bool (True = ECT(0)) or "not-ect", "ect0", "ect1", "ce".
     #[pyo3(signature = (now_s, size_bytes, flow=None, ecn=None))]
     fn enqueue(
         &mut self,
