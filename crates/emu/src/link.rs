@@ -688,6 +688,48 @@ mod tests {
         assert_eq!(s.drops, 0);
     }
 
+    /// COBALT and FQ-COBALT with ECN, on the emulator's bottleneck: a standing queue of ECT
+    /// packets is marked (CoDel's signal), not dropped; the marks leave with CE and a valid
+    /// header checksum.
+    #[test]
+    fn cobalt_marks_real_headers() {
+        for name in ["cobalt", "fq_cobalt"] {
+            let params = [
+                ("ecn".to_string(), 1.0),
+                ("blue_threshold".to_string(), 0.0),
+            ];
+            let mut l = Bottleneck::new(
+                &QdiscConfig::from_name(name, &params).unwrap(),
+                QueueLimit::Packets(1000),
+                BitsPerSec::from_mbps(1),
+                0,
+                1,
+                StatsWindow {
+                    warmup_ns: 0,
+                    interval_ns: 10_000_000,
+                },
+                "bottleneck",
+            )
+            .unwrap();
+            for i in 0..300 {
+                l.arrive(0, ect_packet(1500, i));
+            }
+            let end = 4_000_000_000;
+            l.advance(end);
+            let mut ce = 0;
+            while let Some((_, p)) = l.pop_due(end) {
+                if p.data[1] & 3 == 3 {
+                    ce += 1;
+                    let stored = u16::from_be_bytes([p.data[10], p.data[11]]);
+                    assert_eq!(Some(stored), crate::ipv4::header_checksum(&p.data));
+                }
+            }
+            let s = l.summary(end, name);
+            assert!(ce > 0 && s.marks == ce, "{name}: marks {} ce {ce}", s.marks);
+            assert_eq!(s.drops, 0, "{name}");
+        }
+    }
+
     /// DRR classes `a` (weight 1) and `b` (weight 2), both backlogged from t = 0 with 300
     /// packets of 1500 B at 10 Mb/s (1.2 ms each), window [0.1 s, 0.4 s]: the per-class
     /// summary (the simulator's `class_summaries`) counts only the window: 250 packets sent,
