@@ -65,7 +65,7 @@ FQ_MARK = "<!-- fq -->"
 COBALT_MARK = "<!-- cobalt -->"
 COBALT_AQMS = ("cobalt", "fq_cobalt")
 
-AQMS = ("fifo", "red", "pie", "codel", "fq_codel")
+AQMS = ("fifo", "red", "pie", "codel", "fq_codel", "cobalt", "fq_cobalt")
 PLAIN_AQMS = ("fifo", "red", "pie", "codel")
 FLOWS = (10, 100)
 ECN_AQMS = ("red", "pie", "codel")
