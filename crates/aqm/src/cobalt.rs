@@ -219,7 +219,7 @@ fn elapsed_over(now: Instant, then: Instant, limit: Duration) -> bool {
 #[inline]
 fn blue_up(vars: &mut CobaltVars, p: &CobaltParams, now: Instant) -> bool {
     let up = vars.p_drop == 0;
-    vars.p_drop = vars.p_drop.checked_add(p.p_inc).unwrap_or(u32::MAX);
+    vars.p_drop = vars.p_drop.saturating_add(p.p_inc);
     vars.blue_timer = now;
     up
 }
