@@ -576,8 +576,8 @@ mod tests {
     /// count 1: y^2 >> 32 = 0xFFFFFFFE; 3<<32 - 0xFFFFFFFE = 0x2_0000_0002; >> 2 =
     /// 0x8000_0000; * 0xFFFFFFFF >> 31 = 0xFFFFFFFF (1.0 is a fixed point, so cache entries 0
     /// and 1 are both ~0, as Linux's comment says).
-    /// count 2: 3<<32 - 2 * 0xFFFFFFFE = 0x1_0000_0004; >> 2 = 0x4000_0001;
-    /// * 0xFFFFFFFF >> 31 = 0x8000_0001 = 1/sqrt(4), "the value that *should* have been
+    /// count 2: 3<<32 - 2 * 0xFFFFFFFE = 0x1_0000_0004; >> 2 = 0x4000_0001; times
+    /// 0xFFFFFFFF >> 31 = 0x8000_0001 = 1/sqrt(4), "the value that *should* have been
     /// produced at count 4" (Linux's comment on one step from count 1 to 2).
     #[test]
     fn newton_step_by_hand() {
