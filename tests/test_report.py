@@ -173,15 +173,16 @@ def _assert_images_decode(page: _Page) -> list[tuple[int, int]]:
 
 def test_sweep_page_structure(sweep_page):
     page = _parse(sweep_page)
-    for section in ("summary", "cdf", "delay-goodput", "timeseries", "goodput", "failed"):
+    sections = ("summary", "parameters", "cdf", "delay-goodput", "timeseries", "goodput")
+    for section in (*sections, "failed"):
         assert section in page.sections, section
     # one table row per configuration, one per failed run
     assert page.rows["ci"] == len(GRID)
     assert sum(v for k, v in page.rows.items() if k != "ci") == 1
     assert "simulated failure" in sweep_page
-    # CDF, ellipses, one time-series figure, box plots
+    # metric versus AQM, CDF, ellipses, one time-series figure, box plots
     sizes = _assert_images_decode(page)
-    assert len(sizes) == 4 and all(w >= 600 and h >= 150 for w, h in sizes)
+    assert len(sizes) == 5 and all(w >= 600 and h >= 100 for w, h in sizes)
     _assert_self_contained(sweep_page, page)
 
 
@@ -193,7 +194,7 @@ def test_table_numbers_are_the_runs_means_and_t_intervals(sweep, sweep_page):
         utils.append(100 * s["links"]["bottleneck"]["utilization"])
     m = float(np.mean(utils))
     half = stats.t.ppf(0.975, 1) * np.std(utils, ddof=1) / math.sqrt(2)
-    row = re.search(r"<tr><td class=\"cfg\">aqm.type=droptail</td>(.*?)</tr>", sweep_page)
+    row = re.search(r"<tr><td class=\"cfg\">AQM = droptail</td>(.*?)</tr>", sweep_page)
     assert row, sweep_page[:2000]
     cells = re.findall(r"<td>(.*?)</td>", row.group(1))
     assert cells[0] == "2 (+1 failed)"
@@ -205,9 +206,9 @@ def test_table_numbers_are_the_runs_means_and_t_intervals(sweep, sweep_page):
 def test_cdf_from_merged_histograms_matches_the_runs(sweep):
     rs = load_runs(sweep)
     assert rs.kind == "sweep" and rs.keys == ["aqm.type"]
-    assert rs.configs == ["aqm.type=codel", "aqm.type=pie", "aqm.type=droptail"]
+    assert rs.configs == ["AQM = codel", "AQM = pie", "AQM = droptail"]
     # codel: three runs; the merged CDF at each bin edge is the fraction of all their packets
-    runs = rs.ok("aqm.type=codel")
+    runs = rs.ok("AQM = codel")
     assert len(runs) == 3
     hists = [r.summary["links"]["bottleneck"]["queue_delay_hist"] for r in runs]
     total = sum(sum(h["counts"]) for h in hists)
@@ -216,7 +217,7 @@ def test_cdf_from_merged_histograms_matches_the_runs(sweep):
         c for h in hists for hi, c in zip(h["hi_ms"], h["counts"], strict=True) if hi <= edge
     )
 
-    lo, hi, counts = merged_histogram(rs, "aqm.type=codel")
+    lo, hi, counts = merged_histogram(rs, "AQM = codel")
     x, y = cdf_points(lo, hi, counts)
     k = int(np.flatnonzero(x == edge)[-1])
     assert y[k] == pytest.approx(below / total)
