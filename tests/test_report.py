@@ -188,19 +188,41 @@ def test_sweep_page_structure(sweep_page):
 
 def test_table_numbers_are_the_runs_means_and_t_intervals(sweep, sweep_page):
     # droptail (the last configuration) lost its first seed: n = 2, its interval from 2 runs
-    utils = []
-    for seed in SEEDS[1:]:
-        s = json.loads((sweep / "runs" / f"c2-s{seed}.json").read_text())["summary"]
-        utils.append(100 * s["links"]["bottleneck"]["utilization"])
-    m = float(np.mean(utils))
-    half = stats.t.ppf(0.975, 1) * np.std(utils, ddof=1) / math.sqrt(2)
-    row = re.search(r"<tr><td class=\"cfg\">AQM = droptail</td>(.*?)</tr>", sweep_page)
-    assert row, sweep_page[:2000]
-    cells = re.findall(r"<td>(.*?)</td>", row.group(1))
-    assert cells[0] == "2 (+1 failed)"
-    mean_txt, half_txt = cells[1].split(" ± ")
-    assert float(mean_txt) == pytest.approx(m, abs=0.006)
-    assert float(half_txt) == pytest.approx(half, rel=0.01, abs=0.006)
+    checked = 0
+    for aqm, ci, seeds, n_txt in (
+        ("droptail", 2, SEEDS[1:], "2 (+1 failed)"),
+        ("codel", 0, SEEDS, "3"),
+    ):
+        row = re.search(rf"<tr><td class=\"cfg\">AQM = {aqm}</td>(.*?)</tr>", sweep_page)
+        assert row, sweep_page[:2000]
+        cells = re.findall(r"<td>(.*?)</td>", row.group(1))
+        assert cells[0] == n_txt
+        links = [
+            json.loads((sweep / "runs" / f"c{ci}-s{seed}.json").read_text())["summary"]["links"][
+                "bottleneck"
+            ]
+            for seed in seeds
+        ]
+        for col, values in (
+            (1, [100 * ln["utilization"] for ln in links]),
+            (2, [ln["queue_delay_ms"]["mean"] for ln in links]),
+            (3, [ln["queue_delay_ms"]["p99"] for ln in links]),
+        ):
+            n = len(values)
+            m = float(np.mean(values))
+            half = stats.t.ppf(0.975, n - 1) * np.std(values, ddof=1) / math.sqrt(n)
+            mean_txt, half_txt = cells[col].split(" ± ")
+            if half == 0:  # the runs gave the same value (droptail's utilization: 100 %)
+                assert half_txt == "0" and float(mean_txt) == pytest.approx(m, abs=0.05)
+                continue
+            # the half-width to two significant digits, the mean to the same decimal place
+            decimals = len(half_txt.split(".")[1]) if "." in half_txt else 0
+            assert (len(mean_txt.split(".")[1]) if "." in mean_txt else 0) == decimals
+            assert decimals == max(0, 1 - math.floor(math.log10(half)))
+            assert float(half_txt) == pytest.approx(round(half, decimals))
+            assert abs(float(mean_txt) - m) <= 0.5 * 10**-decimals + 1e-12
+            checked += 1
+    assert checked >= 3
 
 
 def test_cdf_from_merged_histograms_matches_the_runs(sweep):

@@ -55,13 +55,20 @@ def _fmt(x: float) -> str:
 
 
 def _cell(values: list[float]) -> str:
+    """``mean ± half-width`` of the 95 % Student-t interval: the half-width to two significant
+    digits and the mean to the same decimal place (``0.32 ± 0.14``, ``98.9 ± 1.2``), so every
+    cell is written by one rule; the mean alone (:func:`_fmt`) without an interval."""
     r = mean_ci(v for v in values if v is None or math.isfinite(v))  # 95 % Student-t
     mean, lo, hi = r.mean, r.ci_low, r.ci_high
     if not math.isfinite(mean):
         return "n/a"
     if not math.isfinite(lo):
         return _fmt(mean)
-    return f"{_fmt(mean)} ± {_fmt((hi - lo) / 2)}"
+    half = (hi - lo) / 2
+    if half <= 0:
+        return f"{_fmt(mean)} ± 0"
+    d = min(6, max(0, 1 - math.floor(math.log10(half))))
+    return f"{mean:.{d}f} ± {half:.{d}f}"
 
 
 def _ci_table(rs: RunSet) -> str:
