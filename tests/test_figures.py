@@ -284,3 +284,12 @@ def test_plot_bad_input_one_line_nothing_written(run_dir, tmp_path, capsys):
     (tmp_path / "keep.png").write_bytes(b"mine")
     code, _, err = _cli(["plot", str(run_dir), "cdf", "-o", str(tmp_path / "keep.png")], capsys)
     assert code == 2 and (tmp_path / "keep.png").read_bytes() == b"mine"
+
+
+def test_sweep_result_plot_names_and_orders_configurations(sw):
+    import matplotlib.pyplot as plt
+
+    fig = sweep_mod.SweepResult.load(sw).plot(metric="links.bottleneck.utilization")
+    ticks = [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    assert ticks == [f"CoDel target = {t} ms, flows = {n}" for t in (2, 5, 10) for n in (2, 4)]
+    plt.close(fig)

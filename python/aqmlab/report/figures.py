@@ -70,6 +70,7 @@ STYLE = {
     "svg.hashsalt": "aqmlab",
     "font.size": 8,
     "axes.titlesize": 8,
+    "figure.titlesize": 9,
     "axes.labelsize": 8,
     "legend.fontsize": 7,
     "xtick.labelsize": 7,
@@ -418,7 +419,7 @@ def timeseries_figs(rs: RunSet, size: str = "two") -> list:
     out = []
     for i in range(0, len(series), PER_FIGURE):
         chunk = series[i : i + PER_FIGURE]
-        fig, axes = _new(size, 0.62, 2, 1, sharex=True)
+        fig, axes = _new(size, 0.62 if size == "two" else 1.0, 2, 1, sharex=True)
         for cfg, (t, delay, thr) in chunk:
             axes[0].plot(t, delay, lw=0.8, color=colors[cfg], label=cfg)
             axes[1].plot(t, thr, lw=0.8, color=colors[cfg], label=cfg)
