@@ -128,8 +128,8 @@ def test_parameter_figure_lines_are_seed_means_with_t_bands(sw):
     figs = dict(parameter_figs(rs))
     assert list(figs) == ["aqm.target", "flows.0.count"]
     fig = figs["aqm.target"]
-    ax = fig.axes[0]  # median queue delay
-    assert ax.get_ylabel() == "median queue delay [ms]"
+    ax = fig.axes[0]  # median (p50) queue delay
+    assert ax.get_ylabel() == "p50 queue delay [ms]"
     assert ax.get_xlabel() == "" and fig.axes[3].get_xlabel() == "CoDel target [ms]"
     lines = ax.get_lines()
     assert len(lines) == 2  # one per flow count

@@ -583,6 +583,33 @@ def _band_points(rs: RunSet, axis, others, metric: str):
     return out
 
 
+#: Up to this many values an axis gets a tick at each; beyond, at every k-th value.
+MAX_TICKS = 6
+
+
+def _x_ticks(ax, axis) -> None:
+    """The x ticks of a parameter panel: at each value (written as the axis writes it) up to
+    MAX_TICKS values, beyond that at every k-th value (the first and the last always); many
+    categories are written at a slant."""
+    vals = list(axis.values)
+    k = math.ceil(len(vals) / MAX_TICKS)
+    shown = vals[::k] if vals[-1] in vals[::k] else [*vals[::k], vals[-1]]
+    if axis.numeric:
+        nums = [axis.number(v) for v in vals]
+        if min(nums) > 0 and max(nums) / min(nums) >= 10:
+            ax.set_xscale("log")
+        ax.set_xticks([axis.number(v) for v in shown], [axis.text(v) for v in shown])
+        ax.minorticks_off()
+    else:
+        many = len(vals) > MAX_TICKS
+        ax.set_xticks(
+            range(len(vals)),
+            [axis.text(v) for v in vals],
+            rotation=45 if many else 0,
+            ha="right" if many else "center",
+        )
+
+
 @styled
 def parameter_figs(rs: RunSet, size: str = "two") -> list[tuple[str, object]]:
     """Metric versus parameter, one figure per axis of a sweep with at least two values.
@@ -644,24 +671,19 @@ def parameter_figs(rs: RunSet, size: str = "two") -> list[tuple[str, object]]:
             ax.grid(True, alpha=0.3)
             if not drawn:
                 ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes)
-            if axis.numeric:
-                nums = [axis.number(v) for v in axis.values]
-                if min(nums) > 0 and max(nums) / min(nums) >= 10:
-                    ax.set_xscale("log")
-                ax.set_xticks(nums, [axis.text(v) for v in axis.values])
-                ax.minorticks_off()
-            else:
-                ax.set_xticks(range(len(axis.values)), [axis.text(v) for v in axis.values])
+            _x_ticks(ax, axis)
         for ax in axs[len(PARAMETER_METRICS) :]:
             ax.set_visible(False)
         for ax in axs[-ncols:]:
             ax.set_xlabel(axis.title)
         if handles and (len(handles) > 1 or others):
             ncol = min(len(handles), 3 if size == "two" else 2)
+            w, h = fig.get_size_inches()  # room for the legend below the panels
+            fig.set_size_inches(w, h + 0.14 * math.ceil(len(handles) / ncol) + 0.1)
             fig.legend(
                 list(handles.values()),
                 list(handles),
-                loc="outside upper center",
+                loc="outside lower center",
                 ncol=ncol,
                 frameon=False,
             )

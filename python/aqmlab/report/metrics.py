@@ -36,7 +36,7 @@ METRIC_RANGE = {
 }
 #: (key, axis title) of the metric-versus-parameter figures, in order.
 PARAMETER_METRICS = [
-    ("delay_p50", "median queue delay [ms]"),
+    ("delay_p50", "p50 queue delay [ms]"),
     ("delay_p99", "p99 queue delay [ms]"),
     ("utilization", "utilization [%]"),
     ("loss", "loss [%]"),
