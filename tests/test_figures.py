@@ -273,6 +273,12 @@ def test_plot_bad_input_one_line_nothing_written(run_dir, tmp_path, capsys):
          "--bounds-x = 1,2,3"),
         (["report", str(run_dir), "--out", str(tmp_path / "r.html"), "--formats", "png,jpg"],
          "--formats = 'png,jpg'"),
+        (["report", str(run_dir), "--out", str(tmp_path / "r.html"), "--size", "three"],
+         "--size = 'three'"),
+        (["plot", str(run_dir), "cdf", "-o", str(tmp_path / "a.png"), "--size", "three"],
+         "--size = 'three'"),
+        (["plot", str(run_dir), "cdf", "-o", str(tmp_path / "a.png"), "--figure-width", "0"],
+         "--figure-width = 0"),
     ]  # fmt: skip
     for args, msg in cases:
         code, _, err = _cli(args, capsys)
