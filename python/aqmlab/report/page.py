@@ -56,8 +56,9 @@ def _fmt(x: float) -> str:
 
 def _cell(values: list[float]) -> str:
     """``mean ± half-width`` of the 95 % Student-t interval: the half-width to two significant
-    digits and the mean to the same decimal place (``0.32 ± 0.14``, ``98.9 ± 1.2``), so every
-    cell is written by one rule; the mean alone (:func:`_fmt`) without an interval."""
+    digits (whole units from 10 up) and the mean to the same decimal place (``0.32 ± 0.14``,
+    ``98.9 ± 1.2``, ``60 ± 127``), so every cell is written by one rule; the mean alone
+    (:func:`_fmt`) without an interval."""
     r = mean_ci(v for v in values if v is None or math.isfinite(v))  # 95 % Student-t
     mean, lo, hi = r.mean, r.ci_low, r.ci_high
     if not math.isfinite(mean):
