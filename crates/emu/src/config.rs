@@ -67,15 +67,19 @@ impl EmuConfig {
             ));
         };
         let (capacity, reverse_capacity) = d.capacities();
-        // With a reverse trace the ACK direction is the simulator's `R2->R1`: drop-tail with
-        // the side buffer, nominally at the bottleneck's rate, following the trace.
-        let reverse = reverse_capacity.map(|c| ReverseLink {
-            rate: BitsPerSec(d.bottleneck_rate.round() as u64),
-            capacity: Some(c),
-            limit: QueueLimit::Packets(d.side_buffer_pkts),
-            qdisc: experiment::config::droptail(),
-            name: "reverse".into(),
-        });
+        // With a reverse trace or reverse netem the ACK direction is the simulator's `R2->R1`:
+        // drop-tail with the side buffer, nominally at the bottleneck's rate, following the
+        // trace (else at that rate), its packets through the netem stage.
+        let reverse_netem = d.netem.reverse.clone();
+        let reverse =
+            (reverse_capacity.is_some() || reverse_netem.is_some()).then(|| ReverseLink {
+                rate: BitsPerSec(d.bottleneck_rate.round() as u64),
+                capacity: reverse_capacity,
+                limit: QueueLimit::Packets(d.side_buffer_pkts),
+                qdisc: experiment::config::droptail(),
+                name: "reverse".into(),
+                netem: reverse_netem,
+            });
         // bidirectional traffic (docs/scenario.md) is simulator-only
         if let Some(i) = cfg
             .flows
@@ -91,13 +95,6 @@ impl EmuConfig {
             return Err((
                 "reverse_aqm".into(),
                 "the emulator's ACK direction runs drop-tail (reverse_aqm is simulator-only)"
-                    .into(),
-            ));
-        }
-        if d.netem.reverse.is_some() {
-            return Err((
-                "dumbbell.reverse_netem".into(),
-                "the emulator's ACK direction has no netem stage (reverse_netem is simulator-only)"
                     .into(),
             ));
         }
@@ -153,7 +150,7 @@ impl EmuConfig {
         })
     }
 
-    /// The forward link of `other` (its rate, capacity, buffer and qdisc) as this
+    /// The forward link of `other` (its rate, capacity, buffer, qdisc and netem) as this
     /// configuration's reverse direction, named `name` (`aqmlab shell`'s downlink: each
     /// direction validated as a dumbbell's bottleneck by the one scenario schema).
     pub fn set_reverse_from(&mut self, other: &EmuConfig, name: &str) {
@@ -163,6 +160,7 @@ impl EmuConfig {
             limit: other.limit,
             qdisc: other.qdisc.clone(),
             name: name.into(),
+            netem: other.netem.clone(),
         });
     }
 }

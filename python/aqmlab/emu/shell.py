@@ -376,6 +376,7 @@ def shell(
     peer_command: str | None = None,
     mtu: int = 1500,
     ecn: bool = False,
+    pcap: str | os.PathLike[str] | None = None,
 ) -> ShellResult:
     """Run ``argv`` behind the emulated link and return its exit status and the links'
     statistics.
@@ -396,6 +397,11 @@ def shell(
         MTU of both devices, bytes.
     ecn : bool
         The inside's connections ask for ECN (its routes say ``features ecn``).
+    pcap : path, optional
+        Capture the real packets at both TUN devices into this pcapng file (created or
+        replaced; interface ``senders`` is the inside's device, ``receivers`` the far side's;
+        the first 128 bytes of each packet, timestamps from the forwarder's clock;
+        ``docs/pcap.md``). The summary's ``emulation.captured`` counts them per device.
 
     Returns
     -------
@@ -429,6 +435,7 @@ def shell(
                 fw = _core.Forwarder(
                     uplink._core, tb.snd_tun, tb.rcv_tun, [peer], reverse=downlink._core,
                     names=("uplink", "downlink"), until_stopped=True,
+                    pcap=None if pcap is None else os.fspath(pcap),
                 )  # fmt: skip
             except OSError as e:
                 raise EmulationError(str(e)) from None
@@ -479,6 +486,10 @@ def shell(
                 raise EmulationError(str(errors[0]) if errors else "the forwarder stopped")
             fw.stop()
             thread.join(5)
+            try:
+                fw.finish_capture()
+            except OSError as e:
+                raise EmulationError(str(e)) from None
             report = json.loads(fw.report_json())
             ts = {k: list(v) for k, v in fw.timeseries().items()}
             for k, v in fw.reverse_timeseries().items():
@@ -514,6 +525,8 @@ def shell(
             "kernel": platform.release(),
             "sysctls": sysctls,
             "pid": os.getpid(),
+            # packets in the capture per device (0, 0 without one; shell(pcap=...))
+            "captured": dict(zip(("senders", "receivers"), report["captured"], strict=True)),
         },
         "meta": meta(started=started),
     }
@@ -524,5 +537,6 @@ def _link_settings(sc) -> dict[str, Any]:
     """One direction's settings as normalized by the scenario schema."""
     n = sc.normalized
     d = n["dumbbell"]
-    keys = ("rate", "rtt", "buffer", "buffer_bytes", "pkt_size", "rate_trace", "rate_changes")
+    keys = ("rate", "rtt", "buffer", "buffer_bytes", "pkt_size", "rate_trace", "rate_changes",
+            "netem")  # fmt: skip
     return {"aqm": n["aqm"], **{k: d[k] for k in keys if d.get(k) not in (None, False, [])}}
