@@ -183,6 +183,14 @@ def register(app: typer.Typer) -> None:
                 show_default=False,
             ),
         ] = False,
+        host_port: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--host-port",
+                help="Relay $AQMLAB_PEER:PORT to the host's service: PORT[:[HOST:]HOST_PORT] "
+                "(HOST 127.0.0.1), across the link (repeatable).",
+            ),
+        ] = None,
         quiet: Annotated[
             bool, typer.Option("--quiet", help="Print no summary.", show_default=False)
         ] = False,
@@ -209,6 +217,12 @@ def register(app: typer.Typer) -> None:
         given = {"rate": rate, "rate_trace": rate_trace, "rtt": rtt, "buffer": buffer,
                  "aqm": aqm, "pkt_size": pkt_size, "sample_interval": sample_interval,
                  "netem": netem}  # fmt: skip
+        from aqmlab.emu.relay import parse_host_port
+
+        try:
+            host_ports = [parse_host_port(h) for h in host_port or []]
+        except ValueError as e:
+            _fail(str(e))
         if pcap and out is None:
             _fail("--pcap: needs --out DIR (the capture is written to DIR/capture.pcapng)")
         if reverse_rate is not None:
@@ -270,7 +284,8 @@ def register(app: typer.Typer) -> None:
                 # written beside the result folder, moved into it with the other files
                 cap = temp_file_beside(out.resolve().parent / f"{out.name}.pcapng")
             res = shell(
-                up, down, command, peer_command=peer_command, mtu=mtu, ecn=ecn, pcap=cap
+                up, down, command, peer_command=peer_command, mtu=mtu, ecn=ecn, pcap=cap,
+                host_ports=host_ports,
             )  # fmt: skip
             if out is not None:
                 from aqmlab.cli.sim import _write
@@ -283,7 +298,7 @@ def register(app: typer.Typer) -> None:
             _fail(str(e).replace("emulate needs", "shell needs"), 1)
         except Interrupted as e:
             _fail("interrupted", 128 + e.signum)
-        except ValueError as e:  # the peer command ended early
+        except ValueError as e:  # the peer command ended early, a relay port taken
             _fail(str(e))
         finally:
             if cap is not None:

@@ -377,6 +377,7 @@ def shell(
     mtu: int = 1500,
     ecn: bool = False,
     pcap: str | os.PathLike[str] | None = None,
+    host_ports: list | None = None,
 ) -> ShellResult:
     """Run ``argv`` behind the emulated link and return its exit status and the links'
     statistics.
@@ -402,6 +403,9 @@ def shell(
         replaced; interface ``senders`` is the inside's device, ``receivers`` the far side's;
         the first 128 bytes of each packet, timestamps from the forwarder's clock;
         ``docs/pcap.md``). The summary's ``emulation.captured`` counts them per device.
+    host_ports : list of aqmlab.emu.relay.HostPort, optional
+        Ports of the far side's address relayed to the host's services
+        (:class:`aqmlab.emu.relay.HostRelay`; ``--host-port``).
 
     Returns
     -------
@@ -426,6 +430,9 @@ def shell(
     env = dict(os.environ, **{PEER_ENV: peer})
     started, wall0 = now_utc(), time.monotonic()
     fw = thread = cmd = server = None
+    from aqmlab.emu.relay import HostRelay
+
+    relay = HostRelay(host_ports or [])
     errors: list[BaseException] = []
     status: int | None = None
     with signals_raise(), Testbed(mtu, [ecn]) as tb:
@@ -453,6 +460,7 @@ def shell(
 
             thread = threading.Thread(target=forward, name="aqmlab-forwarder", daemon=True)
             thread.start()
+            relay.start(lambda argv: tb.exec_argv("rcv", argv), peer)
             if peer_command:
                 server = spawn(
                     tb, "rcv", ["sh", "-c", peer_command], env, user, stdin=subprocess.DEVNULL,
@@ -495,6 +503,7 @@ def shell(
             for k, v in fw.reverse_timeseries().items():
                 ts.setdefault(k, []).extend(v)
         finally:
+            relay.close()
             for p in (cmd, server):
                 if p is not None and p.poll() is None:
                     finish(p, grace=1.0)
@@ -515,6 +524,9 @@ def shell(
             "exit_status": status,
             "peer": peer,
             "peer_command": peer_command,
+            "host_ports": [
+                {"port": h.port, "host": h.host, "host_port": h.host_port} for h in relay.ports
+            ],
             "user": None if user is None else {"uid": user[0], "gid": user[1]},
             "uplink": _link_settings(uplink),
             "downlink": _link_settings(downlink),
