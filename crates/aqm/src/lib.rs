@@ -116,6 +116,7 @@ pub mod algorithm;
 pub mod backlog;
 pub mod classes;
 pub mod config;
+pub mod dscp;
 pub mod error;
 pub mod packet;
 pub mod params;

@@ -279,17 +279,29 @@ def _run(scenario, flows, mtu, sysctls_snd: dict[str, str], command=None, pcap=N
                 "warmup": warmup,
                 "duration": duration,
                 "flows": [
-                    {"id": f.id, "dst": f.dst, "port": PORT, "cc": f.cc, "start_s": f.start_s}
+                    {
+                        "id": f.id,
+                        "dst": f.dst,
+                        "port": PORT,
+                        "cc": f.cc,
+                        "start_s": f.start_s,
+                        "dscp": f.dscp,
+                    }
                     for f in flows
                 ],
             }
             # the plans go through stdin: a command line holds at most 128 KiB per argument
             argv = {
                 "recv": ["recv", "--port", str(PORT), "--warmup", str(warmup),
-                         "--duration", str(duration), "--starts", "-"],
+                         "--duration", str(duration), "--starts", "-", "--dscp", "-"],
                 "send": ["send", "--plan", "-"],
             }  # fmt: skip
-            plans = {"recv": json.dumps(starts), "send": json.dumps(plan)}
+            # the receiver's second line: the DSCP of each marked flow (for its ACKs)
+            marks = {f.id: f.dscp for f in flows if f.dscp}
+            plans = {
+                "recv": json.dumps(starts) + "\n" + json.dumps(marks),
+                "send": json.dumps(plan),
+            }
             for role, ns in (("recv", "rcv"), ("send", "snd")):
                 procs.append(
                     subprocess.Popen(

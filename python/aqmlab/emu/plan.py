@@ -141,6 +141,8 @@ class FlowPlan:
         ECN-capable.
     dst : str
         The receiver's IPv4 address.
+    dscp : int
+        The group's DSCP (0..63), set with ``IP_TOS`` on both ends' sockets.
     """
 
     id: int
@@ -149,6 +151,7 @@ class FlowPlan:
     cc: str
     ecn: bool
     dst: str
+    dscp: int = 0
 
 
 def plan_flows(
@@ -207,6 +210,7 @@ def plan_flows(
                     cc=cc,
                     ecn=bool(grp.get("ecn", False)),
                     dst=group_addr(g),
+                    dscp=int(grp.get("dscp", 0)),
                 )
             )
     return out
