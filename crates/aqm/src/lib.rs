@@ -130,6 +130,7 @@ pub mod aopc;
 pub mod ared;
 pub mod avq;
 pub mod blue;
+pub mod cake;
 pub mod codel;
 pub mod droptail;
 pub mod drr;
