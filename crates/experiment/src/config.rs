@@ -482,6 +482,9 @@ pub struct TcpGroup {
     /// on the group's forward path, at the same position. `None`: the first
     /// class.
     pub class: Option<String>,
+    /// Differentiated Services codepoint of the group's packets, data and ACKs
+    /// (RFC 2474, 0..=63; `flows[i].dscp`); 0 is best effort.
+    pub dscp: u8,
     /// Accurate ECN feedback (AccECN, draft-ietf-tcpm-accurate-ecn) negotiated by both
     /// ends (needs `ecn`); default on for Prague, off otherwise.
     pub accecn: bool,
@@ -533,6 +536,9 @@ pub struct UdpGroup {
     /// on the group's forward path, at the same position. `None`: the first
     /// class.
     pub class: Option<String>,
+    /// Differentiated Services codepoint of the group's packets, data and ACKs
+    /// (RFC 2474, 0..=63; `flows[i].dscp`); 0 is best effort.
+    pub dscp: u8,
 }
 
 /// Short TCP flows with Poisson arrivals and Pareto sizes.
@@ -584,6 +590,9 @@ pub struct ShortTcpGroup {
     /// on the group's forward path, at the same position. `None`: the first
     /// class.
     pub class: Option<String>,
+    /// Differentiated Services codepoint of the group's packets, data and ACKs
+    /// (RFC 2474, 0..=63; `flows[i].dscp`); 0 is best effort.
+    pub dscp: u8,
     /// Accurate ECN feedback (AccECN, draft-ietf-tcpm-accurate-ecn) negotiated by both
     /// ends (needs `ecn`); default on for Prague, off otherwise.
     pub accecn: bool,
@@ -632,6 +641,15 @@ impl FlowGroup {
             FlowGroup::Tcp(g) => g.class.as_deref(),
             FlowGroup::UdpCbr(g) | FlowGroup::UdpOnoff(g) => g.class.as_deref(),
             FlowGroup::ShortTcp(g) => g.class.as_deref(),
+        }
+    }
+
+    /// The DSCP of the group's packets (0: best effort).
+    pub fn dscp(&self) -> u8 {
+        match self {
+            FlowGroup::Tcp(g) => g.dscp,
+            FlowGroup::UdpCbr(g) | FlowGroup::UdpOnoff(g) => g.dscp,
+            FlowGroup::ShortTcp(g) => g.dscp,
         }
     }
 

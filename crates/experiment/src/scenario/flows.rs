@@ -114,6 +114,7 @@ pub(super) fn flow_group(
             }
         }
     }
+    let dscp = dscp(&mut t)?;
     let packet_size = pkt_size(&mut t, "packet_size")?.unwrap_or(default_pkt);
     t.put("packet_size", packet_size);
 
@@ -195,6 +196,7 @@ pub(super) fn flow_group(
                 extra_delay,
                 direction,
                 class,
+                dscp,
                 accecn,
                 rtt_scaling,
                 pacing: pacing(&mut t)?,
@@ -250,6 +252,7 @@ pub(super) fn flow_group(
                 extra_delay,
                 direction,
                 class,
+                dscp,
                 accecn,
                 rtt_scaling,
                 pacing: pacing(&mut t)?,
@@ -293,6 +296,7 @@ pub(super) fn flow_group(
                 extra_delay,
                 direction,
                 class,
+                dscp,
             };
             if kind == "udp_cbr" {
                 FlowGroup::UdpCbr(g)
@@ -550,4 +554,44 @@ pub(super) fn attachment(t: &mut Table<'_>, v: &Value, topo: &Topo) -> Result<At
             Ok((None, None, path, extra, direction))
         }
     }
+}
+
+/// `dscp`: a codepoint name (`EF`, `AF41`, `CS1`, `BE`, `LE`, `VA`, ...; [`aqm::dscp`]) or an
+/// integer 0..=63; normalised to the integer, written only when given. Default 0 (best
+/// effort).
+fn dscp(t: &mut Table<'_>) -> Result<u8> {
+    let Some(v) = t.raw("dscp") else {
+        return Ok(0);
+    };
+    let d = match v {
+        Value::String(s) => aqm::dscp::parse(s).ok_or_else(|| {
+            err(
+                &t.key("dscp"),
+                Some(v),
+                format!(
+                    "not a DSCP name ({}) or an integer 0..63",
+                    aqm::dscp::names().collect::<Vec<_>>().join(", ")
+                ),
+            )
+        })?,
+        Value::Number(n) => n
+            .as_u64()
+            .filter(|&x| x <= aqm::dscp::MAX as u64)
+            .ok_or_else(|| {
+                err(
+                    &t.key("dscp"),
+                    Some(v),
+                    "must be an integer 0..63 or a DSCP name",
+                )
+            })? as u8,
+        _ => {
+            return Err(err(
+                &t.key("dscp"),
+                Some(v),
+                "must be a DSCP name such as \"EF\" or an integer 0..63",
+            ))
+        }
+    };
+    t.put("dscp", d);
+    Ok(d)
 }

@@ -296,3 +296,36 @@ fn pacing_key_and_bbr() {
         "{got}"
     );
 }
+
+/// `dscp`: a name (any case) or an integer 0..63, normalised to the integer and written only
+/// when given; anything else is one line naming the key and value.
+#[test]
+fn dscp_key() {
+    let sc = parse(&format!(
+        r#"{{{BASE}, "flows": [{{"dscp": "EF"}}, {{"kind": "udp_cbr", "rate": "1Mbps", "dscp": 8}},
+        {{"kind": "tcp_short", "arrival_rate": 1, "mean_size": "10kB", "dscp": "af41"}}, {{}}]}}"#
+    ))
+    .unwrap();
+    let d: Vec<u8> = sc.config.flows.iter().map(|g| g.dscp()).collect();
+    assert_eq!(d, [46, 8, 34, 0]);
+    assert_eq!(sc.normalized["flows"][0]["dscp"], 46);
+    assert_eq!(sc.normalized["flows"][2]["dscp"], 34);
+    assert!(sc.normalized["flows"][3].get("dscp").is_none());
+    for (v, reason) in [
+        ("64", "must be an integer 0..63 or a DSCP name"),
+        ("-1", "must be an integer 0..63 or a DSCP name"),
+        ("1.5", "must be an integer 0..63 or a DSCP name"),
+        (r#""EX""#, "not a DSCP name (BE, CS0, LE, CS1"),
+        (
+            "true",
+            "must be a DSCP name such as \"EF\" or an integer 0..63",
+        ),
+    ] {
+        let got = parse(&format!(r#"{{{BASE}, "flows": [{{"dscp": {v}}}]}}"#)).unwrap_err();
+        assert!(
+            got.starts_with(&format!("flows[0].dscp = {v}: {reason}")),
+            "{got}"
+        );
+        assert!(!got.contains('\n'), "{got}");
+    }
+}

@@ -132,9 +132,12 @@ impl Simulation {
                     if let Some(t) = next {
                         self.ev.schedule(t, Event::UdpSend(f));
                     }
-                    if let Some(p) = p {
+                    if let Some(mut p) = p {
                         let src = flow.src;
                         self.sent += 1;
+                        if self.classed {
+                            self.stamp_classes(std::slice::from_mut(&mut p));
+                        }
                         if self.host_tap.is_some() {
                             self.tap_hosts(std::slice::from_ref(&p), false);
                         }
@@ -161,24 +164,26 @@ impl Simulation {
     #[inline]
     pub(super) fn emit(&mut self, node: u32, out: &mut Vec<Packet>) {
         self.sent += out.len() as u64;
-        if self.host_tap.is_some() {
-            self.tap_hosts(out, false);
-        }
         if self.classed {
             self.stamp_classes(out);
+        }
+        if self.host_tap.is_some() {
+            self.tap_hosts(out, false);
         }
         for p in out.drain(..) {
             self.forward(node, p);
         }
     }
 
-    /// Sets the class index of packets leaving an endpoint (only when some group has a
-    /// class; out of line so that `emit` stays as small as without classes).
+    /// Sets the class index and the DSCP of packets leaving an endpoint, data and ACKs alike
+    /// (only when some group has a class or a DSCP; out of line so that `emit` stays as small
+    /// as without them).
     #[inline(never)]
     pub(super) fn stamp_classes(&self, out: &mut [Packet]) {
         for p in out.iter_mut() {
             let g = self.flows[p.flow as usize].group as usize;
             p.set_class(self.group_class[g]);
+            p.set_dscp(self.group_dscp[g]);
         }
     }
 
