@@ -202,3 +202,22 @@ def test_presets_are_valid_scenarios_named_as_flent(name):
     assert sc.name == name
     kinds = [g["kind"] for g in sc.normalized["flows"]]
     assert "ping" in kinds and "tcp" in kinds
+
+
+def test_rtt_fair_hosts_follow_the_presets_order():
+    """Flent's rtt_fair pairs its labels (BE1, BE2, BK1, BK2) with ``HOSTS`` in order, so
+    ``HOSTS`` lists the hosts as the uploads come (sorted names gave h100ms first and Flent
+    then found no data for any series); each host's ping carries its own base RTT."""
+    from aqmlab.flent import build_flent, run_sampled
+    from aqmlab.scenario import load_scenario
+    from aqmlab.sim import Simulation
+
+    sc = load_scenario(PRESETS / "rtt_fair.toml", overrides=["duration=7s", "warmup=1s"])
+    sim = Simulation(sc)
+    samples = run_sampled(sim)
+    data = build_flent(sim.result(), samples, sc)
+    assert data["metadata"]["HOSTS"] == ["h40ms", "h60ms", "h100ms", "h200ms"]
+    for host, base in (("h40ms", 40), ("h60ms", 60), ("h100ms", 100), ("h200ms", 200)):
+        label = {"h40ms": "ICMP1", "h60ms": "ICMP2", "h100ms": "ICMP3", "h200ms": "ICMP4"}[host]
+        vals = [v for v in data["results"][f"Ping (ms) {label} {host}"] if v is not None]
+        assert vals and base <= min(vals) < base + 1

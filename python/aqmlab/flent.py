@@ -301,7 +301,10 @@ def build_flent(result, samples: FlowSamples, scenario=None, started: datetime |
         meta.setdefault(k, {})["MEAN_VALUE"] = sum(xs) / len(xs) if xs else None
     n_up = sum(1 for n in names.values() if n.startswith("TCP upload"))
     n_down = sum(1 for n in names.values() if n.startswith("TCP download"))
-    hosts = sorted({n.split()[-1] for n in names.values() if name == "rtt_fair"})
+    # rtt_fair pairs its labels with HOSTS in order: the hosts in the order the uploads come
+    hosts = list(
+        dict.fromkeys(n.split()[-1] for n in names.values() if name == "rtt_fair" and "upload" in n)
+    )
     length = float(summary.get("sim_seconds") or (x[-1] if x else 0.0))
     metadata = {
         "NAME": name,
