@@ -329,3 +329,52 @@ fn dscp_key() {
         assert!(!got.contains('\n'), "{got}");
     }
 }
+
+#[test]
+fn ping_group_defaults_errors_and_output_table() {
+    let sc = parse(
+        r#"{"dumbbell": {"rate": 1e7}, "flows": [{}, {"kind": "ping"}], "output": {"flent": true}}"#,
+    )
+    .unwrap();
+    let FlowGroup::Ping(p) = &sc.config.flows[1] else {
+        panic!("not a ping group");
+    };
+    // Flent's defaults: 64 bytes every 200 ms
+    assert_eq!((p.interval, p.size, p.count), (0.2, 64, 1));
+    let norm = &sc.normalized["flows"][1];
+    assert_eq!(norm["interval"], 0.2);
+    assert_eq!(norm["size"], 64);
+    assert!(norm.get("packet_size").is_none());
+    assert_eq!(sc.normalized["output"]["flent"], true);
+    let off = parse(r#"{"dumbbell": {"rate": 1e7}, "flows": [{}], "output": {}}"#).unwrap();
+    assert_eq!(off.normalized["output"]["flent"], false);
+    for (doc, want) in [
+        (
+            r#"{"dumbbell": {"rate": 1e7}, "flows": [{"kind": "ping", "interval": "0s"}]}"#,
+            "flows[0].interval = \"0s\":",
+        ),
+        (
+            r#"{"dumbbell": {"rate": 1e7}, "flows": [{"kind": "ping", "size": 20}]}"#,
+            "flows[0].size = 20: must be a whole number in [29, 65535]",
+        ),
+        (
+            r#"{"dumbbell": {"rate": 1e7}, "flows": [{"kind": "ping", "packet_size": 100}]}"#,
+            "flows[0].packet_size = 100: not used by kind = \"ping\"",
+        ),
+        (
+            r#"{"dumbbell": {"rate": 1e7}, "flows": [{"kind": "ping", "cc": "bbr"}]}"#,
+            "flows[0].cc = \"bbr\": not used by kind = \"ping\"",
+        ),
+        (
+            r#"{"dumbbell": {"rate": 1e7}, "flows": [{"interval": "1s"}]}"#,
+            "flows[0].interval = \"1s\": not used by kind = \"tcp\"",
+        ),
+        (
+            r#"{"dumbbell": {"rate": 1e7}, "flows": [{}], "output": {"flent": "yes"}}"#,
+            "output.flent = \"yes\": must be true or false",
+        ),
+    ] {
+        let e = parse(doc).unwrap_err();
+        assert!(e.starts_with(want), "{doc}: {e}");
+    }
+}
