@@ -523,7 +523,13 @@ def fit_dqn_policy(
     rounds: int = 3,
     restarts: int = 1,
     seed: int = 0,
-    **kw,
+    hidden: tuple[int, ...] = (32, 32),
+    iters: int = 30,
+    epochs: int = 2,
+    batch: int = 256,
+    lr: float = 1e-3,
+    horizon_s: float | None = None,
+    eps: float = 0.2,
 ) -> DqnPolicy:
     """Learn the multi-flow policy (PAQ §V-B) by a DQN on simulated trajectories (module
     docstring: data, network, training, selection), from ``restarts`` seeds; the run whose best
@@ -541,9 +547,21 @@ def fit_dqn_policy(
         Independent trainings, seeds ``seed, seed + 1, ...``.
     seed : int
         Seed of the first training.
-    **kw
-        ``hidden``, ``iters``, ``epochs``, ``batch``, ``lr``, ``horizon_s``, ``eps`` of
-        :func:`_fit_once`.
+    hidden : tuple of int
+        Widths of the hidden layers.
+    iters : int
+        Target-network refreshes (fitted-Q iterations) per round.
+    epochs : int
+        Passes over the stored transitions per iteration.
+    batch : int
+        Minibatch size.
+    lr : float
+        Adam's learning rate.
+    horizon_s : float or None
+        None: the average-reward criterion (relative values, module docstring); else the
+        horizon (s) of a continuous-time discount standing in for it.
+    eps : float
+        Exploration probability while collecting.
 
     Returns
     -------
@@ -551,8 +569,10 @@ def fit_dqn_policy(
         With ``train_seconds`` the time of all restarts and ``meta["restart_rates"]``.
     """
     t0 = time.perf_counter()
+    kw = dict(hidden=hidden, iters=iters, epochs=epochs, batch=batch, lr=lr, horizon_s=horizon_s)
     runs = [
-        _fit_once(cfg, n_decisions, rounds, seed=seed + k, **kw) for k in range(max(1, restarts))
+        _fit_once(cfg, n_decisions, rounds, eps=eps, seed=seed + k, **kw)
+        for k in range(max(1, restarts))
     ]
     rates = [max(h["greedy_reward_rate"] for h in r.history) for r in runs]
     pol = runs[int(np.argmax(rates))]
