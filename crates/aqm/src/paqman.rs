@@ -408,7 +408,7 @@ pub struct Paqman {
     link: BitsPerSec,
     activations: u64,
     /// The learned network and per-flow state of a `multiflow` policy.
-    mf: Option<MultiflowRuntime>,
+    mf: Option<Box<MultiflowRuntime>>,
 }
 
 impl Paqman {
@@ -473,7 +473,7 @@ impl Paqman {
         self.mf = p
             .multiflow
             .as_ref()
-            .map(|m| MultiflowRuntime::new(m, g.unit_pps, g.drop_factor));
+            .map(|m| Box::new(MultiflowRuntime::new(m, g.unit_pps, g.drop_factor)));
     }
 
     /// Bayes update with one interarrival time of `x` seconds.
