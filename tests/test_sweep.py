@@ -81,15 +81,23 @@ def local(tmp_path_factory):
 
 def test_results_table_layout_and_records(local):
     out, df = local
-    assert list(df.columns[:7]) == [
+    assert list(df.columns[:9]) == [
         "run_key",
         "aqm.type",
         "dumbbell.rate",
         "dumbbell.buffer",
         "seed",
+        "dumbbell.rate.number",
+        "dumbbell.rate.unit",
         "error",
         "wall_s",
     ]
+    # The rates ("5Mbps", "20Mbps") as numbers in one unit, for numeric sorting and filters.
+    rates = df[["dumbbell.rate", "dumbbell.rate.number", "dumbbell.rate.unit"]].drop_duplicates()
+    assert {(r, n, u) for r, n, u in rates.itertuples(index=False)} == {
+        ("5Mbps", 5.0, "Mb/s"),
+        ("20Mbps", 20.0, "Mb/s"),
+    }
     for col in (
         "links.bottleneck.utilization",
         "links.bottleneck.queue_delay_ms.mean",

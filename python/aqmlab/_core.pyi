@@ -183,7 +183,8 @@ class Simulation:
         """The summary (results contract) as JSON, covering ``[warmup, now]``."""
 
     def columns(self) -> dict[str, dict[str, list[Any]]]:
-        """``{"timeseries", "cwnd", "class_timeseries"}``: each column name to its values."""
+        """``{"timeseries", "cwnd", "class_timeseries", "pings"}``: each column name to its
+        values (``pings``: ``flow``, ``seq``, ``time_s``, ``rtt_ms``, NaN without echo)."""
 
 @final
 class Forwarder:

@@ -26,8 +26,8 @@ from aqmlab.protocol import Result, deprecated, json_ready, new_axes, plotted
 __all__ = ["SimResult", "flow_columns", "jain_index", "write_scenario"]
 
 # The Parquet tables of a results folder; the optional ones are written only when not empty.
-_TABLES = ("timeseries", "flows", "cwnd", "class_timeseries")
-_OPTIONAL = ("cwnd", "class_timeseries")
+_TABLES = ("timeseries", "flows", "cwnd", "class_timeseries", "pings")
+_OPTIONAL = ("cwnd", "class_timeseries", "pings")
 _EXTRA = ("sqm_controller.json",)  # further JSON files a run may write (SimResult.extra)
 
 

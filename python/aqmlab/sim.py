@@ -503,6 +503,10 @@ class Simulation:
         cts = cols["class_timeseries"]
         cts["link"] = [self._aliases.get(n, n) for n in cts["link"]]
         cols["flows"] = flow_columns(summary["flows"])
+        if cols.get("pings", {}).get("flow"):
+            from aqmlab.pings import ping_summary
+
+            summary["pings"] = ping_summary(cols["pings"], summary)
         extra = {}
         if self.controller is not None:
             extra["sqm_controller.json"] = self.controller

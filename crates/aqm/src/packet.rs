@@ -55,6 +55,17 @@ pub trait Packet {
     fn class(&self) -> u8 {
         0
     }
+    /// The Differentiated Services codepoint (RFC 2474 §3: the six high bits of the IPv4 TOS
+    /// byte, 0..=63; [`crate::dscp`] names them). Diffserv-aware qdiscs (CAKE's tins) read it;
+    /// packet types that do not carry one are best effort (0, the default).
+    #[inline]
+    fn dscp(&self) -> u8 {
+        0
+    }
+    /// Rewrite the codepoint (CAKE's `wash`); packet types without one ignore it (the
+    /// default).
+    #[inline]
+    fn set_dscp(&mut self, _dscp: u8) {}
     /// The time the queue stamped on enqueue.
     fn enqueued_at(&self) -> Instant;
     /// Stamp the enqueue time (called by the queue wrapper).

@@ -48,6 +48,7 @@ pub struct TestPacket {
     pub ect1: bool,
     pub ce: bool,
     pub class: u8,
+    pub dscp: u8,
     pub enqueued_at: Instant,
 }
 
@@ -66,6 +67,7 @@ impl TestPacket {
             ect1: false,
             ce: false,
             class: 0,
+            dscp: 0,
             enqueued_at: Instant::ZERO,
         }
     }
@@ -113,6 +115,12 @@ impl Packet for TestPacket {
     }
     fn class(&self) -> u8 {
         self.class
+    }
+    fn dscp(&self) -> u8 {
+        self.dscp
+    }
+    fn set_dscp(&mut self, d: u8) {
+        self.dscp = d & 0x3f;
     }
     fn enqueued_at(&self) -> Instant {
         self.enqueued_at

@@ -40,6 +40,14 @@ pub fn ecn(pkt: &[u8]) -> Ecn {
     }
 }
 
+/// The DSCP: the six high bits of the TOS byte (RFC 2474 §3); 0 for non-IPv4.
+pub fn dscp(pkt: &[u8]) -> u8 {
+    if header_len(pkt).is_none() {
+        return 0;
+    }
+    pkt[1] >> 2
+}
+
 /// Destination address (`None` for non-IPv4).
 #[inline]
 pub fn dst(pkt: &[u8]) -> Option<[u8; 4]> {
@@ -84,8 +92,24 @@ pub fn set_ce(pkt: &mut [u8]) -> bool {
     if tos & 0b11 == 0b00 || tos & 0b11 == 0b11 {
         return false;
     }
-    let old = u16::from_be_bytes([pkt[0], tos]);
-    let new = u16::from_be_bytes([pkt[0], tos | 0b11]);
+    set_tos(pkt, tos | 0b11);
+    true
+}
+
+/// Rewrites the DSCP of an IPv4 packet (the ECN bits kept), the header checksum updated
+/// incrementally; false (nothing written) for non-IPv4.
+pub fn set_dscp(pkt: &mut [u8], dscp: u8) -> bool {
+    if header_len(pkt).is_none() {
+        return false;
+    }
+    set_tos(pkt, (dscp << 2) | (pkt[1] & 0b11));
+    true
+}
+
+/// Writes TOS byte `tos` of a checked IPv4 header and updates its checksum.
+fn set_tos(pkt: &mut [u8], tos: u8) {
+    let old = u16::from_be_bytes([pkt[0], pkt[1]]);
+    let new = u16::from_be_bytes([pkt[0], tos]);
     let hc = u16::from_be_bytes([pkt[10], pkt[11]]);
     // RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m'), sums in one's complement.
     let mut sum = (!hc) as u32 + (!old) as u32 + new as u32;
@@ -93,9 +117,8 @@ pub fn set_ce(pkt: &mut [u8]) -> bool {
         sum = (sum & 0xffff) + (sum >> 16);
     }
     let hc2 = !(sum as u16);
-    pkt[1] = tos | 0b11;
+    pkt[1] = tos;
     pkt[10..12].copy_from_slice(&hc2.to_be_bytes());
-    true
 }
 
 /// The IPv4 header checksum computed from scratch (RFC 791: one's complement of the one's
@@ -158,6 +181,28 @@ mod tests {
             }
         }
         assert_eq!(n, 64 * 2 * 4);
+    }
+
+    /// Rewriting the DSCP keeps the ECN bits and leaves a checksum equal to one recomputed
+    /// from scratch (RFC 1624's update).
+    #[test]
+    fn dscp_rewrite_checksum_matches_recomputed() {
+        for from in [0u8, 46, 63, 8] {
+            for to in 0..64u8 {
+                for ecnb in 0..4u8 {
+                    let mut p = packet(from << 2 | ecnb, 0xfffe, 63, 40001);
+                    assert_eq!(dscp(&p), from);
+                    assert!(set_dscp(&mut p, to));
+                    assert_eq!(p[1], to << 2 | ecnb);
+                    assert_eq!(dscp(&p), to);
+                    let stored = u16::from_be_bytes([p[10], p[11]]);
+                    assert_eq!(Some(stored), header_checksum(&p));
+                }
+            }
+        }
+        let mut v6 = vec![0x60u8; 40];
+        assert!(!set_dscp(&mut v6, 46));
+        assert_eq!(dscp(&v6), 0);
     }
 
     #[test]

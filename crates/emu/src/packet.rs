@@ -64,6 +64,14 @@ impl aqm::Packet for IpPacket {
         self.class
     }
     #[inline]
+    fn dscp(&self) -> u8 {
+        ipv4::dscp(&self.data)
+    }
+    #[inline]
+    fn set_dscp(&mut self, d: u8) {
+        ipv4::set_dscp(&mut self.data, d & 0x3f);
+    }
+    #[inline]
     fn enqueued_at(&self) -> Instant {
         self.enq
     }

@@ -392,6 +392,9 @@ pub enum FlowGroup {
     UdpOnoff(UdpGroup),
     /// Short TCP flows: Poisson arrivals, Pareto sizes.
     ShortTcp(ShortTcpGroup),
+    /// `count` ping probers: a small UDP probe every `interval`, echoed by the destination
+    /// (latency under load, as Flent's ping).
+    Ping(PingGroup),
 }
 
 /// The TCP mechanisms of the `linux` profile beyond the classic model (scenario key `profile`,
@@ -482,6 +485,9 @@ pub struct TcpGroup {
     /// on the group's forward path, at the same position. `None`: the first
     /// class.
     pub class: Option<String>,
+    /// Differentiated Services codepoint of the group's packets, data and ACKs
+    /// (RFC 2474, 0..=63; `flows[i].dscp`); 0 is best effort.
+    pub dscp: u8,
     /// Accurate ECN feedback (AccECN, draft-ietf-tcpm-accurate-ecn) negotiated by both
     /// ends (needs `ecn`); default on for Prague, off otherwise.
     pub accecn: bool,
@@ -533,6 +539,44 @@ pub struct UdpGroup {
     /// on the group's forward path, at the same position. `None`: the first
     /// class.
     pub class: Option<String>,
+    /// Differentiated Services codepoint of the group's packets, data and ACKs
+    /// (RFC 2474, 0..=63; `flows[i].dscp`); 0 is best effort.
+    pub dscp: u8,
+}
+
+/// Ping probers: one `size`-byte probe every `interval` from the source to the destination,
+/// which echoes it at once; each probe's round-trip time is recorded (lost if no echo).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PingGroup {
+    /// Group name.
+    pub name: Option<String>,
+    /// Number of probers (>= 1).
+    pub count: u32,
+    /// Time between probes, seconds (> 0; default 0.2, Flent's).
+    pub interval: f64,
+    /// IP packet size of a probe and of its echo, bytes (> 28; default 64).
+    pub size: u32,
+    /// Start time, seconds (default 0 with 1 s jitter).
+    pub start: Option<f64>,
+    /// Start jitter, seconds.
+    pub start_jitter: Option<f64>,
+    /// Stop time, seconds.
+    pub stop: Option<f64>,
+    /// Source node (explicit topologies).
+    pub src: Option<String>,
+    /// Destination node (explicit topologies).
+    pub dst: Option<String>,
+    /// Parking lot: `[entry router index, exit router index]`.
+    pub path: Option<[u32; 2]>,
+    /// Builders: extra one-way delay (seconds) on each prober's access link.
+    pub extra_delay: Vec<f64>,
+    /// Builders: which way the probes go (the echoes go the other way).
+    pub direction: Direction,
+    /// Class of a class-based qdisc the probes and echoes are filed under.
+    pub class: Option<String>,
+    /// DiffServ code point of the probes and echoes (RFC 2474, 0..=63; `flows[i].dscp`); 0 is
+    /// best effort.
+    pub dscp: u8,
 }
 
 /// Short TCP flows with Poisson arrivals and Pareto sizes.
@@ -584,6 +628,9 @@ pub struct ShortTcpGroup {
     /// on the group's forward path, at the same position. `None`: the first
     /// class.
     pub class: Option<String>,
+    /// Differentiated Services codepoint of the group's packets, data and ACKs
+    /// (RFC 2474, 0..=63; `flows[i].dscp`); 0 is best effort.
+    pub dscp: u8,
     /// Accurate ECN feedback (AccECN, draft-ietf-tcpm-accurate-ecn) negotiated by both
     /// ends (needs `ecn`); default on for Prague, off otherwise.
     pub accecn: bool,
@@ -613,6 +660,7 @@ impl FlowGroup {
             FlowGroup::Tcp(g) => ep!(g),
             FlowGroup::UdpCbr(g) | FlowGroup::UdpOnoff(g) => ep!(g),
             FlowGroup::ShortTcp(g) => ep!(g),
+            FlowGroup::Ping(g) => ep!(g),
         }
     }
 
@@ -623,6 +671,7 @@ impl FlowGroup {
             FlowGroup::Tcp(g) => g.count,
             FlowGroup::UdpCbr(g) | FlowGroup::UdpOnoff(g) => g.count,
             FlowGroup::ShortTcp(_) => 1,
+            FlowGroup::Ping(g) => g.count,
         }
     }
 
@@ -632,6 +681,17 @@ impl FlowGroup {
             FlowGroup::Tcp(g) => g.class.as_deref(),
             FlowGroup::UdpCbr(g) | FlowGroup::UdpOnoff(g) => g.class.as_deref(),
             FlowGroup::ShortTcp(g) => g.class.as_deref(),
+            FlowGroup::Ping(g) => g.class.as_deref(),
+        }
+    }
+
+    /// The DSCP of the group's packets (0: best effort).
+    pub fn dscp(&self) -> u8 {
+        match self {
+            FlowGroup::Tcp(g) => g.dscp,
+            FlowGroup::UdpCbr(g) | FlowGroup::UdpOnoff(g) => g.dscp,
+            FlowGroup::ShortTcp(g) => g.dscp,
+            FlowGroup::Ping(g) => g.dscp,
         }
     }
 
@@ -641,6 +701,7 @@ impl FlowGroup {
             FlowGroup::Tcp(g) => &g.name,
             FlowGroup::UdpCbr(g) | FlowGroup::UdpOnoff(g) => &g.name,
             FlowGroup::ShortTcp(g) => &g.name,
+            FlowGroup::Ping(g) => &g.name,
         };
         n.clone().unwrap_or_else(|| format!("flows[{i}]"))
     }
@@ -652,6 +713,7 @@ impl FlowGroup {
             FlowGroup::UdpCbr(_) => "udp_cbr",
             FlowGroup::UdpOnoff(_) => "udp_onoff",
             FlowGroup::ShortTcp(_) => "short_tcp",
+            FlowGroup::Ping(_) => "ping",
         }
     }
 }

@@ -438,6 +438,27 @@ impl CwndTrace {
     }
 }
 
+/// Every probe of the ping probers (flow groups of kind `ping`), one row per probe in the
+/// order of flow id and probe number.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PingSeries {
+    /// Flow id of the prober.
+    pub flow: Vec<u32>,
+    /// Probe number (from 0, per prober).
+    pub seq: Vec<u32>,
+    /// Time the probe was sent, s.
+    pub time_s: Vec<f64>,
+    /// Round-trip time, ms (NaN: no echo by the end of the run).
+    pub rtt_ms: Vec<f64>,
+}
+
+impl PingSeries {
+    /// True without probes.
+    pub fn is_empty(&self) -> bool {
+        self.flow.is_empty()
+    }
+}
+
 /// Everything a run produces.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SimResults {
@@ -451,6 +472,9 @@ pub struct SimResults {
     /// not serialized, so FIFO results serialize as before).
     #[serde(default, skip_serializing_if = "ClassSeries::is_empty")]
     pub class_timeseries: ClassSeries,
+    /// Ping probes (empty without ping probers; then not serialized).
+    #[serde(default, skip_serializing_if = "PingSeries::is_empty")]
+    pub pings: PingSeries,
 }
 
 /// Jain's fairness index of `x` (1 for a single value; `None` if empty or

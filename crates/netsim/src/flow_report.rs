@@ -40,9 +40,10 @@ fn window(f: &Flow, warmup: Ns, now: Ns) -> (Ns, Ns, bool) {
     (t0, t1, t1 > t0 && f.started)
 }
 
-/// Long-lived: counts in Jain's index (a TCP flow without a size, or a UDP source).
+/// Long-lived: counts in Jain's index (a TCP flow without a size, or a UDP source; not a
+/// ping prober).
 fn long_lived(f: &Flow) -> bool {
-    f.size.is_none() && f.kind != FlowKind::ShortTcp
+    f.size.is_none() && !matches!(f.kind, FlowKind::ShortTcp | FlowKind::Ping)
 }
 
 /// The summaries of every flow, of every group, and the goodputs of the long-lived TCP flows

@@ -65,6 +65,7 @@ pub mod netem;
 pub mod node;
 pub mod packet;
 pub mod pcap;
+pub mod ping;
 pub mod pipes;
 pub mod queue;
 pub mod routing;

@@ -36,6 +36,9 @@ pub const F_ECT1: u32 = 1 << 8;
 /// The class index lives in bits 16..24 of `flags` ([`Packet::class`]).
 pub const CLASS_SHIFT: u32 = 16;
 const CLASS_MASK: u32 = 0xff << CLASS_SHIFT;
+/// The DSCP (RFC 2474 §3, six bits) lives in bits 24..30 of `flags` ([`Packet::dscp`]).
+pub const DSCP_SHIFT: u32 = 24;
+const DSCP_MASK: u32 = 0x3f << DSCP_SHIFT;
 
 pub use experiment::config::HEADER_BYTES;
 
@@ -60,8 +63,8 @@ pub struct Packet {
     pub ts: u64,
     /// Time (ns) the packet entered the queue it is currently in.
     pub enq: u64,
-    /// Flag bits `F_*` (bits 0..9) and the class index (bits 16..24, see
-    /// [`Packet::class`]). One word rather than a separate class field keeps the packet at
+    /// Flag bits `F_*` (bits 0..9 and 12), the class index (bits 16..24, see
+    /// [`Packet::class`]) and the DSCP (bits 24..30, see [`Packet::dscp`]). One word rather than a separate class field keeps the packet at
     /// 48 bytes and the endpoints' struct literals unchanged.
     pub flags: u32,
     /// ACK with SACK (RFC 2018): up to three blocks `[ack + sack[2i],
@@ -90,6 +93,19 @@ impl Packet {
     #[inline]
     pub fn set_class(&mut self, c: u8) {
         self.flags = (self.flags & !CLASS_MASK) | ((c as u32) << CLASS_SHIFT);
+    }
+
+    /// The Differentiated Services codepoint (0..=63): its flow group's `dscp`, set once when
+    /// an endpoint emits the packet (`Simulation::emit`), 0 (best effort) without one.
+    #[inline]
+    pub fn dscp(&self) -> u8 {
+        ((self.flags & DSCP_MASK) >> DSCP_SHIFT) as u8
+    }
+
+    /// Sets the DSCP (the low six bits of `d`).
+    #[inline]
+    pub fn set_dscp(&mut self, d: u8) {
+        self.flags = (self.flags & !DSCP_MASK) | (((d & 0x3f) as u32) << DSCP_SHIFT);
     }
 
     /// The ECN codepoint derived from the flags.

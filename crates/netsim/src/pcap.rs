@@ -25,7 +25,7 @@
 //! * the TCP header carries the timestamps option (RFC 7323) when the flow's profile uses
 //!   timestamps (TSval in ms), SACK blocks (RFC 2018) when an ACK has any, ECE/CWR (RFC 3168)
 //!   or the AccECN ACE field, the advertised window (the receive window in bytes, at most
-//!   65 535: no window scaling is negotiated); the IP header the ECN codepoint;
+//!   65 535: no window scaling is negotiated); the IP header the DSCP and the ECN codepoint;
 //! * the options are added to the simulator's 40 header bytes: the IP total length is the
 //!   simulated size plus the option bytes, and a data segment carries exactly the simulated
 //!   payload (`size - 40`), so bytes and sequence numbers are the simulator's;
@@ -331,8 +331,8 @@ pub fn encode(
         (hl, payload, 6u8)
     };
     let total = 20 + l4_len as u32 + payload;
-    // IPv4 header (RFC 791): no options, DF, TTL 64, the ECN codepoint in the low bits of
-    // the traffic-class byte (RFC 3168 §5)
+    // IPv4 header (RFC 791): no options, DF, TTL 64, the DS field (RFC 2474 §3: the DSCP in
+    // the six high bits of the TOS byte) and the ECN codepoint in its low bits (RFC 3168 §5)
     let ecn = match p.ecn() {
         aqm::Ecn::NotEct => 0,
         aqm::Ecn::Ect1 => 1,
@@ -341,7 +341,7 @@ pub fn encode(
     };
     let h = &mut buf[ip..ip + 20];
     h[0] = 0x45;
-    h[1] = ecn;
+    h[1] = (p.dscp() << 2) | ecn;
     h[2..4].copy_from_slice(&(total.min(65_535) as u16).to_be_bytes());
     h[4..8].copy_from_slice(&[0, 0, 0x40, 0]);
     h[8] = 64;
@@ -590,6 +590,12 @@ mod tests {
         assert_eq!(&b[16..20], &[10, 0, 0, 10]);
         assert_eq!(b[1], 2, "ECT(0)");
         assert!(verify(&b[..20]), "IPv4 header checksum");
+        // the DS field: EF (46) in the six high bits of the TOS byte, the ECN bits kept
+        let mut ef = p;
+        ef.set_dscp(46);
+        encode(&ef, &w, false, &mut b);
+        assert_eq!(b[1], (46 << 2) | 2, "DSCP EF with ECT(0)");
+        assert!(verify(&b[..20]), "IPv4 header checksum with a DSCP");
         let seq = u32::from_be_bytes(b[24..28].try_into().unwrap());
         assert_eq!(seq, w.isn_snd.wrapping_add(1 + 2 * 960));
         // TCP checksum over pseudo-header + header + 960 zero bytes

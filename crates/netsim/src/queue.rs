@@ -26,6 +26,14 @@ impl aqm::Packet for Packet {
         Packet::class(self)
     }
     #[inline]
+    fn dscp(&self) -> u8 {
+        Packet::dscp(self)
+    }
+    #[inline]
+    fn set_dscp(&mut self, d: u8) {
+        Packet::set_dscp(self, d)
+    }
+    #[inline]
     fn set_ce(&mut self) {
         self.flags |= F_CE;
     }

@@ -263,7 +263,11 @@ pub fn build(cfg: &SimConfig) -> Result<Built, ConfigError> {
 
     // Routability: data path for every flow, ACK path for TCP.
     for (gi, g) in cfg.flows.iter().enumerate() {
-        let tcp = matches!(g, FlowGroup::Tcp(_) | FlowGroup::ShortTcp(_));
+        // TCP's ACKs and a ping's echoes come back
+        let tcp = matches!(
+            g,
+            FlowGroup::Tcp(_) | FlowGroup::ShortTcp(_) | FlowGroup::Ping(_)
+        );
         for (j, &(s, d)) in endpoints[gi].iter().enumerate() {
             let fwd = routes.path(&edges, s, d).is_some();
             let rev = !tcp || routes.path(&edges, d, s).is_some();

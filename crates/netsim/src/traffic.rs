@@ -18,6 +18,8 @@ pub enum FlowKind {
     UdpCbr,
     /// UDP on/off.
     UdpOnoff,
+    /// Ping prober: UDP probes echoed by the destination.
+    Ping,
 }
 
 impl FlowKind {
@@ -28,6 +30,7 @@ impl FlowKind {
             FlowKind::ShortTcp => "short_tcp",
             FlowKind::UdpCbr => "udp_cbr",
             FlowKind::UdpOnoff => "udp_onoff",
+            FlowKind::Ping => "ping",
         }
     }
 }
@@ -105,6 +108,8 @@ pub struct Flow {
     pub stop_snap: Option<FlowSnapshot>,
     /// Delays measured in the flow's window (after the warm-up, before a stop).
     pub delays: FlowDelays,
+    /// A ping prober's probes (send times and round-trip times); `None` for other flows.
+    pub ping: Option<Box<crate::ping::PingLog>>,
 }
 
 /// What a flow's packets experienced in its measurement window, measured by the simulator
@@ -225,6 +230,7 @@ impl Flow {
             warm: FlowSnapshot::default(),
             stop_snap: None,
             delays: FlowDelays::default(),
+            ping: None,
         }
     }
 }

@@ -43,6 +43,20 @@ impl UdpSource {
         }
     }
 
+    /// A source of one `size`-byte packet every `interval` ns (a ping prober).
+    pub fn periodic(dst: u32, size: u32, interval: Ns, rng: Rng) -> Self {
+        UdpSource {
+            dst,
+            size,
+            interval: interval.max(1),
+            onoff: None,
+            on_until: Ns::MAX,
+            rng,
+            seq: 0,
+            stopped: false,
+        }
+    }
+
     /// The source starts at `now` (begins with an on period).
     pub fn start(&mut self, now: Ns) {
         if let Some((on, _)) = self.onoff {

@@ -72,6 +72,7 @@ fn goodput_windows(cfg: &SimConfig, s: &netsim::Summary) -> Vec<f64> {
             experiment::config::FlowGroup::UdpCbr(u)
             | experiment::config::FlowGroup::UdpOnoff(u) => (u.count, u.stop),
             experiment::config::FlowGroup::ShortTcp(_) => (0, None),
+            experiment::config::FlowGroup::Ping(p) => (p.count, p.stop),
         };
         stops.extend(std::iter::repeat_n(stop, n as usize));
     }

@@ -204,6 +204,7 @@ fn windows(cfg: &SimConfig, s: &netsim::Summary) -> Vec<f64> {
                 stops.extend(std::iter::repeat_n(u.stop, u.count as usize))
             }
             FlowGroup::ShortTcp(_) => {}
+            FlowGroup::Ping(p) => stops.extend(std::iter::repeat_n(p.stop, p.count as usize)),
         }
     }
     s.flows
@@ -230,6 +231,7 @@ fn w_stop(cfg: &SimConfig, i: usize) -> Option<f64> {
             FlowGroup::Tcp(t) => (t.count as usize, t.stop),
             FlowGroup::UdpCbr(u) | FlowGroup::UdpOnoff(u) => (u.count as usize, u.stop),
             FlowGroup::ShortTcp(_) => (0, None),
+            FlowGroup::Ping(p) => (p.count as usize, p.stop),
         };
         if i < n + count {
             return stop;
@@ -257,6 +259,7 @@ fn check(seed: u64, cfg: &SimConfig) -> Result<(), String> {
             FlowGroup::Tcp(t) => t.packet_size,
             FlowGroup::UdpCbr(u) | FlowGroup::UdpOnoff(u) => u.packet_size,
             FlowGroup::ShortTcp(t) => t.packet_size,
+            FlowGroup::Ping(p) => p.size,
         })
         .max()
         .unwrap_or(0) as f64;
@@ -272,6 +275,7 @@ fn check(seed: u64, cfg: &SimConfig) -> Result<(), String> {
             FlowGroup::Tcp(t) => t.stop,
             FlowGroup::UdpCbr(u) | FlowGroup::UdpOnoff(u) => u.stop,
             FlowGroup::ShortTcp(_) => None,
+            FlowGroup::Ping(p) => p.stop,
         })
         .map(ns)
         .filter(|&t| t > warmup)
@@ -494,6 +498,7 @@ fn generator_covers_the_space() {
         FlowGroup::Tcp(t) => t.stop.is_some(),
         FlowGroup::UdpCbr(u) | FlowGroup::UdpOnoff(u) => u.stop.is_some(),
         FlowGroup::ShortTcp(_) => false,
+        FlowGroup::Ping(p) => p.stop.is_some(),
     });
     assert!(udp > 30 && short > 10 && stop > 30, "{udp} {short} {stop}");
 }

@@ -363,8 +363,9 @@ impl PySimulation {
         serde_json::to_string(&self.sim.summary()).expect("summary serialises")
     }
 
-    /// Time series, cwnd traces and per-class time series as `{"timeseries": {col: list},
-    /// "cwnd": {col: list}, "class_timeseries": {col: list}}`.
+    /// Time series, cwnd traces, per-class time series and ping probes as `{"timeseries":
+    /// {col: list}, "cwnd": {col: list}, "class_timeseries": {col: list}, "pings": {col:
+    /// list}}`.
     fn columns<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let r = self.sim.results();
         let ts = crate::columns::timeseries(py, &r.timeseries)?;
@@ -380,6 +381,13 @@ impl PySimulation {
         d.set_item("timeseries", ts)?;
         d.set_item("cwnd", cw)?;
         d.set_item("class_timeseries", cs)?;
+        let p = &r.pings;
+        let pg = PyDict::new(py);
+        pg.set_item("flow", &p.flow)?;
+        pg.set_item("seq", &p.seq)?;
+        pg.set_item("time_s", &p.time_s)?;
+        pg.set_item("rtt_ms", &p.rtt_ms)?;
+        d.set_item("pings", pg)?;
         Ok(d)
     }
 }

@@ -18,6 +18,14 @@ from typing import Annotated
 import typer
 
 from aqmlab.cli._common import fail as _fail
+from aqmlab.cli.flent_opt import (
+    FlentOpt,
+    check_flent,
+    ping_table,
+    run_for_flent,
+    wants_flent,
+    write_flent,
+)
 
 DEMO_AQMS = ("droptail", "red", "pi", "pie", "codel")
 
@@ -300,10 +308,11 @@ def _worker(plots: bool):
 
 
 def _write(
-    res, out: Path, force: bool, plots: bool, command: str, worker=None, move_in=None
+    res, out: Path, force: bool, plots: bool, command: str, worker=None, move_in=None, also=None
 ) -> None:
     """Write the result into ``out`` (atomically, through :mod:`aqmlab.output`); ``move_in``
-    (``{name: path}``) are files already written elsewhere that are moved into it."""
+    (``{name: path}``) are files already written elsewhere that are moved into it; ``also(tmp)``
+    writes further files (a Flent file) into the temporary folder."""
     import os
 
     from aqmlab.forked import WorkerError
@@ -314,6 +323,8 @@ def _write(
             for name, path in (move_in or {}).items():
                 os.replace(path, tmp / name)
             res.write_into(tmp, plots=plots, worker=worker)
+            if also is not None:
+                also(tmp)
     except ValueError as e:
         _fail(str(e))
     except WorkerError as e:
@@ -667,6 +678,7 @@ def register(app: typer.Typer) -> None:
         no_plots: NoPlots = False,
         trace: TraceOpt = False,
         pcap: PcapOpt = False,
+        flent: FlentOpt = False,
         quiet: Annotated[
             bool,
             typer.Option("--quiet", help="Print nothing on success.", show_default=False),
@@ -700,7 +712,14 @@ def register(app: typer.Typer) -> None:
 
             if not quiet:
                 _import_tables()
-            if _tracing(sc) or _capturing(sc):
+            flent = wants_flent(sc, flent)
+            if flent and (why := check_flent(sc, _tracing(sc) or _capturing(sc))):
+                _fail(why)
+            if flent:
+                res, samples = run_for_flent(sim, sc.name)
+                _write(res, out, force, not no_plots, "run", worker,
+                       also=lambda d: write_flent(d, res, samples, sc))  # fmt: skip
+            elif _tracing(sc) or _capturing(sc):
                 res = _run_traced(sim, out, force, not no_plots, "run", go, worker)
             else:
                 res = go()
@@ -714,6 +733,8 @@ def register(app: typer.Typer) -> None:
         groups = _group_table(res.summary)
         if groups is not None:
             con.print(groups)
+        if (pings := ping_table(res.summary)) is not None:
+            con.print(pings)
         typer.echo(f"results written to {out}")
 
     @app.command("dumbbell")
@@ -845,6 +866,7 @@ def register(app: typer.Typer) -> None:
         no_plots: NoPlots = False,
         trace: TraceOpt = False,
         pcap: PcapOpt = False,
+        flent: FlentOpt = False,
         quiet: Annotated[
             bool, typer.Option("--quiet", help="Print nothing on success.", show_default=False)
         ] = False,
@@ -870,7 +892,13 @@ def register(app: typer.Typer) -> None:
 
             if not quiet:
                 _import_tables()
-            if trace or pcap:
+            if flent and trace or flent and pcap:
+                _fail(check_flent(sc, True))
+            if flent:
+                res, samples = run_for_flent(sim, aqm)
+                _write(res, out, force, not no_plots, "dumbbell", worker,
+                       also=lambda d: write_flent(d, res, samples, sc))  # fmt: skip
+            elif trace or pcap:
                 res = _run_traced(sim, out, force, not no_plots, "dumbbell", go, worker)
             else:
                 res = go()

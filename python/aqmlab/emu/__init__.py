@@ -289,17 +289,19 @@ def _run(scenario, flows, mtu, sysctls_snd: dict[str, str], command=None, pcap=N
                     "duration": duration,
                     "flows": [
                         {"id": f.id, "dst": f.dst, "port": PORT, "cc": f.cc,
-                         "start_s": f.start_s}
+                         "start_s": f.start_s, "dscp": f.dscp}
                         for f in mine
                     ],
                 }  # fmt: skip
+                # the receiver's second line: the DSCP of each marked flow (for its ACKs)
+                marks = {f.id: f.dscp for f in mine if f.dscp}
                 # the plans go through stdin: a command line holds at most 128 KiB per
                 # argument
                 tag = "reverse " if rev else ""
                 progs.append((f"{tag}receiver", recv_ns,
                               ["recv", "--port", str(PORT), "--warmup", str(warmup),
-                               "--duration", str(duration), "--starts", "-"],
-                              json.dumps(starts)))  # fmt: skip
+                               "--duration", str(duration), "--starts", "-", "--dscp", "-"],
+                              json.dumps(starts) + "\n" + json.dumps(marks)))  # fmt: skip
                 progs.append((f"{tag}sender", send_ns, ["send", "--plan", "-"], json.dumps(plan)))
             for _, ns, args, _ in progs:
                 procs.append(

@@ -145,6 +145,8 @@ class FlowPlan:
         The group sends the other way (``direction = "reverse"``): the sender runs in the
         receivers' namespace and sends to the senders' address (``SND_ADDR``) across the
         reverse link.
+    dscp : int
+        The group's DSCP (0..63), set with ``IP_TOS`` on both ends' sockets.
     """
 
     id: int
@@ -154,6 +156,7 @@ class FlowPlan:
     ecn: bool
     dst: str
     reverse: bool = False
+    dscp: int = 0
 
 
 def plan_flows(
@@ -222,6 +225,7 @@ def plan_flows(
                     ecn=bool(grp.get("ecn", False)),
                     dst=SND_ADDR if reverse else group_addr(g),
                     reverse=reverse,
+                    dscp=int(grp.get("dscp", 0)),
                 )
             )
     return out

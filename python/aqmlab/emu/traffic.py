@@ -7,11 +7,14 @@ from stdin, a ``CLOCK_MONOTONIC`` instant in ns (the forwarder's clock), and wor
 
 The JSON arguments may be ``-``: the program then reads them as one line from stdin first.
 
-* ``recv --port P --warmup W --duration D --starts JSON``: accepts connections on port ``P`` (every
-  address of the namespace); each connection starts with its 4-byte flow id; counts payload
-  bytes per flow, and the bytes read before ``t0 + max(start, warmup)``. Output: ``{"flows": {id: {"bytes": total, "bytes_before_window": n}}}``.
+* ``recv --port P --warmup W --duration D --starts JSON [--dscp JSON]``: accepts connections on
+  port ``P`` (every address of the namespace); each connection starts with its 4-byte flow id;
+  counts payload bytes per flow, and the bytes read before ``t0 + max(start, warmup)``; a flow
+  given a DSCP (``{id: dscp}``) has it set with ``IP_TOS`` once its id is read (its ACKs carry
+  it). Output: ``{"flows": {id: {"bytes": total, "bytes_before_window": n}}}``.
 * ``send --plan JSON``: opens each flow at ``t0 + start_s`` to ``dst:port`` with the congestion
-  control ``cc`` (``TCP_CONGESTION`` on the socket, before connect) and writes as fast as the
+  control ``cc`` (``TCP_CONGESTION`` on the socket, before connect) and the DSCP ``dscp``
+  (``IP_TOS``, when not 0), and writes as fast as the
   socket takes data. After the warm-up it samples ``TCP_INFO`` every 100 ms (smoothed RTT)
   and reads the retransmission counters at the warm-up and at the end. Output:
   ``{"flows": {id: {"rtt_ms_mean", "rtt_ms_min", "ecn_negotiated", "retransmits", "timeouts",
@@ -74,7 +77,13 @@ def _origin() -> int:
     return int(sys.stdin.readline())
 
 
-def receive(port: int, warmup: float, duration: float, starts: dict[int, float]) -> dict:
+def receive(
+    port: int,
+    warmup: float,
+    duration: float,
+    starts: dict[int, float],
+    dscp: dict[int, int] | None = None,
+) -> dict:
     """Count bytes per flow until ``t0 + duration`` (see the module doc).
 
     Parameters
@@ -87,12 +96,16 @@ def receive(port: int, warmup: float, duration: float, starts: dict[int, float])
         Seconds after the origin at which counting ends.
     starts : dict of int to float
         Each flow's start (s after the origin).
+    dscp : dict of int to int, optional
+        The DSCP of some flows: set with ``IP_TOS`` on their sockets once their flow id is
+        read, so their ACKs carry it (the handshake's and the first ACKs do not).
 
     Returns
     -------
     dict
         The receiver's report (see the module doc).
     """
+    dscp = dscp or {}
     srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     srv.bind(("0.0.0.0", port))
@@ -144,6 +157,8 @@ def receive(port: int, warmup: float, duration: float, starts: dict[int, float])
                     pending[s] = head
                     continue
                 fid = struct.unpack("!I", head[:4])[0]
+                if dscp.get(fid):
+                    s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, dscp[fid] << 2)
                 pending.pop(s, None)
                 sel.modify(s, selectors.EVENT_READ, fid)
                 total[fid] = total.get(fid, 0) + len(head) - 4
@@ -204,6 +219,9 @@ def send(plan: dict) -> dict:
             f = flows[i]
             s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, f["cc"].encode())
+            if f.get("dscp"):
+                # the DS field of every packet, the SYN included (the kernel keeps the ECN bits)
+                s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, f["dscp"] << 2)
             s.setblocking(False)
             s.connect_ex((f["dst"], f["port"]))
             st[f["id"]]["s"] = s
@@ -291,6 +309,7 @@ def main(argv: list[str] | None = None) -> None:
     r.add_argument("--warmup", type=float, required=True)
     r.add_argument("--duration", type=float, required=True)
     r.add_argument("--starts", required=True, help="JSON {flow id: start_s}, or - for stdin")
+    r.add_argument("--dscp", help="JSON {flow id: dscp}, or - for stdin (after --starts)")
     s = sub.add_parser("send")
     s.add_argument("--plan", required=True, help="JSON plan, or - for stdin (one line)")
     a = p.parse_args(argv)
@@ -299,7 +318,11 @@ def main(argv: list[str] | None = None) -> None:
     if a.cmd == "recv":
         text = sys.stdin.readline() if a.starts == "-" else a.starts
         starts = {int(k): float(v) for k, v in json.loads(text).items()}
-        res = receive(a.port, a.warmup, a.duration, starts)
+        marks = None
+        if a.dscp is not None:
+            text = sys.stdin.readline() if a.dscp == "-" else a.dscp
+            marks = {int(k): int(v) for k, v in json.loads(text).items()}
+        res = receive(a.port, a.warmup, a.duration, starts, marks)
     else:
         res = send(json.loads(sys.stdin.readline() if a.plan == "-" else a.plan))
     res["realtime"] = realtime

@@ -1,7 +1,8 @@
 """The results table of a sweep: run records -> ``results.parquet``.
 
 One row per run: ``run_key``, one column per override key (named as in the spec), ``seed``,
-``error``, ``wall_s``, then every numeric scalar of the run's ``summary.json`` flattened with dots
+``KEY.number`` and ``KEY.unit`` for every override key written as quantities with a unit
+(``"2ms"`` -> 2.0, ``"ms"``), ``error``, ``wall_s``, then every numeric scalar of the run's ``summary.json`` flattened with dots
 (:func:`flatten_summary`). Lists (per-flow rows, histograms) are not flattened.
 
 Examples
@@ -92,6 +93,30 @@ def _metric_column(values: list[Any]):
     )
 
 
+def _number_columns(records: list[Mapping[str, Any]], override_keys: list[str]) -> dict:
+    """``KEY.number`` (float64) and ``KEY.unit`` (string) for every override key whose values
+    are quantities written with a unit (``"2ms"``, ``"10Mbps"``): the values as numbers in one
+    unit per key (:class:`aqmlab.report.axes.Axis`), so that tables sort and filter them
+    numerically."""
+    import pyarrow as pa
+
+    from aqmlab.report.axes import Axis
+
+    out: dict[str, Any] = {}
+    for k in override_keys:
+        values = [r["overrides"].get(k) for r in records]
+        if not any(isinstance(v, str) for v in values):
+            continue
+        axis = Axis.from_values(k, values)
+        if not axis.numeric:
+            continue
+        out[f"{k}.number"] = pa.array(
+            [None if v is None else axis.numbers[v] for v in values], pa.float64()
+        )
+        out[f"{k}.unit"] = pa.array([None if v is None else axis.unit for v in values], pa.string())
+    return out
+
+
 def records_table(records: Iterable[Mapping[str, Any]], override_keys: list[str]):
     """The results table (a ``pyarrow.Table``) of run records, one row per record, in order.
 
@@ -117,6 +142,7 @@ def records_table(records: Iterable[Mapping[str, Any]], override_keys: list[str]
     for k in override_keys:
         cols[k] = _override_column([r["overrides"].get(k) for r in records])
     cols["seed"] = pa.array([r["seed"] for r in records], pa.int64())
+    cols.update(_number_columns(records, override_keys))
     cols["error"] = pa.array([r.get("error") for r in records], pa.string())
     cols["wall_s"] = pa.array([float(r["wall_s"]) for r in records], pa.float64())
     for m in metrics:

@@ -9,9 +9,14 @@ use super::topology::pkt_size;
 use super::Topo;
 use crate::cc::CcKind;
 use crate::config::{
-    Access, Direction, FlowGroup, ShortTcpGroup, TcpExtras, TcpGroup, UdpGroup, DEFAULT_INIT_CWND,
-    DEFAULT_MIN_RTO_S,
+    Access, Direction, FlowGroup, PingGroup, ShortTcpGroup, TcpExtras, TcpGroup, UdpGroup,
+    DEFAULT_INIT_CWND, DEFAULT_MIN_RTO_S,
 };
+
+/// Flent's ping: one probe every 200 ms.
+const DEFAULT_PING_INTERVAL_S: f64 = 0.2;
+/// Flent's ping: 64-byte probes.
+const DEFAULT_PING_SIZE: u32 = 64;
 
 /// The TCP profiles (`profile` of a flow group or of the scenario): `linux` (the default) or
 /// `classic` (the model before profiles existed).
@@ -44,6 +49,7 @@ pub(super) const FLOW_KEYS: &[&str] = &[
     "rate",
     "on_time",
     "off_time",
+    "interval",
 ];
 
 pub(super) fn flow_group(
@@ -56,7 +62,11 @@ pub(super) fn flow_group(
 ) -> Result<(FlowGroup, bool, Value)> {
     let path = format!("flows[{i}]");
     let mut t = Table::new(path.clone(), v)?;
-    let kind = t.choice("kind", &["tcp", "tcp_short", "udp_cbr", "udp_onoff"], "tcp")?;
+    let kind = t.choice(
+        "kind",
+        &["tcp", "tcp_short", "udp_cbr", "udp_onoff", "ping"],
+        "tcp",
+    )?;
     let name = t.string("name")?.or_else(|| Some(path.clone()));
     let start = t.time("start", false)?;
     let stop = t.time("stop", false)?;
@@ -114,8 +124,22 @@ pub(super) fn flow_group(
             }
         }
     }
-    let packet_size = pkt_size(&mut t, "packet_size")?.unwrap_or(default_pkt);
-    t.put("packet_size", packet_size);
+    let dscp = dscp(&mut t)?;
+    // A ping's probes have their own size (`size`, Flent's 64 bytes by default).
+    let packet_size = if kind == "ping" {
+        if v.get("packet_size").is_some() {
+            return Err(err(
+                &t.key("packet_size"),
+                v.get("packet_size"),
+                "not used by kind = \"ping\" (its probes' size is `size`)",
+            ));
+        }
+        0
+    } else {
+        let p = pkt_size(&mut t, "packet_size")?.unwrap_or(default_pkt);
+        t.put("packet_size", p);
+        p
+    };
 
     type TcpOpts = (CcKind, bool, bool, bool, bool, u32, f64, TcpExtras);
     let tcp_opts = |t: &mut Table<'_>| -> Result<TcpOpts> {
@@ -195,6 +219,7 @@ pub(super) fn flow_group(
                 extra_delay,
                 direction,
                 class,
+                dscp,
                 accecn,
                 rtt_scaling,
                 pacing: pacing(&mut t)?,
@@ -250,10 +275,43 @@ pub(super) fn flow_group(
                 extra_delay,
                 direction,
                 class,
+                dscp,
                 accecn,
                 rtt_scaling,
                 pacing: pacing(&mut t)?,
                 extras,
+            })
+        }
+        "ping" => {
+            let count = t.int_or("count", 1, u32::MAX as u64, 1)? as u32;
+            let interval = t.time_or("interval", true, DEFAULT_PING_INTERVAL_S)?;
+            if interval < 1e-6 {
+                return Err(err(
+                    &t.key("interval"),
+                    v.get("interval"),
+                    "must be >= 1 us",
+                ));
+            }
+            let size = t
+                .int("size", 29, 65535)?
+                .unwrap_or(DEFAULT_PING_SIZE as u64) as u32;
+            t.put("size", size);
+            let start_jitter = t.time("start_jitter", false)?;
+            FlowGroup::Ping(PingGroup {
+                name,
+                count,
+                interval,
+                size,
+                start,
+                start_jitter,
+                stop,
+                src,
+                dst,
+                path: fpath,
+                extra_delay,
+                direction,
+                class,
+                dscp,
             })
         }
         _ => {
@@ -293,6 +351,7 @@ pub(super) fn flow_group(
                 extra_delay,
                 direction,
                 class,
+                dscp,
             };
             if kind == "udp_cbr" {
                 FlowGroup::UdpCbr(g)
@@ -550,4 +609,44 @@ pub(super) fn attachment(t: &mut Table<'_>, v: &Value, topo: &Topo) -> Result<At
             Ok((None, None, path, extra, direction))
         }
     }
+}
+
+/// `dscp`: a codepoint name (`EF`, `AF41`, `CS1`, `BE`, `LE`, `VA`, ...; [`aqm::dscp`]) or an
+/// integer 0..=63; normalised to the integer, written only when given. Default 0 (best
+/// effort).
+fn dscp(t: &mut Table<'_>) -> Result<u8> {
+    let Some(v) = t.raw("dscp") else {
+        return Ok(0);
+    };
+    let d = match v {
+        Value::String(s) => aqm::dscp::parse(s).ok_or_else(|| {
+            err(
+                &t.key("dscp"),
+                Some(v),
+                format!(
+                    "not a DSCP name ({}) or an integer 0..63",
+                    aqm::dscp::names().collect::<Vec<_>>().join(", ")
+                ),
+            )
+        })?,
+        Value::Number(n) => n
+            .as_u64()
+            .filter(|&x| x <= aqm::dscp::MAX as u64)
+            .ok_or_else(|| {
+                err(
+                    &t.key("dscp"),
+                    Some(v),
+                    "must be an integer 0..63 or a DSCP name",
+                )
+            })? as u8,
+        _ => {
+            return Err(err(
+                &t.key("dscp"),
+                Some(v),
+                "must be a DSCP name such as \"EF\" or an integer 0..63",
+            ))
+        }
+    };
+    t.put("dscp", d);
+    Ok(d)
 }

@@ -25,6 +25,7 @@
 mod cost;
 mod error;
 mod flows;
+mod output;
 mod pcap;
 mod qdisc;
 mod reverse;
@@ -254,6 +255,10 @@ impl Scenario {
                 Some(p)
             }
         };
+        if let Some(v) = t.raw("output") {
+            let norm = output::parse_output(v)?;
+            t.put("output", norm);
+        }
         let normalized = Value::Object(t.finish()?);
 
         let (topology, monitor) = match topo {

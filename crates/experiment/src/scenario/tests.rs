@@ -296,3 +296,85 @@ fn pacing_key_and_bbr() {
         "{got}"
     );
 }
+
+/// `dscp`: a name (any case) or an integer 0..63, normalised to the integer and written only
+/// when given; anything else is one line naming the key and value.
+#[test]
+fn dscp_key() {
+    let sc = parse(&format!(
+        r#"{{{BASE}, "flows": [{{"dscp": "EF"}}, {{"kind": "udp_cbr", "rate": "1Mbps", "dscp": 8}},
+        {{"kind": "tcp_short", "arrival_rate": 1, "mean_size": "10kB", "dscp": "af41"}}, {{}}]}}"#
+    ))
+    .unwrap();
+    let d: Vec<u8> = sc.config.flows.iter().map(|g| g.dscp()).collect();
+    assert_eq!(d, [46, 8, 34, 0]);
+    assert_eq!(sc.normalized["flows"][0]["dscp"], 46);
+    assert_eq!(sc.normalized["flows"][2]["dscp"], 34);
+    assert!(sc.normalized["flows"][3].get("dscp").is_none());
+    for (v, reason) in [
+        ("64", "must be an integer 0..63 or a DSCP name"),
+        ("-1", "must be an integer 0..63 or a DSCP name"),
+        ("1.5", "must be an integer 0..63 or a DSCP name"),
+        (r#""EX""#, "not a DSCP name (BE, CS0, LE, CS1"),
+        (
+            "true",
+            "must be a DSCP name such as \"EF\" or an integer 0..63",
+        ),
+    ] {
+        let got = parse(&format!(r#"{{{BASE}, "flows": [{{"dscp": {v}}}]}}"#)).unwrap_err();
+        assert!(
+            got.starts_with(&format!("flows[0].dscp = {v}: {reason}")),
+            "{got}"
+        );
+        assert!(!got.contains('\n'), "{got}");
+    }
+}
+
+#[test]
+fn ping_group_defaults_errors_and_output_table() {
+    let sc = parse(
+        r#"{"dumbbell": {"rate": 1e7}, "flows": [{}, {"kind": "ping"}], "output": {"flent": true}}"#,
+    )
+    .unwrap();
+    let FlowGroup::Ping(p) = &sc.config.flows[1] else {
+        panic!("not a ping group");
+    };
+    // Flent's defaults: 64 bytes every 200 ms
+    assert_eq!((p.interval, p.size, p.count), (0.2, 64, 1));
+    let norm = &sc.normalized["flows"][1];
+    assert_eq!(norm["interval"], 0.2);
+    assert_eq!(norm["size"], 64);
+    assert!(norm.get("packet_size").is_none());
+    assert_eq!(sc.normalized["output"]["flent"], true);
+    let off = parse(r#"{"dumbbell": {"rate": 1e7}, "flows": [{}], "output": {}}"#).unwrap();
+    assert_eq!(off.normalized["output"]["flent"], false);
+    for (doc, want) in [
+        (
+            r#"{"dumbbell": {"rate": 1e7}, "flows": [{"kind": "ping", "interval": "0s"}]}"#,
+            "flows[0].interval = \"0s\":",
+        ),
+        (
+            r#"{"dumbbell": {"rate": 1e7}, "flows": [{"kind": "ping", "size": 20}]}"#,
+            "flows[0].size = 20: must be a whole number in [29, 65535]",
+        ),
+        (
+            r#"{"dumbbell": {"rate": 1e7}, "flows": [{"kind": "ping", "packet_size": 100}]}"#,
+            "flows[0].packet_size = 100: not used by kind = \"ping\"",
+        ),
+        (
+            r#"{"dumbbell": {"rate": 1e7}, "flows": [{"kind": "ping", "cc": "bbr"}]}"#,
+            "flows[0].cc = \"bbr\": not used by kind = \"ping\"",
+        ),
+        (
+            r#"{"dumbbell": {"rate": 1e7}, "flows": [{"interval": "1s"}]}"#,
+            "flows[0].interval = \"1s\": not used by kind = \"tcp\"",
+        ),
+        (
+            r#"{"dumbbell": {"rate": 1e7}, "flows": [{}], "output": {"flent": "yes"}}"#,
+            "output.flent = \"yes\": must be true or false",
+        ),
+    ] {
+        let e = parse(doc).unwrap_err();
+        assert!(e.starts_with(want), "{doc}: {e}");
+    }
+}

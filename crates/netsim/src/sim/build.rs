@@ -149,6 +149,41 @@ impl Simulation {
                             warm: Default::default(),
                             stop_snap: None,
                             delays: Default::default(),
+                            ping: None,
+                        });
+                    }
+                    groups.push(GroupRt::Static);
+                }
+                FlowGroup::Ping(p) => {
+                    let interval = secs_to_ns(p.interval).max(1);
+                    for &(s, d) in eps {
+                        let id = flows.len() as u32;
+                        let start = start_of(&mut rng, p.start, p.start_jitter);
+                        let src = UdpSource::periodic(
+                            d,
+                            p.size,
+                            interval,
+                            Rng::derive(seed, Stream::Flow, id as u64),
+                        );
+                        flows.push(Flow {
+                            id,
+                            group: gi as u32,
+                            kind: FlowKind::Ping,
+                            cc: None,
+                            src: s,
+                            dst: d,
+                            start,
+                            stop: p.stop.map(secs_to_ns),
+                            size: None,
+                            mss: p.size - UDP_HEADER_BYTES,
+                            started: false,
+                            ep: Endpoint::Udp(src),
+                            udp_bytes: 0,
+                            rcv_high: 0,
+                            warm: Default::default(),
+                            stop_snap: None,
+                            delays: Default::default(),
+                            ping: Some(Box::default()),
                         });
                     }
                     groups.push(GroupRt::Static);
@@ -225,7 +260,8 @@ impl Simulation {
             link_index,
             activations_base: vec![0; nl],
             flow_base: vec![(0, 0); nl],
-            classed: group_class.iter().any(|&c| c != 0),
+            classed: group_class.iter().any(|&c| c != 0) || cfg.flows.iter().any(|g| g.dscp() != 0),
+            group_dscp: cfg.flows.iter().map(|g| g.dscp()).collect(),
             group_class,
             class_snap: vec![Vec::new(); nl],
             routes: built.routes,

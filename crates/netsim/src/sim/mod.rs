@@ -79,7 +79,9 @@ pub struct Simulation {
     link_snap: Vec<LinkSnap>,
     /// Class index of each flow group's packets (0: unclassified, the first class).
     group_class: Vec<u8>,
-    /// True if some group has a class: only then does `emit` stamp packets.
+    /// DSCP of each flow group's packets (0: best effort).
+    group_dscp: Vec<u8>,
+    /// True if some group has a class or a DSCP: only then does `emit` stamp packets.
     classed: bool,
     /// Per link, the class counters at the end of the warm-up.
     class_snap: Vec<Vec<QueueStats>>,

@@ -11,8 +11,8 @@ use crate::link::Link;
 use crate::traffic::Endpoint;
 use experiment::monitor::{class_counters, class_summaries, push_class_rows, IntervalDelay};
 use experiment::results::{
-    jain, ActiveFlows, ClassSeries, DelayHistogram, DelayStats, Fairness, LinkSummary, SimResults,
-    Summary, TimeSeries, JAIN_SCOPE,
+    jain, ActiveFlows, ClassSeries, DelayHistogram, DelayStats, Fairness, LinkSummary, PingSeries,
+    SimResults, Summary, TimeSeries, JAIN_SCOPE,
 };
 
 impl Simulation {
@@ -219,7 +219,29 @@ impl Simulation {
             timeseries,
             cwnd: self.cwnd.clone(),
             class_timeseries: cts,
+            pings: self.pings(),
         }
+    }
+
+    /// Every probe of the ping probers so far.
+    pub fn pings(&self) -> PingSeries {
+        let mut p = PingSeries::default();
+        for f in &self.flows {
+            let Some(log) = f.ping.as_deref() else {
+                continue;
+            };
+            for (i, (&t, &r)) in log.sent.iter().zip(&log.rtt).enumerate() {
+                p.flow.push(f.id);
+                p.seq.push(i as u32);
+                p.time_s.push(ns_to_secs(t));
+                p.rtt_ms.push(if r == crate::ping::NO_ECHO {
+                    f64::NAN
+                } else {
+                    r as f64 / 1e6
+                });
+            }
+        }
+        p
     }
 }
 

@@ -5,7 +5,7 @@ use aqm::Instant;
 
 use super::{GroupRt, LinkSnap, Simulation};
 use crate::engine::{secs_to_ns, Due, Event, Ns};
-use crate::packet::{Packet, F_ACK};
+use crate::packet::{Packet, F_ACK, F_UDP};
 use crate::routing::NO_ROUTE;
 use crate::traffic::{Endpoint, Flow, FlowKind};
 use crate::udp::UDP_HEADER_BYTES;
@@ -132,9 +132,15 @@ impl Simulation {
                     if let Some(t) = next {
                         self.ev.schedule(t, Event::UdpSend(f));
                     }
-                    if let Some(p) = p {
+                    if let Some(mut p) = p {
+                        if let Some(log) = flow.ping.as_deref_mut() {
+                            log.sent(p.seq, now);
+                        }
                         let src = flow.src;
                         self.sent += 1;
+                        if self.classed {
+                            self.stamp_classes(std::slice::from_mut(&mut p));
+                        }
                         if self.host_tap.is_some() {
                             self.tap_hosts(std::slice::from_ref(&p), false);
                         }
@@ -161,24 +167,26 @@ impl Simulation {
     #[inline]
     pub(super) fn emit(&mut self, node: u32, out: &mut Vec<Packet>) {
         self.sent += out.len() as u64;
-        if self.host_tap.is_some() {
-            self.tap_hosts(out, false);
-        }
         if self.classed {
             self.stamp_classes(out);
+        }
+        if self.host_tap.is_some() {
+            self.tap_hosts(out, false);
         }
         for p in out.drain(..) {
             self.forward(node, p);
         }
     }
 
-    /// Sets the class index of packets leaving an endpoint (only when some group has a
-    /// class; out of line so that `emit` stays as small as without classes).
+    /// Sets the class index and the DSCP of packets leaving an endpoint, data and ACKs alike
+    /// (only when some group has a class or a DSCP; out of line so that `emit` stays as small
+    /// as without them).
     #[inline(never)]
     pub(super) fn stamp_classes(&self, out: &mut [Packet]) {
         for p in out.iter_mut() {
             let g = self.flows[p.flow as usize].group as usize;
             p.set_class(self.group_class[g]);
+            p.set_dscp(self.group_dscp[g]);
         }
     }
 
@@ -224,11 +232,32 @@ impl Simulation {
                     flow.dst
                 }
             }
+            Endpoint::Udp(_) if pkt.has(F_ACK) => {
+                // a ping's echo back at the prober: the probe's round trip
+                let rtt = now.saturating_sub(pkt.ts);
+                if measure {
+                    flow.delays.rtt.record(rtt);
+                }
+                if let Some(log) = flow.ping.as_deref_mut() {
+                    log.echoed(pkt.seq, rtt);
+                }
+                flow.src
+            }
             Endpoint::Udp(_) => {
                 if measure {
                     flow.delays.owd.record(now.saturating_sub(pkt.ts));
                 }
                 flow.udp_bytes += (pkt.size - UDP_HEADER_BYTES) as u64;
+                if flow.ping.is_some() {
+                    // the destination echoes a probe at once: same size, number and send
+                    // time, Not-ECT as a fresh reply (`emit` files it under the group's class)
+                    out.push(Packet {
+                        dst: flow.src,
+                        enq: 0,
+                        flags: F_UDP | F_ACK,
+                        ..pkt
+                    });
+                }
                 flow.dst
             }
         };
@@ -301,6 +330,13 @@ impl Simulation {
                 self.arm_tcp(f);
             }
             Endpoint::Udp(u) => {
+                if let Some(log) = flow.ping.as_deref_mut() {
+                    let end = flow
+                        .stop
+                        .unwrap_or(Ns::MAX)
+                        .min(secs_to_ns(self.cfg.duration));
+                    log.reserve(crate::ping::probes_between(now, end, u.interval));
+                }
                 u.start(now);
                 self.ev.schedule(now, Event::UdpSend(f));
             }
