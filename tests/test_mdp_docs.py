@@ -16,6 +16,7 @@ MODULES = [
     "aqmlab.mdp.policy_io",
     "aqmlab.mdp.inference",
     "aqmlab.mdp.multiflow",
+    "aqmlab.mdp.dqn",
     "aqmlab.mdp.evaluate",
     "aqmlab.mdp.figures",
 ]

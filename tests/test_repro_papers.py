@@ -226,6 +226,24 @@ def test_paqman_claims(tmp_path_factory):
     assert s1["utilization"] < s0["utilization"] and s1["mean_delay_ms"] < s0["mean_delay_ms"]
 
 
+def test_paqman_dqn_3flows(tmp_path_factory):
+    """The learned multi-flow policy (docs/paqman.md) runs at packet level beside the stand-in
+    and CoDel. Observed (quick): 1.6 ms at 58 % utilisation against CoDel's 13.8 ms at 100 %:
+    the delay claim holds, the throughput claim does not (verdict "not reproduced")."""
+    d, js = load("paqman", tmp_path_factory)
+    c = js["cases"]
+    p, q = c["paqman-dqn-3flows"], c["codel-3flows"]
+    assert p["mean_delay_ms"] < q["mean_delay_ms"]
+    ok = abs(p["throughput_bps"] / q["throughput_bps"] - 1) <= 0.10
+    assert verdict(js, "3flows-dqn-vs-codel") == ("reproduced" if ok else "not reproduced")
+    sc = tomllib.loads((d / "scenarios" / "paqman-dqn-3flows.toml").read_text())
+    pol = json.loads((d / "scenarios" / sc["aqm"]["policy"]).read_text())
+    assert pol["model"] == "multiflow" and pol["multiflow"]["rtts_s"] == [0.001, 0.005, 0.01]
+    assert pol["training"]["parameters"] == 1474 and pol["training"]["train_seconds"] > 0
+    report = (d / "report.md").read_text()
+    assert "Fig. 10 with the learned multi-flow policy" in report and "1474 parameters" in report
+
+
 def test_paqman_scenarios_rerun_with_their_policy(tmp_path_factory, tmp_path):
     d, js = load("paqman", tmp_path_factory)
     sc = tomllib.loads((d / "scenarios" / "paqman-rtt10ms.toml").read_text())

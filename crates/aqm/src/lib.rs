@@ -69,7 +69,7 @@
 //! | `pip` | [`pip`] | enqueue, law on timer (160 Hz) | each timer run |
 //! | `aopc` | [`aopc`] | enqueue, law on timer (160 Hz) | each timer run |
 //! | `flc` | [`flc`] | enqueue, law on timer (160 Hz) | each timer run |
-//! | `paqman` | [`paqman`] | enqueue, every arrival or once per RTT (table) | each table look-up |
+//! | `paqman` | [`paqman`] | enqueue, every arrival or once per RTT (table; per flow for a `multiflow` policy, [`paqman_multiflow`]) | each table look-up or network evaluation |
 //!
 //! Schedulers: `drr` ([`drr`], Deficit Round Robin over classes, each a FIFO with any of the
 //! AQMs above) and `wfq` ([`wfq`], weighted fair queueing by start-time fair queueing over the
@@ -145,6 +145,7 @@ pub mod fq_cobalt;
 pub mod fq_codel;
 pub mod fq_pie;
 pub mod paqman;
+pub mod paqman_multiflow;
 pub mod pdlq;
 pub mod pi;
 pub mod pie;

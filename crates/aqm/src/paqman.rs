@@ -27,7 +27,11 @@
 //! sending the last dequeued packet (the model's "system" counts the packet in service). An
 //! arrival that finds `q >= queue.max` is dropped (full buffer in the model).
 //!
-//! Activations: one per table look-up (decision epoch).
+//! A `multiflow` policy (PAQMAN §V-B: a network learned from the multi-flow model's
+//! trajectories, `aqmlab.mdp.dqn`) is evaluated by [`crate::paqman_multiflow`] instead: per-flow
+//! decision epochs, rates and ages; the table and the rate posterior are not used.
+//!
+//! Activations: one per table look-up or network evaluation (decision epoch).
 
 use std::sync::Arc;
 
@@ -36,6 +40,7 @@ use serde::{Deserialize, Serialize};
 use crate::algorithm::{Algorithm, Arrival, Env, QueueView, Verdict};
 use crate::backlog::DropReason;
 use crate::error::{ensure, ConfigError};
+use crate::paqman_multiflow::{MultiflowRuntime, MultiflowSpec};
 use crate::params::{ParamInfo, ParamValue, Params};
 use crate::rng::Rng;
 use crate::time::{BitsPerSec, Duration, Instant};
@@ -115,8 +120,12 @@ pub struct PaqmanPolicy {
     pub queue: PolicyQueue,
     /// The rate grid and its AIMD map.
     pub rate_grid: PolicyGrid,
-    /// The action table.
+    /// The action table (empty for `multiflow`).
     pub table: PolicyTable,
+    /// The learned network and the flows' RTTs of a `multiflow` policy (PAQMAN §V-B;
+    /// [`crate::paqman_multiflow`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multiflow: Option<MultiflowSpec>,
 }
 
 impl PaqmanPolicy {
@@ -141,11 +150,11 @@ impl PaqmanPolicy {
                 "unknown policy version (this runtime reads version 1)",
             ));
         }
-        if self.model != "negligible_rtt" && self.model != "rtt" {
+        if !["negligible_rtt", "rtt", "multiflow"].contains(&self.model.as_str()) {
             return Err(bad(
                 "model",
                 self.model.clone(),
-                "expected \"negligible_rtt\" or \"rtt\"",
+                "expected \"negligible_rtt\", \"rtt\" or \"multiflow\"",
             ));
         }
         let g = &self.rate_grid;
@@ -205,6 +214,16 @@ impl PaqmanPolicy {
             self.queue.min == 0 && (1..=1_000_000).contains(&self.queue.max),
             "must be in 1..1000000 with queue.min = 0",
         )?;
+        if self.model == "multiflow" {
+            let Some(mf) = &self.multiflow else {
+                return Err(bad(
+                    "multiflow",
+                    String::new(),
+                    "required by model \"multiflow\" (the network from aqmlab.mdp.dqn)",
+                ));
+            };
+            return mf.check();
+        }
         if self.table.rows.len() != g.max_index as usize {
             return Err(bad(
                 "table.rows",
@@ -388,6 +407,8 @@ pub struct Paqman {
     busy_until: Instant,
     link: BitsPerSec,
     activations: u64,
+    /// The learned network and per-flow state of a `multiflow` policy.
+    mf: Option<Box<MultiflowRuntime>>,
 }
 
 impl Paqman {
@@ -449,6 +470,10 @@ impl Paqman {
         self.rtt = p
             .has_rtt()
             .then(|| Duration::from_secs_f64(p.rtt_s.max(0.0)));
+        self.mf = p
+            .multiflow
+            .as_ref()
+            .map(|m| Box::new(MultiflowRuntime::new(m, g.unit_pps, g.drop_factor)));
     }
 
     /// Bayes update with one interarrival time of `x` seconds.
@@ -569,6 +594,7 @@ impl Algorithm for Paqman {
             busy_until: Instant::ZERO,
             link: env.link.rate,
             activations: 0,
+            mf: None,
         };
         a.load();
         a
@@ -587,7 +613,23 @@ impl Algorithm for Paqman {
         self.cfg.ecn
     }
 
-    fn enqueue(&mut self, now: Instant, _pkt: &Arrival, q: &QueueView, _rng: &mut Rng) -> Verdict {
+    fn enqueue(&mut self, now: Instant, pkt: &Arrival, q: &QueueView, _rng: &mut Rng) -> Verdict {
+        if let Some(mf) = &mut self.mf {
+            let in_service = usize::from(now < self.busy_until);
+            let buffer = self.width.saturating_sub(1);
+            let q = q.len_pkts as usize + in_service;
+            return match mf.arrival(now, pkt.flow_hash, q, buffer) {
+                None => Verdict::Accept,
+                Some(drop) => {
+                    self.activations += 1;
+                    if drop {
+                        Verdict::Signal(DropReason::Early)
+                    } else {
+                        Verdict::Accept
+                    }
+                }
+            };
+        }
         if let Some(t) = self.last_arrival {
             self.observe((now - t).as_secs_f64());
         }
@@ -655,6 +697,7 @@ pub(crate) mod tests {
                 drop_projection: "floor".into(),
             },
             table: PolicyTable { rows },
+            multiflow: None,
         }
     }
 
@@ -668,6 +711,44 @@ pub(crate) mod tests {
     fn build(cfg: PaqmanConfig) -> Paqman {
         cfg.validate().unwrap();
         Paqman::build(&cfg, &env(QueueLimit::Packets(100), 10))
+    }
+
+    /// A `multiflow` policy read from JSON drives the AQM per flow: flow 7's first packet on
+    /// an empty queue is admitted, its next packet inside its 1-ms window is admitted without
+    /// a decision, flow 8's first packet on a queue of 20 (feature 5 > 1) is dropped.
+    #[test]
+    fn multiflow_policy_decides_per_flow() {
+        let mut p = threshold_policy("multiflow", 0.0);
+        p.table.rows.clear();
+        p.multiflow = Some(crate::paqman_multiflow::tests::spec());
+        let text = serde_json::to_string(&p).unwrap();
+        let back: PaqmanPolicy = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, p);
+        p.queue.max = 100;
+        let cfg = PaqmanConfig {
+            policy: Some(Arc::new(p.clone())),
+            ..Default::default()
+        };
+        let mut a = build(cfg);
+        let mut rng = Rng::new(1);
+        let v = |n| view(n, 1500 * n as u64);
+        assert_eq!(
+            a.enqueue(Instant(0), &arrival(1500, 7, false), &v(0), &mut rng),
+            Verdict::Accept
+        );
+        assert_eq!(
+            a.enqueue(Instant(500_000), &arrival(1500, 7, false), &v(30), &mut rng),
+            Verdict::Accept
+        );
+        assert_eq!(
+            a.enqueue(Instant(600_000), &arrival(1500, 8, false), &v(20), &mut rng),
+            Verdict::Signal(DropReason::Early)
+        );
+        assert_eq!(a.activations(), 2);
+        // Without its section a multiflow policy is refused, naming the key.
+        p.multiflow = None;
+        let e = p.check().unwrap_err().to_string();
+        assert!(e.contains("policy.multiflow"), "{e}");
     }
 
     #[test]

@@ -388,7 +388,8 @@ def ogd_step(
     y = x + D / (G * np.sqrt(t)) * grad
     if absent == "pin":
         y[~m] = eps
-    return project(y, R, capacity, eps).x
+    # the projection meets the floor to round-off (1 - 1e-16 eps): the next step must accept it
+    return np.maximum(project(y, R, capacity, eps).x, eps)
 
 
 @dataclass(repr=False)
