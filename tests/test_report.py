@@ -173,41 +173,64 @@ def _assert_images_decode(page: _Page) -> list[tuple[int, int]]:
 
 def test_sweep_page_structure(sweep_page):
     page = _parse(sweep_page)
-    for section in ("summary", "cdf", "delay-goodput", "timeseries", "goodput", "failed"):
+    sections = ("summary", "parameters", "cdf", "delay-goodput", "timeseries", "goodput")
+    for section in (*sections, "failed"):
         assert section in page.sections, section
     # one table row per configuration, one per failed run
     assert page.rows["ci"] == len(GRID)
     assert sum(v for k, v in page.rows.items() if k != "ci") == 1
     assert "simulated failure" in sweep_page
-    # CDF, ellipses, one time-series figure, box plots
+    # metric versus AQM, CDF, ellipses, one time-series figure, box plots
     sizes = _assert_images_decode(page)
-    assert len(sizes) == 4 and all(w >= 600 and h >= 150 for w, h in sizes)
+    assert len(sizes) == 5 and all(w >= 600 and h >= 100 for w, h in sizes)
     _assert_self_contained(sweep_page, page)
 
 
 def test_table_numbers_are_the_runs_means_and_t_intervals(sweep, sweep_page):
     # droptail (the last configuration) lost its first seed: n = 2, its interval from 2 runs
-    utils = []
-    for seed in SEEDS[1:]:
-        s = json.loads((sweep / "runs" / f"c2-s{seed}.json").read_text())["summary"]
-        utils.append(100 * s["links"]["bottleneck"]["utilization"])
-    m = float(np.mean(utils))
-    half = stats.t.ppf(0.975, 1) * np.std(utils, ddof=1) / math.sqrt(2)
-    row = re.search(r"<tr><td class=\"cfg\">aqm.type=droptail</td>(.*?)</tr>", sweep_page)
-    assert row, sweep_page[:2000]
-    cells = re.findall(r"<td>(.*?)</td>", row.group(1))
-    assert cells[0] == "2 (+1 failed)"
-    mean_txt, half_txt = cells[1].split(" ± ")
-    assert float(mean_txt) == pytest.approx(m, abs=0.006)
-    assert float(half_txt) == pytest.approx(half, rel=0.01, abs=0.006)
+    checked = 0
+    for aqm, ci, seeds, n_txt in (
+        ("droptail", 2, SEEDS[1:], "2 (+1 failed)"),
+        ("codel", 0, SEEDS, "3"),
+    ):
+        row = re.search(rf"<tr><td class=\"cfg\">AQM = {aqm}</td>(.*?)</tr>", sweep_page)
+        assert row, sweep_page[:2000]
+        cells = re.findall(r"<td>(.*?)</td>", row.group(1))
+        assert cells[0] == n_txt
+        links = [
+            json.loads((sweep / "runs" / f"c{ci}-s{seed}.json").read_text())["summary"]["links"][
+                "bottleneck"
+            ]
+            for seed in seeds
+        ]
+        for col, values in (
+            (1, [100 * ln["utilization"] for ln in links]),
+            (2, [ln["queue_delay_ms"]["mean"] for ln in links]),
+            (3, [ln["queue_delay_ms"]["p99"] for ln in links]),
+        ):
+            n = len(values)
+            m = float(np.mean(values))
+            half = stats.t.ppf(0.975, n - 1) * np.std(values, ddof=1) / math.sqrt(n)
+            mean_txt, half_txt = cells[col].split(" ± ")
+            if half == 0:  # the runs gave the same value (droptail's utilization: 100 %)
+                assert half_txt == "0" and float(mean_txt) == pytest.approx(m, abs=0.05)
+                continue
+            # the half-width to two significant digits, the mean to the same decimal place
+            decimals = len(half_txt.split(".")[1]) if "." in half_txt else 0
+            assert (len(mean_txt.split(".")[1]) if "." in mean_txt else 0) == decimals
+            assert decimals == max(0, 1 - math.floor(math.log10(half)))
+            assert float(half_txt) == pytest.approx(round(half, decimals))
+            assert abs(float(mean_txt) - m) <= 0.5 * 10**-decimals + 1e-12
+            checked += 1
+    assert checked >= 3
 
 
 def test_cdf_from_merged_histograms_matches_the_runs(sweep):
     rs = load_runs(sweep)
     assert rs.kind == "sweep" and rs.keys == ["aqm.type"]
-    assert rs.configs == ["aqm.type=codel", "aqm.type=pie", "aqm.type=droptail"]
+    assert rs.configs == ["AQM = codel", "AQM = pie", "AQM = droptail"]
     # codel: three runs; the merged CDF at each bin edge is the fraction of all their packets
-    runs = rs.ok("aqm.type=codel")
+    runs = rs.ok("AQM = codel")
     assert len(runs) == 3
     hists = [r.summary["links"]["bottleneck"]["queue_delay_hist"] for r in runs]
     total = sum(sum(h["counts"]) for h in hists)
@@ -216,7 +239,7 @@ def test_cdf_from_merged_histograms_matches_the_runs(sweep):
         c for h in hists for hi, c in zip(h["hi_ms"], h["counts"], strict=True) if hi <= edge
     )
 
-    lo, hi, counts = merged_histogram(rs, "aqm.type=codel")
+    lo, hi, counts = merged_histogram(rs, "AQM = codel")
     x, y = cdf_points(lo, hi, counts)
     k = int(np.flatnonzero(x == edge)[-1])
     assert y[k] == pytest.approx(below / total)
@@ -305,4 +328,4 @@ def test_meaningless_ratios_are_shown_as_not_applicable():
         assert math.isnan(m[key]), (bad, m)
         assert _cell([m[key]]) == "n/a"
         assert _cell([m[key], m[key]]) == "n/a"
-    assert _cell([50.0, 70.0]).startswith("60.00 ± ")
+    assert _cell([50.0, 70.0]) == "60 ± 127"  # t(0.975, 1) x 10 = 127.06: whole units

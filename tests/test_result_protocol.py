@@ -394,7 +394,7 @@ def test_sweep_result_is_the_old_table_too(sweep_result):
     assert list(st["aqm.type"]) == ["codel", "pie"] and list(st["n"]) == [2, 2]
     fig = back.plot()
     labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]
-    assert labels == ["aqm.type=codel", "aqm.type=pie"]
+    assert labels == ["AQM = codel", "AQM = pie"]
     plt.close("all")
     with pytest.raises(ValueError, match="not a sweep folder"):
         SweepResult.load(sweep_result.out / "runs")

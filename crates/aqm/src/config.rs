@@ -19,8 +19,27 @@ use crate::time::{Duration, Instant};
 /// Aliases accepted by [`AqmConfig::from_name`] besides the canonical names.
 const ALIASES: &[(&str, &str)] = &[("fifo", "droptail"), ("taildrop", "droptail")];
 
+/// The type an [`AnyAqm`] variant stores: the algorithm's state inline, or boxed (`boxed` on
+/// its registry line) when the state is large, so that the enum, held by every queue of a
+/// simulation (four access-link queues per flow on a dumbbell), stays as small as the largest
+/// inline state.
+macro_rules! stored {
+    ($t:ty) => { $t };
+    ($t:ty, boxed) => { Box<$t> };
+}
+
+/// Stores a built state as [`stored!`] says.
+macro_rules! store {
+    ($e:expr) => {
+        $e
+    };
+    ($e:expr, boxed) => {
+        Box::new($e)
+    };
+}
+
 macro_rules! aqm_registry {
-    ($( $variant:ident => $module:ident :: $cfg:ident, $algo:ident; )*) => {
+    ($( $variant:ident => $module:ident :: $cfg:ident, $algo:ident $(, $boxed:ident)?; )*) => {
         /// Which AQM, with its parameters. Internally tagged by `"type"` (lowercase name).
         #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
         #[serde(tag = "type", rename_all = "lowercase")]
@@ -31,10 +50,11 @@ macro_rules! aqm_registry {
             )*
         }
 
-        /// The running state of one AQM (one variant per algorithm).
+        /// The running state of one AQM (one variant per algorithm; large states boxed, see
+        /// [`stored!`]).
         #[derive(Debug, Clone)]
         pub(crate) enum AnyAqm {
-            $( $variant(crate::$module::$algo), )*
+            $( $variant(stored!(crate::$module::$algo $(, $boxed)?)), )*
         }
 
         impl AqmConfig {
@@ -97,7 +117,9 @@ macro_rules! aqm_registry {
 
         impl AnyAqm {
             pub(crate) fn build(cfg: &AqmConfig, env: &Env) -> AnyAqm {
-                match cfg { $( AqmConfig::$variant(c) => AnyAqm::$variant(crate::$module::$algo::build(c, env)), )* }
+                match cfg { $( AqmConfig::$variant(c) => AnyAqm::$variant(
+                    store!(crate::$module::$algo::build(c, env) $(, $boxed)?)
+                ), )* }
             }
             pub(crate) fn config(&self) -> AqmConfig {
                 match self { $( AnyAqm::$variant(a) => AqmConfig::$variant(a.cfg().clone()), )* }
@@ -162,24 +184,27 @@ macro_rules! aqm_registry {
     };
 }
 
+// One line per AQM. A state larger than 112 bytes (`tests::MAX_INLINE_STATE`) is marked `boxed`
+// (checked by the test below): every queue of a simulation holds an `AnyAqm`, so its size
+// is paid four times per flow on a dumbbell with access links.
 aqm_registry! {
     DropTail => droptail::DropTailConfig, DropTail;
     Red => red::RedConfig, Red;
-    Ared => ared::AredConfig, Ared;
+    Ared => ared::AredConfig, Ared, boxed;
     Pi => pi::PiConfig, Pi;
-    Pie => pie::PieConfig, Pie;
+    Pie => pie::PieConfig, Pie, boxed;
     Codel => codel::CodelConfig, Codel;
     Blue => blue::BlueConfig, Blue;
     Sred => sred::SredConfig, Sred;
-    Rem => rem::RemConfig, Rem;
-    Avq => avq::AvqConfig, Avq;
-    Sfc => sfc::SfcConfig, Sfc;
-    Pdlq => pdlq::PdlqConfig, Pdlq;
+    Rem => rem::RemConfig, Rem, boxed;
+    Avq => avq::AvqConfig, Avq, boxed;
+    Sfc => sfc::SfcConfig, Sfc, boxed;
+    Pdlq => pdlq::PdlqConfig, Pdlq, boxed;
     Edc => edc::EdcConfig, Edc;
     Pip => pip::PipConfig, Pip;
-    Aopc => aopc::AopcConfig, Aopc;
+    Aopc => aopc::AopcConfig, Aopc, boxed;
     Flc => flc::FlcConfig, Flc;
-    Paqman => paqman::PaqmanConfig, Paqman;
+    Paqman => paqman::PaqmanConfig, Paqman, boxed;
 }
 
 /// A parameter value as a user wrote it (scenario file, command line, Python).
@@ -351,5 +376,21 @@ impl AqmConfig {
         }
         cfg.validate()?;
         Ok(cfg)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Largest AQM state (bytes) an [`AnyAqm`] variant stores inline; larger ones are boxed.
+    const MAX_INLINE_STATE: usize = 112;
+
+    /// Every inline state fits [`MAX_INLINE_STATE`], so the enum (tag included) stays at
+    /// most one word larger: a new AQM with a larger state must be marked `boxed`.
+    #[test]
+    fn any_aqm_stays_small() {
+        let n = std::mem::size_of::<AnyAqm>();
+        assert!(n <= MAX_INLINE_STATE + 8, "AnyAqm is {n} bytes");
     }
 }

@@ -140,6 +140,19 @@ mod tests {
     use crate::time::{BitsPerSec, Instant};
     use crate::{LinkInfo, QueueLimit};
 
+    /// Schedulers are boxed in [`Qdisc`], so a queue costs what a FIFO with its AQM does
+    /// (every access link of a dumbbell holds one).
+    #[test]
+    fn qdisc_is_no_larger_than_a_fifo() {
+        use std::mem::size_of;
+        assert!(
+            size_of::<Qdisc<TestPacket>>() <= size_of::<crate::QueueDisc<TestPacket>>() + 8,
+            "{} vs {}",
+            size_of::<Qdisc<TestPacket>>(),
+            size_of::<crate::QueueDisc<TestPacket>>()
+        );
+    }
+
     /// Every registered qdisc: its name gives its default config, its serde tag and the name
     /// its running state reports; the kind lists agree with the config's accessors; packets
     /// go through it with the counters balanced.

@@ -49,18 +49,11 @@ impl<P: Packet> QueueDisc<P> {
             return Err(ConfigError::invalid("limit", 0.0, "must be > 0"));
         }
         let env = Env { limit, link };
-        // Storage starts small and doubles on demand up to the limit: a queue allocates at
-        // most log2(limit / INITIAL_CAPACITY) times over its whole life, never per packet in
-        // steady state, and thousands of mostly-empty side queues (a 1000-flow dumbbell has
-        // ~4000) do not reserve their full limit up front.
-        let cap = match limit {
-            QueueLimit::Packets(n) => n as usize,
-            // Room for minimum-size (64 B) packets, capped to keep huge byte limits cheap.
-            QueueLimit::Bytes(b) => (b / 64).min(1 << 20) as usize,
-        }
-        .min(INITIAL_CAPACITY);
+        // No storage until the first packet, then doubling on demand ([`INITIAL_CAPACITY`]):
+        // a queue reallocates about log2(its largest backlog) times over its whole life,
+        // never per packet in steady state.
         Ok(QueueDisc {
-            backlog: Backlog::with_capacity(cap),
+            backlog: Backlog::with_capacity(INITIAL_CAPACITY),
             limit,
             link,
             stats: QueueStats::default(),

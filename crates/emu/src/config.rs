@@ -67,40 +67,39 @@ impl EmuConfig {
             ));
         };
         let (capacity, reverse_capacity) = d.capacities();
-        // With a reverse trace the ACK direction is the simulator's `R2->R1`: drop-tail with
-        // the side buffer, nominally at the bottleneck's rate, following the trace.
-        let reverse = reverse_capacity.map(|c| ReverseLink {
+        let limit = match (d.buffer_pkts, d.buffer_bytes) {
+            (Some(p), _) => QueueLimit::Packets(p),
+            (None, Some(b)) => QueueLimit::Bytes(b),
+            (None, None) => return Err(("dumbbell.buffer".into(), "required".into())),
+        };
+        // The ACK direction is the simulator's `R2->R1` when the scenario makes it more than
+        // a delay: with `reverse_aqm` (a `[reverse_aqm]` table, or the forward AQM when a group
+        // sends the other way) that qdisc with the bottleneck's buffer, else drop-tail with
+        // the side buffer; nominally at the bottleneck's rate, following a reverse trace if
+        // any, its packets through the reverse netem stage if any.
+        let reverse_netem = d.netem.reverse.clone();
+        let queued = reverse_capacity.is_some() || reverse_netem.is_some();
+        let reverse = (queued || d.reverse_aqm.is_some()).then(|| ReverseLink {
             rate: BitsPerSec(d.bottleneck_rate.round() as u64),
-            capacity: Some(c),
-            limit: QueueLimit::Packets(d.side_buffer_pkts),
-            qdisc: experiment::config::droptail(),
-            name: "reverse".into(),
+            capacity: reverse_capacity,
+            limit: match d.reverse_aqm {
+                Some(_) => limit,
+                None => QueueLimit::Packets(d.side_buffer_pkts),
+            },
+            qdisc: d
+                .reverse_aqm
+                .clone()
+                .unwrap_or_else(experiment::config::droptail),
+            // the simulator's name for a monitored reverse bottleneck, so that the two result
+            // folders compare key for key; `reverse` for the ACK path's own link
+            name: if d.reverse_aqm.is_some() {
+                "bottleneck_reverse"
+            } else {
+                "reverse"
+            }
+            .into(),
+            netem: reverse_netem,
         });
-        // bidirectional traffic (docs/scenario.md) is simulator-only
-        if let Some(i) = cfg
-            .flows
-            .iter()
-            .position(|g| g.endpoints().direction == experiment::config::Direction::Reverse)
-        {
-            return Err((
-                format!("flows[{i}].direction"),
-                "the emulator forwards one direction (reverse groups are simulator-only)".into(),
-            ));
-        }
-        if d.reverse_aqm.is_some() {
-            return Err((
-                "reverse_aqm".into(),
-                "the emulator's ACK direction runs drop-tail (reverse_aqm is simulator-only)"
-                    .into(),
-            ));
-        }
-        if d.netem.reverse.is_some() {
-            return Err((
-                "dumbbell.reverse_netem".into(),
-                "the emulator's ACK direction has no netem stage (reverse_netem is simulator-only)"
-                    .into(),
-            ));
-        }
         if d.access != experiment::config::Access::Link {
             return Err((
                 "dumbbell.access".into(),
@@ -109,17 +108,14 @@ impl EmuConfig {
                     .into(),
             ));
         }
-        let limit = match (d.buffer_pkts, d.buffer_bytes) {
-            (Some(p), _) => QueueLimit::Packets(p),
-            (None, Some(b)) => QueueLimit::Bytes(b),
-            (None, None) => return Err(("dumbbell.buffer".into(), "required".into())),
-        };
         let rtt = ns(d.rtt);
         let names = d.aqm.class_names();
         let mut group_class = Vec::with_capacity(cfg.flows.len());
         for (i, g) in cfg.flows.iter().enumerate() {
+            // a reverse group's packets cross the reverse link (its first class)
+            let reverse = g.endpoints().direction == experiment::config::Direction::Reverse;
             let class = match g {
-                FlowGroup::Tcp(t) => t.class.as_deref(),
+                FlowGroup::Tcp(t) if !reverse => t.class.as_deref(),
                 _ => None,
             };
             let idx = match class {
@@ -153,7 +149,7 @@ impl EmuConfig {
         })
     }
 
-    /// The forward link of `other` (its rate, capacity, buffer and qdisc) as this
+    /// The forward link of `other` (its rate, capacity, buffer, qdisc and netem) as this
     /// configuration's reverse direction, named `name` (`aqmlab shell`'s downlink: each
     /// direction validated as a dumbbell's bottleneck by the one scenario schema).
     pub fn set_reverse_from(&mut self, other: &EmuConfig, name: &str) {
@@ -163,6 +159,7 @@ impl EmuConfig {
             limit: other.limit,
             qdisc: other.qdisc.clone(),
             name: name.into(),
+            netem: other.netem.clone(),
         });
     }
 }

@@ -89,6 +89,9 @@ pub struct Bottleneck {
     /// With a service: (work, capacity) at the end of the warm-up, bit x 1e9.
     service_base: (u128, u128),
     pipe: VecDeque<Delayed>,
+    /// The rate the qdisc was last told (bit/s): the nominal `rate` until a varying capacity
+    /// changes it ([`Bottleneck::tell_rate`]).
+    told_rate: u64,
     /// The netem stage (`None`: none) and its counters at the end of the warm-up.
     netem: Option<Box<Netem<IpPacket>>>,
     netem_base: NetemCounters,
@@ -163,6 +166,7 @@ impl Bottleneck {
             wait_until: None,
             service_base: (0, 0),
             pipe: VecDeque::new(),
+            told_rate: rate.0,
             netem: None,
             netem_base: NetemCounters::default(),
             ecn: EcnCounts::default(),
@@ -199,6 +203,28 @@ impl Bottleneck {
     /// the nominal rate the qdisc was told and the summary reports.
     pub fn set_service(&mut self, service: Service) {
         self.service = Some(Box::new(service));
+    }
+
+    /// On a link with a varying capacity: tells the qdisc the rate of the moment, as the
+    /// simulator's `Link::tell_rate` does (`experiment::service::Service::aqm_rate`: a
+    /// `rate_changes` rate, or a trace's capacity over its last whole window; the nominal rate
+    /// before the first window; 0 is ignored by the qdisc, which keeps the last positive
+    /// rate), so that the AQMs that read the link rate follow it (docs/traces.md). Called at
+    /// arrivals, dequeues and AQM timers, as in the simulator; a fixed rate never calls it.
+    fn tell_rate(&mut self, now: u64) {
+        let Some(s) = self.service.as_deref() else {
+            return;
+        };
+        let r = s.aqm_rate(now).unwrap_or(self.rate.0);
+        if r != self.told_rate {
+            self.told_rate = r;
+            self.qdisc.set_link_rate(BitsPerSec(r));
+        }
+    }
+
+    /// The rate the qdisc was last told, bit/s (the nominal rate on a fixed-rate link).
+    pub fn told_rate(&self) -> u64 {
+        self.told_rate
     }
 
     /// Puts `stage` between the transmitter and the propagation delay (before the first
@@ -261,6 +287,7 @@ impl Bottleneck {
                     self.netem_drain(t);
                 }
             } else if Some(t) == timer {
+                self.tell_rate(t);
                 self.qdisc.on_timer(Instant(t));
             } else {
                 self.account(t);
@@ -280,6 +307,7 @@ impl Bottleneck {
                 self.ecn.not_ect_arrivals += 1;
             }
         }
+        self.tell_rate(now);
         // Victims and refused arrivals are freed; the qdisc's counters keep the tally.
         let ecn = &mut self.ecn;
         let r = self.qdisc.enqueue(Instant(now), pkt, &mut |p, _r| {
@@ -338,6 +366,7 @@ impl Bottleneck {
             }
         }
         self.account(now);
+        self.tell_rate(now);
         let (ecn, count) = (&mut self.ecn, self.mon.in_window);
         let Some(pkt) = self.qdisc.dequeue(Instant(now), &mut |p, _r| {
             if count {
@@ -631,6 +660,47 @@ mod tests {
         assert!((s.utilization - 0.012).abs() < 1e-12, "{}", s.utilization);
         // sojourns 0, 1.2, ..., 10.8 ms: mean 5.4 ms
         assert!((s.queue_delay_ms.mean - 5.4).abs() < 1e-9);
+    }
+
+    /// A varying capacity tells the qdisc the rate of the moment, as the simulator's link does
+    /// (docs/traces.md, "What AQMs are told"): `rate_changes` steps exactly (10 -> 2 Mb/s at
+    /// 50 ms; an outage at 80 ms leaves the qdisc at 2 Mb/s), a trace its last whole 100 ms
+    /// window after the nominal rate in the first window (one opportunity per ms from 1 ms:
+    /// 99 in [0, 100 ms), 11.88 Mb/s).
+    /// Before, the emulator's qdisc kept the nominal rate throughout.
+    #[test]
+    fn a_varying_capacity_tells_the_qdisc_its_rate() {
+        use experiment::service::{Capacity, RateSteps, RateTrace};
+        use std::sync::Arc;
+        let ms = 1_000_000;
+        let mut l = fifo(100, 10, 0);
+        let steps = RateSteps::new(10_000_000, &[(50 * ms, 2_000_000), (80 * ms, 0)]);
+        l.set_service(Service::new(Capacity::Steps(Arc::new(steps))));
+        let rate = |l: &Bottleneck| l.qdisc().link().rate.0;
+        l.advance(10 * ms);
+        l.arrive(10 * ms, ect_packet(100, 1));
+        assert_eq!((l.told_rate(), rate(&l)), (10_000_000, 10_000_000));
+        l.advance(60 * ms);
+        l.arrive(60 * ms, ect_packet(100, 1));
+        assert_eq!((l.told_rate(), rate(&l)), (2_000_000, 2_000_000));
+        l.advance(90 * ms);
+        l.arrive(90 * ms, ect_packet(100, 1));
+        assert_eq!(
+            (l.told_rate(), rate(&l)),
+            (0, 2_000_000),
+            "an outage is not told"
+        );
+
+        let mut l = fifo(100, 5, 0);
+        let trace = Arc::new(RateTrace::from_times(vec![1]));
+        l.set_service(Service::new(Capacity::Trace(trace.clone())));
+        l.advance(50 * ms);
+        l.arrive(50 * ms, ect_packet(100, 1));
+        assert_eq!(rate(&l), 5_000_000, "the nominal rate in the first window");
+        l.advance(150 * ms);
+        l.arrive(150 * ms, ect_packet(100, 1));
+        let sim = Service::new(Capacity::Trace(trace)).aqm_rate(150 * ms);
+        assert_eq!((Some(rate(&l)), rate(&l)), (sim, 11_880_000));
     }
 
     /// Drop-tail at its limit: 5 packets fit the queue beside the one in transmission.

@@ -25,6 +25,9 @@ pub struct ReverseLink {
     pub qdisc: QdiscConfig,
     /// Name of the link in the results (`links.NAME`, the time series' `link`).
     pub name: String,
+    /// netem impairments of its packets after the transmitter (`reverse_netem`, `aqmlab shell
+    /// --reverse-netem`; `experiment::netem`); `None`: none.
+    pub netem: Option<std::sync::Arc<experiment::netem::NetemSpec>>,
 }
 
 /// The reverse direction.
@@ -59,6 +62,11 @@ impl Reverse {
         )?;
         if let Some(c) = &l.capacity {
             b.set_service(Service::new(c.clone()));
+        }
+        if let Some(n) = &l.netem {
+            // stream 1: the forward direction's stage has stream 0
+            let rng = experiment::rng::Rng::derive(seed, experiment::rng::Stream::Netem, 1);
+            b.set_netem(experiment::netem::Netem::new(n.clone(), rng));
         }
         Ok(Reverse::Link(Box::new(b)))
     }
@@ -161,6 +169,7 @@ mod tests {
             limit: QueueLimit::Packets(4),
             qdisc: QdiscConfig::default_for("droptail").unwrap(),
             name: "reverse".into(),
+            netem: None,
         };
         let mut r = Reverse::new(Some(&link), 1_000_000, 1, stats()).unwrap();
         for _ in 0..10 {
@@ -174,5 +183,36 @@ mod tests {
         let s = r.summary(end).unwrap();
         assert_eq!((s.arrivals, s.drops, s.tx_packets), (10, 6, 4));
         assert_eq!(r.timeseries().link[0], "reverse");
+    }
+    /// A reverse link with netem (`reverse_netem`, `aqmlab shell --reverse-netem`): its
+    /// packets pass the netem stage after the transmitter, so `delay 7ms` adds 7 ms to each
+    /// release (1500 B at 12 Mb/s: 1 ms of transmission, then 7 ms, then the 1 ms delay line),
+    /// and the summary reports the stage's counters.
+    #[test]
+    fn a_reverse_link_runs_its_netem_stage() {
+        let spec = experiment::netem::NetemSpec::parse("delay 7ms").unwrap();
+        let link = ReverseLink {
+            rate: BitsPerSec::from_mbps(12),
+            capacity: None,
+            limit: QueueLimit::Packets(10),
+            qdisc: QdiscConfig::default_for("droptail").unwrap(),
+            name: "reverse".into(),
+            netem: Some(Arc::new(spec)),
+        };
+        let ms = 1_000_000;
+        let mut r = Reverse::new(Some(&link), ms, 1, stats()).unwrap();
+        r.arrive(0, packet(1500));
+        r.arrive(0, packet(1500));
+        let end = 100 * ms;
+        let mut out = vec![];
+        let mut t = 0;
+        while t < end {
+            t = r.next_deadline().unwrap().min(end);
+            r.advance(t);
+            out.extend(std::iter::from_fn(|| r.pop_due(t)).map(|d| d.0));
+        }
+        assert_eq!(out, vec![9 * ms, 10 * ms]);
+        let s = r.summary(end).unwrap();
+        assert!(s.netem.is_some(), "the netem counters are reported");
     }
 }

@@ -18,6 +18,7 @@ from aqmlab.cli import design as _design
 from aqmlab.cli import emulate as _emulate
 from aqmlab.cli import fluid as _fluid
 from aqmlab.cli import paqman as _paqman
+from aqmlab.cli import plot as _plot
 from aqmlab.cli import report as _report
 from aqmlab.cli import repro as _repro
 from aqmlab.cli import rfc7928 as _rfc7928
@@ -66,6 +67,7 @@ _emulate.register(app)
 _shell.register(app)
 _repro.register(app)
 _report.register(app)
+_plot.register(app)
 app.add_typer(
     _design.app, name="design", help="Controller design: PI, PD-LQ, SFC, EDC, SQM sigma, margins."
 )

@@ -16,6 +16,7 @@ from typing import Annotated
 import typer
 
 from aqmlab.cli import _common
+from aqmlab.cli import link_options as lo
 from aqmlab.cli._common import fail as _fail
 from aqmlab.cli.sim import Force, NoPlots, _as_option, _summary_table, _write, build_dumbbell
 
@@ -51,39 +52,14 @@ def register(app: typer.Typer) -> None:
             Path | None, typer.Option("--out", help="Output folder (an aqmlab result).")
         ] = None,
         flows: Annotated[int | None, typer.Option(help="Long-lived TCP flows [10].")] = None,
-        rate: Annotated[
-            str | None,
-            typer.Option(
-                help="Bottleneck rate [10Mbps]; with --rate-trace the nominal rate AQMs are "
-                "told [the trace's mean rate]."
-            ),
-        ] = None,
-        rate_trace: Annotated[
-            str | None,
-            typer.Option(
-                "--rate-trace",
-                help="Mahimahi trace file the bottleneck follows (docs/traces.md).",
-            ),
-        ] = None,
-        netem: Annotated[
-            str | None,
-            typer.Option(
-                "--netem",
-                help="netem impairments of the bottleneck's packets, in netem's syntax "
-                "(docs/netem.md).",
-            ),
-        ] = None,
-        rtt: Annotated[str | None, typer.Option(help="Two-way propagation delay [40ms].")] = None,
-        buffer: Annotated[
-            int | None, typer.Option(help="Bottleneck buffer, packets [100].")
-        ] = None,
-        aqm: Annotated[
-            str | None, typer.Option(help="AQM or qdisc (`aqmlab aqms`) [droptail].")
-        ] = None,
-        aqm_param: Annotated[
-            list[str] | None,
-            typer.Option("--aqm-param", help="AQM parameter key=value, times with a unit."),
-        ] = None,
+        rate: lo.Rate = None,
+        rate_trace: lo.RateTrace = None,
+        netem: lo.Netem = None,
+        reverse_netem: lo.ReverseNetem = None,
+        rtt: lo.Rtt = None,
+        buffer: lo.Buffer = None,
+        aqm: lo.Aqm = None,
+        aqm_param: lo.AqmParam = None,
         class_: Annotated[
             list[str] | None, typer.Option("--class", help="drr/wfq class NAME:WEIGHT[:AQM].")
         ] = None,
@@ -102,19 +78,13 @@ def register(app: typer.Typer) -> None:
             bool,
             typer.Option("--ecn", help="ECN-capable flows, a marking AQM.", show_default=False),
         ] = False,
-        pkt_size: Annotated[
-            int | None, typer.Option(help="IP size of data packets = the MTU, bytes [1500].")
-        ] = None,
+        pkt_size: lo.PktSize = None,
         duration: Annotated[str | None, typer.Option(help="Run time (wall clock) [30s].")] = None,
         warmup: Annotated[
             str | None, typer.Option(help="Warm-up excluded from statistics [duration / 6].")
         ] = None,
-        seed: Annotated[
-            int | None, typer.Option(help="Seed (start times, AQM randomness).")
-        ] = None,
-        sample_interval: Annotated[
-            str | None, typer.Option(help="Time-series sampling period [10ms].")
-        ] = None,
+        seed: lo.Seed = None,
+        sample_interval: lo.SampleInterval = None,
         set_: Annotated[
             list[str] | None,
             typer.Option("--set", help="Override a scenario key: key=value (with SCENARIO)."),
@@ -175,6 +145,7 @@ def register(app: typer.Typer) -> None:
             "warmup": warmup,
             "rate_trace": rate_trace,
             "netem": netem,
+            "reverse_netem": reverse_netem,
         }
         group_cc: dict[int, str] = {}
         if scenario is not None:

@@ -34,13 +34,30 @@ def register(app: typer.Typer) -> None:
             bool,
             typer.Option("--force", help="Replace an existing OUT file.", show_default=False),
         ] = False,
+        formats: Annotated[
+            str | None,
+            typer.Option(
+                "--formats",
+                help="Also write every figure into OUT's NAME-figures/ folder in these "
+                "formats (comma-separated: png, svg, pdf).",
+            ),
+        ] = None,
+        size: Annotated[
+            str,
+            typer.Option("--size", help="Figure files one (3.5 in) or two (7.16 in) columns wide."),
+        ] = "two",
     ) -> None:
-        """One self-contained HTML page: confidence intervals, delay CDFs, delay-vs-goodput
-        ellipses, time series and per-flow goodput (docs/report.md)."""
-        from aqmlab.report import build_report
+        """One self-contained HTML page: confidence intervals, metric-versus-parameter plots,
+        delay CDFs, delay-vs-goodput ellipses, time series and per-flow goodput
+        (docs/report.md)."""
+        from aqmlab.report import build_report, figures_folder
+        from aqmlab.report.export import parse_formats
 
         try:
-            build_report(source, out, force=force)
+            fmts = parse_formats(formats) if formats is not None else None
+            build_report(source, out, force=force, formats=fmts, size=size)
         except ValueError as e:
             _fail(str(e))
         typer.echo(f"report written to {out}")
+        if fmts:
+            typer.echo(f"figures written to {figures_folder(out)}/ ({', '.join(fmts)})")

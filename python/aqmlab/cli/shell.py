@@ -23,6 +23,7 @@ from typing import Annotated
 import typer
 
 from aqmlab.cli import _common
+from aqmlab.cli import link_options as lo
 from aqmlab.cli._common import fail as _fail
 from aqmlab.cli.sim import Force, _as_option, _quantity, build_dumbbell
 
@@ -47,11 +48,13 @@ def downlink_scenario(
     buffer: int | None = None,
     aqm: str | None = None,
     aqm_param: dict[str, str] | None = None,
+    netem: str | None = None,
 ):
     """The downlink's scenario: the uplink's link (its ``reverse_rate_trace`` as the trace,
-    without ``rate_changes``) with the ``--reverse-*`` options applied; ``ValueError`` naming
-    the ``--reverse-*`` option otherwise. Its nominal rate is ``rate``, else its trace's
-    mean, else the uplink's nominal rate.
+    its ``reverse_netem`` as the netem impairments, without ``rate_changes``) with the
+    ``--reverse-*`` options applied; ``ValueError`` naming the ``--reverse-*`` option
+    otherwise. Its nominal rate is ``rate``, else its trace's mean, else the uplink's nominal
+    rate.
 
     Parameters
     ----------
@@ -65,6 +68,9 @@ def downlink_scenario(
         ``--reverse-aqm`` (its parameters start from the defaults).
     aqm_param : dict, optional
         ``--reverse-aqm-param`` values.
+    netem : str, optional
+        ``--reverse-netem``: the downlink's netem impairments (else the uplink's
+        ``reverse_netem``; the uplink's ``netem`` is the uplink's only).
 
     Returns
     -------
@@ -76,6 +82,10 @@ def downlink_scenario(
     d = data["dumbbell"]
     d.pop("rate_changes", None)
     d.pop("rate_trace", None)
+    d.pop("netem", None)
+    impair = d.pop("reverse_netem", None) if netem is None else netem
+    if impair is not None:
+        d["netem"] = impair
     trace = d.pop("reverse_rate_trace", None) if rate_trace is None else rate_trace
     # the nominal rate: --reverse-rate, else the downlink trace's mean, else the uplink's
     d.pop("rate", None)
@@ -119,37 +129,22 @@ def register(app: typer.Typer) -> None:
             Path | None,
             typer.Option("--out", help="Write the links' statistics here (summary.json, ...)."),
         ] = None,
-        rate: Annotated[
-            str | None,
-            typer.Option(help="Rate of each direction [10Mbps]; with a trace the nominal rate."),
-        ] = None,
-        rate_trace: Annotated[
-            str | None,
-            typer.Option("--rate-trace", help="Mahimahi trace of the uplink (docs/traces.md)."),
-        ] = None,
-        rtt: Annotated[str | None, typer.Option(help="Two-way propagation delay [40ms].")] = None,
-        buffer: Annotated[
-            int | None, typer.Option(help="Buffer of each direction, packets [100].")
-        ] = None,
-        aqm: Annotated[
-            str | None, typer.Option(help="AQM or qdisc of each direction [droptail].")
-        ] = None,
-        aqm_param: Annotated[
-            list[str] | None,
-            typer.Option("--aqm-param", help="AQM parameter key=value, times with a unit."),
-        ] = None,
+        rate: lo.Rate = None,
+        rate_trace: lo.RateTrace = None,
+        netem: lo.Netem = None,
+        rtt: lo.Rtt = None,
+        buffer: lo.Buffer = None,
+        aqm: lo.Aqm = None,
+        aqm_param: lo.AqmParam = None,
         ecn: Annotated[
             bool,
             typer.Option(
                 "--ecn", help="The inside's connections ask for ECN; AQMs mark.", show_default=False
             ),
         ] = False,
-        pkt_size: Annotated[int | None, typer.Option(help="MTU, bytes [1500].")] = None,
-        seed: Annotated[int | None, typer.Option(help="Seed of the AQMs' randomness.")] = None,
-        sample_interval: Annotated[
-            str | None,
-            typer.Option(help="Time-series sampling period [10ms]; longer for long sessions."),
-        ] = None,
+        pkt_size: lo.PktSize = None,
+        seed: lo.Seed = None,
+        sample_interval: lo.SampleInterval = None,
         reverse_rate: Annotated[
             str | None, typer.Option("--reverse-rate", help="Downlink rate [--rate].")
         ] = None,
@@ -167,6 +162,7 @@ def register(app: typer.Typer) -> None:
             list[str] | None,
             typer.Option("--reverse-aqm-param", help="Downlink AQM parameter key=value."),
         ] = None,
+        reverse_netem: lo.ReverseNetem = None,
         set_: Annotated[
             list[str] | None,
             typer.Option("--set", help="Override a scenario key: key=value (with SCENARIO)."),
@@ -176,6 +172,23 @@ def register(app: typer.Typer) -> None:
             typer.Option(
                 "--peer-command",
                 help="Shell command started on the far side first, e.g. 'iperf3 -s'.",
+            ),
+        ] = None,
+        pcap: Annotated[
+            bool,
+            typer.Option(
+                "--pcap",
+                help="Capture the real packets at both TUN devices to OUT/capture.pcapng "
+                "(headers: the first 128 bytes; docs/pcap.md).",
+                show_default=False,
+            ),
+        ] = False,
+        host_port: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--host-port",
+                help="Relay $AQMLAB_PEER:PORT to the host's service: PORT[:[HOST:]HOST_PORT] "
+                "(HOST 127.0.0.1), across the link (repeatable).",
             ),
         ] = None,
         quiet: Annotated[
@@ -202,7 +215,16 @@ def register(app: typer.Typer) -> None:
         except ValueError as e:
             _fail(str(e))
         given = {"rate": rate, "rate_trace": rate_trace, "rtt": rtt, "buffer": buffer,
-                 "aqm": aqm, "pkt_size": pkt_size, "sample_interval": sample_interval}  # fmt: skip
+                 "aqm": aqm, "pkt_size": pkt_size, "sample_interval": sample_interval,
+                 "netem": netem}  # fmt: skip
+        from aqmlab.emu.relay import parse_host_port
+
+        try:
+            host_ports = [parse_host_port(h) for h in host_port or []]
+        except ValueError as e:
+            _fail(str(e))
+        if pcap and out is None:
+            _fail("--pcap: needs --out DIR (the capture is written to DIR/capture.pcapng)")
         if reverse_rate is not None:
             _quantity("--reverse-rate", reverse_rate, "rate")
         if scenario is not None:
@@ -242,8 +264,9 @@ def register(app: typer.Typer) -> None:
         params = _params(reverse_aqm_param, "--reverse-aqm-param")
         try:
             down = downlink_scenario(
-                up, reverse_rate, reverse_rate_trace, reverse_buffer, reverse_aqm, params
-            )
+                up, reverse_rate, reverse_rate_trace, reverse_buffer, reverse_aqm, params,
+                netem=reverse_netem,
+            )  # fmt: skip
             check_link(down)
         except ValueError as e:
             _fail(str(e))
@@ -252,20 +275,34 @@ def register(app: typer.Typer) -> None:
                 check_output_dir(out, force)
             except ValueError as e:
                 _fail(str(e))
+        cap = None
         try:
             check_environment()
-            res = shell(up, down, command, peer_command=peer_command, mtu=mtu, ecn=ecn)
+            if pcap:
+                from aqmlab.output import temp_file_beside
+
+                # written beside the result folder, moved into it with the other files
+                cap = temp_file_beside(out.resolve().parent / f"{out.name}.pcapng")
+            res = shell(
+                up, down, command, peer_command=peer_command, mtu=mtu, ecn=ecn, pcap=cap,
+                host_ports=host_ports,
+            )  # fmt: skip
+            if out is not None:
+                from aqmlab.cli.sim import _write
+                from aqmlab.pcap import PCAP_FILE
+                from aqmlab.results import SimResult
+
+                _write(SimResult(summary=res.summary, columns=res.columns), out, force, False,
+                       "shell", move_in={PCAP_FILE: cap} if cap else None)  # fmt: skip
         except EmulationError as e:
             _fail(str(e).replace("emulate needs", "shell needs"), 1)
         except Interrupted as e:
             _fail("interrupted", 128 + e.signum)
-        except ValueError as e:  # the peer command ended early
+        except ValueError as e:  # the peer command ended early, a relay port taken
             _fail(str(e))
-        if out is not None:
-            from aqmlab.cli.sim import _write
-            from aqmlab.results import SimResult
-
-            _write(SimResult(summary=res.summary, columns=res.columns), out, force, False, "shell")
+        finally:
+            if cap is not None:
+                cap.unlink(missing_ok=True)
         if not quiet:
             links = res.summary["links"]
             parts = [

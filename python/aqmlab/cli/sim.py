@@ -557,6 +557,7 @@ def build_dumbbell(
     reverse_flows: int = 0,
     netem: str | None = None,
     pacing: bool | None = None,
+    reverse_netem: str | None = None,
 ):
     """The dumbbell command's options as a validated scenario: ``(Scenario, classes, counts)``
     (``classes``/``counts``: the ``--class`` list and flows per class, or None). Bad options end
@@ -618,6 +619,7 @@ def build_dumbbell(
             **({"rate": rate} if rate is not None else {}),
             **({"rate_trace": rate_trace} if rate_trace is not None else {}),
             **({"netem": netem} if netem is not None else {}),
+            **({"reverse_netem": reverse_netem} if reverse_netem is not None else {}),
             "rtt": rtt,
             "buffer": buffer,
             "pkt_size": pkt_size,
@@ -748,6 +750,14 @@ def register(app: typer.Typer) -> None:
                 '"delay 10ms 5ms distribution normal loss gemodel 1% 10%" (docs/netem.md).',
             ),
         ] = None,
+        reverse_netem: Annotated[
+            str | None,
+            typer.Option(
+                "--reverse-netem",
+                help="netem impairments of the reverse bottleneck's packets (R2 to R1: the "
+                "ACKs), in netem's syntax (docs/netem.md).",
+            ),
+        ] = None,
         rtt: Annotated[
             str, typer.Option(help="Two-way propagation delay of every flow (100ms).")
         ] = "100ms",
@@ -850,6 +860,7 @@ def register(app: typer.Typer) -> None:
                 pkt_size=pkt_size, duration=duration, warmup=warmup, seed=seed,
                 sample_interval=sample_interval, access=access, profile=profile,
                 rate_trace=rate_trace, netem=netem, pacing=pacing, reverse_flows=reverse_flows,
+                reverse_netem=reverse_netem,
             )  # fmt: skip
             sc = _with_pcap(_with_trace(sc, trace), pcap)
             sim = _prepare(sc, out, force)

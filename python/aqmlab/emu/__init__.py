@@ -258,7 +258,8 @@ def _run(scenario, flows, mtu, sysctls_snd: dict[str, str], command=None, pcap=N
     wall0 = time.monotonic()
     started = now_utc()
     try:
-        with Testbed(mtu, ecn_groups, sysctls_snd) as tb:
+        reverse_ecn = any(f.ecn for f in flows if f.reverse)
+        with Testbed(mtu, ecn_groups, sysctls_snd, reverse_ecn=reverse_ecn) as tb:
             tb.create_namespaces()
             try:
                 fw = _core.Forwarder(
@@ -274,26 +275,36 @@ def _run(scenario, flows, mtu, sysctls_snd: dict[str, str], command=None, pcap=N
             sysctls = tb.sysctls()
             duration, warmup = float(n["duration"]), float(n["warmup"])
             py = [sys.executable, "-m", "aqmlab.emu.traffic"]
-            starts = {f.id: f.start_s for f in flows}
-            plan = {
-                "warmup": warmup,
-                "duration": duration,
-                "flows": [
-                    {"id": f.id, "dst": f.dst, "port": PORT, "cc": f.cc, "start_s": f.start_s}
-                    for f in flows
-                ],
-            }
-            # the plans go through stdin: a command line holds at most 128 KiB per argument
-            argv = {
-                "recv": ["recv", "--port", str(PORT), "--warmup", str(warmup),
-                         "--duration", str(duration), "--starts", "-"],
-                "send": ["send", "--plan", "-"],
-            }  # fmt: skip
-            plans = {"recv": json.dumps(starts), "send": json.dumps(plan)}
-            for role, ns in (("recv", "rcv"), ("send", "snd")):
+            # a receiver and a sender per direction: the forward groups' from the senders'
+            # namespace to the receivers', the reverse groups' (direction = "reverse") the
+            # other way, across the reverse link
+            progs = []  # (name, namespace, argv, plan on stdin)
+            for rev, send_ns, recv_ns in ((False, "snd", "rcv"), (True, "rcv", "snd")):
+                mine = [f for f in flows if f.reverse == rev]
+                if not mine:
+                    continue
+                starts = {f.id: f.start_s for f in mine}
+                plan = {
+                    "warmup": warmup,
+                    "duration": duration,
+                    "flows": [
+                        {"id": f.id, "dst": f.dst, "port": PORT, "cc": f.cc,
+                         "start_s": f.start_s}
+                        for f in mine
+                    ],
+                }  # fmt: skip
+                # the plans go through stdin: a command line holds at most 128 KiB per
+                # argument
+                tag = "reverse " if rev else ""
+                progs.append((f"{tag}receiver", recv_ns,
+                              ["recv", "--port", str(PORT), "--warmup", str(warmup),
+                               "--duration", str(duration), "--starts", "-"],
+                              json.dumps(starts)))  # fmt: skip
+                progs.append((f"{tag}sender", send_ns, ["send", "--plan", "-"], json.dumps(plan)))
+            for _, ns, args, _ in progs:
                 procs.append(
                     subprocess.Popen(
-                        tb.exec_argv(ns, [*py, *argv[role]]),
+                        tb.exec_argv(ns, [*py, *args]),
                         stdin=subprocess.PIPE,
                         stdout=subprocess.PIPE,
                         stderr=subprocess.PIPE,
@@ -301,12 +312,11 @@ def _run(scenario, flows, mtu, sysctls_snd: dict[str, str], command=None, pcap=N
                         start_new_session=True,
                     )
                 )
-            for role, p in zip(("recv", "send"), procs, strict=True):
-                p.stdin.write(plans[role] + "\n")
+            for (_, _, _, text), p in zip(progs, procs, strict=True):
+                p.stdin.write(text + "\n")
                 p.stdin.flush()
-            recv, send = procs
-            # Both programs are up (imports done, receiver listening) before the origin is set.
-            for name, p in (("receiver", recv), ("sender", send)):
+            # Every program is up (imports done, receivers listening) before the origin is set.
+            for (name, _, _, _), p in zip(progs, procs, strict=True):
                 if p.stdout.readline().strip() != "ready":
                     raise EmulationError(f"{name} did not start: {_tail(p)}")
             t0 = time.monotonic_ns() + int(_LEAD_S * 1e9)
@@ -340,15 +350,20 @@ def _run(scenario, flows, mtu, sysctls_snd: dict[str, str], command=None, pcap=N
                     "exit_status": finish(cmd, grace=2.0),
                     "ended_by_run": ran_out,
                 }
-            outs = {}
-            for name, p in (("receiver", recv), ("sender", send)):
+            # the programs' reports, merged per role (flow ids are distinct)
+            outs = {"receiver": {"flows": {}, "realtime": True},
+                    "sender": {"flows": {}, "realtime": True}}  # fmt: skip
+            for (name, _, _, _), p in zip(progs, procs, strict=True):
                 try:
                     out, err = p.communicate(timeout=10)
                 except subprocess.TimeoutExpired:
                     raise EmulationError(f"{name} did not finish") from None
                 if p.returncode != 0:
                     raise EmulationError(f"{name} failed: {' '.join(err.split())[-300:]}")
-                outs[name] = json.loads(out.strip().splitlines()[-1])
+                got = json.loads(out.strip().splitlines()[-1])
+                mine = outs[name.split()[-1]]
+                mine["flows"].update(got["flows"])
+                mine["realtime"] = mine["realtime"] and bool(got.get("realtime"))
             try:
                 fw.finish_capture()
             except OSError as e:
@@ -466,6 +481,7 @@ def _result(scenario, flows, report, ts, cts, outs, sysctls, wall, started) -> S
                 "group": f.group,
                 "kind": "tcp",
                 "cc": f.cc,
+                "direction": "reverse" if f.reverse else "forward",
                 "start_s": f.start_s,
                 "window_s": max(window, 0.0),
                 "goodput_bps": 8.0 * got / window if window > 0 else 0.0,

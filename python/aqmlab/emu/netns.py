@@ -191,6 +191,10 @@ class Testbed:
     snd_sysctls : dict, optional
         Further ``{key: value}`` settings of the senders' namespace, applied after
         :attr:`SYSCTLS` (checked with :func:`check_sysctls`).
+    reverse_ecn : bool
+        The route from the receivers' namespace back to the senders' address asks for ECN
+        (``features ecn``): the reverse flow groups (``direction = "reverse"``) are
+        ECN-capable.
     """
 
     #: Sysctls set in each namespace (``{namespace role: {key: value}}``).
@@ -215,8 +219,17 @@ class Testbed:
         "net.ipv4.tcp_slow_start_after_idle",
     )
 
-    def __init__(self, mtu: int, ecn_groups: list[bool], snd_sysctls: dict[str, str] | None = None):
+    def __init__(
+        self,
+        mtu: int,
+        ecn_groups: list[bool],
+        snd_sysctls: dict[str, str] | None = None,
+        reverse_ecn: bool = False,
+    ):
         self.pid = os.getpid()
+        #: The route back (receivers' namespace to the senders' address) asks for ECN: the
+        #: reverse flow groups are ECN-capable.
+        self.reverse_ecn = reverse_ecn
         self.snd, self.rcv = ns_names(self.pid)
         self.snd_tun, self.rcv_tun = tun_names(self.pid)
         self.mtu = mtu
@@ -257,7 +270,8 @@ class Testbed:
             "link set dev lo up",
             f"link set dev {self.rcv_tun} mtu {self.mtu} up",
             *(f"addr add {group_addr(g)}/32 dev {self.rcv_tun}" for g in groups),
-            f"route add {SND_ADDR}/32 dev {self.rcv_tun}",
+            f"route add {SND_ADDR}/32 dev {self.rcv_tun}"
+            + (" features ecn" if self.reverse_ecn else ""),
         ]
         for role, ns, tun, cmds in (
             ("snd", self.snd, self.snd_tun, snd),

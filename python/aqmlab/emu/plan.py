@@ -17,7 +17,7 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from aqmlab.emu.netns import group_addr
+from aqmlab.emu.netns import SND_ADDR, group_addr
 from aqmlab.errors import error
 
 __all__ = ["FlowPlan", "available_cc", "plan_flows", "kernel_cc_name", "take_kernel_cc", "PORT"]
@@ -141,6 +141,10 @@ class FlowPlan:
         ECN-capable.
     dst : str
         The receiver's IPv4 address.
+    reverse : bool
+        The group sends the other way (``direction = "reverse"``): the sender runs in the
+        receivers' namespace and sends to the senders' address (``SND_ADDR``) across the
+        reverse link.
     """
 
     id: int
@@ -149,6 +153,7 @@ class FlowPlan:
     cc: str
     ecn: bool
     dst: str
+    reverse: bool = False
 
 
 def plan_flows(
@@ -179,6 +184,7 @@ def plan_flows(
     avail = available_cc()
     rng = random.Random(normalized.get("seed", 1))
     out: list[FlowPlan] = []
+    ecn_back: dict[str, object] = {}  # the reverse groups' ecn (one route back)
     for g, grp in enumerate(groups):
         kind = grp.get("kind", "tcp")
         if kind != "tcp":
@@ -198,6 +204,14 @@ def plan_flows(
         jitter = grp.get("start_jitter")
         if jitter is None:
             jitter = 1.0 if start is None else 0.0
+        reverse = grp.get("direction", "forward") == "reverse"
+        if reverse and grp.get("ecn") != ecn_back.setdefault("ecn", grp.get("ecn")):
+            raise error(
+                f"flows[{g}].ecn",
+                grp.get("ecn"),
+                "the emulator's reverse groups share one route back (ECN is chosen per route): "
+                "give them the same ecn",
+            )
         for _ in range(int(grp.get("count", 1))):
             out.append(
                 FlowPlan(
@@ -206,7 +220,8 @@ def plan_flows(
                     start_s=float(start or 0.0) + rng.uniform(0.0, float(jitter)),
                     cc=cc,
                     ecn=bool(grp.get("ecn", False)),
-                    dst=group_addr(g),
+                    dst=SND_ADDR if reverse else group_addr(g),
+                    reverse=reverse,
                 )
             )
     return out

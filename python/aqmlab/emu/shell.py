@@ -376,6 +376,8 @@ def shell(
     peer_command: str | None = None,
     mtu: int = 1500,
     ecn: bool = False,
+    pcap: str | os.PathLike[str] | None = None,
+    host_ports: list | None = None,
 ) -> ShellResult:
     """Run ``argv`` behind the emulated link and return its exit status and the links'
     statistics.
@@ -396,6 +398,14 @@ def shell(
         MTU of both devices, bytes.
     ecn : bool
         The inside's connections ask for ECN (its routes say ``features ecn``).
+    pcap : path, optional
+        Capture the real packets at both TUN devices into this pcapng file (created or
+        replaced; interface ``senders`` is the inside's device, ``receivers`` the far side's;
+        the first 128 bytes of each packet, timestamps from the forwarder's clock;
+        ``docs/pcap.md``). The summary's ``emulation.captured`` counts them per device.
+    host_ports : list of aqmlab.emu.relay.HostPort, optional
+        Ports of the far side's address relayed to the host's services
+        (:class:`aqmlab.emu.relay.HostRelay`; ``--host-port``).
 
     Returns
     -------
@@ -420,6 +430,9 @@ def shell(
     env = dict(os.environ, **{PEER_ENV: peer})
     started, wall0 = now_utc(), time.monotonic()
     fw = thread = cmd = server = None
+    from aqmlab.emu.relay import HostRelay
+
+    relay = HostRelay(host_ports or [])
     errors: list[BaseException] = []
     status: int | None = None
     with signals_raise(), Testbed(mtu, [ecn]) as tb:
@@ -429,6 +442,7 @@ def shell(
                 fw = _core.Forwarder(
                     uplink._core, tb.snd_tun, tb.rcv_tun, [peer], reverse=downlink._core,
                     names=("uplink", "downlink"), until_stopped=True,
+                    pcap=None if pcap is None else os.fspath(pcap),
                 )  # fmt: skip
             except OSError as e:
                 raise EmulationError(str(e)) from None
@@ -446,6 +460,7 @@ def shell(
 
             thread = threading.Thread(target=forward, name="aqmlab-forwarder", daemon=True)
             thread.start()
+            relay.start(lambda argv: tb.exec_argv("rcv", argv), peer)
             if peer_command:
                 server = spawn(
                     tb, "rcv", ["sh", "-c", peer_command], env, user, stdin=subprocess.DEVNULL,
@@ -479,11 +494,16 @@ def shell(
                 raise EmulationError(str(errors[0]) if errors else "the forwarder stopped")
             fw.stop()
             thread.join(5)
+            try:
+                fw.finish_capture()
+            except OSError as e:
+                raise EmulationError(str(e)) from None
             report = json.loads(fw.report_json())
             ts = {k: list(v) for k, v in fw.timeseries().items()}
             for k, v in fw.reverse_timeseries().items():
                 ts.setdefault(k, []).extend(v)
         finally:
+            relay.close()
             for p in (cmd, server):
                 if p is not None and p.poll() is None:
                     finish(p, grace=1.0)
@@ -504,6 +524,9 @@ def shell(
             "exit_status": status,
             "peer": peer,
             "peer_command": peer_command,
+            "host_ports": [
+                {"port": h.port, "host": h.host, "host_port": h.host_port} for h in relay.ports
+            ],
             "user": None if user is None else {"uid": user[0], "gid": user[1]},
             "uplink": _link_settings(uplink),
             "downlink": _link_settings(downlink),
@@ -514,6 +537,8 @@ def shell(
             "kernel": platform.release(),
             "sysctls": sysctls,
             "pid": os.getpid(),
+            # packets in the capture per device (0, 0 without one; shell(pcap=...))
+            "captured": dict(zip(("senders", "receivers"), report["captured"], strict=True)),
         },
         "meta": meta(started=started),
     }
@@ -524,5 +549,6 @@ def _link_settings(sc) -> dict[str, Any]:
     """One direction's settings as normalized by the scenario schema."""
     n = sc.normalized
     d = n["dumbbell"]
-    keys = ("rate", "rtt", "buffer", "buffer_bytes", "pkt_size", "rate_trace", "rate_changes")
+    keys = ("rate", "rtt", "buffer", "buffer_bytes", "pkt_size", "rate_trace", "rate_changes",
+            "netem")  # fmt: skip
     return {"aqm": n["aqm"], **{k: d[k] for k in keys if d.get(k) not in (None, False, [])}}

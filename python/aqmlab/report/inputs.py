@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from aqmlab.report.axes import Axis
+
 __all__ = ["Run", "RunSet", "ReportInputError", "check_summary", "load_runs", "primary_link"]
 
 
@@ -85,12 +87,15 @@ class RunSet:
         Every run, failed ones included, in the order read.
     keys : list of str
         The override keys that define a configuration (sweeps), else empty.
+    axes : list of Axis
+        The sweep's axes (one per key: name, unit, numeric order; :mod:`aqmlab.report.axes`).
     """
 
     kind: str
     source: Path
     runs: list[Run]
     keys: list[str] = field(default_factory=list)
+    axes: list[Any] = field(default_factory=list)
 
     @property
     def configs(self) -> list[str]:
@@ -121,12 +126,6 @@ class RunSet:
     def failed(self) -> list[Run]:
         """The runs that failed."""
         return [r for r in self.runs if r.error is not None]
-
-
-def _fmt_value(v: Any) -> str:
-    if isinstance(v, float):
-        return f"{v:g}"
-    return str(v)
 
 
 def _is_missing(v: Any) -> bool:
@@ -255,6 +254,16 @@ def _check_histogram(key: str, h: Any, bad) -> None:
             raise bad(f"{key}.counts[{i}]", c, "not a whole number >= 0")
 
 
+def _sweep_labels(folder: Path) -> dict[str, Any]:
+    """The ``labels`` of the sweep's ``sweep.json`` (empty when absent, as in older sweeps)."""
+    try:
+        data = json.loads((folder / "sweep.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    labels = data.get("labels") if isinstance(data, dict) else None
+    return labels if isinstance(labels, dict) else {}
+
+
 def _load_sweep(folder: Path) -> RunSet:
     import pyarrow.parquet as pq
 
@@ -270,12 +279,17 @@ def _load_sweep(folder: Path) -> RunSet:
         )
     i, j = cols.index("run_key"), cols.index("seed")
     keys = cols[i + 1 : j] if j > i else []
+    rows = table.to_pylist()
+    labels = _sweep_labels(folder)
+    axes = [Axis.from_values(k, [r[k] for r in rows], labels.get(k)) for k in keys]
+    # numeric axes in numeric order (2 ms before 10 ms), categories in the spec's order
+    rows.sort(key=lambda r: tuple(a.position(r[a.key]) for a in axes))
     runs = []
-    for row in table.to_pylist():
+    for row in rows:
         key = str(row["run_key"])
         error = row.get("error")
         error = None if _is_missing(error) else str(error)
-        label = ", ".join(f"{k}={_fmt_value(row[k])}" for k in keys) or "all runs"
+        label = ", ".join(a.describe(row[a.key]) for a in axes) or "all runs"
         summary = None
         js = folder / "runs" / f"{key}.json"
         if js.is_file():
@@ -295,7 +309,7 @@ def _load_sweep(folder: Path) -> RunSet:
                 timeseries_path=ts if ts.is_file() else None,
             )
         )
-    return RunSet("sweep", folder, runs, list(keys))
+    return RunSet("sweep", folder, runs, list(keys), axes)
 
 
 def _run_from_folder(folder: Path) -> Run:

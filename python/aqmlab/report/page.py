@@ -12,6 +12,7 @@ from aqmlab.report.figures import (
     cdf_figure,
     delay_goodput_figure,
     goodput_boxplot,
+    parameter_figures,
     timeseries_figures,
 )
 from aqmlab.report.inputs import RunSet, primary_link
@@ -54,13 +55,21 @@ def _fmt(x: float) -> str:
 
 
 def _cell(values: list[float]) -> str:
+    """``mean ± half-width`` of the 95 % Student-t interval: the half-width to two significant
+    digits (whole units from 10 up) and the mean to the same decimal place (``0.32 ± 0.14``,
+    ``98.9 ± 1.2``, ``60 ± 127``), so every cell is written by one rule; the mean alone
+    (:func:`_fmt`) without an interval."""
     r = mean_ci(v for v in values if v is None or math.isfinite(v))  # 95 % Student-t
     mean, lo, hi = r.mean, r.ci_low, r.ci_high
     if not math.isfinite(mean):
         return "n/a"
     if not math.isfinite(lo):
         return _fmt(mean)
-    return f"{_fmt(mean)} ± {_fmt((hi - lo) / 2)}"
+    half = (hi - lo) / 2
+    if half <= 0:
+        return f"{_fmt(mean)} ± 0"
+    d = min(6, max(0, 1 - math.floor(math.log10(half))))
+    return f"{mean:.{d}f} ± {half:.{d}f}"
 
 
 def _ci_table(rs: RunSet) -> str:
@@ -117,6 +126,7 @@ def _content(rs: RunSet, pre: str = "", h: int = 2) -> list[str]:
     kind = {"sweep": "sweep", "runs": "folder of runs", "run": "single run"}[rs.kind]
     n_ok, n_failed = len(rs.ok()), len(rs.failed)
     keys = ", ".join(f"<code>{escape(k)}</code>" for k in rs.keys) or "–"
+    params = parameter_figures(rs)
     cdf = cdf_figure(rs)
     dg = delay_goodput_figure(rs)
     ts = timeseries_figures(rs)
@@ -132,6 +142,19 @@ def _content(rs: RunSet, pre: str = "", h: int = 2) -> list[str]:
         "run). Statistics exclude each run's warm-up. Loss = queue drops / arrivals; goodput = "
         "sum of the flows' goodputs; Jain's index over the long-lived TCP flows.</p>"
         f"{_ci_table(rs)}</section>",
+        _figure_section(
+            f"{pre}parameters",
+            "Metric versus parameter",
+            "One figure per axis of the sweep: median and p99 queue delay, utilization, loss, "
+            "Jain's index and per-flow goodput over the fair share (link rate / flows; 1 is "
+            "fair), one line per value of the other axes: the mean over the seeds and a band "
+            "of the two-sided 95 % Student-t confidence interval of the mean.",
+            [p for _k, p in params],
+            "Only a sweep with an axis of at least two values has these figures.",
+            h,
+        )
+        if rs.kind == "sweep"
+        else "",
         _figure_section(
             f"{pre}cdf",
             "Queue-delay CDF",
@@ -168,9 +191,10 @@ def _content(rs: RunSet, pre: str = "", h: int = 2) -> list[str]:
         _figure_section(
             f"{pre}goodput",
             "Per-flow goodput",
-            "Goodput of every flow (short flows left out), the runs of a configuration pooled: "
-            "box from the first to the third quartile, line at the median, whiskers to the "
-            "furthest flow within 1.5 times the box's length.",
+            "Goodput of every flow over its fair share (the link's rate over the number of "
+            "flows, short flows left out; 1, the dashed line, is a fair share), the runs of a "
+            "configuration pooled: box from the first to the third quartile, line at the "
+            "median, whiskers to the furthest flow within 1.5 times the box's length.",
             [box] if box else [],
             "No per-flow results in the input.",
             h,

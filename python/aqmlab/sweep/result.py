@@ -59,8 +59,13 @@ def default_metric(df) -> str:
     return metrics[0]
 
 
-def plot_across_seeds(df, metric: str | None = None, ax=None, confidence: float = 0.95):
+def plot_across_seeds(
+    df, metric: str | None = None, ax=None, confidence: float = 0.95, labels=None
+):
     """One metric's mean and confidence interval over the seeds, per configuration.
+
+    Configurations are named and ordered by the sweep's axes (:class:`aqmlab.report.axes.Axis`):
+    ``target = 2 ms`` before ``target = 10 ms``, numbers in one unit per axis.
 
     Parameters
     ----------
@@ -72,18 +77,24 @@ def plot_across_seeds(df, metric: str | None = None, ax=None, confidence: float 
         Where to draw; without it, a new Figure.
     confidence : float
         Two-sided confidence level of the intervals.
+    labels : dict, optional
+        The sweep's ``[labels]`` (``sweep.json``'s ``labels``): axis and value names.
 
     Returns
     -------
     matplotlib Figure or Axes
         The Figure made, else ``ax``.
     """
+    from aqmlab.report.axes import Axis
     from aqmlab.stats import across_seeds, override_columns
 
     metric = default_metric(df) if metric is None else metric
     by = override_columns(df)
     st = across_seeds(df, [metric], by, confidence)
-    labels = [", ".join(f"{k}={row[k]}" for k in by) or "all" for _, row in st.iterrows()]
+    axes = [Axis.from_values(k, list(df[k]), (labels or {}).get(k)) for k in by]
+    order = sorted(range(len(st)), key=lambda i: tuple(a.position(st[a.key].iloc[i]) for a in axes))
+    st = st.iloc[order].reset_index(drop=True)
+    labels = [", ".join(a.describe(row[a.key]) for a in axes) or "all" for _, row in st.iterrows()]
     fig, axes = new_axes(ax, figsize=(max(4.0, 0.9 * len(st) + 2), 3.5))
     mean = st["mean"].to_numpy(dtype=float)
     lo = (mean - st["ci_low"].to_numpy(dtype=float)).clip(min=0)
@@ -223,7 +234,18 @@ class SweepResult(Result):
         matplotlib Figure or Axes
             The Figure made, else ``ax``.
         """
-        return plot_across_seeds(self.table, metric, ax)
+        return plot_across_seeds(self.table, metric, ax, labels=self._labels())
+
+    def _labels(self) -> dict[str, Any]:
+        """The sweep's ``[labels]`` from its ``sweep.json`` (empty without one)."""
+        import json
+
+        try:
+            data = json.loads((Path(self.out) / "sweep.json").read_text())
+        except (OSError, ValueError, TypeError):
+            return {}
+        labels = data.get("labels") if isinstance(data, dict) else None
+        return labels if isinstance(labels, dict) else {}
 
     # -- what the DataFrame sweep.run used to return did, kept for one release ----------------
     def __len__(self) -> int:

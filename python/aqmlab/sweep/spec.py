@@ -55,7 +55,7 @@ __all__ = [
 ]
 
 #: Keys a spec may have at its top level.
-SPEC_KEYS = ("base", "seeds", "grid", "zip", "timeseries", "name")
+SPEC_KEYS = ("base", "seeds", "grid", "zip", "timeseries", "name", "labels")
 #: Columns of results.parquet that an override key may not take.
 RESERVED_COLUMNS = ("run_key", "seed", "error", "wall_s")
 
@@ -144,6 +144,8 @@ class SweepSpec:
         Keep each run's time series.
     name : str
         A label (the spec file's stem by default).
+    labels : dict
+        How figures name the axes and values (``[labels]``, :mod:`aqmlab.sweep.labels`).
     text : str
         The spec as given (TOML), copied to ``DIR/spec.toml``.
     label : str
@@ -159,6 +161,7 @@ class SweepSpec:
     zip: dict[str, list[Any]] = field(default_factory=dict)
     timeseries: bool = False
     name: str = "sweep"
+    labels: dict[str, dict[str, Any]] = field(default_factory=dict)
     text: str = ""
     label: str = "sweep spec"
     #: (estimated memory bytes, estimated CPU seconds) of each combination, as load_spec
@@ -250,7 +253,7 @@ class SweepSpec:
         -------
         dict
         """
-        return {
+        out = {
             "name": self.name,
             "base": self.base,
             "seeds": self.seeds,
@@ -258,6 +261,9 @@ class SweepSpec:
             "zip": self.zip,
             "timeseries": self.timeseries,
         }
+        if self.labels:
+            out["labels"] = self.labels
+        return out
 
 
 def resolve(base: Mapping[str, Any], overrides: Mapping[str, Any], seed: int) -> dict[str, Any]:
@@ -514,6 +520,12 @@ def load_spec(
             f'zip."{first}" has {lengths[first]} (zip lists must be of equal length)'
         )
 
+    from aqmlab.sweep.labels import parse_labels
+
+    try:
+        labels = parse_labels(doc.get("labels"), {**grid, **zipped})
+    except ValueError as e:
+        _fail(str(e))
     out = SweepSpec(
         base=base_doc,
         seeds=list(seeds),
@@ -521,6 +533,7 @@ def load_spec(
         zip=zipped,
         timeseries=timeseries,
         name=sweep_name,
+        labels=labels,
         text=text,
         label=label,
     )

@@ -17,9 +17,10 @@ macro_rules! qdisc_states {
         /// entry points are never inlined, so that a caller's FIFO path compiles as a direct
         /// call (or inlining) of [`crate::QueueDisc`]'s, as before trees existed.
         ///
-        /// The FIFO variant is stored inline (no box, no extra indirection per packet)
-        /// although it is much larger than a scheduler's (whose classes and flow queues live
-        /// in `Vec`s).
+        /// The FIFO variant is stored inline (no box, no extra indirection per packet); the
+        /// schedulers are boxed (one indirection per call, against their own per-packet
+        /// work of hashing and class selection), so that the enum, held by every link of a
+        /// simulation, is no larger than a FIFO.
         #[allow(clippy::large_enum_variant)]
         #[derive(Debug, Clone)]
         pub enum Qdisc<P> {
@@ -27,7 +28,7 @@ macro_rules! qdisc_states {
             Fifo($crate::queue::QueueDisc<P>),
             $(
                 #[doc = concat!("See [`crate::", stringify!($m), "`].")]
-                $v($crate::$m::$s<P>),
+                $v(Box<$crate::$m::$s<P>>),
             )*
         }
 
@@ -45,11 +46,11 @@ macro_rules! qdisc_states {
                         Qdisc::Fifo($crate::queue::QueueDisc::new(a, limit, link, seed)?)
                     }
                     $(
-                        QdiscConfig::$v(c) => Qdisc::$v(
+                        QdiscConfig::$v(c) => Qdisc::$v(Box::new(
                             <$crate::$m::$s<P> as $crate::qdisc::QdiscOps<P>>::new(
                                 c, limit, link, seed,
                             )?,
-                        ),
+                        )),
                     )*
                 })
             }
@@ -65,7 +66,7 @@ macro_rules! qdisc_states {
             ) -> $crate::queue::Enqueue<P> {
                 match self {
                     Qdisc::Fifo(q) => q.enqueue(now, pkt),
-                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::enqueue(q, now, pkt, on_drop), )*
+                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::enqueue(&mut **q, now, pkt, on_drop), )*
                 }
             }
 
@@ -88,7 +89,7 @@ macro_rules! qdisc_states {
             ) -> Option<P> {
                 match self {
                     Qdisc::Fifo(q) => q.dequeue(now, on_drop),
-                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::dequeue(q, now, on_drop), )*
+                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::dequeue(&mut **q, now, on_drop), )*
                 }
             }
 
@@ -97,7 +98,7 @@ macro_rules! qdisc_states {
             pub fn poll_at(&self) -> Option<$crate::time::Instant> {
                 match self {
                     Qdisc::Fifo(q) => q.poll_at(),
-                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::poll_at(q), )*
+                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::poll_at(&**q), )*
                 }
             }
 
@@ -105,7 +106,7 @@ macro_rules! qdisc_states {
             pub fn on_timer(&mut self, now: $crate::time::Instant) {
                 match self {
                     Qdisc::Fifo(q) => q.on_timer(now),
-                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::on_timer(q, now), )*
+                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::on_timer(&mut **q, now), )*
                 }
             }
 
@@ -114,7 +115,7 @@ macro_rules! qdisc_states {
             pub fn len_pkts(&self) -> usize {
                 match self {
                     Qdisc::Fifo(q) => q.len_pkts(),
-                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::len_pkts(q), )*
+                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::len_pkts(&**q), )*
                 }
             }
 
@@ -123,7 +124,7 @@ macro_rules! qdisc_states {
             pub fn len_bytes(&self) -> u64 {
                 match self {
                     Qdisc::Fifo(q) => q.len_bytes(),
-                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::len_bytes(q), )*
+                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::len_bytes(&**q), )*
                 }
             }
 
@@ -131,7 +132,7 @@ macro_rules! qdisc_states {
             pub fn stats(&self) -> $crate::queue::QueueStats {
                 match self {
                     Qdisc::Fifo(q) => *q.stats(),
-                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::stats(q), )*
+                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::stats(&**q), )*
                 }
             }
 
@@ -140,7 +141,7 @@ macro_rules! qdisc_states {
             pub fn num_classes(&self) -> usize {
                 match self {
                     Qdisc::Fifo(_) => 0,
-                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::num_classes(q), )*
+                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::num_classes(&**q), )*
                 }
             }
 
@@ -148,7 +149,7 @@ macro_rules! qdisc_states {
             pub fn class_name(&self, i: usize) -> Option<&str> {
                 match self {
                     Qdisc::Fifo(_) => None,
-                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::class_name(q, i), )*
+                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::class_name(&**q, i), )*
                 }
             }
 
@@ -156,7 +157,7 @@ macro_rules! qdisc_states {
             pub fn class_stats(&self, i: usize) -> Option<$crate::queue::QueueStats> {
                 match self {
                     Qdisc::Fifo(_) => None,
-                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::class_stats(q, i), )*
+                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::class_stats(&**q, i), )*
                 }
             }
 
@@ -164,7 +165,7 @@ macro_rules! qdisc_states {
             pub fn class_len(&self, i: usize) -> Option<(usize, u64)> {
                 match self {
                     Qdisc::Fifo(_) => None,
-                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::class_len(q, i), )*
+                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::class_len(&**q, i), )*
                 }
             }
 
@@ -173,7 +174,7 @@ macro_rules! qdisc_states {
             pub fn last_class(&self) -> u8 {
                 match self {
                     Qdisc::Fifo(_) => 0,
-                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::last_class(q), )*
+                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::last_class(&**q), )*
                 }
             }
 
@@ -183,7 +184,7 @@ macro_rules! qdisc_states {
             pub fn active_flows(&self) -> Option<u32> {
                 match self {
                     Qdisc::Fifo(_) => None,
-                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::active_flows(q), )*
+                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::active_flows(&**q), )*
                 }
             }
 
@@ -195,7 +196,7 @@ macro_rules! qdisc_states {
             ) -> Option<$crate::qdisc::FlowCount> {
                 match self {
                     Qdisc::Fifo(_) => None,
-                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::flow_count(q, now), )*
+                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::flow_count(&**q, now), )*
                 }
             }
 
@@ -204,7 +205,7 @@ macro_rules! qdisc_states {
             pub fn set_link_rate(&mut self, rate: $crate::time::BitsPerSec) {
                 match self {
                     Qdisc::Fifo(q) => q.set_link_rate(rate),
-                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::set_link_rate(q, rate), )*
+                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::set_link_rate(&mut **q, rate), )*
                 }
             }
 
@@ -213,7 +214,7 @@ macro_rules! qdisc_states {
             pub fn reset_flow_peak(&mut self) {
                 match self {
                     Qdisc::Fifo(_) => {}
-                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::reset_flow_peak(q), )*
+                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::reset_flow_peak(&mut **q), )*
                 }
             }
 
@@ -224,7 +225,7 @@ macro_rules! qdisc_states {
             pub fn memory_bytes(&self) -> usize {
                 match self {
                     Qdisc::Fifo(q) => q.memory_bytes(),
-                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::memory_bytes(q), )*
+                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::memory_bytes(&**q), )*
                 }
             }
 
@@ -233,7 +234,7 @@ macro_rules! qdisc_states {
             pub fn pool_slots(&self) -> Option<usize> {
                 match self {
                     Qdisc::Fifo(_) => None,
-                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::pool_slots(q), )*
+                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::pool_slots(&**q), )*
                 }
             }
 
@@ -241,7 +242,7 @@ macro_rules! qdisc_states {
             pub fn limit(&self) -> $crate::queue::QueueLimit {
                 match self {
                     Qdisc::Fifo(q) => q.limit(),
-                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::limit(q), )*
+                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::limit(&**q), )*
                 }
             }
 
@@ -249,7 +250,7 @@ macro_rules! qdisc_states {
             pub fn link(&self) -> $crate::queue::LinkInfo {
                 match self {
                     Qdisc::Fifo(q) => q.link(),
-                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::link(q), )*
+                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::link(&**q), )*
                 }
             }
 
@@ -258,7 +259,7 @@ macro_rules! qdisc_states {
             pub fn probability(&self) -> f64 {
                 match self {
                     Qdisc::Fifo(q) => q.probability(),
-                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::probability(q), )*
+                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::probability(&**q), )*
                 }
             }
 
@@ -270,7 +271,7 @@ macro_rules! qdisc_states {
             ) -> Result<(), $crate::error::ConfigError> {
                 match self {
                     Qdisc::Fifo(q) => q.set_param(path, value),
-                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::set_param(q, path, value), )*
+                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::set_param(&mut **q, path, value), )*
                 }
             }
 
@@ -278,7 +279,7 @@ macro_rules! qdisc_states {
             pub fn param(&self, path: &str) -> Option<f64> {
                 match self {
                     Qdisc::Fifo(q) => q.config().get_param(path),
-                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::param(q, path), )*
+                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::param(&**q, path), )*
                 }
             }
 
@@ -286,7 +287,7 @@ macro_rules! qdisc_states {
             pub fn config(&self) -> QdiscConfig {
                 match self {
                     Qdisc::Fifo(q) => QdiscConfig::Fifo(q.config()),
-                    $( Qdisc::$v(q) => QdiscConfig::$v($crate::qdisc::QdiscOps::config(q)), )*
+                    $( Qdisc::$v(q) => QdiscConfig::$v($crate::qdisc::QdiscOps::config(&**q)), )*
                 }
             }
 

@@ -16,9 +16,11 @@
 //!
 //! Simplification: Linux sends a TSO/GSO burst of `tcp_tso_autosize()` segments (about 1 ms
 //! of data at the pacing rate, at least 2) per pacing slot; the simulator sends one segment
-//! per slot, i.e. the same average rate with smaller bursts. Retransmissions sent directly
-//! from an ACK (fast retransmit, NewReno's partial-ACK retransmission) are not held back by
-//! the pacer but do advance it.
+//! per slot, i.e. the same average rate with smaller bursts. With SACK (the `linux`
+//! profile) every transmission in recovery goes through the paced send loop
+//! (`send_sack_recovery`), as in Linux. Without SACK, the retransmissions NewReno sends
+//! directly from an ACK (the fast retransmit, the partial-ACK retransmission) are not held
+//! back by the pacer but do advance it.
 
 use crate::engine::{Ns, NS_PER_SEC};
 

@@ -1,0 +1,90 @@
+"""Scale: memory per flow and nanoseconds per event as flows grow (the scale issue's table).
+
+The dumbbell: 10 Gb/s, rtt 20 ms, long-lived CUBIC flows, CoDel with a one-BDP buffer, every
+flow with its own host pair and access links (the standard dumbbell, ``access = "link"``)
+and, for comparison, with hosts on the bottleneck (``access = "none"``, htsim's dumbbell).
+Each run is a child process of the Rust example ``bench_scale`` (so its resident memory is its
+own, and no Python object is counted).
+
+* Memory per flow: ``(peak RSS(50k flows) - peak RSS(1k flows)) / 49k``, from runs of 0.2 s.
+* Nanoseconds per event at 100, 1 000 and 10 000 flows (1 s, 0.5 s warm-up); ``--big`` adds
+  100 000 and 1 000 000 flows (minutes and gigabytes).
+
+Bars (the scale issue): at most 4 KB per flow on the standard dumbbell; ns/event at 10 000
+(and 100 000) flows within 1.5x of the 100-flow figure. Exit status 1 if a bar is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MEM_BAR_KB = 4.0
+FLAT_BAR = 1.5
+
+
+def build() -> Path:
+    subprocess.run(
+        ["nice", "cargo", "build", "--release", "-q", "-p", "netsim", "--example", "bench_scale"],
+        cwd=ROOT, check=True,
+    )  # fmt: skip
+    target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+    return target / "release" / "examples" / "bench_scale"
+
+
+def run(exe: Path, flows: int, access: str, duration: float, warmup: float) -> dict:
+    out = subprocess.run(
+        [str(exe), "--flows", str(flows), "--access", access, "--duration", str(duration),
+         "--warmup", str(warmup)],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--big", action="store_true", help="also 100 000 and 1 000 000 flows")
+    args = ap.parse_args()
+    exe = build()
+    ok = True
+
+    print("memory per flow (peak RSS, 0.2 s runs):")
+    print(f"{'access':<8} {'RSS 1k [MB]':>12} {'RSS 50k [MB]':>13} {'per flow [KB]':>14}  bar")
+    for access in ("link", "none"):
+        small = run(exe, 1_000, access, 0.2, 0.1)["peak_rss_bytes"]
+        large = run(exe, 50_000, access, 0.2, 0.1)["peak_rss_bytes"]
+        per_flow = (large - small) / 49_000 / 1024
+        bar = ""
+        if access == "link":
+            good = per_flow <= MEM_BAR_KB
+            ok &= good
+            bar = f"<= {MEM_BAR_KB:.0f} KB: {'ok' if good else 'MISSED'}"
+        print(f"{access:<8} {small / 1e6:>12.1f} {large / 1e6:>13.1f} {per_flow:>14.2f}  {bar}")
+
+    counts = [100, 1_000, 10_000] + ([100_000, 1_000_000] if args.big else [])
+    print("\nnanoseconds per event (1 s, 0.5 s warm-up):")
+    print(f"{'access':<8} {'flows':>9} {'events':>12} {'wall [s]':>9} {'ns/event':>9} "
+          f"{'x 100 flows':>11} {'util':>6}  bar")  # fmt: skip
+    for access in ("link", "none"):
+        base = None
+        for n in counts:
+            r = run(exe, n, access, 1.0, 0.5)
+            base = base or r["ns_per_event"]
+            ratio = r["ns_per_event"] / base
+            bar = ""
+            if access == "link" and n >= 10_000 and n <= 100_000:
+                good = ratio <= FLAT_BAR
+                ok &= good
+                bar = f"<= {FLAT_BAR}x: {'ok' if good else 'MISSED'}"
+            print(f"{access:<8} {n:>9} {r['events']:>12} {r['wall_seconds']:>9.2f} "
+                  f"{r['ns_per_event']:>9.1f} {ratio:>11.2f} {r['utilization']:>6.3f}  {bar}")  # fmt: skip
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

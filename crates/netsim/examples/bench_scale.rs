@@ -1,0 +1,84 @@
+//! Scale benchmark, one run per process (run by `benches/bench_scale.py`):
+//!
+//! `cargo run --release -p netsim --example bench_scale -- --flows N [--access link|none]
+//! [--duration S] [--warmup S]`
+//!
+//! The scale issue's dumbbell: 10 Gb/s, rtt 20 ms, long-lived CUBIC flows (`linux` profile),
+//! CoDel with a one-BDP buffer (16 667 packets of 1500 B). `--access link` (the default) gives
+//! every flow its own host pair and access links (aqmlab's standard dumbbell); `none` puts
+//! senders on R1 and receivers on R2 (htsim's dumbbell).
+//!
+//! Prints one JSON line: the flows, the resident set after building (`rss_built_bytes`,
+//! `VmRSS`) and at its peak (`VmHWM`), events, wall seconds of the run and nanoseconds per
+//! event, bottleneck packets and utilisation. One run per process, so that the RSS figures
+//! are this run's alone.
+
+use std::time::Instant as WallClock;
+
+use netsim::Simulation;
+use serde_json::json;
+
+/// A `/proc/self/status` field in bytes (`VmRSS`, `VmHWM`).
+fn status_bytes(field: &str) -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = s.lines().find(|l| l.starts_with(field))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+fn arg<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> T {
+    match args.iter().position(|a| a == name) {
+        None => default,
+        Some(i) => args
+            .get(i + 1)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| {
+                eprintln!("{name}: missing or invalid value");
+                std::process::exit(2)
+            }),
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let flows: u32 = arg(&args, "--flows", 100);
+    let access: String = arg(&args, "--access", "link".to_string());
+    let duration: f64 = arg(&args, "--duration", 1.0);
+    let warmup: f64 = arg(&args, "--warmup", 0.5);
+    if access != "link" && access != "none" {
+        eprintln!("--access = {access}: must be link or none");
+        std::process::exit(2);
+    }
+    let doc = json!({
+        "name": "scale", "seed": 1, "duration": duration, "warmup": warmup,
+        "dumbbell": {"rate": 10e9, "rtt": 0.02, "buffer": 16_667, "pkt_size": 1500,
+                     "access": access},
+        "aqm": {"type": "codel"},
+        "flows": [{"count": flows, "cc": "cubic"}]
+    });
+    let cfg = experiment::scenario::Scenario::from_value(&doc)
+        .unwrap_or_else(|e| panic!("scale scenario: {e}"))
+        .config;
+    let mut sim = Simulation::new(cfg).expect("scale config builds");
+    let rss_built = status_bytes("VmRSS:");
+    let t0 = WallClock::now();
+    sim.run();
+    let wall = t0.elapsed().as_secs_f64();
+    let s = sim.summary();
+    let bott = sim.link_tx_packets("R1->R2").expect("bottleneck");
+    println!(
+        "{}",
+        json!({
+            "flows": flows,
+            "access": access,
+            "sim_seconds": s.sim_seconds,
+            "wall_seconds": wall,
+            "events": s.events,
+            "ns_per_event": wall * 1e9 / s.events.max(1) as f64,
+            "bottleneck_packets": bott,
+            "utilization": s.links["R1->R2"].utilization,
+            "rss_built_bytes": rss_built,
+            "peak_rss_bytes": status_bytes("VmHWM:"),
+        })
+    );
+}
