@@ -416,6 +416,9 @@ pub struct TcpExtras {
     /// now: with it, two Prague flows among 20 CUBIC ones under PIE starved
     /// (`crates/netsim/tests/prague_fallback.rs`, seed 2 with delayed ACKs), not yet explained.
     pub prague_pacing: bool,
+    /// Linux's receive-buffer autotuning bounds the receiver's window (`tcp_rcv_space_adjust`;
+    /// only without a fixed `rwnd`).
+    pub rcvbuf: bool,
 }
 
 impl TcpExtras {
@@ -427,6 +430,7 @@ impl TcpExtras {
             hystart: cc == CcKind::Cubic,
             rack: sack,
             prague_pacing: false,
+            rcvbuf: true,
         }
     }
 }

@@ -421,6 +421,7 @@ fn tcp_extras(
         hystart,
         rack,
         prague_pacing: d.prague_pacing,
+        rcvbuf: d.rcvbuf,
     })
 }
 

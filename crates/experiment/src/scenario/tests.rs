@@ -83,6 +83,7 @@ fn tcp_profiles_defaults_and_overrides() {
         hystart: false,
         rack: true,
         prague_pacing: false,
+        rcvbuf: true,
     };
     let g = groups(&format!(
         r#"{{{BASE}, "flows": [{{}}, {{"cc": "cubic"}}, {{"profile": "classic"}},

@@ -51,6 +51,7 @@ pub mod minmax;
 pub mod pacing;
 pub mod rack;
 pub mod rate;
+pub mod rcvbuf;
 pub mod receiver;
 pub mod recovery;
 pub mod rtt;

@@ -15,6 +15,7 @@ use super::cc::{AckEvent, AnyController, CaState, Congestion, Controller};
 use super::pacing::{linux_rate, Pacer};
 use super::rack::Rack;
 use super::rate::RateSampler;
+use super::rcvbuf::RcvBuf;
 use super::recovery::{NewAck, Recovery, RecoveryKind, SackNext};
 use super::rtt::RttEstimator;
 use super::TcpParams;
@@ -109,6 +110,9 @@ pub struct TcpSender {
     rate: Option<Box<RateSampler>>,
     /// RACK-TLP state (the `rack` option; boxed, so 8 bytes per flow without it).
     rack: Option<Box<Rack>>,
+    /// The receiver's autotuned window ([`super::rcvbuf`]; the `linux` profile without a
+    /// fixed `rwnd`).
+    rcvbuf: Option<RcvBuf>,
 }
 
 impl TcpSender {
@@ -182,6 +186,7 @@ impl TcpSender {
             },
             done_at: None,
             rack: (p.extras.rack && p.sack).then(Box::default),
+            rcvbuf: (p.extras.rcvbuf && p.rwnd.is_none()).then(|| RcvBuf::new(p.mss)),
             accecn: (p.accecn && (p.ecn || p.cc.needs_ecn())).then(AccEcnSender::default),
             pace: Pacer::default(),
             paced,
@@ -357,9 +362,19 @@ impl TcpSender {
         });
     }
 
+    /// The receive window (segments from `snd_una`): the autotuned one, else the fixed
+    /// `rwnd`, else unlimited.
+    #[inline]
+    fn rwnd(&self) -> u32 {
+        match &self.rcvbuf {
+            Some(b) => b.window(),
+            None => self.p.rwnd.unwrap_or(u32::MAX),
+        }
+    }
+
     /// Sends as much as the windows and the application allow.
     pub fn send_allowed(&mut self, now: Ns, out: &mut Vec<Packet>) {
-        let rwnd = self.p.rwnd.unwrap_or(u32::MAX);
+        let rwnd = self.rwnd();
         if self.rec.in_sack_recovery() {
             self.send_sack_recovery(now, rwnd, out);
         } else {
@@ -630,6 +645,9 @@ impl TcpSender {
             if self.snd_nxt < self.snd_una {
                 self.snd_nxt = self.snd_una;
             }
+            if let Some(b) = self.rcvbuf.as_mut() {
+                b.on_ack(now, ack, self.rtt.srtt());
+            }
             match self.rec.on_new_ack(ack, acked, self.cc.window()) {
                 NewAck::Open | NewAck::SackContinue => {}
                 NewAck::Exit => {
@@ -779,7 +797,7 @@ impl TcpSender {
                 return;
             }
         } else if r.tlp_high_seq.is_none() {
-            let rwnd = self.p.rwnd.unwrap_or(u32::MAX);
+            let rwnd = self.rwnd();
             let new = self.snd_nxt == self.snd_max
                 && self.snd_max < self.app_limit
                 && self.snd_max < self.snd_una.saturating_add(rwnd);
@@ -939,6 +957,34 @@ mod tests {
         assert_eq!(s.cwnd(), 10.0);
         assert_eq!(s.stats.retransmits, 2);
         assert_eq!(s.stats.fast_retransmits, 1);
+    }
+
+    /// The `linux` profile's receive window (`TcpExtras::rcvbuf`, [`super::rcvbuf`]): with a
+    /// window of 100 segments the sender stops at the receiver's initial 64 KiB (68 segments of
+    /// 960 bytes); a fixed `rwnd` replaces it (30); without the option, the window rules (100).
+    #[test]
+    fn receive_window_bounds_the_flight() {
+        use crate::tcp::TcpExtras;
+        let auto = TcpExtras {
+            rcvbuf: true,
+            ..TcpExtras::default()
+        };
+        for (extras, rwnd, want) in [
+            (auto, None, 68),
+            (auto, Some(30), 30),
+            (TcpExtras::default(), None, 100),
+        ] {
+            let p = TcpParams {
+                extras,
+                rwnd,
+                ..params(CcKind::Newreno)
+            };
+            let mut s = TcpSender::new(0, 1, p, None);
+            set_window(&mut s, 100.0, f64::INFINITY);
+            let mut out = Vec::new();
+            s.send_allowed(0, &mut out);
+            assert_eq!(out.len(), want, "{extras:?} rwnd {rwnd:?}");
+        }
     }
 
     /// Prague paces itself under the `linux` profile (`TcpExtras::prague_pacing`, Linux
