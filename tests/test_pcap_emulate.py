@@ -50,7 +50,8 @@ def test_emulator_capture_matches_the_forwarder_counters(tmp_path):
     f = out / "capture.pcapng"
     cap = read_pcapng(f)
     assert [i["name"] for i in cap.interfaces] == ["senders", "receivers"]
-    assert {i["linktype"] for i in cap.interfaces} == {101}  # raw IP, as the TUN carries it
+    # Ethernet synthesised before the TUN's raw IPv4, so that libpcap's tools read the file
+    assert {i["linktype"] for i in cap.interfaces} == {1}
     s = json.loads((out / "summary.json").read_text())
     e = s["emulation"]
     assert e["captured"] == {"senders": len([q for q in cap.packets if q[0] == 0]),
@@ -78,3 +79,10 @@ def test_emulator_capture_matches_the_forwarder_counters(tmp_path):
     # ACKs read from the receivers' device: released, or still in the reverse delay line
     assert 0 <= by[("receivers", False)] - e["timing"]["reverse"]["packets"] < 100
     assert link["arrivals"] > 1000
+    # Debian's tcptrace (libpcap; installed with tshark by scripts/install-debian-packages.sh)
+    # reads the two-interface file: every packet, and the two flows' connections
+    tt = subprocess.run(["tcptrace", "-n", str(f)], capture_output=True, text=True)
+    assert tt.returncode == 0, tt.stderr
+    assert f"{len(cap.packets)} packets seen, {len(cap.packets)} TCP packets traced" in tt.stdout
+    conns = [ln for ln in tt.stdout.splitlines() if ln.strip()[:2] in ("1:", "2:", "3:")]
+    assert len(conns) == 2 and all(":5201 " in c for c in conns), tt.stdout
