@@ -177,6 +177,13 @@ EMULATE_FILE_ROWS = [
         ["dumbbell.rate_trace", "missing.trace", "cannot read"],
     ),
     (
+        EMU_TOML
+        + '[[flows]]\ndirection = "reverse"\nclass = "b"\n'
+        + '[reverse_aqm]\ntype = "drr"\nclasses = [{name = "a"}, {name = "b"}]\n',
+        [],
+        ["flows[1].class", "simulator-only"],
+    ),
+    (
         'duration = "2s"\n[parking_lot]\nhops = 2\nrate = "10Mbps"\n[[flows]]\ncount = 1\n',
         [],
         ["topology", "dumbbell"],

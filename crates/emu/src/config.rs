@@ -115,7 +115,15 @@ impl EmuConfig {
             // a reverse group's packets cross the reverse link (its first class)
             let reverse = g.endpoints().direction == experiment::config::Direction::Reverse;
             let class = match g {
-                FlowGroup::Tcp(t) if !reverse => t.class.as_deref(),
+                FlowGroup::Tcp(t) if reverse && t.class.is_some() => {
+                    return Err((
+                        format!("flows[{i}].class"),
+                        "a reverse group's class is simulator-only (the emulator files reverse \
+                         packets under the reverse qdisc's first class)"
+                            .into(),
+                    ));
+                }
+                FlowGroup::Tcp(t) => t.class.as_deref(),
                 _ => None,
             };
             let idx = match class {
