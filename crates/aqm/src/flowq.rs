@@ -721,6 +721,40 @@ impl<P: Packet> FlowQueues<P> {
 
     // ----- the fattest flow -----
 
+    /// One round of Linux `fq_codel_drop` (ns-3 `FqCoDelDrop`, `FqCobaltDrop`): drops from the
+    /// head of bucket `fat` until half of its bytes or `batch` packets are gone. Victims go to
+    /// `on_victim`; if the round reaches the arrival (the tail of bucket `arrival_bucket`,
+    /// when that is `fat`), it is returned instead of dropped. Returns the packets taken
+    /// (victims and the arrival) and the arrival.
+    pub fn drop_half_of(
+        &mut self,
+        now: Instant,
+        fat: usize,
+        arrival_bucket: usize,
+        batch: u32,
+        on_victim: &mut impl FnMut(P),
+    ) -> (u32, Option<P>)
+    where
+        P: Packet,
+    {
+        let threshold = self.bytes(fat) / 2;
+        let (mut len, mut taken, mut arrival) = (0u64, 0u32, None);
+        while let Some(p) = self.pop_head(now, fat) {
+            len += p.size_bytes() as u64;
+            taken += 1;
+            if fat == arrival_bucket && self.pkts(fat) == 0 {
+                // The batch reached the arrival, its flow's tail.
+                arrival = Some(p);
+            } else {
+                on_victim(p);
+            }
+            if taken >= batch || len >= threshold {
+                break;
+            }
+        }
+        (taken, arrival)
+    }
+
     /// The bucket with the most bytes, ties to the lowest index (Linux `fq_codel_drop`'s scan
     /// of `backlogs[]` with a strict `>`); `None` if all are empty.
     pub fn fattest_by_bytes(&self) -> Option<usize> {

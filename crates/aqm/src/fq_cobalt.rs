@@ -208,21 +208,14 @@ impl<P: Packet> QdiscOps<P> for FqCobalt<P> {
                 break;
             };
             // ns-3 FqCobaltDrop: drop half of the fat flow's backlog, at most a batch.
-            let threshold = self.fq.bytes(fat) / 2;
-            let (mut len, mut i) = (0u64, 0u32);
-            while let Some(p) = self.fq.pop_head(now, fat) {
-                len += p.size_bytes() as u64;
-                i += 1;
-                if fat == b && self.fq.pkts(b) == 0 {
-                    arrival = Some(p);
-                } else {
-                    self.stats.dropped_victim += 1;
+            let stats = &mut self.stats;
+            let (_, a) = self
+                .fq
+                .drop_half_of(now, fat, b, self.cfg.drop_batch_size, &mut |p| {
+                    stats.dropped_victim += 1;
                     on_drop(p, DropReason::ForcedLimit);
-                }
-                if i >= self.cfg.drop_batch_size || len >= threshold {
-                    break;
-                }
-            }
+                });
+            arrival = arrival.or(a);
         }
         match arrival {
             Some(p) => {
