@@ -137,3 +137,15 @@ def test_packet_level_runtime_decides_as_the_python_network(trained, tmp_path):
     # the same decisions but for ties broken by the ns rounding of the times
     agree = np.mean([got[i] == ref[i] for i in decided])
     assert agree >= 0.995, agree
+
+
+def test_drop_region_figure_shows_the_policy(trained):
+    """The drawn drop region is the policy's own table (one image, queue on x, rate on y)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    fig = trained.plot(flow=0, qmax=12)
+    (img,) = fig.axes[0].get_images()
+    assert (img.get_array() == trained.drop_region(0, 12)).all()
+    assert fig.axes[0].get_xlabel() == "queue length (packets)"
+    assert "DQN" in fig.axes[0].get_title()

@@ -62,8 +62,14 @@ from pathlib import Path
 import numpy as np
 
 from aqmlab.mdp.model import ADMIT, DROP
-from aqmlab.mdp.multiflow import MultiflowConfig, Trajectory, simulate, threshold_policy
-from aqmlab.protocol import Result, new_axes, plotted
+from aqmlab.mdp.multiflow import (
+    MultiflowConfig,
+    Trajectory,
+    draw_drop_region,
+    simulate,
+    threshold_policy,
+)
+from aqmlab.protocol import Result
 
 __all__ = ["QUEUE_FEATURE_MAX", "dqn_features", "Mlp", "DqnPolicy", "fit_dqn_policy", "evaluate"]
 
@@ -475,21 +481,7 @@ class DqnPolicy(Result):
         matplotlib Figure or Axes
             The Figure made, else ``ax``.
         """
-        fig, axes = new_axes(ax, figsize=(5, 4))
-        g = self.cfg.rate_grid
-        axes.imshow(
-            self.drop_region(flow, qmax),
-            origin="lower",
-            aspect="auto",
-            cmap="Greys",
-            vmin=0,
-            vmax=1.4,
-            extent=(-0.5, qmax + 0.5, g.unit_pps / 2, g.rates_pps[-1] + g.unit_pps / 2),
-        )
-        axes.set_xlabel("queue length (packets)")
-        axes.set_ylabel(f"flow {flow} rate (packets/s)")
-        axes.set_title(f"DQN drop region (dark), flow {flow}", fontsize=8)
-        return plotted(fig, ax)
+        return draw_drop_region(ax, self.drop_region(flow, qmax), self.cfg, flow, qmax, "DQN")
 
     def to_pandas(self):
         """Training history (one row per round).

@@ -46,6 +46,7 @@ __all__ = [
     "MultiflowPolicy",
     "fit_q_policy",
     "threshold_policy",
+    "draw_drop_region",
 ]
 
 
@@ -483,22 +484,9 @@ class MultiflowPolicy(Result):
         matplotlib Figure or Axes
             The Figure made, else ``ax``.
         """
-        fig, ax = new_axes(given := ax, figsize=(5, 4))
-        tab = self.drop_region(flow, qmax=qmax)
-        g = self.cfg.rate_grid
-        ax.imshow(
-            tab,
-            origin="lower",
-            aspect="auto",
-            cmap="Greys",
-            vmin=0,
-            vmax=1.4,
-            extent=(-0.5, qmax + 0.5, g.unit_pps / 2, g.rates_pps[-1] + g.unit_pps / 2),
+        return draw_drop_region(
+            ax, self.drop_region(flow, qmax=qmax), self.cfg, flow, qmax, "fitted-Q"
         )
-        ax.set_xlabel("queue length (packets)")
-        ax.set_ylabel(f"flow {flow} rate (packets/s)")
-        ax.set_title(f"fitted-Q drop region (dark), flow {flow}", fontsize=8)
-        return plotted(fig, given)
 
     def to_pandas(self):
         """Training history (one row per round).
@@ -592,3 +580,43 @@ def fit_q_policy(
         pol = MultiflowPolicy(cfg, w.copy(), pol.history)
         pol.history.append({"round": rnd, "behaviour_reward_rate": behaviour, "samples": act.size})
     return pol
+
+
+def draw_drop_region(ax, region, cfg: MultiflowConfig, flow: int, qmax: int, method: str):
+    """Draws a learned policy's drop region of one flow over (queue, own rate).
+
+    Parameters
+    ----------
+    ax : matplotlib Axes or None
+        Where to draw; without it, a new Figure.
+    region : numpy.ndarray
+        Drop decisions (1) per (rate, queue) cell, queue 0..``qmax``.
+    cfg : MultiflowConfig
+        The model (its rate grid sets the vertical axis).
+    flow : int
+        The flow whose rate is the vertical axis.
+    qmax : int
+        Largest queue shown.
+    method : str
+        What learned the policy, for the title ("fitted-Q", "DQN").
+
+    Returns
+    -------
+    matplotlib Figure or Axes
+        The Figure made, else ``ax``.
+    """
+    fig, axes = new_axes(ax, figsize=(5, 4))
+    g = cfg.rate_grid
+    axes.imshow(
+        region,
+        origin="lower",
+        aspect="auto",
+        cmap="Greys",
+        vmin=0,
+        vmax=1.4,
+        extent=(-0.5, qmax + 0.5, g.unit_pps / 2, g.rates_pps[-1] + g.unit_pps / 2),
+    )
+    axes.set_xlabel("queue length (packets)")
+    axes.set_ylabel(f"flow {flow} rate (packets/s)")
+    axes.set_title(f"{method} drop region (dark), flow {flow}", fontsize=8)
+    return plotted(fig, ax)
