@@ -95,6 +95,12 @@ def _mf_policy():
     return fit_q_policy(_mf_cfg(), n_decisions=600, rounds=1, fqi_iters=3, seed=1)
 
 
+def _dqn_policy():
+    from aqmlab.mdp.dqn import fit_dqn_policy
+
+    return fit_dqn_policy(_mf_cfg(), n_decisions=1200, rounds=1, iters=2, seed=4)
+
+
 def _lp():
     from aqmlab.mdp import negligible_rtt_model, solve_lp
 
@@ -216,6 +222,7 @@ FACTORIES = {
     "PolynomialFit": lambda sw: _poly_fit(),
     "Trajectory": lambda sw: _trajectory(),
     "MultiflowPolicy": lambda sw: _mf_policy(),
+    "DqnPolicy": lambda sw: _dqn_policy(),
     "LpResult": lambda sw: _lp(),
     "ControllerResult": lambda sw: _controller(),
     **{
