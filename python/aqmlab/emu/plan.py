@@ -156,8 +156,9 @@ def check_ping_group(g: int, grp: dict) -> None:
     for key in ("src", "dst", "path"):
         if grp.get(key) is not None:
             raise error(f"flows[{g}].{key}", repr(grp[key]), "not emulated (dumbbell hosts only)")
-    if float(grp.get("extra_delay") or 0.0):
-        raise error(f"flows[{g}].extra_delay", grp["extra_delay"], "not emulated")
+    ed = grp.get("extra_delay")
+    if ed is not None and any(float(v) for v in (ed if isinstance(ed, list) else [ed])):
+        raise error(f"flows[{g}].extra_delay", ed, "not emulated")
 
 
 @dataclass(frozen=True)
