@@ -176,6 +176,8 @@ EMULATE_FILE_ROWS = [
         [],
         ["flows[1].extra_delay", "not emulated"],
     ),
+    # a TCP group's extra delay was silently left out before
+    (EMU_TOML + 'extra_delay = "20ms"\n', [], ["flows[0].extra_delay", "not emulated"]),
     (EMU_TOML.replace('rate = "10Mbps"', 'rate = "10Mbps"\nloss = 0.01'), [], ["loss", "0.01"]),
     (
         EMU_TOML.replace('rate = "10Mbps"', 'rate = "10Mbps"\naccess = "none"'),

@@ -156,9 +156,6 @@ def check_ping_group(g: int, grp: dict) -> None:
     for key in ("src", "dst", "path"):
         if grp.get(key) is not None:
             raise error(f"flows[{g}].{key}", repr(grp[key]), "not emulated (dumbbell hosts only)")
-    ed = grp.get("extra_delay")
-    if ed is not None and any(float(v) for v in (ed if isinstance(ed, list) else [ed])):
-        raise error(f"flows[{g}].extra_delay", ed, "not emulated")
 
 
 @dataclass(frozen=True)
@@ -250,6 +247,14 @@ def plan_flows(
         if kind == "tcp" and grp.get("size") is not None:
             raise error(
                 f"flows[{g}].size", repr(grp["size"]), "the emulator runs long-lived flows only"
+            )
+        ed = grp.get("extra_delay")
+        if ed is not None and any(float(v) for v in (ed if isinstance(ed, list) else [ed])):
+            # every group shares the link's one propagation delay (rtt / 2 each way)
+            raise error(
+                f"flows[{g}].extra_delay",
+                ed,
+                "not emulated (the emulated link has one propagation delay for every flow)",
             )
         if kind == "ping":
             check_ping_group(g, grp)
