@@ -196,7 +196,7 @@ def emulate(
     command: list[str] | None = None,
     pcap: str | os.PathLike[str] | None = None,
 ) -> SimResult:
-    """Emulate ``scenario`` (a dumbbell of long-lived TCP groups) in real time.
+    """Emulate ``scenario`` (a dumbbell of long-lived TCP groups and ping probers) in real time.
 
     Parameters
     ----------
@@ -227,7 +227,11 @@ def emulate(
     -------
     SimResult
         ``summary.json`` content as the simulator's (``links.bottleneck``, ``flows[]``,
-        ``fairness``) plus ``emulation`` (timing errors of the forwarder, kernel, sysctls).
+        ``fairness``, ``pings`` with ping groups) plus ``emulation`` (timing errors of the
+        forwarder, kernel, sysctls); ``columns["pings"]`` the probes. Its attribute
+        ``flent_samples`` (:class:`aqmlab.flent.FlowSamples`) holds every flow's bytes received
+        by each 200 ms step: ``aqmlab.flent.write_flent(DIR, res, res.flent_samples,
+        scenario)`` writes the run's Flent file.
 
     Raises
     ------

@@ -1,30 +1,45 @@
 """The traffic programs of an emulation: a bulk sender and a counting receiver of real kernel
-TCP connections, each run inside its namespace (``python -m aqmlab.emu.traffic send|recv``).
+TCP connections, and a UDP prober and its echo for the ping flows, each run inside its
+namespace (``python -m aqmlab.emu.traffic send|recv|probe|echo``).
 
-Both print ``ready`` once set up (the receiver listening), then read the run's origin ``t0``
+Each prints ``ready`` once set up (the receiver listening, the echo bound), then read the run's origin ``t0``
 from stdin, a ``CLOCK_MONOTONIC`` instant in ns (the forwarder's clock), and work to
 ``t0 + duration``; they print one JSON document on stdout at the end.
 
 The JSON arguments may be ``-``: the program then reads them as one line from stdin first.
 
-* ``recv --port P --warmup W --duration D --starts JSON [--dscp JSON]``: accepts connections on
-  port ``P`` (every address of the namespace); each connection starts with its 4-byte flow id;
-  counts payload bytes per flow, and the bytes read before ``t0 + max(start, warmup)``; a flow
-  given a DSCP (``{id: dscp}``) has it set with ``IP_TOS`` once its id is read (its ACKs carry
-  it). Output: ``{"flows": {id: {"bytes": total, "bytes_before_window": n}}}``.
+* ``recv --port P --warmup W --duration D --starts JSON [--dscp JSON] [--stops JSON]
+  [--step S]``: accepts connections on port ``P`` (every address of the namespace); each
+  connection starts with its 4-byte flow id; counts payload bytes per flow, the bytes read
+  before ``t0 + max(start, warmup)`` and by ``t0 + stop`` (``{id: stop_s}``), and the bytes
+  read in each step ``[k S, (k + 1) S)`` after the origin (one clock read per ``recv``; ``S``
+  is :data:`STEP_S` by default); a flow given a DSCP (``{id: dscp}``) has it set with
+  ``IP_TOS`` once its id is read (its ACKs carry it). Output: ``{"flows": {id: {"bytes":
+  total, "bytes_before_window": n, "bytes_at_stop": n, "steps": [n, ...]}}, "step": S}``.
 * ``send --plan JSON``: opens each flow at ``t0 + start_s`` to ``dst:port`` with the congestion
   control ``cc`` (``TCP_CONGESTION`` on the socket, before connect) and the DSCP ``dscp``
-  (``IP_TOS``, when not 0), and writes as fast as the
-  socket takes data. After the warm-up it samples ``TCP_INFO`` every 100 ms (smoothed RTT)
-  and reads the retransmission counters at the warm-up and at the end. Output:
+  (``IP_TOS``, when not 0), writes as fast as the socket takes data, and resets it at
+  ``t0 + stop_s`` (when not null; ``SO_LINGER`` 0, so nothing queued leaves after the stop).
+  After the warm-up it samples ``TCP_INFO`` every 100 ms (smoothed RTT) and reads the
+  retransmission counters at the warm-up and at the end (or the stop). Output:
   ``{"flows": {id: {"rtt_ms_mean", "rtt_ms_min", "ecn_negotiated", "retransmits", "timeouts",
   "connected"}}}``. ``rtt_ms_min`` is the kernel's minimum RTT (``tcpi_min_rtt``);
   ``ecn_negotiated`` is ``TCPI_OPT_ECN`` (false after a retransmitted SYN fell back to
   Not-ECT); ``timeouts`` is null on kernels whose ``tcp_info`` lacks ``tcpi_total_rto``
   (before Linux 6.7).
+* ``probe --plan JSON``: per ping flow (``id``, ``dst``, ``port``, ``start_s``, ``stop_s``,
+  ``interval``, ``size``, ``dscp``) a UDP socket of its own (``IP_TOS`` for the DSCP) sends a
+  probe of ``size`` IP bytes (flow id and sequence number, padded) every ``interval`` from
+  ``t0 + start_s`` while before the stop and the end; an echo's RTT is the kernel's receive
+  timestamp of it (``SO_TIMESTAMPNS``, ``CLOCK_REALTIME``) minus the clock read just before
+  its probe was sent. Output: ``{"pings": {id: {"seq", "time_s", "rtt_ms"}}}`` (``time_s``
+  the send time after the origin; ``rtt_ms`` null without an echo by the end).
+* ``echo --port P --duration D --addr A [--addr B ...]``: one UDP socket bound to each
+  address sends every datagram back to its sender at once, with the DS field it came with
+  (``IP_RECVTOS``, then ``IP_TOS`` on the reply), until ``t0 + D``. Output: ``{"echoed": n}``.
 
-Both run under ``SCHED_FIFO`` at :data:`FIFO_PRIORITY`, below the forwarder's 10 (the kernel's
-real-time throttling keeps 5 % of each second for other tasks; both sleep in ``select``
+All run under ``SCHED_FIFO`` at :data:`FIFO_PRIORITY`, below the forwarder's 10 (the kernel's
+real-time throttling keeps 5 % of each second for other tasks; all sleep in ``select``
 between socket events). At normal priority, other load on a small machine delayed them enough
 to change the queue the kernel's flows built (``validation/emu/RESULTS.md``, row 9). Each
 output carries ``"realtime"``: whether the priority was granted.
