@@ -242,6 +242,49 @@ def test_idle_path_pings_are_the_base_rtt_and_carry_their_dscp(tmp_path):
     assert tos[("probe", "rev")] == {0} and tos[("echo", "rev")] == {0}, tos
 
 
+LOADED = """name = "loaded"
+duration = "6s"
+warmup = "2s"
+[dumbbell]
+rate = "10Mbps"
+rtt = "40ms"
+buffer = 50
+[aqm]
+type = "droptail"
+[[flows]]
+count = 2
+cc = "cubic"
+start = 0
+[[flows]]
+name = "probe"
+kind = "ping"
+interval = "50ms"
+start = 0
+start_jitter = 0
+"""
+
+
+@emu
+def test_pings_under_load_see_the_queue(tmp_path):
+    """Behind two CUBIC uploads filling a 50-packet drop-tail buffer at 10 Mb/s, a probe waits
+    in the same FIFO as the data: every RTT is at most 40 ms + a full buffer (50 x 1.2 ms) +
+    3 ms, and the mean excess over 40 ms after the warm-up is within 30 % (+0.5 ms) of the
+    bottleneck's mean queueing delay over the same window (a probe samples the queue at its
+    arrival; the link's mean weights every dequeued packet)."""
+    (tmp_path / "s.toml").write_text(LOADED)
+    out = tmp_path / "res"
+    p = _aqmlab(["emulate", str(tmp_path / "s.toml"), "--out", str(out), "--quiet", "--no-plots"])
+    assert p.returncode == 0, p.stderr
+    s = json.loads((out / "summary.json").read_text())
+    link = s["links"]["bottleneck"]
+    g = s["pings"]["groups"]["probe"]
+    assert g["received"] >= 70 and g["p99_ms"] <= 40 + 60 + 3, g
+    excess, queue = g["mean_ms"] - 40.0, link["queue_delay_ms"]["mean"]
+    print(f"ping excess {excess:.2f} ms, queue delay {queue:.2f} ms")
+    assert queue > 10, link  # the flows keep a standing queue
+    assert abs(excess - queue) <= 0.3 * queue + 0.5, (excess, queue)
+
+
 # --- aqmlab shell --flent -------------------------------------------------------------------
 
 
