@@ -364,6 +364,8 @@ def _bad(args: list[str]) -> str:
          "error: COMMAND = 'iperf3 -c 10.203.1.1': --flent needs iperf3's -J"),
         (["--out", "{tmp}/r", "--flent", "--", "iperf3", "-c", PEER, "-J", "-u"],
          "error: COMMAND = 'iperf3 -c 10.203.1.1 -J -u': --flent reads TCP iperf3 runs only"),
+        (["--out", "{tmp}/r", "--flent", "--", "iperf3", "-c", PEER, "-J", "--bidir"],
+         "error: COMMAND = 'iperf3 -c 10.203.1.1 -J --bidir': --flent reads one-way iperf3"),
     ],
 )  # fmt: skip
 def test_shell_flent_with_an_unknown_tool_is_one_line(tmp_path, args, start):

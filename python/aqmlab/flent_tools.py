@@ -66,6 +66,10 @@ def check_flent_command(argv: list[str]) -> str:
             raise error("COMMAND", repr(" ".join(argv)), "--flent needs iperf3's -J (JSON)")
         if _has(argv, "-u", "--udp"):
             raise error("COMMAND", repr(" ".join(argv)), "--flent reads TCP iperf3 runs only")
+        if "--bidir" in argv:
+            raise error(
+                "COMMAND", repr(" ".join(argv)), "--flent reads one-way iperf3 runs (no --bidir)"
+            )
     return tool
 
 
