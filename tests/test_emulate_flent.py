@@ -166,9 +166,10 @@ def test_flent_loads_the_emulators_numbers(rrul):
 
 @emu
 @needs_flent
-@pytest.mark.parametrize("plot", ["all_scaled", "ping_cdf"])
+@pytest.mark.parametrize("plot", ["all_scaled", "ping_cdf", "totals", "box_totals"])
 def test_flent_plots_the_emulated_file_headless(rrul, plot, tmp_path):
-    """``flent -i FILE -p all_scaled`` and ``ping_cdf`` draw the emulator's file."""
+    """``flent -i FILE -p all_scaled`` (and ``ping_cdf``, ``totals``, ``box_totals``) draw the
+    emulator's file."""
     _, f = rrul
     _plot(f, plot, tmp_path / f"{plot}.png", delay=1)
 
