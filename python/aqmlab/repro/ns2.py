@@ -240,7 +240,9 @@ def tcl_config(scenario: dict[str, Any], seed: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run_scenario(scenario: dict[str, Any], seed: int, timeout: float = 1800.0) -> dict[str, Any]:
+def run_scenario(
+    scenario: dict[str, Any], seed: int, timeout: float = 1800.0, tcl: str = ""
+) -> dict[str, Any]:
     """Run one scenario and seed in ns-2; the script's measurements (``validation/ns2/README.md``).
 
     Parameters
@@ -251,6 +253,10 @@ def run_scenario(scenario: dict[str, Any], seed: int, timeout: float = 1800.0) -
         The seed.
     timeout : float
         Seconds before the ns-2 process is killed (a :class:`RuntimeError`).
+    tcl : str
+        Tcl appended to the configuration, run before the script builds anything (e.g.
+        ``Agent/TCP set rtxcur_init_ 1.0`` for a one-change experiment,
+        validation/ns2/gaps.py).
 
     Returns
     -------
@@ -263,7 +269,7 @@ def run_scenario(scenario: dict[str, Any], seed: int, timeout: float = 1800.0) -
         raise RuntimeError(why)
     with tempfile.TemporaryDirectory(prefix="aqmlab-ns2-") as d:
         conf = Path(d) / "config.tcl"
-        conf.write_text(tcl_config(scenario, seed))
+        conf.write_text(tcl_config(scenario, seed) + tcl)
         try:
             p = subprocess.run(
                 ["ns", str(script_path()), str(conf)],

@@ -1,0 +1,232 @@
+"""Per-seed runs of the ns-2 cross-check's rows that one seed could not settle (RESULTS.md).
+
+    .venv/bin/python validation/ns2/gaps.py [--seeds 3] [--only B,C,KTL8]
+
+Each group runs cases of a reproduction, unchanged (the same scenario the reproduction builds),
+in both simulators over seeds 1..N, and applies one reduction to both queue traces (the
+reproduction's own measure: SFC's settling time and overshoot, the queue's standard deviation
+in [30, 60] and [60, 75] s, the mean queue). It prints a Markdown table per group (per seed,
+then the mean and the seed-to-seed range) and writes ``results/gaps-GROUP.json`` with the
+per-seed figures and the queue of every run in 1-s bins (0.5-s bins in [55, 80] s for C).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import multiprocessing as mp
+import sys
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results"
+
+
+def _sfc_cases(group: str) -> dict[str, dict]:
+    from aqmlab.repro import sfc
+
+    # the same calls as aqmlab.repro.sfc._run (experiments B and C are the same in quick and
+    # full mode; the full set runs them over seeds 1-3)
+    if group == "B":
+        return {
+            f"B-{s}": sfc.dumbbell(
+                f"sfc-B-{s}",
+                sfc.aqm(s, q_ref=100.0, n_min=100),
+                [sfc._flows(100, 0.1, 0.3, start=0.0, start_jitter=0.1)],
+                sfc.B_DURATION,
+                0.0,
+                0.1,
+                buffer=300,
+            )
+            for s in ("sfc", "pi")
+        }
+    return {
+        f"C-{s}": sfc.dumbbell(
+            f"sfc-C-{s}",
+            sfc.aqm(s, n_min=150),
+            [
+                sfc._flows(150, 0.1, 0.3, name="steady"),
+                sfc._flows(50, 0.1, 0.3, name="pausing", stop=60.0),
+                sfc._flows(50, 0.1, 0.3, name="resuming", start=70.0, start_jitter=0.1),
+            ],
+            100.0,
+            0.0,
+            0.1,
+        )
+        for s in ("sfc", "pi", "red")
+    }
+
+
+def _no_ecn(cases: dict[str, dict], keep: tuple[str, ...]) -> dict[str, dict]:
+    """The same cases without ECN (the AQM drops where it marked; the flows are not ECN-capable)."""
+    out = {}
+    for c in keep:
+        sc = copy.deepcopy(cases[c])
+        sc["aqm"]["ecn"] = False
+        for g in sc["flows"]:
+            g["ecn"] = False
+        out[f"{c}-noecn"] = sc
+    return out
+
+
+def _ktl_cases() -> dict[str, dict]:
+    from aqmlab.repro import ktl
+
+    d, mem, red = ktl.CASES["A-redlike"]
+    return {
+        "sens-A-redlike-P1=8": ktl.scenario("A-redlike", ktl.aqm_for(d, mem, red, p1=8.0), d),
+        "A-redlike": ktl.scenario("A-redlike", ktl.aqm_for(d, mem, red), d),
+    }
+
+
+#: ns-2's initial RTO set to aqmlab's (RFC 6298's 1 s; ns-2.35's default rtxcur_init_ is 3 s)
+RTO1 = "Agent/TCP set rtxcur_init_ 1.0\n"
+
+#: name -> (what, cases, Tcl for the ns-2 side, the group whose aqmlab runs it shares)
+GROUPS = {
+    "B": ("SFC experiment B (settling to q_ref = 100)", lambda: _sfc_cases("B"), "", None),
+    "C": (
+        "SFC experiment C (50 flows pause at 60 s, 50 new at 70 s)",
+        lambda: _sfc_cases("C"),
+        "",
+        None,
+    ),
+    "KTL8": ("KTL A-redlike at P1 = 8 s^-1 (and the default P1 = 1)", _ktl_cases, "", None),
+    "C-noecn": (
+        "C without ECN (one change: drops instead of marks)",
+        lambda: _no_ecn(_sfc_cases("C"), ("C-sfc", "C-pi")),
+        "",
+        None,
+    ),
+    "B-rto1": ("B with ns-2's initial RTO 1 s (one change)", lambda: _sfc_cases("B"), RTO1, "B"),
+    "C-rto1": ("C with ns-2's initial RTO 1 s (one change)", lambda: _sfc_cases("C"), RTO1, "C"),
+}
+
+
+def reduce(case: str, sc: dict, t: np.ndarray, q: np.ndarray, link: dict) -> dict:
+    """The reproduction's metrics of one run from its queue trace and link counters; the same
+    function for both simulators."""
+    from aqmlab.repro._common import binned
+    from aqmlab.repro.sfc import _settle
+
+    arr = max(link["arrivals"], 1)
+    out = {
+        "mean_queue_pkts": float(link["mean_queue_pkts"]),
+        "utilization": float(link["utilization"]),
+        "loss": link["drops"] / arr,
+        "marks": link["marks"] / arr,
+    }
+    if case.startswith("B-"):
+        out["settling_s"], out["overshoot_pkts"] = _settle(t, q, 100.0, sc["duration"])
+    elif case.startswith("C-"):
+        tb, qb = binned(t, q, 0.1)
+        out["queue_std_30_60"] = float(qb[(tb >= 30) & (tb < 60)].std())
+        out["queue_std_60_75"] = float(qb[(tb >= 60) & (tb < 75)].std())
+    tb, qb = binned(t, q, 1.0)
+    out["queue_1s"] = [round(float(x), 1) for x in qb]
+    if case.startswith("C-"):
+        sel = (t >= 55) & (t < 80)
+        tb, qb = binned(t[sel] - 55.0, q[sel], 0.5)
+        out["queue_0.5s_55_80"] = [round(float(x), 1) for x in qb]
+    return out
+
+
+def _aqmlab(job) -> dict:
+    from aqmlab.sim import simulate
+
+    case, sc, seed = job
+    res = simulate(sc, seed=seed)
+    link = res.summary["links"]["bottleneck"]
+    cols = res.columns["timeseries"]
+    sel = np.asarray(cols["link"]) == "bottleneck"
+    t = np.asarray(cols["time_s"])[sel]
+    q = np.asarray(cols["queue_pkts"])[sel]
+    return reduce(case, sc, t, q, link)
+
+
+def _ns2(job) -> dict:
+    from aqmlab.repro.ns2 import run_scenario
+
+    case, sc, seed, tcl = job
+    r = run_scenario(sc, seed, tcl=tcl)
+    t = np.arange(len(r["queue_series"])) * r["sample_interval"]
+    return reduce(case, sc, t, r["queue_series"], r)
+
+
+def run_group(name: str, seeds: list[int], workers: int) -> dict:
+    """Both simulators over ``seeds`` for every case of group ``name``; the JSON record."""
+    what, build, tcl, shared = GROUPS[name]
+    cases = build()
+    jobs = [(c, sc, s) for c, sc in cases.items() for s in seeds]
+    base = RESULTS / f"gaps-{shared}.json"
+    if shared and base.exists() and json.loads(base.read_text())["seeds"][: len(seeds)] == seeds:
+        # aqmlab's side is unchanged by an ns-2 option: reuse the base group's runs
+        old = json.loads(base.read_text())["cases"]
+        a = [old[c]["aqmlab"][str(s)] for c, _, s in jobs]
+    else:
+        with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as ex:
+            a = list(ex.map(_aqmlab, jobs))
+    with ThreadPoolExecutor(max_workers=workers) as ex:
+        b = list(ex.map(_ns2, [(*j, tcl) for j in jobs]))
+    rec = {"group": name, "what": what, "ns2_tcl": tcl, "seeds": seeds, "cases": {}}
+    for (c, _, s), ra, rb in zip(jobs, a, b, strict=True):
+        rec["cases"].setdefault(c, {"aqmlab": {}, "ns2": {}})
+        rec["cases"][c]["aqmlab"][str(s)] = ra
+        rec["cases"][c]["ns2"][str(s)] = rb
+    return rec
+
+
+def table(rec: dict) -> str:
+    """Per case and metric: each seed's figure in both simulators, the mean and the range."""
+    lines = [
+        f"{rec['what']}, seeds {', '.join(map(str, rec['seeds']))}",
+        "",
+        "| case | metric | sim | " + " | ".join(f"seed {s}" for s in rec["seeds"]) + " | mean |",
+        "| --- | --- | --- | " + "--- | " * len(rec["seeds"]) + "--- |",
+    ]
+    for c, by in rec["cases"].items():
+        keys = [k for k in by["aqmlab"][str(rec["seeds"][0])] if not k.startswith("queue_")]
+        keys += [k for k in ("queue_std_30_60", "queue_std_60_75") if k in by["aqmlab"]["1"]]
+        for k in keys:
+            for sim in ("aqmlab", "ns2"):
+                v = np.array([by[sim][str(s)][k] for s in rec["seeds"]], dtype=float)
+                cells = [f"{x:.4g}" if np.isfinite(x) else "not settled" for x in v]
+                fin = v[np.isfinite(v)]
+                m = f"{fin.mean():.4g}" if fin.size else "-"
+                lines.append(f"| {c} | {k} | {sim} | " + " | ".join(cells) + f" | {m} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--seeds", type=int, default=3, help="seeds 1..N (default 3)")
+    ap.add_argument("--only", default="", help="comma-separated groups: " + ", ".join(GROUPS))
+    ap.add_argument("--workers", type=int, default=2, help="parallel runs (default 2)")
+    ap.add_argument("--table-only", action="store_true", help="print the tables of results/")
+    a = ap.parse_args(argv)
+    names = [n for n in a.only.split(",") if n] or list(GROUPS)
+    for n in names:
+        if n not in GROUPS:
+            print(f"error: --only = {n}: one of {', '.join(GROUPS)}", file=sys.stderr)
+            return 2
+    if a.seeds < 1:
+        print(f"error: --seeds = {a.seeds}: must be at least 1", file=sys.stderr)
+        return 2
+    for n in names:
+        path = RESULTS / f"gaps-{n}.json"
+        if a.table_only:
+            rec = json.loads(path.read_text())
+        else:
+            rec = run_group(n, list(range(1, a.seeds + 1)), a.workers)
+            RESULTS.mkdir(exist_ok=True)
+            path.write_text(json.dumps(rec, allow_nan=True) + "\n")
+        print(table(rec) + "\n", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
