@@ -73,6 +73,25 @@ def _no_ecn(cases: dict[str, dict], keep: tuple[str, ...]) -> dict[str, dict]:
     return out
 
 
+def _droptail(cases: dict[str, dict], case: str) -> dict[str, dict]:
+    """One case with its AQM replaced by a drop-tail queue (ECN flows then see drops only)."""
+    sc = copy.deepcopy(cases[case])
+    sc["aqm"] = {"type": "droptail"}
+    return {f"{case[:2]}droptail": sc}
+
+
+def _min_rto(cases: dict[str, dict], min_rto: float) -> dict[str, dict]:
+    """The same cases with aqmlab's RTO floor ``min_rto`` on every flow group (ns-2's script
+    keeps its own, ``minrto_`` 0.2 s: its side of these cases is the base cases' run again)."""
+    out = {}
+    for c, sc in cases.items():
+        sc = copy.deepcopy(sc)
+        for g in sc["flows"]:
+            g["min_rto"] = min_rto
+        out[f"{c}-minrto{min_rto:g}"] = sc
+    return out
+
+
 def _ktl_cases() -> dict[str, dict]:
     from aqmlab.repro import ktl
 
@@ -99,6 +118,20 @@ GROUPS = {
     "C-noecn": (
         "C without ECN (one change: drops instead of marks)",
         lambda: _no_ecn(_sfc_cases("C"), ("C-sfc", "C-pi")),
+        "",
+        None,
+    ),
+    "C-droptail": (
+        "C with a drop-tail queue (one change: no AQM; the buffer overflows as under SFC)",
+        lambda: _droptail(_sfc_cases("C"), "C-sfc"),
+        "",
+        None,
+    ),
+    "C-minrto": (
+        "C (SFC and drop-tail) with aqmlab's min_rto 0.05 s (one change, aqmlab's side)",
+        lambda: _min_rto(
+            {**_droptail(_sfc_cases("C"), "C-sfc"), "C-sfc": _sfc_cases("C")["C-sfc"]}, 0.05
+        ),
         "",
         None,
     ),
