@@ -196,3 +196,14 @@ def test_ns_binary_matches_availability():
     assert (shutil.which("ns") is None) == (
         n2.available() is not None
     ) or not n2.script_path().is_file()
+
+
+@needs_ns2
+def test_extra_tcl_runs_after_the_configuration():
+    # the one-change experiments (validation/ns2/gaps.py) append Tcl to the configuration:
+    # it must run, after the configuration and before the script builds the dumbbell
+    sc = sfc.dumbbell("x", {"type": "droptail"}, [sfc._flows(20, 0.1, 0.3)], 5.0, 1.0, 0.1)
+    base = n2.run_scenario(sc, 1)
+    small = n2.run_scenario(sc, 1, tcl="set cfg(buffer) 5\n")
+    assert base["mean_queue_pkts"] > 10 and small["mean_queue_pkts"] <= 5.0
+    assert small["utilization"] < base["utilization"]

@@ -5,7 +5,8 @@
 Each group runs cases of a reproduction, unchanged (the same scenario the reproduction builds),
 in both simulators over seeds 1..N, and applies one reduction to both queue traces (the
 reproduction's own measure: SFC's settling time and overshoot, the queue's standard deviation
-in [30, 60] and [60, 75] s, the mean queue). It prints a Markdown table per group (per seed,
+in [30, 60] and [60, 75] s, the mean queue). The groups B, C and KTL8 are the cases as the
+reproductions run them; the others are one-change experiments on them (GROUPS). It prints a Markdown table per group (per seed,
 then the mean and the seed-to-seed range) and writes ``results/gaps-GROUP.json`` with the
 per-seed figures and the queue of every run in 1-s bins (0.5-s bins in [55, 80] s for C).
 """
@@ -135,6 +136,12 @@ GROUPS = {
         "",
         None,
     ),
+    "KTL8-noecn": (
+        "KTL A-redlike at P1 = 8 s^-1 without ECN (one change)",
+        lambda: _no_ecn(_ktl_cases(), ("sens-A-redlike-P1=8",)),
+        "",
+        None,
+    ),
     "B-rto1": ("B with ns-2's initial RTO 1 s (one change)", lambda: _sfc_cases("B"), RTO1, "B"),
     "C-rto1": ("C with ns-2's initial RTO 1 s (one change)", lambda: _sfc_cases("C"), RTO1, "C"),
 }
@@ -218,18 +225,21 @@ def table(rec: dict) -> str:
     lines = [
         f"{rec['what']}, seeds {', '.join(map(str, rec['seeds']))}",
         "",
-        "| case | metric | sim | " + " | ".join(f"seed {s}" for s in rec["seeds"]) + " | mean |",
-        "| --- | --- | --- | " + "--- | " * len(rec["seeds"]) + "--- |",
+        "| case | metric | sim | "
+        + " | ".join(f"seed {s}" for s in rec["seeds"])
+        + " | mean | range |",
+        "| --- | --- | --- | " + "--- | " * len(rec["seeds"]) + "--- | --- |",
     ]
     for c, by in rec["cases"].items():
         keys = [k for k in by["aqmlab"][str(rec["seeds"][0])] if not k.startswith("queue_")]
-        keys += [k for k in ("queue_std_30_60", "queue_std_60_75") if k in by["aqmlab"]["1"]]
+        first = by["aqmlab"][str(rec["seeds"][0])]
+        keys += [k for k in ("queue_std_30_60", "queue_std_60_75") if k in first]
         for k in keys:
             for sim in ("aqmlab", "ns2"):
                 v = np.array([by[sim][str(s)][k] for s in rec["seeds"]], dtype=float)
                 cells = [f"{x:.4g}" if np.isfinite(x) else "not settled" for x in v]
                 fin = v[np.isfinite(v)]
-                m = f"{fin.mean():.4g}" if fin.size else "-"
+                m = f"{fin.mean():.4g} | {fin.min():.4g}-{fin.max():.4g}" if fin.size else "- | -"
                 lines.append(f"| {c} | {k} | {sim} | " + " | ".join(cells) + f" | {m} |")
     return "\n".join(lines)
 
@@ -252,6 +262,9 @@ def main(argv: list[str] | None = None) -> int:
     for n in names:
         path = RESULTS / f"gaps-{n}.json"
         if a.table_only:
+            if not path.exists():
+                print(f"error: --only = {n}: no {path.name} (run the group first)", file=sys.stderr)
+                return 2
             rec = json.loads(path.read_text())
         else:
             rec = run_group(n, list(range(1, a.seeds + 1)), a.workers)
