@@ -23,6 +23,7 @@
 
 pub mod cc;
 pub mod config;
+pub mod fabric;
 pub mod monitor;
 pub mod netem;
 pub mod pcapng;
