@@ -587,7 +587,8 @@ pub struct PingGroup {
     pub dscp: u8,
 }
 
-/// Short TCP flows with Poisson arrivals and Pareto sizes.
+/// Short TCP flows with Poisson arrivals and Pareto sizes (or sizes from a CDF; on a fabric
+/// each between two random hosts).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ShortTcpGroup {
     /// Group name.
@@ -648,6 +649,8 @@ pub struct ShortTcpGroup {
     pub pacing: bool,
     /// The `linux` profile's mechanisms (all off: `classic`).
     pub extras: TcpExtras,
+    /// Sizes drawn from this CDF instead of the Pareto law (`mean_size` is then its mean).
+    pub size_cdf: Option<std::sync::Arc<crate::sizes::SizeCdf>>,
 }
 
 impl FlowGroup {

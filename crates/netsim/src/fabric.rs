@@ -51,12 +51,21 @@ pub(crate) fn build(
     let hosts = f.shape.hosts() as u32;
     let mut endpoints = Vec::with_capacity(flows.len());
     for (gi, grp) in flows.iter().enumerate() {
-        let FlowGroup::Tcp(t) = grp else {
-            return Err(ConfigError::invalid(
-                format!("flows[{gi}].kind"),
-                grp.kind(),
-                "fabrics take kind = \"tcp\" groups with a pattern",
-            ));
+        let t = match grp {
+            FlowGroup::Tcp(t) => t,
+            // each arrival draws its own pair of hosts (`ShortFlowGen::next_pair`); the
+            // group's pair only serves the build's routability check
+            FlowGroup::ShortTcp(_) => {
+                endpoints.push(vec![(0, 1)]);
+                continue;
+            }
+            _ => {
+                return Err(ConfigError::invalid(
+                    format!("flows[{gi}].kind"),
+                    grp.kind(),
+                    "fabrics take kind = \"tcp\" groups with a pattern and tcp_short groups",
+                ))
+            }
         };
         let Some(p) = t.pattern else {
             return Err(ConfigError::invalid(

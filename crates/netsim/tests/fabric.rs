@@ -169,3 +169,66 @@ fn fat_tree_permutation_runs() {
         assert!(a.iter().all(|&t| t > 160e-6 && t < 1.0), "{ecmp}: {a:?}");
     }
 }
+
+/// FCT slowdown against its closed form: two hosts under two leaves joined by one spine (4
+/// hops each way, 10 Gb/s, 1 us per link), one 500-byte flow each way, no delayed ACK. A
+/// lone packet is stored and forwarded at every hop: FCT = 4 x (540 B + 40 B ACK) x 8 / 10
+/// Gb/s + 8 us; ideal = 500 x 8 / 10 Gb/s + 8 us (exact to the nanosecond rounding).
+#[test]
+fn fct_slowdown_closed_form() {
+    let sc = scenario(
+        r#""leaf_spine": {"leaves": 2, "spines": 1, "hosts_per_leaf": 1, "rate": "10Gbps",
+            "spine_rate": "10Gbps", "delay": "1us"}"#,
+        r#"{"pattern": "permutation", "size": 500, "packet_size": 540, "delack": false,
+            "start": 0, "start_jitter": 0}"#,
+    );
+    let mut sim = Simulation::new(sc.config).unwrap();
+    sim.run();
+    let s = sim.summary();
+    let fct = 4.0 * 580.0 * 8.0 / 1e10 + 8e-6;
+    let ideal = 500.0 * 8.0 / 1e10 + 8e-6;
+    for f in &s.flows {
+        assert!((f.fct_s.unwrap() - fct).abs() < 2e-9, "{:?}", f.fct_s);
+    }
+    let b = s.fct_slowdown.expect("a fabric reports slowdowns");
+    assert_eq!(b[0].bucket, "<100KB");
+    assert_eq!(b[0].flows, 2);
+    assert!((b[0].p50.unwrap() - fct / ideal).abs() < 1e-3, "{:?}", b[0]);
+    assert_eq!(b[4].flows, 2);
+}
+
+/// Web-search short flows between random hosts at 30 % load: every size bucket below 10 MB
+/// gets flows, every slowdown is at least 1, and a dumbbell's summary has no slowdown table.
+#[test]
+fn websearch_load_on_a_fat_tree() {
+    let sc = scenario(
+        r#""fat_tree": {"k": 4, "rate": "1Gbps", "delay": "1us", "buffer": 200}"#,
+        r#"{"kind": "tcp_short", "size_cdf": "websearch", "load": 0.3, "cc": "dctcp"}"#,
+    );
+    let mut sim = Simulation::new(sc.config).unwrap();
+    sim.run();
+    sim.check_conservation().unwrap();
+    let s = sim.summary();
+    let b = s.fct_slowdown.unwrap();
+    // 0.3 x 16 x 1 Gb/s / (8 x 1.71 MB) = 351 flows/s: about 350 flows in the second
+    assert!(
+        s.flows.len() > 250 && s.flows.len() < 450,
+        "{}",
+        s.flows.len()
+    );
+    for k in &b[..3] {
+        assert!(k.flows > 0, "{k:?}");
+        assert!(k.p50.unwrap() >= 1.0, "{k:?}");
+    }
+    // pairs are random: more than one receiver
+    let dsts: std::collections::HashSet<_> = (0..s.flows.len() as u32)
+        .map(|i| sim.flow_path(i).unwrap().last().cloned())
+        .collect();
+    assert!(dsts.len() > 8, "{dsts:?}");
+    let sc =
+        Scenario::from_json(r#"{"duration": "1s", "dumbbell": {"rate": "10Mbps"}, "flows": [{}]}"#)
+            .unwrap();
+    let mut sim = Simulation::new(sc.config).unwrap();
+    sim.run();
+    assert!(sim.summary().fct_slowdown.is_none());
+}

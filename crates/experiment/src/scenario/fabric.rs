@@ -7,7 +7,10 @@ use super::error::{err, Result};
 use super::qdisc::{apply_ecn_default, parse_aqm, AqmSpec};
 use super::table::Table;
 use super::topology::{buffer_limit, pkt_size};
+use super::Topo;
 use crate::fabric::{EcmpMode, FabricConfig, FabricShape, TierQueue};
+use crate::sizes::SizeCdf;
+use std::sync::Arc;
 
 /// Largest host count a fabric may have (a fat tree with k = 64 has 65 536).
 const MAX_HOSTS: u64 = 1 << 16;
@@ -132,4 +135,62 @@ pub(super) fn fabric(
         tiers,
     };
     Ok((cfg, pkt, Value::Object(t.finish()?)))
+}
+
+/// `size_cdf = "websearch" | "datamining" | PATH` of a `tcp_short` group (`crate::sizes`);
+/// with it the group takes neither `mean_size` nor `pareto_shape`.
+pub(super) fn size_cdf(t: &mut Table<'_>, v: &Value) -> Result<Option<Arc<SizeCdf>>> {
+    let Some(name) = t.string("size_cdf")? else {
+        return Ok(None);
+    };
+    for k in ["mean_size", "pareto_shape"] {
+        if t.has(k) {
+            return Err(err(
+                &t.key(k),
+                v.get(k),
+                "not with size_cdf (the CDF gives the sizes)",
+            ));
+        }
+    }
+    let cdf =
+        SizeCdf::load(&name).map_err(|why| err(&t.key("size_cdf"), v.get("size_cdf"), why))?;
+    Ok(Some(Arc::new(cdf)))
+}
+
+/// `load` of a `tcp_short` group on a fabric: the arrival rate that offers this fraction of
+/// the hosts' link capacity, `load x hosts x host rate / (8 x mean size)` flows per second;
+/// exclusive with `arrival_rate`. `None` without `load`.
+pub(super) fn load_rate(
+    t: &mut Table<'_>,
+    v: &Value,
+    topo: &Topo,
+    mean_size: f64,
+) -> Result<Option<f64>> {
+    if !t.has("load") {
+        t.raw("load");
+        return Ok(None);
+    }
+    let Topo::Fabric(f, _) = topo else {
+        return Err(err(
+            &t.key("load"),
+            v.get("load"),
+            "only on fabrics ([leaf_spine], [fat_tree]); give arrival_rate instead",
+        ));
+    };
+    if t.has("arrival_rate") {
+        return Err(err(
+            &t.key("arrival_rate"),
+            v.get("arrival_rate"),
+            "give load or arrival_rate, not both",
+        ));
+    }
+    let load = t.number(
+        "load",
+        0.0,
+        |x| x > 0.0 && x <= 1.0,
+        "must be in (0, 1]: a fraction of the hosts' link capacity",
+    )?;
+    Ok(Some(
+        load * f.shape.hosts() as f64 * f.host_rate / (8.0 * mean_size),
+    ))
 }

@@ -44,6 +44,20 @@ fn defaults_tiers_and_normalized_round_trip() {
     let again = Scenario::from_value(&sc.normalized).unwrap();
     assert_eq!(again.config, sc.config);
 
+    // web search at 40 % of 16 x 10 Gb/s: 0.4 x 16e10 / (8 x 1 711 250 B) flows per second
+    let sc = parse(
+        r#"{"fat_tree": {"rate": "10Gbps"}, "flows": [{"kind": "tcp_short",
+            "size_cdf": "websearch", "load": 0.4}]}"#,
+    )
+    .unwrap();
+    let FlowGroup::ShortTcp(g) = &sc.config.flows[0] else {
+        panic!()
+    };
+    assert!((g.arrival_rate - 0.4 * 16e10 / (8.0 * 1_711_250.0)).abs() < 1e-9);
+    assert_eq!(g.size_cdf.as_ref().unwrap().name, "websearch");
+    let again = Scenario::from_value(&sc.normalized).unwrap();
+    assert_eq!(again.config, sc.config);
+
     // leaf-spine: the uplink rate from the oversubscription, kept as spine_rate
     let sc = parse(&format!(
         r#"{{"leaf_spine": {{"leaves": 2, "spines": 2, "hosts_per_leaf": 8, "rate": "10Gbps",
@@ -129,6 +143,30 @@ fn bad_fabric_keys() {
         (
             r#"{"fat_tree": {"rate": 1e9}, "reverse_aqm": {"type": "codel"}, "flows": [{"pattern": "permutation"}]}"#.to_string(),
             "reverse_aqm = {",
+        ),
+        (
+            ft("", r#"{"kind": "tcp_short", "size_cdf": "websearch"}"#),
+            "flows[0].arrival_rate: required",
+        ),
+        (
+            ft("", r#"{"kind": "tcp_short", "size_cdf": "nope.cdf", "load": 0.5}"#),
+            "flows[0].size_cdf = \"nope.cdf\": cannot read",
+        ),
+        (
+            ft("", r#"{"kind": "tcp_short", "size_cdf": "websearch", "mean_size": "1MB", "load": 0.5}"#),
+            "flows[0].mean_size = \"1MB\": not with size_cdf",
+        ),
+        (
+            ft("", r#"{"kind": "tcp_short", "size_cdf": "websearch", "load": 1.5}"#),
+            "flows[0].load = 1.5: must be in (0, 1]",
+        ),
+        (
+            ft("", r#"{"kind": "tcp_short", "size_cdf": "websearch", "load": 0.5, "arrival_rate": 10}"#),
+            "flows[0].arrival_rate = 10: give load or arrival_rate, not both",
+        ),
+        (
+            r#"{"dumbbell": {"rate": 1e7}, "flows": [{"kind": "tcp_short", "mean_size": 1e4, "load": 0.5}]}"#.to_string(),
+            "flows[0].load = 0.5: only on fabrics",
         ),
         (
             r#"{"fat_tree": {"rate": 1e9}, "leaf_spine": {"rate": 1e9}, "flows": [{}]}"#.to_string(),

@@ -52,6 +52,8 @@ pub(super) const FLOW_KEYS: &[&str] = &[
     "interval",
     "pattern",
     "senders",
+    "size_cdf",
+    "load",
 ];
 
 pub(super) fn flow_group(
@@ -70,11 +72,12 @@ pub(super) fn flow_group(
         "tcp",
     )?;
     let name = t.string("name")?.or_else(|| Some(path.clone()));
-    if matches!(topo, Topo::Fabric(..)) && kind != "tcp" {
+    if matches!(topo, Topo::Fabric(..)) && kind != "tcp" && kind != "tcp_short" {
         return Err(err(
             &t.key("kind"),
             v.get("kind"),
-            "fabrics ([leaf_spine], [fat_tree]) take kind = \"tcp\" groups with a pattern",
+            "fabrics ([leaf_spine], [fat_tree]) take kind = \"tcp\" groups with a pattern \
+             and kind = \"tcp_short\" groups",
         ));
     }
     let start = t.time("start", false)?;
@@ -259,30 +262,44 @@ pub(super) fn flow_group(
             let (cc, ecn, delayed_ack, sack, prr, init_cwnd, min_rto, extras) = tcp_opts(&mut t)?;
             let accecn = accecn_opt(&mut t, v, cc, ecn)?;
             let rtt_scaling = rtt_scaling_opt(&mut t, v, cc)?;
-            let ar = t.number(
-                "arrival_rate",
-                f64::NAN,
-                |x| x > 0.0,
-                "must be > 0 (flows per second)",
-            )?;
-            if ar.is_nan() {
-                return Err(err(
-                    &t.key("arrival_rate"),
-                    None,
-                    "required for a tcp_short group (flows per second)",
-                ));
-            }
-            let ms = t.quantity("mean_size", Kind::Size)?;
-            let ms = t.required("mean_size", ms, "for a tcp_short group, e.g. \"100kB\"")?;
-            if ms <= 0.0 {
-                return Err(err(&t.key("mean_size"), v.get("mean_size"), "must be > 0"));
-            }
-            let shape = t.number(
-                "pareto_shape",
-                1.2,
-                |x| x > 1.0,
-                "must be > 1 (finite mean)",
-            )?;
+            let size_cdf = super::fabric::size_cdf(&mut t, v)?;
+            let (ms, shape) = match &size_cdf {
+                Some(c) => (c.mean(), 1.2),
+                None => {
+                    let ms = t.quantity("mean_size", Kind::Size)?;
+                    let ms =
+                        t.required("mean_size", ms, "for a tcp_short group, e.g. \"100kB\"")?;
+                    if ms <= 0.0 {
+                        return Err(err(&t.key("mean_size"), v.get("mean_size"), "must be > 0"));
+                    }
+                    let shape = t.number(
+                        "pareto_shape",
+                        1.2,
+                        |x| x > 1.0,
+                        "must be > 1 (finite mean)",
+                    )?;
+                    (ms, shape)
+                }
+            };
+            let ar = match super::fabric::load_rate(&mut t, v, topo, ms)? {
+                Some(r) => r,
+                None => {
+                    let ar = t.number(
+                        "arrival_rate",
+                        f64::NAN,
+                        |x| x > 0.0,
+                        "must be > 0 (flows per second)",
+                    )?;
+                    if ar.is_nan() {
+                        return Err(err(
+                            &t.key("arrival_rate"),
+                            None,
+                            "required for a tcp_short group (flows per second)",
+                        ));
+                    }
+                    ar
+                }
+            };
             FlowGroup::ShortTcp(ShortTcpGroup {
                 name,
                 arrival_rate: ar,
@@ -309,6 +326,7 @@ pub(super) fn flow_group(
                 rtt_scaling,
                 pacing: pacing(&mut t)?,
                 extras,
+                size_cdf,
             })
         }
         "ping" => {

@@ -12,7 +12,7 @@ use crate::node::Node;
 use crate::routing::NO_ROUTE;
 use crate::traffic::{Endpoint, Flow, FlowKind, ShortFlowGen};
 use crate::udp::{UdpSource, UDP_HEADER_BYTES};
-use experiment::config::{ConfigError, FlowGroup, SimConfig, DEFAULT_START_JITTER};
+use experiment::config::{ConfigError, FlowGroup, SimConfig, TopologyConfig, DEFAULT_START_JITTER};
 use experiment::results::{ClassSeries, CwndTrace, TimeSeries};
 use experiment::rng::{derive_seed, Rng, Stream};
 
@@ -213,6 +213,11 @@ impl Simulation {
                         dst: eps[0].1,
                         stop: s.stop.map(secs_to_ns),
                         rng,
+                        cdf: s.size_cdf.clone(),
+                        hosts: match &cfg.topology {
+                            TopologyConfig::Fabric(f) => f.shape.hosts() as u32,
+                            _ => 0,
+                        },
                     };
                     let first = secs_to_ns(s.start.unwrap_or(0.0) + gen.next_gap());
                     ev.schedule(first, Event::ShortArrival(gi as u32));

@@ -353,7 +353,8 @@ impl Simulation {
         }
         let size = gen.next_size();
         let next = now + secs_to_ns(gen.next_gap());
-        let (src, dst, p) = (gen.src, gen.dst, gen.params);
+        let (src, dst) = gen.next_pair();
+        let p = gen.params;
         self.ev.schedule(next, Event::ShortArrival(g));
         let id = self.flows.len() as u32;
         self.flows.push(Flow::tcp(
