@@ -55,24 +55,37 @@ impl Ecmp {
     /// The 64-bit hash of a packet's key at switch `node` (see the module doc).
     #[inline]
     pub fn key(&self, node: u32, pkt: &Packet) -> u64 {
-        let dir = pkt.has(F_ACK) as u64;
-        let mut k = self.seed ^ splitmix64(((pkt.flow as u64) << 1) | dir);
+        self.key_of(node, pkt.flow, pkt.flags, pkt.seq, pkt.ts)
+    }
+
+    #[inline]
+    fn key_of(&self, node: u32, flow: u32, flags: u32, seq: u32, ts: u64) -> u64 {
+        let dir = (flags & F_ACK != 0) as u64;
+        let mut k = self.seed ^ splitmix64(((flow as u64) << 1) | dir);
         if self.mode == EcmpMode::Packet {
-            k = splitmix64(k ^ ((pkt.seq as u64) << 32) ^ pkt.ts);
+            k = splitmix64(k ^ ((seq as u64) << 32) ^ ts);
         }
         splitmix64(k ^ ((node as u64) << 32))
     }
 
     /// The link a packet at `node` takes out of table entry `entry` (a link, a group, or
     /// [`NO_ROUTE`]).
-    #[inline(never)]
+    #[inline]
     pub fn pick(&self, entry: u32, node: u32, pkt: &Packet) -> u32 {
+        self.pick_of(entry, node, pkt.flow, pkt.flags, pkt.seq, pkt.ts)
+    }
+
+    /// [`Ecmp::pick`] on the packet's key fields, passed by value: out of line and cold, so
+    /// that the forwarding path of a table without groups keeps the packet in registers.
+    #[cold]
+    #[inline(never)]
+    pub fn pick_of(&self, entry: u32, node: u32, flow: u32, flags: u32, seq: u32, ts: u64) -> u32 {
         if entry == NO_ROUTE {
             return NO_ROUTE;
         }
         let m = self.members(entry - GROUP);
         // multiply-shift: uniform over the members for a uniform 32-bit hash
-        let h = (self.key(node, pkt) >> 32) as u32;
+        let h = (self.key_of(node, flow, flags, seq, ts) >> 32) as u32;
         m[((h as u64 * m.len() as u64) >> 32) as usize]
     }
 }

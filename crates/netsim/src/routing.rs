@@ -185,7 +185,8 @@ impl Routes {
         if e < GROUP {
             return e;
         }
-        self.ecmp.pick(e, node, pkt)
+        self.ecmp
+            .pick_of(e, node, pkt.flow, pkt.flags, pkt.seq, pkt.ts)
     }
 
     /// The link the data of flow `flow` at `node` leaves on toward `dst` (its first packet's
