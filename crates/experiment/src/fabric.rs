@@ -233,6 +233,8 @@ pub struct FabricConfig {
     /// Per tier (in [`FabricShape::tiers`] order): the queue of every link leaving a node of
     /// that tier.
     pub tiers: Vec<TierQueue>,
+    /// Monitor every switch's egress link (time series, delay histograms); `false`: none.
+    pub monitor: bool,
 }
 
 /// Which host sends to which in a flow group on a fabric (scenario key `pattern`).

@@ -31,7 +31,7 @@ pub(crate) fn build(
     for (i, l) in g.links.iter().enumerate() {
         let tier = &f.tiers[l.tier as usize];
         let rate = if l.fabric { f.fabric_rate } else { f.host_rate };
-        if l.tier > 0 {
+        if l.tier > 0 && f.monitor {
             monitor.push(i as u32);
         }
         links.push(LinkSpec {

@@ -134,6 +134,22 @@ fn leaf_spine_paths() {
     // oversubscription 1 by default: 2 x 10 Gb/s down, 4 x 5 Gb/s up
     let up = b.links.iter().find(|l| l.name == "l0->s0").unwrap();
     assert_eq!(up.rate_bps, 5_000_000_000);
+    assert_eq!(
+        b.monitor.len(),
+        2 * 3 + 2 * 3 * 4,
+        "every switch egress link"
+    );
+    // host_buffer sets the hosts' NIC queues only; monitor = "none" monitors nothing
+    let sc = scenario(
+        r#""leaf_spine": {"leaves": 3, "spines": 4, "hosts_per_leaf": 2, "rate": "10Gbps",
+            "buffer": 50, "host_buffer": 1000, "monitor": "none"}"#,
+        r#"{"pattern": "permutation", "cc": "dctcp", "size": "100kB"}"#,
+    );
+    let b = build(&sc.config).unwrap();
+    let limit = |name: &str| b.links.iter().find(|l| l.name == name).unwrap().limit;
+    assert_eq!(limit("h0->l0"), aqm::QueueLimit::Packets(1000));
+    assert_eq!(limit("l0->h0"), aqm::QueueLimit::Packets(50));
+    assert!(b.monitor.is_empty());
 }
 
 /// A whole run: a k = 4 fat tree, a DCTCP permutation of 200 kB flows, per-flow and

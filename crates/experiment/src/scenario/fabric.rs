@@ -92,6 +92,13 @@ pub(super) fn fabric(
         (Some(p), None) => QueueLimit::Packets(p),
         (None, None) => unreachable!("buffer_limit gives one"),
     };
+    // the hosts' NIC queues: in packets, or in bytes with buffer_bytes (default: buffer)
+    let host_limit = match (t.int("host_buffer", 1, u32::MAX as u64)?, limit) {
+        (None, l) => l,
+        (Some(n), QueueLimit::Bytes(_)) => QueueLimit::Bytes(n),
+        (Some(n), QueueLimit::Packets(_)) => QueueLimit::Packets(n as u32),
+    };
+    let monitor = t.choice("monitor", &["switches", "none"], "switches")? == "switches";
     let pkt = pkt_size(&mut t, "pkt_size")?.unwrap_or(crate::config::DEFAULT_PACKET_SIZE);
     t.put("pkt_size", pkt);
     let ecmp = match t.choice("ecmp", &["flow", "packet"], "flow")? {
@@ -105,6 +112,7 @@ pub(super) fn fabric(
     let mut tiers = Vec::new();
     let mut norm = Map::new();
     for &tier in shape.tiers() {
+        let limit = if tier == "host" { host_limit } else { limit };
         let q = match at.raw(tier) {
             None => TierQueue {
                 aqm: aqm.cfg.clone(),
@@ -133,6 +141,7 @@ pub(super) fn fabric(
         delay,
         ecmp,
         tiers,
+        monitor,
     };
     Ok((cfg, pkt, Value::Object(t.finish()?)))
 }

@@ -26,6 +26,7 @@ fn defaults_tiers_and_normalized_round_trip() {
     assert_eq!(f.delay, 1e-6);
     assert_eq!(f.tiers.len(), 4);
     assert_eq!(f.tiers[0].aqm.name(), "red");
+    assert!(f.monitor);
     assert_eq!(f.tiers[3].aqm.name(), "codel");
     // the DCTCP flows turned ECN on in every tier's AQM
     assert_eq!(f.tiers[3].aqm.get_param("ecn"), Some(1.0));
@@ -96,6 +97,8 @@ fn bad_fabric_keys() {
         (ft(r#", "aqm": {"spine": {"type": "codel"}}"#, FLOW), "fat_tree.aqm.spine"),
         (ft(r#", "aqm": {"core": {"type": "nope"}}"#, FLOW), "fat_tree.aqm.core"),
         (ft(r#", "kk": 4"#, FLOW), "fat_tree.kk = 4: unknown key"),
+        (ft(r#", "host_buffer": 0"#, FLOW), "fat_tree.host_buffer = 0"),
+        (ft(r#", "monitor": "all""#, FLOW), "fat_tree.monitor = \"all\": must be one of switches, none"),
         (ls(r#", "leaves": 0"#), "leaf_spine.leaves = 0: must be a whole number in [1, 4096]"),
         (ls(r#", "spines": 0"#), "leaf_spine.spines = 0"),
         (ls(r#", "hosts_per_leaf": 0"#), "leaf_spine.hosts_per_leaf = 0"),

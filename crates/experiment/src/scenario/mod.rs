@@ -288,9 +288,10 @@ impl Scenario {
         };
         let monitored = match (&topology, &monitor) {
             // a fabric monitors every switch's egress queue
-            (TopologyConfig::Fabric(f), None) => {
+            (TopologyConfig::Fabric(f), None) if f.monitor => {
                 f.shape.graph().links.iter().filter(|l| l.tier > 0).count()
             }
+            (TopologyConfig::Fabric(_), None) => 0,
             _ => monitor.as_ref().map_or(link_aliases.len(), Vec::len),
         } as f64;
         let biggest = flows
