@@ -3,8 +3,9 @@
 k-ary fat tree, when an htsim build is present.
 
 Network and traffic, the same in both: a k-ary fat tree (htsim's ``FatTreeTopology``,
-aqmlab's ``[fat_tree]``) at 10 Gb/s with 1 us per link, 100-packet switch queues, 1500-byte
-packets, ECN marking at a 15-packet threshold (htsim's fat tree marks at dequeue when more than
+aqmlab's ``[fat_tree]``) at 10 Gb/s with 1 us per link, switch queues of 150 000 bytes (htsim's
+100 packets: its queues count bytes, so an ACK takes little room; aqmlab's ``buffer_bytes``),
+1500-byte packets, ECN marking at a 15-packet threshold (htsim's fat tree marks at dequeue when more than
 15 packets are queued; aqmlab's DualPI2 L queue marks a packet whose sojourn exceeds 15 packet
 times, 18 us), DCTCP senders with a 10-segment initial window and a 250 ms minimum RTO (htsim's
 floor), an ACK per segment, a random permutation of flows of ``PKTS`` full packets each
@@ -106,8 +107,10 @@ def scenario(k: int, pkts: int, duration: float, seed: int) -> dict:
     step = MARK_PKTS * PKT * 8 / RATE
     return {
         "name": "htsim_fat_tree", "seed": seed, "duration": duration, "profile": "classic",
-        "fat_tree": {"k": k, "rate": RATE, "delay": DELAY, "buffer": BUFFER,
-                     "host_buffer": HOST_BUFFER, "pkt_size": PKT, "monitor": "none",
+        # htsim's queues hold bytes (memFromPkt: BUFFER x 1500), so an ACK takes 40 of them
+        "fat_tree": {"k": k, "rate": RATE, "delay": DELAY, "buffer": BUFFER * PKT,
+                     "buffer_bytes": True, "host_buffer": HOST_BUFFER * PKT, "pkt_size": PKT,
+                     "monitor": "none",
                      "aqm": {"host": {"type": "droptail"}}},
         "aqm": {"type": "dualpi2", "ecn_mask": 3, "l": {"step_thresh": step}},
         "flows": [{"pattern": "permutation", "cc": "dctcp", "size": pkts * (PKT - 40),
