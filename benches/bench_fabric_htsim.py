@@ -16,7 +16,8 @@ through the queues (htsim: the reverse of its path; aqmlab: the ACK direction's 
 Compared: FCT slowdown (FCT / (8 x payload / 10 Gb/s + 2 x hops x 1 us), docs/fabric.md) at
 p50 and p99 over every flow of ``--seeds`` seeds (a flow unfinished at the end counts as an
 infinite slowdown), and data packets delivered per wall-second of
-the event loop (aqmlab: ``Simulation.run``; htsim: the ``doNextEvent`` loop). Bars: slowdowns
+the event loop (aqmlab: ``Simulation.run``; htsim: the ``doNextEvent`` loop), the two
+alternating seed by seed under the same niceness. Bars: slowdowns
 within 15 % at p50 and p99; aqmlab's packets per wall-second at least htsim's.
 
 What each models that the other does not. htsim: its own TCP (NewReno-style recovery, no SACK,
@@ -90,7 +91,7 @@ def ideal(pkts: int, hops: int) -> float:
 
 def run_htsim(exe: Path, k: int, pkts: int, duration: float, seed: int) -> dict:
     out = subprocess.run(
-        ["nice", "-n", "10", str(exe), str(k), str(RATE / 1e9), str(BUFFER), str(pkts * PKT),
+        [str(exe), str(k), str(RATE / 1e9), str(BUFFER), str(pkts * PKT),
          str(PKT), str(duration), str(seed)],
         capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
@@ -166,6 +167,8 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="aqmlab-htsim-"))
     try:
         exe = build_htsim(Path(htsim), tmp)
+        # both under one niceness: aqmlab runs in this process, htsim as its child
+        os.nice(10)
         if exe is None:
             return 2
         res = {"aqmlab": [], "htsim": []}

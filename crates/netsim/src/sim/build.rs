@@ -62,7 +62,17 @@ impl Simulation {
         }
         let group_class = resolve_classes(&cfg, &built)?;
         let mut ev = EventQueue::new();
-        ev.set_links(links.iter().map(|l| (l.delay, l.to)));
+        if matches!(cfg.topology, TopologyConfig::Fabric(_)) {
+            // a lane per far node (`Pipes::with_groups`): hundreds of links share one delay
+            ev.set_links_grouped(
+                links
+                    .iter()
+                    .enumerate()
+                    .map(|(i, l)| (l.delay, l.to, i as u32)),
+            );
+        } else {
+            ev.set_links(links.iter().map(|l| (l.delay, l.to)));
+        }
         let mut flows = Vec::new();
         let mut groups = Vec::new();
         for (gi, g) in cfg.flows.iter().enumerate() {
