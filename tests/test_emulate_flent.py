@@ -172,6 +172,9 @@ def test_flent_plots_the_emulated_file_headless(rrul, plot, tmp_path):
     emulator's file."""
     _, f = rrul
     _plot(f, plot, tmp_path / f"{plot}.png", delay=1)
+    if plot == "ping_cdf":  # the probes are on it: an all-cut CDF (empty) draws otherwise
+        _plot(f, plot, tmp_path / "empty.png", delay=1000)
+        assert (tmp_path / f"{plot}.png").read_bytes() != (tmp_path / "empty.png").read_bytes()
 
 
 IDLE = """name = "idle"
