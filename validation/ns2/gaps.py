@@ -30,36 +30,7 @@ RESULTS = HERE / "results"
 def _sfc_cases(group: str) -> dict[str, dict]:
     from aqmlab.repro import sfc
 
-    # the same calls as aqmlab.repro.sfc._run (experiments B and C are the same in quick and
-    # full mode; the full set runs them over seeds 1-3)
-    if group == "B":
-        return {
-            f"B-{s}": sfc.dumbbell(
-                f"sfc-B-{s}",
-                sfc.aqm(s, q_ref=100.0, n_min=100),
-                [sfc._flows(100, 0.1, 0.3, start=0.0, start_jitter=0.1)],
-                sfc.B_DURATION,
-                0.0,
-                0.1,
-                buffer=300,
-            )
-            for s in ("sfc", "pi")
-        }
-    return {
-        f"C-{s}": sfc.dumbbell(
-            f"sfc-C-{s}",
-            sfc.aqm(s, n_min=150),
-            [
-                sfc._flows(150, 0.1, 0.3, name="steady"),
-                sfc._flows(50, 0.1, 0.3, name="pausing", stop=60.0),
-                sfc._flows(50, 0.1, 0.3, name="resuming", start=70.0, start_jitter=0.1),
-            ],
-            100.0,
-            0.0,
-            0.1,
-        )
-        for s in ("sfc", "pi", "red")
-    }
+    return {c: sc for c, sc in sfc.scenarios_b_c().items() if c.startswith(group)}
 
 
 def _no_ecn(cases: dict[str, dict], keep: tuple[str, ...]) -> dict[str, dict]:

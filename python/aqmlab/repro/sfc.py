@@ -214,6 +214,42 @@ def _settle(t, q, target, horizon, band=0.25):
     return settle, float(qb.max() - target)
 
 
+def scenarios_b_c() -> dict[str, dict]:
+    """Experiments B (settling to q_ref = 100) and C (50 flows pause at 60 s, 50 new at 70 s),
+    the same in quick and full mode.
+
+    Returns
+    -------
+    dict
+        Case name (``B-sfc``, ``B-pi``, ``C-sfc``, ``C-pi``, ``C-red``) to scenario.
+    """
+    scen: dict[str, dict] = {}
+    for s in ("sfc", "pi"):
+        scen[f"B-{s}"] = dumbbell(
+            f"sfc-B-{s}",
+            aqm(s, q_ref=100.0, n_min=100),
+            [_flows(100, 0.1, 0.3, start=0.0, start_jitter=0.1)],
+            B_DURATION,
+            0.0,
+            0.1,
+            buffer=300,
+        )
+    for s in ("sfc", "pi", "red"):
+        scen[f"C-{s}"] = dumbbell(
+            f"sfc-C-{s}",
+            aqm(s, n_min=150),
+            [
+                _flows(150, 0.1, 0.3, name="steady"),
+                _flows(50, 0.1, 0.3, name="pausing", stop=60.0),
+                _flows(50, 0.1, 0.3, name="resuming", start=70.0, start_jitter=0.1),
+            ],
+            100.0,
+            0.0,
+            0.1,
+        )
+    return scen
+
+
 def run(quick: bool = False) -> Repro:
     """Run the reproduction (see the module docstring).
 
@@ -241,29 +277,7 @@ def _run(quick: bool) -> Repro:
             scen[f"A-{k}-{s}"] = dumbbell(
                 f"sfc-A-{k}-{s}", aqm(s, n_min=ks_a[0]), [_flows(k, 0.1, 0.3)], dur, warm, 0.1
             )
-    for s in ("sfc", "pi"):
-        scen[f"B-{s}"] = dumbbell(
-            f"sfc-B-{s}",
-            aqm(s, q_ref=100.0, n_min=100),
-            [_flows(100, 0.1, 0.3, start=0.0, start_jitter=0.1)],
-            B_DURATION,
-            0.0,
-            0.1,
-            buffer=300,
-        )
-    for s in ("sfc", "pi", "red"):
-        scen[f"C-{s}"] = dumbbell(
-            f"sfc-C-{s}",
-            aqm(s, n_min=150),
-            [
-                _flows(150, 0.1, 0.3, name="steady"),
-                _flows(50, 0.1, 0.3, name="pausing", stop=60.0),
-                _flows(50, 0.1, 0.3, name="resuming", start=70.0, start_jitter=0.1),
-            ],
-            100.0,
-            0.0,
-            0.1,
-        )
+    scen |= scenarios_b_c()
     for k in ks_d:
         for s in SCHEMES:
             scen[f"D-{k}-{s}"] = dumbbell(
