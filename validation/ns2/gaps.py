@@ -113,6 +113,18 @@ GROUPS = {
         "",
         None,
     ),
+    "KTL8-minrto": (
+        "KTL A-redlike at P1 = 8 s^-1 with aqmlab's min_rto 0.05 s (one change, aqmlab's side)",
+        lambda: _min_rto({"sens-A-redlike-P1=8": _ktl_cases()["sens-A-redlike-P1=8"]}, 0.05),
+        "",
+        None,
+    ),
+    "B-minrto": (
+        "B-pi with aqmlab's min_rto 0.05 s (one change, aqmlab's side)",
+        lambda: _min_rto({"B-pi": _sfc_cases("B")["B-pi"]}, 0.05),
+        "",
+        None,
+    ),
     "B-rto1": ("B with ns-2's initial RTO 1 s (one change)", lambda: _sfc_cases("B"), RTO1, "B"),
     "C-rto1": ("C with ns-2's initial RTO 1 s (one change)", lambda: _sfc_cases("C"), RTO1, "C"),
 }
