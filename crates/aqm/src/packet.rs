@@ -66,6 +66,18 @@ pub trait Packet {
     /// default).
     #[inline]
     fn set_dscp(&mut self, _dscp: u8) {}
+    /// The sending host, as an opaque key (CAKE's host isolation hashes it). The default,
+    /// for packet types that do not know their hosts, is the flow hash: each flow its own
+    /// host.
+    #[inline]
+    fn src_host(&self) -> u64 {
+        self.flow_hash()
+    }
+    /// The receiving host, as an opaque key (CAKE's host isolation). Default: the flow hash.
+    #[inline]
+    fn dst_host(&self) -> u64 {
+        self.flow_hash()
+    }
     /// The time the queue stamped on enqueue.
     fn enqueued_at(&self) -> Instant;
     /// Stamp the enqueue time (called by the queue wrapper).

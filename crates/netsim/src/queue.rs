@@ -33,6 +33,20 @@ impl aqm::Packet for Packet {
     fn set_dscp(&mut self, d: u8) {
         Packet::set_dscp(self, d)
     }
+    /// The sending node of a stamped data packet ([`Packet::src_node`]); an ACK (or an
+    /// unstamped packet) counts as a host of its own flow.
+    #[inline]
+    fn src_host(&self) -> u64 {
+        match self.src_node() {
+            Some(n) => n as u64,
+            None => aqm::Packet::flow_hash(self),
+        }
+    }
+    /// The destination node.
+    #[inline]
+    fn dst_host(&self) -> u64 {
+        self.dst as u64
+    }
     #[inline]
     fn set_ce(&mut self) {
         self.flags |= F_CE;

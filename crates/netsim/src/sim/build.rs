@@ -248,6 +248,7 @@ impl Simulation {
             ev.schedule(warmup, Event::Warmup);
         }
         let nl = links.len();
+        let runs_cake = links.iter().any(|l| l.queue.aqm_name() == "cake");
         let mut sim = Simulation {
             now: 0,
             warmup,
@@ -260,7 +261,9 @@ impl Simulation {
             link_index,
             activations_base: vec![0; nl],
             flow_base: vec![(0, 0); nl],
-            classed: group_class.iter().any(|&c| c != 0) || cfg.flows.iter().any(|g| g.dscp() != 0),
+            classed: group_class.iter().any(|&c| c != 0)
+                || cfg.flows.iter().any(|g| g.dscp() != 0)
+                || runs_cake,
             group_dscp: cfg.flows.iter().map(|g| g.dscp()).collect(),
             group_class,
             class_snap: vec![Vec::new(); nl],
