@@ -344,3 +344,18 @@ fn overloaded_tins_through_the_shaper() {
             + q.len_pkts() as u64
     );
 }
+
+/// Memory per flow queue (docs/aqm/cake.md quotes it): the scheduling record, the hash's slot,
+/// tag and host record, and the packet pool's bucket.
+#[test]
+fn per_queue_memory() {
+    use std::mem::size_of;
+    let per = size_of::<Flow>()
+        + size_of::<Slot>()
+        + size_of::<u32>()
+        + size_of::<hash::Host>()
+        + size_of::<crate::flowq::Bucket>();
+    assert_eq!(per, 118);
+    let q = cake(CakeConfig::default(), 100);
+    assert!(q.memory_bytes() >= 3 * 1024 * 118);
+}
