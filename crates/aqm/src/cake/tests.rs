@@ -359,3 +359,58 @@ fn per_queue_memory() {
     let q = cake(CakeConfig::default(), 100);
     assert!(q.memory_bytes() >= 3 * 1024 * 118);
 }
+
+/// `ingress` (Linux `cake_drop` / `cake_dequeue` with `CAKE_FLAG_INGRESS`): a dropped packet
+/// is charged to the shaper, not to its failsafe. 20 Mbit/s (400 ns per byte), memlimit
+/// 2000 B, three 1000-byte packets at t: the third pushes the first out. With ingress the
+/// clock is t + 400 us (the drop) + 400 us (the packet sent), the failsafe t + 600 us, so
+/// the next send is at t + 600 us; without, the clock alone says t + 400 us.
+#[test]
+fn ingress_charges_drops_to_the_shaper() {
+    for (ingress, next) in [(true, 600_000u64), (false, 400_000)] {
+        let mut q = cake(
+            cfg(|c| {
+                c.bandwidth = 20e6;
+                c.memlimit = 2000;
+                c.ingress = ingress;
+                c.diffserv = TinMode::BestEffort;
+            }),
+            10_000,
+        );
+        let t = Instant(1_000_000_000);
+        let mut victims = 0;
+        for i in 0..3 {
+            q.enqueue(t, TestPacket::at(i, 1000, t), &mut |_, _| victims += 1);
+        }
+        assert_eq!(victims, 1);
+        assert_eq!(q.dequeue(t, &mut no_drop()).unwrap().id, 1);
+        assert_eq!(q.ready_at(), Some(Instant(t.0 + next)), "ingress {ingress}");
+    }
+}
+
+/// `autorate-ingress` (Linux `cake_enqueue`'s capacity estimate): arrivals in pairs 400 us
+/// apart every 1.6 ms (10 Mbit/s of 1000-byte packets, bursts at 20 Mbit/s). Each gap longer
+/// than the EWMA of the gaps closes a window and feeds bytes / window into the peak-rate EWMA;
+/// every 250 ms the shaper is set to 15/16 of it. The estimate measures what arrives: it ends
+/// between the mean and the burst rate (10 and 20 Mbit/s), and the shaper at 15/16 of it.
+#[test]
+fn autorate_ingress_follows_the_arrivals() {
+    let mut q = cake(cfg(|c| c.autorate_ingress = true), 100_000);
+    assert_eq!(q.rate_bytes(), 0);
+    let mut id = 0;
+    for k in 0..1250u64 {
+        for dt in [0, 400_000] {
+            let t = Instant(k * 1_600_000 + dt);
+            id += 1;
+            q.enqueue(t, TestPacket::at(id, 1000, t).flow(id % 3), &mut |_, _| {});
+            while q.dequeue(t, &mut |_, _| {}).is_some() {}
+        }
+    }
+    let est = q.capacity_estimate();
+    assert!((1_250_000..=2_500_000).contains(&est), "estimate {est} B/s");
+    let r = q.rate_bytes();
+    assert!(
+        r > 0 && r <= est * 15 / 16 + est / 8,
+        "rate {r}, estimate {est}"
+    );
+}
