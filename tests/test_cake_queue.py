@@ -1,7 +1,6 @@
 """CAKE through ``aqmlab.aqm.Queue``: the shaper's wait and the tins (docs/aqm/cake.md)."""
 
 import pytest
-
 from aqmlab.aqm import Queue
 
 
