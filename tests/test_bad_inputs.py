@@ -171,6 +171,19 @@ EMULATE_FILE_ROWS = [
         ["flows[0].kind", "udp_cbr", "long-lived TCP"],
     ),
     (EMU_TOML + "size = 100000\n", [], ["flows[0].size", "100000", "long-lived"]),
+    # ping groups: probes that hold the prober's flow id and sequence number, dumbbell hosts
+    (
+        EMU_TOML + '[[flows]]\nkind = "ping"\nsize = 30\n',
+        [],
+        ["flows[1].size = 30", "at least 36 bytes"],
+    ),
+    (
+        EMU_TOML + '[[flows]]\nkind = "ping"\nextra_delay = "20ms"\n',
+        [],
+        ["flows[1].extra_delay", "not emulated"],
+    ),
+    # a TCP group's extra delay was silently left out before
+    (EMU_TOML + 'extra_delay = "20ms"\n', [], ["flows[0].extra_delay", "not emulated"]),
     (EMU_TOML.replace('rate = "10Mbps"', 'rate = "10Mbps"\nloss = 0.01'), [], ["loss", "0.01"]),
     (
         EMU_TOML.replace('rate = "10Mbps"', 'rate = "10Mbps"\naccess = "none"'),

@@ -178,17 +178,29 @@ def test_flent_loads_aqmlab_numbers(rrul):
 @needs_flent
 @pytest.mark.parametrize("plot", ["all_scaled", "ping_cdf", "totals", "box_totals"])
 def test_flent_plots_the_file_headless(rrul, plot, tmp_path):
-    """``flent -i FILE -p PLOT -o x.png`` (Flent 2.3 from PyPI, MPLBACKEND=Agg) draws it."""
+    """``flent -i FILE -p PLOT -o x.png`` (Flent 2.3 from PyPI, MPLBACKEND=Agg) draws it.
+
+    Flent leaves its ``--delay`` (5 s by default) out at both ends of a CDF; the plot drawn
+    with 1 s must differ from one whose delay cuts every sample (an empty CDF), so the
+    probes' RTTs are really on it."""
     _, f = rrul
-    out = tmp_path / f"{plot}.png"
     env = dict(os.environ, MPLBACKEND="Agg")
-    p = subprocess.run(
-        [_flent_bin(), "-i", str(f), "-p", plot, "-o", str(out)],
-        capture_output=True, text=True, timeout=300, env=env,
-    )  # fmt: skip
-    assert p.returncode == 0, p.stdout + p.stderr
-    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert out.stat().st_size > 10_000
+
+    def draw(delay: int) -> bytes:
+        out = tmp_path / f"{plot}-{delay}.png"
+        p = subprocess.run(
+            [_flent_bin(), "-i", str(f), "-p", plot, "--delay", str(delay), "-o", str(out)],
+            capture_output=True, text=True, timeout=300, env=env,
+        )  # fmt: skip
+        assert p.returncode == 0, p.stdout + p.stderr
+        png = out.read_bytes()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n"
+        assert len(png) > 10_000
+        return png
+
+    drawn = draw(1)
+    if plot == "ping_cdf":
+        assert drawn != draw(1000)
 
 
 @pytest.mark.parametrize(

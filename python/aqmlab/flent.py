@@ -28,8 +28,11 @@ __all__ = [
     "FLENT_TESTS",
     "STEP_SIZE",
     "FlowSamples",
+    "flent_document",
     "flent_filename",
+    "ping_steps",
     "run_sampled",
+    "save_flent",
     "write_flent",
 ]
 
@@ -179,6 +182,31 @@ def _series_names(summary: dict) -> dict[int, str]:
     return names
 
 
+def ping_steps(back: list[tuple[float, float]], x: list[float]) -> list[float | None]:
+    """A ping series at Flent's x values: at each ``x``, the mean RTT of the echoes that
+    arrived in ``(x - step, x]`` (null if none).
+
+    Parameters
+    ----------
+    back : list of (float, float)
+        ``(arrival time, RTT ms)`` of each echo, seconds from the start, sorted by time.
+    x : list of float
+        The x values, increasing.
+
+    Returns
+    -------
+    list of float or None
+    """
+    col, j = [], 0
+    for xi in x:
+        acc = []
+        while j < len(back) and back[j][0] <= xi + 1e-12:
+            acc.append(back[j][1])
+            j += 1
+        col.append(sum(acc) / len(acc) if acc else None)
+    return col
+
+
 def _mean(vals: list) -> float | None:
     xs = [v for v in vals if v is not None]
     return sum(xs) / len(xs) if xs else None
@@ -265,20 +293,106 @@ def build_flent(result, samples: FlowSamples, scenario=None, started: datetime |
         # arrival time, send time + RTT
         back = sorted((t + r / 1e3, r) for t, r in probes if r is not None)
         raw[sname] = [{"t": t0 + t, "val": r} for t, r in back]
-        # at each x, the mean RTT of the echoes that arrived in (x - step, x]; null if none
-        col, j = [], 0
-        for xi in x:
-            acc = []
-            while j < len(back) and back[j][0] <= xi + 1e-12:
-                acc.append(back[j][1])
-                j += 1
-            col.append(sum(acc) / len(acc) if acc else None)
-        results[sname] = col
+        results[sname] = ping_steps(back, x)
         lost = sum(1 for _, r in probes if r is None)
         meta[sname] = {"UNITS": "ms", "RUNNER": "aqmlab", "AQMLAB_FLOW": fid, "LOST": lost}
+    n_up = sum(1 for n in names.values() if n.startswith("TCP upload"))
+    n_down = sum(1 for n in names.values() if n.startswith("TCP download"))
+    # rtt_fair pairs its labels with HOSTS in order: the hosts in the order the uploads come
+    hosts = list(
+        dict.fromkeys(n.split()[-1] for n in names.values() if name == "rtt_fair" and "upload" in n)
+    )
+    length = float(summary.get("sim_seconds") or (x[-1] if x else 0.0))
+    emulated = "emulation" in summary
+    return flent_document(
+        name,
+        summary.get("scenario") or name,
+        started,
+        x,
+        samples.step,
+        results,
+        raw,
+        meta,
+        length=length,
+        note="aqmlab emulation (real Linux TCP through aqmlab's emulated bottleneck)"
+        if emulated
+        else "aqmlab simulation",
+        hosts=hosts,
+        test_parameters={"upload_streams": str(n_up), "download_streams": str(n_down)},
+        egress=_egress_info(summary, scenario),
+        aqmlab={
+            "source": "emulator" if emulated else "simulator",
+            "scenario": summary.get("scenario"),
+            "seed": summary.get("seed"),
+            "warmup_s": summary.get("warmup_s"),
+            "version": (summary.get("meta") or {}).get("aqmlab_version"),
+        },
+    )
+
+
+def flent_document(
+    name: str,
+    title: str,
+    started: datetime,
+    x: list[float],
+    step: float,
+    results: dict[str, list],
+    raw: dict[str, list],
+    meta: dict[str, dict],
+    *,
+    length: float,
+    note: str,
+    hosts: list[str] | None = None,
+    test_parameters: dict[str, str] | None = None,
+    egress: dict[str, Any] | None = None,
+    aqmlab: dict[str, Any] | None = None,
+) -> dict:
+    """A Flent data file's JSON object from its per-flow series: adds Flent's aggregate
+    series (``TCP upload sum``, ``TCP totals``, ``Ping (ms) avg``, ...), every series'
+    ``MEAN_VALUE`` and the metadata. Every source (the simulator, the emulator, ``aqmlab
+    shell``'s tools) writes its file through here.
+
+    Parameters
+    ----------
+    name : str
+        The Flent test (``NAME``).
+    title : str
+        ``TITLE``.
+    started : datetime
+        The start (``TIME``, ``T0``; UTC).
+    x : list of float
+        ``x_values``, seconds from the start.
+    step : float
+        ``STEP_SIZE``, s.
+    results : dict
+        Per-flow series (``TCP upload::1``, ``Ping (ms) ICMP``, ...), one value or None per x;
+        the aggregates are added to it.
+    raw : dict
+        ``raw_values`` per series.
+    meta : dict
+        ``SERIES_META`` per series (``UNITS``, ...); completed here.
+    length : float
+        ``LENGTH`` and ``TOTAL_LENGTH``, s.
+    note : str
+        ``NOTE``: what produced the data.
+    hosts : list of str, optional
+        ``HOSTS`` (default ``["aqmlab"]``).
+    test_parameters : dict, optional
+        ``TEST_PARAMETERS``.
+    egress : dict, optional
+        ``EGRESS_INFO``.
+    aqmlab : dict, optional
+        ``AQMLAB``: aqmlab's own description of the run.
+
+    Returns
+    -------
+    dict
+        ``version``, ``x_values``, ``results``, ``raw_values``, ``metadata``.
+    """
+    per_flow = list(results)
     # Flent's aggregate series (computed by Flent's aggregators when it runs a test)
     for prefix in ("TCP upload", "TCP download"):
-        data = [results[n] for n in names.values() if n.startswith(prefix) and n in results]
+        data = [results[n] for n in per_flow if n.startswith(prefix)]
         if not data:
             continue
         rows = list(zip(*data, strict=True))
@@ -288,47 +402,36 @@ def build_flent(result, samples: FlowSamples, scenario=None, started: datetime |
         meta[f"{prefix} avg"] = {"UNITS": "Mbits/s"}
         meta[f"{prefix} sum"] = {"UNITS": "Mbits/s"}
         meta[f"{prefix} fairness"] = {"UNITS": "Idx"}
-    tcp = [results[n] for n in names.values() if n.startswith("TCP") and n in results]
+    tcp = [results[n] for n in per_flow if n.startswith("TCP")]
     if tcp:
         results["TCP totals"] = [sum(v for v in r if v is not None) for r in zip(*tcp, strict=True)]
         meta["TCP totals"] = {"UNITS": "Mbits/s"}
-    ping = [results[n] for n in names.values() if n.startswith("Ping") and n in results]
+    ping = [results[n] for n in per_flow if n.startswith("Ping")]
     if ping:
         results["Ping (ms) avg"] = [_mean(list(r)) for r in zip(*ping, strict=True)]
         meta["Ping (ms) avg"] = {"UNITS": "ms"}
     for k, v in results.items():  # Flent's MEAN_VALUE: the series' mean over its values
         xs = [a for a in v if a is not None]
         meta.setdefault(k, {})["MEAN_VALUE"] = sum(xs) / len(xs) if xs else None
-    n_up = sum(1 for n in names.values() if n.startswith("TCP upload"))
-    n_down = sum(1 for n in names.values() if n.startswith("TCP download"))
-    # rtt_fair pairs its labels with HOSTS in order: the hosts in the order the uploads come
-    hosts = list(
-        dict.fromkeys(n.split()[-1] for n in names.values() if name == "rtt_fair" and "upload" in n)
-    )
-    length = float(summary.get("sim_seconds") or (x[-1] if x else 0.0))
+    stamp = started.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     metadata = {
         "NAME": name,
-        "TITLE": summary.get("scenario") or name,
-        "NOTE": "aqmlab simulation",
-        "TIME": started.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
-        "T0": started.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+        "TITLE": title,
+        "NOTE": note,
+        "TIME": stamp,
+        "T0": stamp,
         "LENGTH": length,
         "TOTAL_LENGTH": length,
-        "STEP_SIZE": samples.step,
+        "STEP_SIZE": step,
         "HOST": "aqmlab",
         "HOSTS": hosts or ["aqmlab"],
         "LOCAL_HOST": "aqmlab",
         "IP_VERSION": 4,
-        "TEST_PARAMETERS": {"upload_streams": str(n_up), "download_streams": str(n_down)},
+        "TEST_PARAMETERS": test_parameters or {},
         "FLENT_VERSION": "2.3.0",
         "SERIES_META": meta,
-        "EGRESS_INFO": _egress_info(summary, scenario),
-        "AQMLAB": {
-            "scenario": summary.get("scenario"),
-            "seed": summary.get("seed"),
-            "warmup_s": summary.get("warmup_s"),
-            "version": (summary.get("meta") or {}).get("aqmlab_version"),
-        },
+        "EGRESS_INFO": egress or {},
+        "AQMLAB": aqmlab or {},
     }
     return {
         "version": _FORMAT_VERSION,
@@ -337,6 +440,30 @@ def build_flent(result, samples: FlowSamples, scenario=None, started: datetime |
         "raw_values": raw,
         "metadata": metadata,
     }
+
+
+def save_flent(directory: str | Path, data: dict) -> Path:
+    """Write Flent data (:func:`flent_document`) gzipped into ``directory`` under Flent's
+    file name (:func:`flent_filename`).
+
+    Parameters
+    ----------
+    directory : path-like
+        The (temporary) result folder.
+    data : dict
+        The Flent data.
+
+    Returns
+    -------
+    Path
+        The file written.
+    """
+    md = data["metadata"]
+    when = datetime.strptime(md["TIME"], "%Y-%m-%dT%H:%M:%S.%fZ")
+    path = Path(directory) / flent_filename(md["NAME"], md["TITLE"], when)
+    with gzip.open(path, "wt", encoding="utf-8") as fp:
+        json.dump(data, fp, indent=1)
+    return path
 
 
 def write_flent(
@@ -362,10 +489,4 @@ def write_flent(
     Path
         ``directory / NAME-DATE.TITLE.flent.gz``.
     """
-    data = build_flent(result, samples, scenario, started)
-    md = data["metadata"]
-    when = datetime.strptime(md["TIME"], "%Y-%m-%dT%H:%M:%S.%fZ")
-    path = Path(directory) / flent_filename(md["NAME"], md["TITLE"], when)
-    with gzip.open(path, "wt", encoding="utf-8") as fp:
-        json.dump(data, fp, indent=1)
-    return path
+    return save_flent(directory, build_flent(result, samples, scenario, started))

@@ -118,12 +118,17 @@ class SimResult(Result):
     scenario : aqmlab.scenario.Scenario, optional
         The scenario that was run; saved as the folder's ``scenario.toml`` (normalized: every
         default filled in), from which ``aqmlab run`` reproduces the run.
+    flent_samples : aqmlab.flent.FlowSamples, optional
+        An emulation's per-flow bytes received at each 200 ms step, from which
+        :func:`aqmlab.flent.write_flent` writes its Flent file (``None`` for a simulation,
+        whose Flent file is sampled by :func:`aqmlab.flent.run_sampled`). Not saved.
     """
 
     summary: dict[str, Any]
     columns: dict[str, dict[str, Any]] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
     scenario: Any = None
+    flent_samples: Any = field(default=None, repr=False, compare=False)
 
     # -- the result protocol (aqmlab.protocol) --------------------------------------------------
     def _figures(self) -> dict[str, Any]:

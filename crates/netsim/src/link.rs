@@ -118,7 +118,7 @@ pub struct Link {
     /// Monitoring state (only for monitored links).
     pub mon: Option<Box<LinkMonitor>>,
     /// The service of a link with a varying capacity (`None`: the fixed `rate`).
-    service: Option<Box<Service>>,
+    service: Option<Box<LinkService>>,
     /// The netem stage of a link with `netem` (`None`: none).
     netem: Option<Box<LinkNetem>>,
     /// The link is traced or has a [`Service`] or a netem stage: arrivals and dequeues take
@@ -142,9 +142,9 @@ pub struct Link {
     /// Transmission rate in bits per second (> 0), with its multiplier for the serialisation
     /// time's division ([`Link::rate_bps`]; the nominal rate of a link with a [`Service`]).
     rate: Divisor,
-    /// Bernoulli loss probability applied to every packet after
-    /// transmission, in [0, 1).
-    pub loss: f64,
+    /// The Bernoulli loss applied to every packet after transmission (`None`: no loss ever
+    /// set on this link).
+    loss: Option<Box<LinkLoss>>,
     /// Size (bytes) of the last fast-path packet and whether the random loss took it, so
     /// that [`Link::counters_at`] can leave it out while it is still being serialised.
     fast_size: u32,
@@ -161,7 +161,6 @@ pub struct Link {
     pub from: u32,
     /// Node at the far end.
     pub to: u32,
-    loss_rng: Rng,
     /// Cumulative counters, but for `delivered` (0 here): arrivals are counted by the
     /// event queue's pipes ([`EventQueue::delivered`]); [`Link::counters_at`] fills it in.
     pub ctr: LinkCounters,
@@ -174,9 +173,35 @@ pub struct Link {
     pub queue: Queue,
     /// Unique name (e.g. `"R1->R2"`).
     pub name: String,
-    /// The rate the queue was last told (bit/s; a link with a [`Service`] only, see
-    /// [`Link::tell_rate`]).
+}
+
+/// A link's varying capacity and the rate its queue was last told (bit/s, see
+/// [`Link::tell_rate`]).
+#[derive(Debug)]
+struct LinkService {
+    service: Service,
     told_rate: u64,
+}
+
+impl std::ops::Deref for LinkService {
+    type Target = Service;
+    fn deref(&self) -> &Service {
+        &self.service
+    }
+}
+
+impl std::ops::DerefMut for LinkService {
+    fn deref_mut(&mut self) -> &mut Service {
+        &mut self.service
+    }
+}
+
+/// A link's Bernoulli loss: the probability, in [0, 1], and the link's own random stream
+/// (drawn from only while the probability is above 0).
+#[derive(Debug)]
+struct LinkLoss {
+    p: f64,
+    rng: Rng,
 }
 
 impl Link {
@@ -198,8 +223,7 @@ impl Link {
             to,
             rate: Divisor::new(rate_bps),
             delay,
-            loss,
-            loss_rng,
+            loss: (loss > 0.0).then(|| Box::new(LinkLoss { p: loss, rng: loss_rng })),
             periodic: queue.poll_at().is_some(),
             queue,
             in_tx: None,
@@ -221,7 +245,6 @@ impl Link {
             service: None,
             netem: None,
             slow: false,
-            told_rate: rate_bps,
         }
     }
 
@@ -254,7 +277,8 @@ impl Link {
     /// it was built with stays the nominal rate reported; the queue is told the rate of the
     /// moment as the run goes ([`Link::tell_rate`]).
     pub fn set_service(&mut self, service: Service) {
-        self.service = Some(Box::new(service));
+        let told_rate = self.rate_bps();
+        self.service = Some(Box::new(LinkService { service, told_rate }));
         self.update_slow();
     }
 
@@ -265,13 +289,24 @@ impl Link {
     /// rate never calls it.
     #[cold]
     fn tell_rate(&mut self, now: Ns) {
-        let Some(s) = self.service.as_deref() else {
+        let nominal = self.rate_bps();
+        let Some(s) = self.service.as_deref_mut() else {
             return;
         };
-        let r = s.aqm_rate(now).unwrap_or(self.rate_bps());
-        if r != self.told_rate {
-            self.told_rate = r;
+        let r = s.aqm_rate(now).unwrap_or(nominal);
+        if r != s.told_rate {
+            s.told_rate = r;
             self.queue.set_link_rate(aqm::BitsPerSec(r));
+        }
+    }
+
+    /// Sets the Bernoulli loss probability (in [0, 1]) for packets finishing transmission
+    /// from now; `rng` gives the link's loss stream the first time a loss is set.
+    pub fn set_loss(&mut self, p: f64, rng: impl FnOnce() -> Rng) {
+        match self.loss.as_deref_mut() {
+            Some(l) => l.p = p,
+            None if p > 0.0 => self.loss = Some(Box::new(LinkLoss { p, rng: rng() })),
+            None => {}
         }
     }
 
@@ -681,7 +716,11 @@ impl Link {
         self.last_done = done;
         self.ctr.tx_pkts += 1;
         self.ctr.tx_bytes += p.size as u64;
-        if self.loss_rng.bernoulli(self.loss) {
+        if self
+            .loss
+            .as_deref_mut()
+            .is_some_and(|l| l.rng.bernoulli(l.p))
+        {
             self.ctr.lost += 1;
         } else if SLOW && self.netem.is_some() {
             if let Some(n) = self.netem.as_deref_mut() {
@@ -739,7 +778,9 @@ impl Link {
         self.queue = new_queue;
         // (built with the nominal rate: the next arrival, dequeue or timer tells it the
         // current one)
-        self.told_rate = self.queue.link().rate.0;
+        if let Some(s) = self.service.as_deref_mut() {
+            s.told_rate = self.queue.link().rate.0;
+        }
         self.periodic = self.queue.poll_at().is_some();
         if let Some(m) = self.mon.as_deref_mut() {
             m.set_classes(self.queue.num_classes());

@@ -18,6 +18,7 @@ import typer
 from aqmlab.cli import _common
 from aqmlab.cli import link_options as lo
 from aqmlab.cli._common import fail as _fail
+from aqmlab.cli.flent_opt import FlentOpt, ping_table, wants_flent, write_flent
 from aqmlab.cli.sim import Force, NoPlots, _as_option, _summary_table, _write, build_dumbbell
 
 # Options that describe the dumbbell; with a scenario file they are refused (use --set).
@@ -107,6 +108,7 @@ def register(app: typer.Typer) -> None:
                 show_default=False,
             ),
         ] = False,
+        flent: FlentOpt = False,
         quiet: Annotated[
             bool, typer.Option("--quiet", help="Print nothing on success.", show_default=False)
         ] = False,
@@ -217,8 +219,11 @@ def register(app: typer.Typer) -> None:
             )
             from aqmlab.pcap import PCAP_FILE
 
+            also = None
+            if wants_flent(sc, flent):
+                also = lambda d: write_flent(d, res, res.flent_samples, sc)  # noqa: E731
             _write(res, out, force, not no_plots, "emulate",
-                   move_in={PCAP_FILE: cap} if cap else None)  # fmt: skip
+                   move_in={PCAP_FILE: cap} if cap else None, also=also)  # fmt: skip
         except EmulationError as e:
             _fail(str(e), 1)
         except ValueError as e:  # a sysctl the kernel refused (everything was removed)
@@ -238,7 +243,10 @@ def register(app: typer.Typer) -> None:
             from rich.console import Console
 
             link = res.summary["links"]["bottleneck"]
-            Console().print(_summary_table({link["aqm"]: res.summary}, f"{sc.name} (emulated)"))
+            con = Console()
+            con.print(_summary_table({link["aqm"]: res.summary}, f"{sc.name} (emulated)"))
+            if (pings := ping_table(res.summary)) is not None:
+                con.print(pings)
             t = res.summary["emulation"]["timing"]["forward"]
             typer.echo(
                 f"forwarder release error: mean {t['mean_us']:.0f} us, p99 {t['p99_us']:.0f} us"

@@ -1,6 +1,7 @@
-"""``--flent`` of ``aqmlab run`` and ``aqmlab dumbbell`` (and ``[output] flent = true``): the
-run is sampled every Flent step and a Flent data file is written into the result folder
-(:mod:`aqmlab.flent`, docs/flent.md)."""
+"""``--flent`` of ``aqmlab run``, ``aqmlab dumbbell`` and ``aqmlab emulate`` (and ``[output]
+flent = true``): the run is sampled every Flent step and a Flent data file is written into the
+result folder (:mod:`aqmlab.flent`, docs/flent.md); ``--flent`` of ``aqmlab shell`` reads a
+known tool's output (:mod:`aqmlab.flent_tools`, docs/shell.md)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,17 @@ FlentOpt = Annotated[
         "--flent",
         help="Also write a Flent data file OUT/TEST-DATE.TITLE.flent.gz (docs/flent.md); "
         "same as [output] flent = true.",
+        show_default=False,
+    ),
+]
+
+
+ShellFlentOpt = Annotated[
+    bool,
+    typer.Option(
+        "--flent",
+        help="Also write a Flent data file OUT/TEST-DATE.shell.flent.gz from COMMAND's output: "
+        "ping -D (a ping series) or iperf3 -J (throughput per stream); docs/shell.md.",
         show_default=False,
     ),
 ]

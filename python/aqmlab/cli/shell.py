@@ -25,6 +25,7 @@ import typer
 from aqmlab.cli import _common
 from aqmlab.cli import link_options as lo
 from aqmlab.cli._common import fail as _fail
+from aqmlab.cli.flent_opt import ShellFlentOpt
 from aqmlab.cli.sim import Force, _as_option, _quantity, build_dumbbell
 
 #: The link's defaults (as ``aqmlab emulate``'s).
@@ -110,6 +111,31 @@ def downlink_scenario(
         raise ValueError(msg) from None
 
 
+def _flent_writer(command: list[str], res):
+    """``also(tmp)`` writing the Flent file of the command's output into the result folder,
+    or None (with a warning) if the output holds no data."""
+    from aqmlab.flent import save_flent
+    from aqmlab.flent_tools import tool_flent
+
+    links = res.summary["links"]
+    egress = {
+        "iface": "uplink",
+        "qdiscs": [{"name": links["uplink"]["aqm"], "id": "1:", "parent": "root"}],
+        "aqmlab_link": "uplink",
+        "rate_bps": links["uplink"].get("rate_bps"),
+        "downlink": {
+            "aqm": links["downlink"]["aqm"],
+            "rate_bps": links["downlink"].get("rate_bps"),
+        },
+    }
+    try:
+        data = tool_flent(command, (res.output or b"").decode(errors="replace"), egress)
+    except ValueError as e:
+        typer.echo(f"warning: {e}", err=True)
+        return None
+    return lambda d: save_flent(d, data)
+
+
 def register(app: typer.Typer) -> None:
     """Attach ``shell`` to the top-level app.
 
@@ -191,6 +217,7 @@ def register(app: typer.Typer) -> None:
                 "(HOST 127.0.0.1), across the link (repeatable).",
             ),
         ] = None,
+        flent: ShellFlentOpt = False,
         quiet: Annotated[
             bool, typer.Option("--quiet", help="Print no summary.", show_default=False)
         ] = False,
@@ -225,6 +252,15 @@ def register(app: typer.Typer) -> None:
             _fail(str(e))
         if pcap and out is None:
             _fail("--pcap: needs --out DIR (the capture is written to DIR/capture.pcapng)")
+        if flent:
+            from aqmlab.flent_tools import check_flent_command
+
+            if out is None:
+                _fail("--flent: needs --out DIR (the Flent file is written into DIR)")
+            try:
+                check_flent_command(command)
+            except ValueError as e:
+                _fail(str(e))
         if reverse_rate is not None:
             _quantity("--reverse-rate", reverse_rate, "rate")
         if scenario is not None:
@@ -285,15 +321,17 @@ def register(app: typer.Typer) -> None:
                 cap = temp_file_beside(out.resolve().parent / f"{out.name}.pcapng")
             res = shell(
                 up, down, command, peer_command=peer_command, mtu=mtu, ecn=ecn, pcap=cap,
-                host_ports=host_ports,
+                host_ports=host_ports, keep_output=flent,
             )  # fmt: skip
             if out is not None:
                 from aqmlab.cli.sim import _write
                 from aqmlab.pcap import PCAP_FILE
                 from aqmlab.results import SimResult
 
+                also = _flent_writer(command, res) if flent else None
                 _write(SimResult(summary=res.summary, columns=res.columns), out, force, False,
-                       "shell", move_in={PCAP_FILE: cap} if cap else None)  # fmt: skip
+                       "shell", move_in={PCAP_FILE: cap} if cap else None,
+                       also=also)  # fmt: skip
         except EmulationError as e:
             _fail(str(e).replace("emulate needs", "shell needs"), 1)
         except Interrupted as e:

@@ -37,7 +37,8 @@ from aqmlab.emu.netns import (
     check_sysctls,
     group_addr,
 )
-from aqmlab.emu.plan import PORT, plan_flows
+from aqmlab.emu.plan import PING_PORT, PORT, plan_flows
+from aqmlab.emu.traffic import STEP_S
 from aqmlab.errors import error
 from aqmlab.output import signals_raise
 from aqmlab.provenance import meta, now_utc
@@ -195,7 +196,7 @@ def emulate(
     command: list[str] | None = None,
     pcap: str | os.PathLike[str] | None = None,
 ) -> SimResult:
-    """Emulate ``scenario`` (a dumbbell of long-lived TCP groups) in real time.
+    """Emulate ``scenario`` (a dumbbell of long-lived TCP groups and ping probers) in real time.
 
     Parameters
     ----------
@@ -226,7 +227,11 @@ def emulate(
     -------
     SimResult
         ``summary.json`` content as the simulator's (``links.bottleneck``, ``flows[]``,
-        ``fairness``) plus ``emulation`` (timing errors of the forwarder, kernel, sysctls).
+        ``fairness``, ``pings`` with ping groups) plus ``emulation`` (timing errors of the
+        forwarder, kernel, sysctls); ``columns["pings"]`` the probes. Its attribute
+        ``flent_samples`` (:class:`aqmlab.flent.FlowSamples`) holds every flow's bytes received
+        by each 200 ms step: ``aqmlab.flent.write_flent(DIR, res, res.flent_samples,
+        scenario)`` writes the run's Flent file.
 
     Raises
     ------
@@ -280,7 +285,12 @@ def _run(scenario, flows, mtu, sysctls_snd: dict[str, str], command=None, pcap=N
             # other way, across the reverse link
             progs = []  # (name, namespace, argv, plan on stdin)
             for rev, send_ns, recv_ns in ((False, "snd", "rcv"), (True, "rcv", "snd")):
-                mine = [f for f in flows if f.reverse == rev]
+                tag = "reverse " if rev else ""
+                progs += _ping_programs(
+                    [f for f in flows if f.reverse == rev and f.kind == "ping"],
+                    tag, send_ns, recv_ns, duration,
+                )  # fmt: skip
+                mine = [f for f in flows if f.reverse == rev and f.kind == "tcp"]
                 if not mine:
                     continue
                 starts = {f.id: f.start_s for f in mine}
@@ -289,19 +299,22 @@ def _run(scenario, flows, mtu, sysctls_snd: dict[str, str], command=None, pcap=N
                     "duration": duration,
                     "flows": [
                         {"id": f.id, "dst": f.dst, "port": PORT, "cc": f.cc,
-                         "start_s": f.start_s, "dscp": f.dscp}
+                         "start_s": f.start_s, "stop_s": f.stop_s, "dscp": f.dscp}
                         for f in mine
                     ],
                 }  # fmt: skip
-                # the receiver's second line: the DSCP of each marked flow (for its ACKs)
+                # the receiver's second line: the DSCP of each marked flow (for its ACKs);
+                # the third: the stops
                 marks = {f.id: f.dscp for f in mine if f.dscp}
+                stops = {f.id: f.stop_s for f in mine if f.stop_s is not None}
                 # the plans go through stdin: a command line holds at most 128 KiB per
                 # argument
-                tag = "reverse " if rev else ""
                 progs.append((f"{tag}receiver", recv_ns,
                               ["recv", "--port", str(PORT), "--warmup", str(warmup),
-                               "--duration", str(duration), "--starts", "-", "--dscp", "-"],
-                              json.dumps(starts) + "\n" + json.dumps(marks)))  # fmt: skip
+                               "--duration", str(duration), "--starts", "-", "--dscp", "-",
+                               "--stops", "-", "--step", str(STEP_S)],
+                              json.dumps(starts) + "\n" + json.dumps(marks) + "\n"
+                              + json.dumps(stops)))  # fmt: skip
                 progs.append((f"{tag}sender", send_ns, ["send", "--plan", "-"], json.dumps(plan)))
             for _, ns, args, _ in progs:
                 procs.append(
@@ -315,8 +328,9 @@ def _run(scenario, flows, mtu, sysctls_snd: dict[str, str], command=None, pcap=N
                     )
                 )
             for (_, _, _, text), p in zip(progs, procs, strict=True):
-                p.stdin.write(text + "\n")
-                p.stdin.flush()
+                if text:
+                    p.stdin.write(text + "\n")
+                    p.stdin.flush()
             # Every program is up (imports done, receivers listening) before the origin is set.
             for (name, _, _, _), p in zip(progs, procs, strict=True):
                 if p.stdout.readline().strip() != "ready":
@@ -353,8 +367,8 @@ def _run(scenario, flows, mtu, sysctls_snd: dict[str, str], command=None, pcap=N
                     "ended_by_run": ran_out,
                 }
             # the programs' reports, merged per role (flow ids are distinct)
-            outs = {"receiver": {"flows": {}, "realtime": True},
-                    "sender": {"flows": {}, "realtime": True}}  # fmt: skip
+            outs = {role: {"flows": {}, "pings": {}, "realtime": True}
+                    for role in ("receiver", "sender", "prober", "echo")}  # fmt: skip
             for (name, _, _, _), p in zip(progs, procs, strict=True):
                 try:
                     out, err = p.communicate(timeout=10)
@@ -364,7 +378,8 @@ def _run(scenario, flows, mtu, sysctls_snd: dict[str, str], command=None, pcap=N
                     raise EmulationError(f"{name} failed: {' '.join(err.split())[-300:]}")
                 got = json.loads(out.strip().splitlines()[-1])
                 mine = outs[name.split()[-1]]
-                mine["flows"].update(got["flows"])
+                mine["flows"].update(got.get("flows", {}))
+                mine["pings"].update(got.get("pings", {}))
                 mine["realtime"] = mine["realtime"] and bool(got.get("realtime"))
             try:
                 fw.finish_capture()
@@ -398,6 +413,27 @@ def _run(scenario, flows, mtu, sysctls_snd: dict[str, str], command=None, pcap=N
     if cmd_status is not None:
         res.summary["emulation"]["command"] = cmd_status
     return res
+
+
+def _ping_programs(probes, tag: str, send_ns: str, recv_ns: str, duration: float) -> list:
+    """The prober of ``probes`` (ping flows of one direction) in ``send_ns`` and the echo in
+    ``recv_ns``, as ``(name, namespace, argv, stdin text)``; none without probes."""
+    if not probes:
+        return []
+    plan = {
+        "duration": duration,
+        "probes": [
+            {"id": f.id, "dst": f.dst, "port": PING_PORT, "start_s": f.start_s,
+             "stop_s": f.stop_s, "interval": f.interval, "size": f.size, "dscp": f.dscp}
+            for f in probes
+        ],
+    }  # fmt: skip
+    return [
+        (f"{tag}echo", recv_ns,
+         ["echo", "--port", str(PING_PORT), "--duration", str(duration),
+          *(a for d in dict.fromkeys(f.dst for f in probes) for a in ("--addr", d))], ""),
+        (f"{tag}prober", send_ns, ["probe", "--plan", "-"], json.dumps(plan)),
+    ]  # fmt: skip
 
 
 def _start_command(tb, command: list[str], t0: int) -> subprocess.Popen:
@@ -454,8 +490,8 @@ def _groups(groups: list[dict], rows: list[dict]) -> list[dict]:
                 "active_flows": len(active),
                 "goodput_bps": sum(active),
                 "goodput_bps_mean": sum(active) / len(active) if active else 0.0,
-                "jain": _jain(active),
-                "jain_flows": len(active),
+                "jain": _jain(active) if g.get("kind", "tcp") == "tcp" else None,
+                "jain_flows": len(active) if g.get("kind", "tcp") == "tcp" else 0,
                 "retransmits": sum(r["retransmits"] or 0 for r in mine),
                 "timeouts": sum(r["timeouts"] or 0 for r in mine),
                 "rtt_ms": None,
@@ -472,11 +508,15 @@ def _result(scenario, flows, report, ts, cts, outs, sysctls, wall, started) -> S
     warm = float(n["warmup"])
     rows = []
     for f in flows:
+        if f.kind == "ping":
+            rows.append(_ping_row(f, outs["prober"]["pings"].get(str(f.id), {}), end, warm))
+            continue
         r = outs["receiver"]["flows"].get(str(f.id), {})
         s = outs["sender"]["flows"].get(str(f.id), {})
         t_open = max(f.start_s, warm)
-        window = end - t_open
-        got = r.get("bytes", 0) - r.get("bytes_before_window", 0)
+        t_close = end if f.stop_s is None else min(end, f.stop_s)
+        window = t_close - t_open
+        got = r.get("bytes_at_stop", r.get("bytes", 0)) - r.get("bytes_before_window", 0)
         rows.append(
             {
                 "id": f.id,
@@ -502,6 +542,7 @@ def _result(scenario, flows, report, ts, cts, outs, sysctls, wall, started) -> S
                 "connected": s.get("connected"),
             }
         )
+    tcp = [r for r in rows if r["kind"] == "tcp"]
     summary = {
         "scenario": n["name"],
         "seed": n["seed"],
@@ -518,15 +559,15 @@ def _result(scenario, flows, report, ts, cts, outs, sysctls, wall, started) -> S
         "flows": rows,
         "groups": _groups(n["flows"], rows),
         "fairness": {
-            "jain": _jain([r["goodput_bps"] for r in rows if r["window_s"] > 0]),
-            "flows": len(rows),
+            "jain": _jain([r["goodput_bps"] for r in tcp if r["window_s"] > 0]),
+            "flows": len(tcp),
             "scope": "long-lived TCP flows active in the window",
         },
         "emulation": {
             "timing": report["timing"],
             # the forwarder kept the link's schedule: 99 % of its releases within 1 ms
             "timing_reliable": report["timing"]["forward"]["p99_us"] <= TIMING_P99_US,
-            "traffic_realtime": all(outs[k].get("realtime") for k in ("sender", "receiver")),
+            "traffic_realtime": all(o.get("realtime") for o in outs.values()),
             "ecn": report["ecn"],
             # packets in the capture per device (0, 0 without one; emulate(pcap=...))
             "captured": dict(zip(("senders", "receivers"), report["captured"], strict=True)),
@@ -535,10 +576,95 @@ def _result(scenario, flows, report, ts, cts, outs, sysctls, wall, started) -> S
             "pid": os.getpid(),
         },
     }
-    summary["meta"] = meta(started=started)
     cols = {
         "timeseries": ts,
         "class_timeseries": cts,  # no rows (and no file) for a FIFO
         "flows": flow_columns(rows),
     }
-    return SimResult(summary=summary, columns=cols, scenario=scenario)
+    pings = _ping_columns(flows, outs["prober"]["pings"])
+    if pings["flow"]:
+        from aqmlab.pings import ping_summary
+
+        cols["pings"] = pings
+        summary["pings"] = ping_summary(pings, summary)
+    summary["meta"] = meta(started=started)
+    res = SimResult(summary=summary, columns=cols, scenario=scenario)
+    res.flent_samples = _flow_samples(flows, outs["receiver"]["flows"], end)
+    return res
+
+
+def _ping_columns(flows, pings: dict) -> dict[str, list]:
+    """``pings.parquet``'s columns from the probers' reports (NaN: no echo, as the
+    simulator's)."""
+    cols: dict[str, list] = {"flow": [], "seq": [], "time_s": [], "rtt_ms": []}
+    for f in flows:
+        p = pings.get(str(f.id))
+        if f.kind != "ping" or not p:
+            continue
+        cols["flow"] += [f.id] * len(p["seq"])
+        cols["seq"] += p["seq"]
+        cols["time_s"] += p["time_s"]
+        cols["rtt_ms"] += [float("nan") if r is None else float(r) for r in p["rtt_ms"]]
+    return cols
+
+
+def _ping_row(f, p: dict, end: float, warm: float) -> dict:
+    """A ping flow's ``flows[]`` entry: its probes' RTTs after the warm-up as ``rtt_ms_*``
+    (exact order statistics), no goodput."""
+    from aqmlab.pings import _quantile
+
+    t_open = max(f.start_s, warm)
+    t_close = end if f.stop_s is None else min(end, f.stop_s)
+    rtts = sorted(
+        r for t, r in zip(p.get("time_s", []), p.get("rtt_ms", []), strict=True)
+        if t >= warm and r is not None
+    )  # fmt: skip
+    q = {k: _quantile(rtts, v) if rtts else None for k, v in (("p50", 0.5), ("p95", 0.95),
+                                                             ("p99", 0.99))}  # fmt: skip
+    return {
+        "id": f.id,
+        "group": f.group,
+        "kind": "ping",
+        "cc": None,
+        "direction": "reverse" if f.reverse else "forward",
+        "start_s": f.start_s,
+        "window_s": max(t_close - t_open, 0.0),
+        "goodput_bps": 0.0,
+        "bytes_in_window": 0,
+        **_NOT_MEASURED,
+        "rtt_ms_mean": sum(rtts) / len(rtts) if rtts else None,
+        "rtt_ms_min": rtts[0] if rtts else None,
+        "rtt_ms_p50": q["p50"],
+        "rtt_ms_p95": q["p95"],
+        "rtt_ms_p99": q["p99"],
+        "rtt_samples": len(rtts),
+        "retransmits": None,
+        "timeouts": None,
+        "fct_s": None,
+        "size_bytes": None,
+        "bytes_delivered": 0,
+        "ecn": False,
+        "ecn_negotiated": None,
+        "connected": None,
+    }
+
+
+def _flow_samples(flows, received: dict, end: float):
+    """Every flow's bytes received by each step (:class:`aqmlab.flent.FlowSamples`) from the
+    receivers' per-step counts: the per-flow throughput series of a Flent file."""
+    from aqmlab.flent import FlowSamples
+
+    samples = FlowSamples(STEP_S)
+    per = {int(k): v.get("steps", []) for k, v in received.items()}
+    nsteps = max((len(v) for v in per.values()), default=0)
+    if nsteps == 0:
+        nsteps = max(1, int(-(-end // STEP_S)))
+    acc = [0] * len(flows)
+    for k in range(nsteps):
+        for f in flows:
+            row = per.get(f.id)
+            if row and k < len(row):
+                acc[f.id] += row[k]
+        samples.times.append(min((k + 1) * STEP_S, end))
+        samples.delivered.append(list(acc))
+    return samples

@@ -2,7 +2,7 @@
 which kernel congestion control and ECN, and to which receiver address.
 
 The emulator runs dumbbell scenarios whose flow groups are long-lived TCP (``kind = "tcp"``
-without ``size`` or ``stop``). Start times follow the simulator's rule (``start`` plus a
+without ``size``; a ``stop`` ends the flow) and ping probers (``kind = "ping"``). Start times follow the simulator's rule (``start`` plus a
 uniform jitter, 1 s by default when ``start`` is absent), drawn from the scenario's seed.
 The simulator's congestion-control names map to the kernel's (``newreno`` and ``reno`` are
 Linux ``reno``, which is NewReno loss recovery with SACK; ``cubic`` is ``cubic``; ``bbr`` is
@@ -20,10 +20,21 @@ from pathlib import Path
 from aqmlab.emu.netns import SND_ADDR, group_addr
 from aqmlab.errors import error
 
-__all__ = ["FlowPlan", "available_cc", "plan_flows", "kernel_cc_name", "take_kernel_cc", "PORT"]
+__all__ = [
+    "FlowPlan",
+    "available_cc",
+    "check_ping_group",
+    "plan_flows",
+    "kernel_cc_name",
+    "take_kernel_cc",
+    "PORT",
+    "PING_PORT",
+]
 
 #: The receivers' TCP port.
 PORT = 5201
+#: The echo programs' UDP port (the ping flows' probes).
+PING_PORT = 5202
 #: Most flow groups (one receiver address each).
 MAX_GROUPS = 250
 
@@ -122,6 +133,31 @@ def kernel_cc_name(name: str) -> str:
     return _SIM_TO_KERNEL.get(n, n)
 
 
+def check_ping_group(g: int, grp: dict) -> None:
+    """``ValueError`` naming the key if the emulator cannot run ping group ``g``.
+
+    Parameters
+    ----------
+    g : int
+        The group's index.
+    grp : dict
+        The group (normalised).
+    """
+    from aqmlab.emu.traffic import MIN_PROBE_SIZE
+
+    size = int(grp.get("size", 64))
+    if size < MIN_PROBE_SIZE:
+        raise error(
+            f"flows[{g}].size",
+            size,
+            f"the emulator's probes carry a flow id and a sequence number: at least "
+            f"{MIN_PROBE_SIZE} bytes",
+        )
+    for key in ("src", "dst", "path"):
+        if grp.get(key) is not None:
+            raise error(f"flows[{g}].{key}", repr(grp[key]), "not emulated (dumbbell hosts only)")
+
+
 @dataclass(frozen=True)
 class FlowPlan:
     """One flow: id (results order), group, start (s after the origin), kernel cc, ECN,
@@ -147,6 +183,14 @@ class FlowPlan:
         reverse link.
     dscp : int
         The group's DSCP (0..63), set with ``IP_TOS`` on both ends' sockets.
+    kind : str
+        ``tcp`` (a bulk TCP flow) or ``ping`` (a UDP prober, :func:`aqmlab.emu.traffic.probe`).
+    stop_s : float or None
+        Its stop, seconds after the origin (null: the end of the run).
+    interval : float
+        A prober's time between probes, s (0 for TCP).
+    size : int
+        A prober's IP size of a probe and of its echo, bytes (0 for TCP).
     """
 
     id: int
@@ -157,6 +201,10 @@ class FlowPlan:
     dst: str
     reverse: bool = False
     dscp: int = 0
+    kind: str = "tcp"
+    stop_s: float | None = None
+    interval: float = 0.0
+    size: int = 0
 
 
 def plan_flows(
@@ -190,25 +238,42 @@ def plan_flows(
     ecn_back: dict[str, object] = {}  # the reverse groups' ecn (one route back)
     for g, grp in enumerate(groups):
         kind = grp.get("kind", "tcp")
-        if kind != "tcp":
+        if kind not in ("tcp", "ping"):
             raise error(
-                f"flows[{g}].kind", repr(kind), "the emulator runs long-lived TCP flows only"
+                f"flows[{g}].kind",
+                repr(kind),
+                "the emulator runs long-lived TCP flows and ping probers only",
             )
-        for key in ("size", "stop"):
-            if grp.get(key) is not None:
-                raise error(
-                    f"flows[{g}].{key}", repr(grp[key]), "the emulator runs long-lived flows only"
-                )
-        given = kernel_cc or (group_cc or {}).get(g) or grp.get("cc", "newreno")
-        cc = kernel_cc_name(given)
-        if cc not in avail:
-            raise error(f"flows[{g}].cc", repr(given), missing_cc(given, avail))
+        if kind == "tcp" and grp.get("size") is not None:
+            raise error(
+                f"flows[{g}].size", repr(grp["size"]), "the emulator runs long-lived flows only"
+            )
+        ed = grp.get("extra_delay")
+        if ed is not None and any(float(v) for v in (ed if isinstance(ed, list) else [ed])):
+            # every group shares the link's one propagation delay (rtt / 2 each way)
+            raise error(
+                f"flows[{g}].extra_delay",
+                ed,
+                "not emulated (the emulated link has one propagation delay for every flow)",
+            )
+        if kind == "ping":
+            check_ping_group(g, grp)
+            cc = None
+        else:
+            given = kernel_cc or (group_cc or {}).get(g) or grp.get("cc", "newreno")
+            cc = kernel_cc_name(given)
+            if cc not in avail:
+                raise error(f"flows[{g}].cc", repr(given), missing_cc(given, avail))
         start = grp.get("start")
         jitter = grp.get("start_jitter")
         if jitter is None:
             jitter = 1.0 if start is None else 0.0
         reverse = grp.get("direction", "forward") == "reverse"
-        if reverse and grp.get("ecn") != ecn_back.setdefault("ecn", grp.get("ecn")):
+        if (
+            reverse
+            and kind == "tcp"
+            and grp.get("ecn") != ecn_back.setdefault("ecn", grp.get("ecn"))
+        ):
             raise error(
                 f"flows[{g}].ecn",
                 grp.get("ecn"),
@@ -226,6 +291,10 @@ def plan_flows(
                     dst=SND_ADDR if reverse else group_addr(g),
                     reverse=reverse,
                     dscp=int(grp.get("dscp", 0)),
+                    kind=kind,
+                    stop_s=None if grp.get("stop") is None else float(grp["stop"]),
+                    interval=float(grp.get("interval", 0.2)) if kind == "ping" else 0.0,
+                    size=int(grp.get("size", 64)) if kind == "ping" else 0,
                 )
             )
     return out

@@ -336,11 +336,15 @@ class ShellResult:
     columns : dict
         ``{"timeseries": {column: list}}``: both links' samples (``link`` = ``uplink`` or
         ``downlink``).
+    output : bytes or None
+        The command's standard output, when :func:`shell` was asked to keep it
+        (``keep_output``; it was passed through as well).
     """
 
     exit_status: int
     summary: dict[str, Any]
     columns: dict[str, Any] = field(default_factory=dict)
+    output: bytes | None = None
 
 
 class _Signals:
@@ -378,6 +382,7 @@ def shell(
     ecn: bool = False,
     pcap: str | os.PathLike[str] | None = None,
     host_ports: list | None = None,
+    keep_output: bool = False,
 ) -> ShellResult:
     """Run ``argv`` behind the emulated link and return its exit status and the links'
     statistics.
@@ -406,6 +411,9 @@ def shell(
     host_ports : list of aqmlab.emu.relay.HostPort, optional
         Ports of the far side's address relayed to the host's services
         (:class:`aqmlab.emu.relay.HostRelay`; ``--host-port``).
+    keep_output : bool
+        Read the command's standard output through a pipe, pass it on to this process's and
+        keep it (``ShellResult.output``; ``aqmlab shell --flent`` parses it).
 
     Returns
     -------
@@ -435,6 +443,8 @@ def shell(
     relay = HostRelay(host_ports or [])
     errors: list[BaseException] = []
     status: int | None = None
+    kept: list[bytes] = []
+    tee = None
     with signals_raise(), Testbed(mtu, [ecn]) as tb:
         try:
             tb.create_namespaces()
@@ -475,7 +485,15 @@ def shell(
                         )
                     time.sleep(0.02)
             with _Signals() as sig:
-                cmd = spawn(tb, "snd", list(argv), env, user, foreground=True)
+                if keep_output:
+                    cmd = spawn(
+                        tb, "snd", list(argv), env, user, foreground=True,
+                        stdout=subprocess.PIPE,
+                    )  # fmt: skip
+                    tee = threading.Thread(target=_tee, args=(cmd.stdout, kept), daemon=True)
+                    tee.start()
+                else:
+                    cmd = spawn(tb, "snd", list(argv), env, user, foreground=True)
                 sig.target = cmd.pid
                 if sig.got:  # came between the two lines above
                     _killpg(cmd.pid, sig.got)
@@ -513,6 +531,8 @@ def shell(
                 thread.join(5)
             fw = None  # closes the TUN devices
     assert status is not None
+    if tee is not None:
+        tee.join(5)
     summary = {
         "scenario": "shell",
         "sim_seconds": report["seconds"],
@@ -542,7 +562,22 @@ def shell(
         },
         "meta": meta(started=started),
     }
-    return ShellResult(status, summary, {"timeseries": ts})
+    return ShellResult(status, summary, {"timeseries": ts}, b"".join(kept) if keep_output else None)
+
+
+def _tee(pipe, kept: list[bytes]) -> None:
+    """Copy ``pipe`` to this process's standard output as it comes, keeping every chunk."""
+    out = sys.stdout.buffer
+    try:
+        while chunk := pipe.read1(65536):
+            kept.append(chunk)
+            try:
+                out.write(chunk)
+                out.flush()
+            except (OSError, ValueError):
+                pass
+    finally:
+        pipe.close()
 
 
 def _link_settings(sc) -> dict[str, Any]:

@@ -1,7 +1,6 @@
 //! Building a simulation from its configuration: nodes, links and routes from the topology,
 //! flows and their random streams, classes, monitors and timers.
 
-use std::collections::HashMap;
 
 use aqm::LinkInfo;
 
@@ -19,11 +18,12 @@ use experiment::rng::{derive_seed, Rng, Stream};
 impl Simulation {
     /// Validates `cfg` and builds the simulation at time 0.
     pub fn new(cfg: SimConfig) -> Result<Simulation, ConfigError> {
-        let built = crate::topology::build(&cfg)?;
+        let mut built = crate::topology::build(&cfg)?;
         let seed = cfg.seed;
-        let mut links = Vec::with_capacity(built.links.len());
-        let mut link_index = HashMap::new();
-        for (i, l) in built.links.iter().enumerate() {
+        let group_class = resolve_classes(&cfg, &built)?;
+        let specs = std::mem::take(&mut built.links);
+        let mut links = Vec::with_capacity(specs.len());
+        for (i, l) in specs.into_iter().enumerate() {
             let q = aqm::Qdisc::new(
                 &l.aqm,
                 l.limit,
@@ -34,9 +34,8 @@ impl Simulation {
                 key: format!("{}.aqm", l.key),
                 error,
             })?;
-            link_index.insert(l.name.clone(), i as u32);
             links.push(Link::new(
-                l.name.clone(),
+                l.name,
                 l.from,
                 l.to,
                 l.rate_bps,
@@ -60,10 +59,9 @@ impl Simulation {
             mon.set_classes(links[m as usize].queue.num_classes());
             links[m as usize].mon = Some(mon);
         }
-        let group_class = resolve_classes(&cfg, &built)?;
         let mut ev = EventQueue::new();
         ev.set_links(links.iter().map(|l| (l.delay, l.to)));
-        let mut flows = Vec::new();
+        let mut flows = Vec::with_capacity(built.endpoints.iter().map(Vec::len).sum());
         let mut groups = Vec::new();
         for (gi, g) in cfg.flows.iter().enumerate() {
             let mut rng = Rng::derive(seed, Stream::Group, gi as u64);
@@ -247,7 +245,8 @@ impl Simulation {
         if warmup > 0 {
             ev.schedule(warmup, Event::Warmup);
         }
-        let nl = links.len();
+        let mut link_index: Vec<u32> = (0..links.len() as u32).collect();
+        link_index.sort_unstable_by(|&a, &b| links[a as usize].name.cmp(&links[b as usize].name));
         let runs_cake = links.iter().any(|l| l.queue.aqm_name() == "cake");
         let mut sim = Simulation {
             now: 0,
@@ -259,14 +258,13 @@ impl Simulation {
             nodes: built.nodes.into_iter().map(|name| Node { name }).collect(),
             links,
             link_index,
-            activations_base: vec![0; nl],
-            flow_base: vec![(0, 0); nl],
+            replaced: Default::default(),
             classed: group_class.iter().any(|&c| c != 0)
                 || cfg.flows.iter().any(|g| g.dscp() != 0)
                 || runs_cake,
             group_dscp: cfg.flows.iter().map(|g| g.dscp()).collect(),
             group_class,
-            class_snap: vec![Vec::new(); nl],
+            class_snap: Vec::new(),
             routes: built.routes,
             flows,
             groups,

@@ -25,7 +25,7 @@ impl Simulation {
         }
         let mut cap = Capture::create(path, cfg.ethernet)?;
         for (name, core) in &cfg.links {
-            let Some(&fwd) = self.link_index.get(core) else {
+            let Ok(fwd) = self.link_id(core) else {
                 continue; // the schema only lets known links through
             };
             let (a, b) = (self.links[fwd as usize].from, self.links[fwd as usize].to);

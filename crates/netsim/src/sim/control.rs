@@ -4,7 +4,7 @@ use aqm::{Instant, QdiscConfig};
 
 use super::inspect::SimError;
 use super::Simulation;
-use experiment::rng::{derive_seed, Stream};
+use experiment::rng::{derive_seed, Rng, Stream};
 
 impl Simulation {
     /// Changes one AQM parameter of link `name` (boundary units: seconds,
@@ -61,13 +61,13 @@ impl Simulation {
             link: name.to_string(),
             error,
         })?;
-        self.activations_base[l as usize] += link.queue.stats().activations;
         let now = self.now;
+        let b = self.replaced.entry(l).or_default();
+        b.activations += link.queue.stats().activations;
         if let Some(f) = link.queue.flow_count(Instant(now)) {
-            let b = &mut self.flow_base[l as usize];
-            b.0 += f.area;
+            b.flow_area += f.area;
             if self.warm {
-                b.1 = b.1.max(f.peak);
+                b.flow_peak = b.flow_peak.max(f.peak);
             }
         }
         self.links[l as usize].replace_queue(now, q, l, &mut self.ev);
@@ -86,7 +86,8 @@ impl Simulation {
                 reason: "must be in [0, 1]",
             });
         }
-        self.links[l as usize].loss = p;
+        let seed = self.cfg.seed;
+        self.links[l as usize].set_loss(p, || Rng::derive(seed, Stream::LinkLoss, l as u64));
         Ok(())
     }
 }

@@ -210,9 +210,9 @@ impl Simulation {
 
     pub(super) fn link_id(&self, name: &str) -> Result<u32, SimError> {
         self.link_index
-            .get(name)
-            .copied()
-            .ok_or_else(|| SimError::UnknownLink(name.to_string()))
+            .binary_search_by(|&i| self.links[i as usize].name.as_str().cmp(name))
+            .map(|k| self.link_index[k])
+            .map_err(|_| SimError::UnknownLink(name.to_string()))
     }
 
     /// Link names in index order.

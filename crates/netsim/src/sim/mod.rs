@@ -16,7 +16,7 @@ mod report;
 mod run;
 mod tracing;
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::fmt;
 
 use aqm::QueueStats;
@@ -54,12 +54,13 @@ pub struct Simulation {
     events: u64,
     nodes: Vec<Node>,
     links: Vec<Link>,
-    link_index: HashMap<String, u32>,
-    /// AQM activations of queue disciplines replaced by `set_aqm`.
-    activations_base: Vec<u64>,
-    /// Active-flow integral (flow x ns) and peak (since the warm-up) of hashed queue
-    /// disciplines replaced by `set_aqm`.
-    flow_base: Vec<(u128, u32)>,
+    /// Link ids sorted by name (a name lookup is a binary search over the links' own names:
+    /// no second copy of every name).
+    link_index: Vec<u32>,
+    /// Per link whose queue discipline `set_aqm` replaced: the replaced disciplines' AQM
+    /// activations, active-flow integral (flow x ns) and peak since the warm-up (hashed
+    /// queue disciplines). Other links have no entry.
+    replaced: BTreeMap<u32, ReplacedBase>,
     routes: Routes,
     flows: Vec<Flow>,
     groups: Vec<GroupRt>,
@@ -76,6 +77,8 @@ pub struct Simulation {
     sent: u64,
     delivered: u64,
     warm: bool,
+    /// Per monitored link (in the order of `monitored`), its counters at the end of the
+    /// warm-up: only monitored links are reported, so only they keep a snapshot.
     link_snap: Vec<LinkSnap>,
     /// Class index of each flow group's packets (0: unclassified, the first class).
     group_class: Vec<u8>,
@@ -83,7 +86,8 @@ pub struct Simulation {
     group_dscp: Vec<u8>,
     /// True if some group has a class or a DSCP: only then does `emit` stamp packets.
     classed: bool,
-    /// Per link, the class counters at the end of the warm-up.
+    /// Per monitored link (in the order of `monitored`), the class counters at the end of
+    /// the warm-up.
     class_snap: Vec<Vec<QueueStats>>,
     /// Link ids named by `SimConfig::trace` (traced once [`Simulation::start_trace`] ran).
     trace_links: Vec<u32>,
@@ -99,6 +103,14 @@ pub struct Simulation {
 }
 
 /// A link's statistics at the end of the warm-up.
+/// What the queue disciplines `set_aqm` replaced on a link had counted.
+#[derive(Clone, Copy, Debug, Default)]
+struct ReplacedBase {
+    activations: u64,
+    flow_area: u128,
+    flow_peak: u32,
+}
+
 #[derive(Clone, Copy, Debug, Default)]
 struct LinkSnap {
     ctr: LinkCounters,

@@ -57,8 +57,9 @@ impl Simulation {
         let now = self.now;
         let measured = now.saturating_sub(self.warmup);
         let mut links = BTreeMap::new();
-        for &m in &self.monitored {
+        for (k, &m) in self.monitored.iter().enumerate() {
             let l = &self.links[m as usize];
+            let base = self.replaced.get(&m).copied().unwrap_or_default();
             let LinkSnap {
                 ctr: snap,
                 activations: act0,
@@ -67,7 +68,7 @@ impl Simulation {
                 work: work0,
                 cap: cap0,
                 netem: netem0,
-            } = self.link_snap.get(m as usize).copied().unwrap_or_default();
+            } = self.link_snap.get(k).copied().unwrap_or_default();
             let c = self.link_counters(m);
             let area = l.area_at(now);
             let hist = l.mon.as_deref().map(|m| &m.delay);
@@ -81,13 +82,13 @@ impl Simulation {
             };
             let drops = c.queue_drops() - snap.queue_drops();
             let arrivals = c.arrivals - snap.arrivals;
-            let acts = self.activations_base[m as usize] + l.queue.stats().activations;
+            let acts = base.activations + l.queue.stats().activations;
             let classes = class_summaries(
                 &l.queue,
-                &self.class_snap[m as usize],
+                self.class_snap.get(k).map_or(&[][..], |c| &c[..]),
                 l.mon.as_deref().map_or(&[][..], |m| &m.classes[..]),
             );
-            let (fbase, fpeak) = self.flow_base[m as usize];
+            let (fbase, fpeak) = (base.flow_area, base.flow_peak);
             let active_flows = l.queue.flow_count(Instant(now)).map(|f| ActiveFlows {
                 mean: if measured > 0 {
                     (fbase + f.area).saturating_sub(flow_area0) as f64 / measured as f64

@@ -380,23 +380,30 @@ impl Simulation {
         let now = self.now;
         self.warm = true;
         self.link_snap = self
-            .links
+            .monitored
             .iter()
-            .enumerate()
-            .map(|(i, l)| LinkSnap {
-                ctr: self.link_counters(i as u32),
-                activations: self.activations_base[i] + l.queue.stats().activations,
-                area: l.area_at(now),
-                flow_area: self.flow_base[i].0
-                    + l.queue.flow_count(Instant(now)).map_or(0, |f| f.area),
-                work: l.tx_work_at(now),
-                cap: l.capacity_at(now),
-                netem: l.netem_counters().unwrap_or_default(),
+            .map(|&i| {
+                let l = &self.links[i as usize];
+                let base = self.replaced.get(&i).copied().unwrap_or_default();
+                LinkSnap {
+                    ctr: self.link_counters(i),
+                    activations: base.activations + l.queue.stats().activations,
+                    area: l.area_at(now),
+                    flow_area: base.flow_area
+                        + l.queue.flow_count(Instant(now)).map_or(0, |f| f.area),
+                    work: l.tx_work_at(now),
+                    cap: l.capacity_at(now),
+                    netem: l.netem_counters().unwrap_or_default(),
+                }
             })
             .collect();
-        self.class_snap = self.links.iter().map(|l| class_base(&l.queue)).collect();
-        for b in &mut self.flow_base {
-            b.1 = 0;
+        self.class_snap = self
+            .monitored
+            .iter()
+            .map(|&i| class_base(&self.links[i as usize].queue))
+            .collect();
+        for b in self.replaced.values_mut() {
+            b.flow_peak = 0;
         }
         for l in &mut self.links {
             l.queue.reset_flow_peak();
