@@ -137,6 +137,7 @@ DUMBBELL_ROWS = [
     (["--aqm", "cake", "--aqm-param", "overhead=300B"], ["overhead=300B", "[-64, 256]"]),
     (["--aqm", "cake", "--aqm-param", "bandwidth=fast"], ["bandwidth", "fast"]),
     (["--aqm", "cake", "--aqm-param", "link_layer=adsl"], ["adsl", "pppoe-vcmux"]),
+    (["--aqm", "cake", "--aqm-param", "ack_filter=maybe"], ["maybe", "ack-filter-aggressive"]),
 ]
 
 # aqmlab emulate: every row fails before anything is created (no root needed to see it).

@@ -12,9 +12,8 @@
 //!    buffer of one BDP (400 packets) (the speed target's first scenario).
 //! 4. `dumbbell_1G_1000cubic_5s_fq_codel`: scenario 2 with FQ-CoDel (its Linux
 //!    defaults; limit = the buffer) instead of CoDel (the target: at least half
-//!    of scenario 2's packets per wall-second).
-//! 4b. `dumbbell_1G_1000cubic_5s_cake`: scenario 2 with CAKE (Linux defaults; the target: at
-//!    least half of scenario 2's packets per wall-second, `benches/bench_cake.py`).
+//!    of scenario 2's packets per wall-second). `dumbbell_1G_1000cubic_5s_cake`: scenario 2
+//!    with CAKE (Linux defaults; the same target, `benches/bench_cake.py`).
 //! 5. `htsim_1G_100newreno_10s`, 6. `htsim_10G_1000newreno_5s`: htsim's dumbbell
 //!    (`access = "none"`, rtt 20 ms, 1500-byte packets, drop-tail with 1000 and 10 000
 //!    packets; `benches/bench_htsim.py` runs the same in htsim).

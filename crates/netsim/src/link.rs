@@ -223,7 +223,12 @@ impl Link {
             to,
             rate: Divisor::new(rate_bps),
             delay,
-            loss: (loss > 0.0).then(|| Box::new(LinkLoss { p: loss, rng: loss_rng })),
+            loss: (loss > 0.0).then(|| {
+                Box::new(LinkLoss {
+                    p: loss,
+                    rng: loss_rng,
+                })
+            }),
             periodic: queue.poll_at().is_some(),
             queue,
             in_tx: None,

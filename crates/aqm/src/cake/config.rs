@@ -162,6 +162,18 @@ impl LinkLayer {
     }
 }
 
+choice! {
+    /// The ACK filter (`no-ack-filter`, `ack-filter`, `ack-filter-aggressive`).
+    AckFilter {
+        /// Off (Linux's default).
+        Off => "no-ack-filter",
+        /// Drop a redundant pure ACK once a second one is queued behind it.
+        On => "ack-filter",
+        /// Also drop a single redundant ACK just before the new one.
+        Aggressive => "ack-filter-aggressive",
+    }
+}
+
 impl ParamValue for TinMode {
     fn from_param(key: &str, v: f64) -> Result<Self, ConfigError> {
         if v >= 0.0 && v.fract() == 0.0 && (v as usize) < TinMode::ALL.len() {
@@ -231,6 +243,9 @@ aqm_config! {
         /// 4 x bandwidth x rtt (at least 4 MiB) shaped, unlimited otherwise, at most the
         /// link's buffer (packets x MTU).
         pub memlimit: u32 = 0, "bytes";
+        /// ACK filter: no-ack-filter (default), ack-filter, ack-filter-aggressive (drops
+        /// redundant pure TCP ACKs of a flow queue by Linux's rules).
+        pub ack_filter: AckFilter = AckFilter::Off, "no-ack-filter|ack-filter|ack-filter-aggressive";
         /// Ingress mode: dropped packets count against the shaper, and COBALT's
         /// over-target test uses the number of bulk flows.
         pub ingress: bool = false, "bool";

@@ -20,6 +20,7 @@
 //! (Linux keeps a max-heap: ties may go elsewhere); lengths are IP lengths (Linux subtracts
 //! the MAC header it sees when an overhead is given); no `fwmark`, no tc filters, no GSO.
 
+pub mod ack_filter;
 pub mod config;
 pub mod hash;
 pub mod shaper;
@@ -36,7 +37,7 @@ use crate::qdisc::ops::{QdiscOps, QdiscSpec};
 use crate::rng::Rng;
 use crate::time::{Duration, Instant};
 pub use config::CakeConfig;
-use config::FlowMode;
+use config::{AckFilter, FlowMode};
 use hash::{FlowSet, Keys, Slot, TinHash, CAKE_QUEUES};
 use shaper::Overhead;
 use stats::{ewma, TinStats};
@@ -445,6 +446,51 @@ impl<P: Packet> Cake<P> {
         Some((bucket, p))
     }
 
+    /// The ACK filter on bucket `bucket` (tin `tin`) whose tail, just queued, is the ACK
+    /// `tail` ([`ack_filter`]): a redundant ACK found is dropped (to `on_drop`, counted as
+    /// an ACK drop of the tin and charged to the shaper in ingress mode).
+    fn ack_filter(
+        &mut self,
+        now: Instant,
+        tin: usize,
+        bucket: usize,
+        tail: &crate::packet::TcpAck,
+        on_drop: &mut impl FnMut(P, DropReason),
+    ) {
+        if self.fq.pkts(bucket) < 2 {
+            return;
+        }
+        let fq = &self.fq;
+        let last = fq.tail_slot(bucket);
+        let mut s = fq.head_slot(bucket);
+        let walk = std::iter::from_fn(|| {
+            if s == last || s == crate::flowq::NIL {
+                return None;
+            }
+            let cur = s;
+            s = fq.next_slot(cur);
+            Some((cur, fq.packet_at(cur).tcp_ack()))
+        });
+        let aggressive = self.cfg.ack_filter == AckFilter::Aggressive;
+        let Some(slot) = ack_filter::find(walk, tail, aggressive) else {
+            return;
+        };
+        let ack = self.fq.remove_slot(now, bucket, slot);
+        let len = ack.size_bytes() as u64;
+        self.buffer_used -= len;
+        let b = &mut self.tins[tin];
+        b.backlog -= len;
+        b.len_pkts -= 1;
+        b.st.ack_drops += 1;
+        b.qs.dropped_victim += 1;
+        self.stats.dropped_victim += 1;
+        if self.cfg.ingress {
+            let adj = self.overhead.adjusted_len(ack.size_bytes());
+            self.advance_shaper(tin, adj, now.0, true);
+        }
+        on_drop(ack, DropReason::Early);
+    }
+
     /// autorate-ingress (`cake_enqueue`'s capacity estimate).
     fn autorate(&mut self, now: u64) {
         let mut interval = now.saturating_sub(self.last_packet_time);
@@ -573,8 +619,16 @@ impl<P: Packet> QdiscOps<P> for Cake<P> {
             b.qs.received_bytes += len as u64;
         }
         pkt.set_enqueued_at(now);
+        let tcp = if self.cfg.ack_filter == AckFilter::Off {
+            None
+        } else {
+            pkt.tcp_ack()
+        };
         self.fq.push(now, bucket, pkt);
         self.buffer_used += len as u64;
+        if let Some(tail) = tcp {
+            self.ack_filter(now, tin, bucket, &tail, on_drop);
+        }
         self.avg_window_bytes += len as u64;
         if self.cfg.autorate_ingress {
             self.autorate(t_now);

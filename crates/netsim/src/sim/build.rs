@@ -1,7 +1,6 @@
 //! Building a simulation from its configuration: nodes, links and routes from the topology,
 //! flows and their random streams, classes, monitors and timers.
 
-
 use aqm::LinkInfo;
 
 use super::{tcp_params, GroupRt, Simulation, RESERVED_ROWS};
