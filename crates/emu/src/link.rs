@@ -541,6 +541,7 @@ impl Bottleneck {
                 .and_then(|s| s.rate_at(end))
                 .unwrap_or(self.rate.0) as f64,
             classes: class_summaries(&self.qdisc, &m.class_base, &m.class_delay),
+            cake_tins: experiment::monitor::cake_tins(&self.qdisc),
             active_flows: self.qdisc.flow_count(Instant(end)).map(|f| ActiveFlows {
                 mean: f.area.saturating_sub(m.base_flow_area) as f64 / window,
                 max: f.peak,

@@ -113,6 +113,16 @@ fn diffserv4_tins_get_their_shares() {
     let link = &s.links["R1->R2"];
     assert_eq!(link.classes.len(), 4);
     assert!(link.classes["voice"].tx_packets > 0);
+    // tc -s per tin: thresholds R, R/16, R/2, R/4 (cake_config_diffserv4), exact
+    let th: Vec<f64> = ["best_effort", "bulk", "video", "voice"]
+        .iter()
+        .map(|t| link.cake_tins[*t].threshold_bps)
+        .collect();
+    assert_eq!(th, [10e6, 625e3, 5e6, 2.5e6]);
+    assert!(
+        link.cake_tins["video"].overlimit_drops > 0,
+        "the memory limit overflowed"
+    );
 }
 
 /// A Voice flow (EF, 64 kb/s of 200-byte packets) beside 4 bulk TCP flows (CS1) saturating
@@ -213,10 +223,19 @@ fn ack_filter_frees_the_downlink() {
     };
     let (g0, up0) = asymmetric("no-ack-filter");
     check("no-ack-filter", g0, &up0);
+    assert_eq!(up0.cake_tins["best_effort"].ack_drops, 0);
     assert!(g0 < 0.9 * 48e6, "no filter: {g0}");
     for name in ["ack-filter", "ack-filter-aggressive"] {
         let (g, up) = asymmetric(name);
         check(name, g, &up);
         assert!(g > 0.97 * 48e6, "{name}: {g}");
+        // tc -s: the ACK filter's drops (counted since the start, warm-up included) are
+        // most of the uplink's drops
+        let acks = up.cake_tins["best_effort"].ack_drops;
+        assert!(
+            acks as f64 > 0.9 * up.drops as f64,
+            "{name}: {acks} of {}",
+            up.drops
+        );
     }
 }

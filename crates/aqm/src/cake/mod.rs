@@ -1001,5 +1001,15 @@ impl<P: Packet> Cake<P> {
     }
 }
 
+impl<P: Packet> crate::Qdisc<P> {
+    /// The running CAKE, if this qdisc is one (its per-tin `tc -s` statistics).
+    pub fn as_cake(&self) -> Option<&Cake<P>> {
+        match self {
+            crate::Qdisc::Cake(q) => Some(q),
+            _ => None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests;
