@@ -61,7 +61,19 @@ ScenarioError = _core.ScenarioError
 #: Keys whose value names a file the scenario reads: PAQMAN's ``policy`` and a link's
 #: Mahimahi traces. A relative name is relative to the scenario file's folder; a result folder
 #: keeps a copy beside its ``scenario.toml``.
-_FILE_KEYS = ("policy", "rate_trace", "reverse_rate_trace")
+_FILE_KEYS = ("policy", "rate_trace", "reverse_rate_trace", "size_cdf")
+#: ``size_cdf`` values that name a shipped flow-size distribution, not a file.
+_BUILTIN_CDFS = ("websearch", "datamining")
+
+
+def _names_file(key: str, value: Any) -> bool:
+    """True if ``key = value`` names a file the scenario reads."""
+    return (
+        key in _FILE_KEYS
+        and isinstance(value, str)
+        and bool(value)
+        and not (key == "size_cdf" and value in _BUILTIN_CDFS)
+    )
 
 
 def _plain(value: Any, key: str) -> Any:
@@ -154,8 +166,8 @@ class Scenario:
 
     @property
     def topology(self) -> str:
-        """``dumbbell``, ``parking_lot`` or ``explicit``."""
-        for k in ("dumbbell", "parking_lot"):
+        """``dumbbell``, ``parking_lot``, ``leaf_spine``, ``fat_tree`` or ``explicit``."""
+        for k in ("dumbbell", "parking_lot", "leaf_spine", "fat_tree"):
             if k in self._normalized:
                 return k
         return "explicit"
@@ -216,7 +228,7 @@ class Scenario:
         ----------
         files : dict, optional
             If given, files the scenario reads (PAQMAN's ``policy``, ``rate_trace``,
-            ``reverse_rate_trace``) are named by a bare file
+            ``reverse_rate_trace``, a ``size_cdf`` file) are named by a bare file
             name in the text and collected here as ``{name: source path}``, for the caller to
             copy beside the TOML file (so that the folder is complete).
 
@@ -240,7 +252,7 @@ class Scenario:
                 for k, x in v.items():
                     if x is None:
                         continue
-                    if files is not None and k in _FILE_KEYS and isinstance(x, str):
+                    if files is not None and _names_file(k, x):
                         name = Path(x).name
                         while name in files and files[name] != Path(x):
                             name = f"{len(files)}-{name}"
@@ -391,11 +403,11 @@ def load_scenario(
 
 def _resolve_files(node: Any, base: Path) -> None:
     """Make relative file names (``policy = "p.json"`` at any depth: ``[aqm]``, a class's
-    ``aqm``, a link's ``aqm``; ``rate_trace`` and ``reverse_rate_trace`` of a link or builder)
-    relative to the scenario's folder."""
+    ``aqm``, a link's ``aqm``; ``rate_trace`` and ``reverse_rate_trace`` of a link or builder;
+    a short-flow group's ``size_cdf`` file) relative to the scenario's folder."""
     if isinstance(node, dict):
         for k, v in node.items():
-            if k in _FILE_KEYS and isinstance(v, str) and v and not Path(v).is_absolute():
+            if _names_file(k, v) and not Path(v).is_absolute():
                 node[k] = str(base / v)
             else:
                 _resolve_files(v, base)

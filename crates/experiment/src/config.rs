@@ -122,6 +122,8 @@ pub enum TopologyConfig {
     Dumbbell(DumbbellConfig),
     /// A chain of `hops` bottlenecks.
     ParkingLot(ParkingLotConfig),
+    /// A leaf-spine or fat-tree fabric with ECMP routing (`crate::fabric`).
+    Fabric(crate::fabric::FabricConfig),
 }
 
 impl TopologyConfig {
@@ -131,7 +133,7 @@ impl TopologyConfig {
         match self {
             TopologyConfig::Dumbbell(d) => Some(&d.aqm),
             TopologyConfig::ParkingLot(p) => Some(&p.aqm),
-            TopologyConfig::Explicit(_) => None,
+            TopologyConfig::Explicit(_) | TopologyConfig::Fabric(_) => None,
         }
     }
 
@@ -141,7 +143,7 @@ impl TopologyConfig {
         match self {
             TopologyConfig::Dumbbell(d) => d.reverse_aqm.as_ref(),
             TopologyConfig::ParkingLot(p) => p.reverse_aqm.as_ref(),
-            TopologyConfig::Explicit(_) => None,
+            TopologyConfig::Explicit(_) | TopologyConfig::Fabric(_) => None,
         }
     }
 }
@@ -502,6 +504,8 @@ pub struct TcpGroup {
     pub pacing: bool,
     /// The `linux` profile's mechanisms (all off: `classic`).
     pub extras: TcpExtras,
+    /// Fabrics: which host sends to which (`count` is then the pattern's flow count).
+    pub pattern: Option<crate::fabric::Pattern>,
 }
 
 /// UDP sources (CBR or on/off).
@@ -583,7 +587,8 @@ pub struct PingGroup {
     pub dscp: u8,
 }
 
-/// Short TCP flows with Poisson arrivals and Pareto sizes.
+/// Short TCP flows with Poisson arrivals and Pareto sizes (or sizes from a CDF; on a fabric
+/// each between two random hosts).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ShortTcpGroup {
     /// Group name.
@@ -644,6 +649,8 @@ pub struct ShortTcpGroup {
     pub pacing: bool,
     /// The `linux` profile's mechanisms (all off: `classic`).
     pub extras: TcpExtras,
+    /// Sizes drawn from this CDF instead of the Pareto law (`mean_size` is then its mean).
+    pub size_cdf: Option<std::sync::Arc<crate::sizes::SizeCdf>>,
 }
 
 impl FlowGroup {

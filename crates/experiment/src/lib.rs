@@ -23,6 +23,8 @@
 
 pub mod cc;
 pub mod config;
+pub mod fabric;
+pub mod fct;
 pub mod monitor;
 pub mod netem;
 pub mod pcapng;
@@ -30,4 +32,5 @@ pub mod results;
 pub mod rng;
 pub mod scenario;
 pub mod service;
+pub mod sizes;
 pub mod time;

@@ -368,6 +368,10 @@ pub struct Summary {
     pub groups: Vec<GroupSummary>,
     /// Fairness.
     pub fairness: Fairness,
+    /// Fabrics only: FCT slowdown per size bucket of the completed finite flows that started
+    /// after the warm-up (`crate::fct`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fct_slowdown: Option<Vec<crate::fct::SlowdownBucket>>,
 }
 
 /// Monitor time series, one row per (sample instant, monitored link).

@@ -340,6 +340,12 @@ impl EventQueue {
         self.pipes = Pipes::new(links);
     }
 
+    /// [`EventQueue::set_links`] with lane groups ([`Pipes::with_groups`]).
+    pub fn set_links_grouped(&mut self, links: impl IntoIterator<Item = (Ns, u32, u32)>) {
+        debug_assert!(self.pipes.is_empty());
+        self.pipes = Pipes::with_groups(links);
+    }
+
     /// `pkt` left `link`'s transmitter at `done`: it arrives at the far node after the
     /// link's delay, ordered among the events as the link's pipe event would have been
     /// (scheduled as of `done` if the link had nothing in flight, else when the packet

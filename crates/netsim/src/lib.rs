@@ -8,7 +8,8 @@
 //! * [`link`]: egress queue ([`aqm::QueueDisc`]), transmitter (at most one pending
 //!   event per link), Bernoulli loss.
 //! * [`pipes`]: packets in flight, one time-ordered ring per distinct link delay.
-//! * [`routing`]: static shortest paths in an O(1) next-hop table.
+//! * [`routing`]: static shortest paths in an O(1) next-hop table; [`ecmp`]: its equal-cost
+//!   groups on the fabrics and the seeded per-flow (or per-packet) choice among them.
 //! * [`topology`]: explicit, dumbbell and parking-lot builders, and the checks that need the
 //!   built network (names, routability).
 //! * [`tcp`]: the TCP endpoints and congestion controllers; [`udp`]: CBR and on/off;
@@ -57,7 +58,9 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod ecmp;
 pub mod engine;
+mod fabric;
 pub mod fastdiv;
 mod flow_report;
 pub mod link;

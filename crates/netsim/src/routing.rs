@@ -3,6 +3,9 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use crate::ecmp::{Ecmp, GROUP};
+use crate::packet::Packet;
+
 pub use experiment::config::Metric;
 
 /// Marker for "no route".
@@ -14,7 +17,9 @@ pub const NO_ROUTE: u32 = u32::MAX;
 /// needs no table; every other node `u` has a row `next[row(u) * n + dst]`
 /// holding the link it forwards to for `dst`, or [`NO_ROUTE`]. Memory is
 /// `routers x nodes` entries (a 1000-flow dumbbell: 2 x 2002), and each row
-/// costs one Dijkstra from its node.
+/// costs one Dijkstra from its node. A fabric's table ([`crate::ecmp::compute`]) may hold
+/// ECMP groups instead of links (entries at or above [`GROUP`]); forwarding picks a member
+/// per packet ([`Routes::next_hop_pkt`]).
 #[derive(Clone, Debug)]
 pub struct Routes {
     n: usize,
@@ -23,6 +28,8 @@ pub struct Routes {
     /// Per node: its row index, or [`NO_ROUTE`].
     row: Vec<u32>,
     next: Vec<u32>,
+    /// The ECMP groups the entries name (none outside the fabrics).
+    ecmp: Ecmp,
 }
 
 /// What routing needs to know about a link.
@@ -54,18 +61,12 @@ impl Routes {
                 Metric::Delay => e.delay.saturating_add(1),
             }
         };
-        let mut single = vec![NO_ROUTE; n];
-        let mut row = vec![NO_ROUTE; n];
-        let mut rows = 0usize;
-        for u in 0..n {
-            if out[u].len() == 1 {
-                single[u] = out[u][0];
-            } else if out[u].len() > 1 {
-                row[u] = rows as u32;
-                rows += 1;
-            }
-        }
-        let mut next = vec![NO_ROUTE; rows * n];
+        let Routes {
+            single,
+            row,
+            mut next,
+            ..
+        } = Routes::compute_shape(n, &out);
         let mut dist = vec![u64::MAX; n];
         let mut heap = BinaryHeap::new();
         for src in 0..n {
@@ -108,12 +109,52 @@ impl Routes {
             single,
             row,
             next,
+            ecmp: Ecmp::default(),
         }
     }
 
-    /// Link index `node` forwards to for `dst`, or [`NO_ROUTE`].
+    /// An empty table for the nodes' outgoing links `out` (per node, the link ids leaving
+    /// it): a node with one link forwards on it, every other node with links gets a row of
+    /// [`NO_ROUTE`] entries.
+    pub(crate) fn compute_shape(n: usize, out: &[Vec<u32>]) -> Routes {
+        let mut single = vec![NO_ROUTE; n];
+        let mut row = vec![NO_ROUTE; n];
+        let mut rows = 0usize;
+        for u in 0..n {
+            if out[u].len() == 1 {
+                single[u] = out[u][0];
+            } else if out[u].len() > 1 {
+                row[u] = rows as u32;
+                rows += 1;
+            }
+        }
+        Routes {
+            n,
+            single,
+            row,
+            next: vec![NO_ROUTE; rows * n],
+            ecmp: Ecmp::default(),
+        }
+    }
+
+    /// True if `node` has a row (more than one outgoing link).
+    pub(crate) fn has_row(&self, node: u32) -> bool {
+        self.row[node as usize] != NO_ROUTE
+    }
+
+    pub(crate) fn set_ecmp(&mut self, ecmp: Ecmp) {
+        self.ecmp = ecmp;
+    }
+
+    /// The ECMP groups (empty outside the fabrics).
+    pub fn ecmp(&self) -> &Ecmp {
+        &self.ecmp
+    }
+
+    /// The raw table entry of (`node`, `dst`): a link id, `GROUP + g` for ECMP group `g`, or
+    /// [`NO_ROUTE`].
     #[inline]
-    pub fn next_hop(&self, node: u32, dst: u32) -> u32 {
+    pub fn entry(&self, node: u32, dst: u32) -> u32 {
         let s = self.single[node as usize];
         if s != NO_ROUTE {
             return if node == dst { NO_ROUTE } else { s };
@@ -123,6 +164,40 @@ impl Routes {
             return NO_ROUTE;
         }
         self.next[r as usize * self.n + dst as usize]
+    }
+
+    /// Link index `node` forwards to for `dst`, or [`NO_ROUTE`]; for an ECMP group, its first
+    /// member (every member lies on a shortest path: what routability and class checks need).
+    #[inline]
+    pub fn next_hop(&self, node: u32, dst: u32) -> u32 {
+        let e = self.entry(node, dst);
+        if e >= GROUP && e != NO_ROUTE {
+            return self.ecmp.members(e - GROUP)[0];
+        }
+        e
+    }
+
+    /// The link packet `pkt` at `node` leaves on: the entry for its destination, or the
+    /// member of its ECMP group its hash picks ([`Ecmp::pick`]).
+    #[inline]
+    pub fn next_hop_pkt(&self, node: u32, pkt: &Packet) -> u32 {
+        let e = self.entry(node, pkt.dst);
+        if e < GROUP {
+            return e;
+        }
+        self.ecmp
+            .pick_of(e, node, pkt.flow, pkt.flags, pkt.seq, pkt.ts)
+    }
+
+    /// The link the data of flow `flow` at `node` leaves on toward `dst` (its first packet's
+    /// choice; with packet spraying, one of the paths its packets take).
+    pub fn next_hop_flow(&self, node: u32, dst: u32, flow: u32) -> u32 {
+        let pkt = Packet {
+            flow,
+            dst,
+            ..Default::default()
+        };
+        self.next_hop_pkt(node, &pkt)
     }
 
     /// Overrides one entry (explicit static route). `link` must leave

@@ -1,5 +1,5 @@
 //! Topology construction: explicit nodes/links/routes, and the dumbbell and
-//! parking-lot builders. Produces plain link specifications, the routing
+//! parking-lot builders (the fabrics' are in `fabric.rs`). Produces plain link specifications, the routing
 //! table and each flow group's endpoints; resolves every name and checks
 //! that every flow is routable.
 //!
@@ -234,10 +234,34 @@ pub fn build(cfg: &SimConfig) -> Result<Built, ConfigError> {
         }
         TopologyConfig::Dumbbell(d) => build_dumbbell(&mut net, d, &cfg.flows)?,
         TopologyConfig::ParkingLot(p) => build_parking_lot(&mut net, p, &cfg.flows)?,
+        TopologyConfig::Fabric(f) => {
+            let fab = crate::fabric::build(f, &cfg.flows, cfg.seed)?;
+            for n in &fab.nodes {
+                net.node(f.shape.table(), n)?;
+            }
+            for l in fab.links {
+                net.link(l)?;
+            }
+            (fab.endpoints, fab.monitor)
+        }
     };
 
     let edges = net.edges();
-    let mut routes = Routes::compute(net.nodes.len(), &edges, cfg.routing);
+    let mut routes = match &cfg.topology {
+        TopologyConfig::Fabric(f) => {
+            // hosts are nodes 0 .. hosts, the only destinations
+            let hosts = f.shape.hosts() as u32;
+            crate::ecmp::compute(
+                net.nodes.len(),
+                &edges,
+                cfg.routing,
+                f.ecmp,
+                cfg.seed,
+                0..hosts,
+            )
+        }
+        _ => Routes::compute(net.nodes.len(), &edges, cfg.routing),
+    };
     if let TopologyConfig::Explicit(t) = &cfg.topology {
         for (i, r) in t.routes.iter().enumerate() {
             let key = format!("routes[{i}]");

@@ -254,6 +254,11 @@ pub struct ShortFlowGen {
     pub stop: Option<Ns>,
     /// The group's random stream.
     pub rng: Rng,
+    /// Sizes from this CDF instead of the Pareto law.
+    pub cdf: Option<std::sync::Arc<experiment::sizes::SizeCdf>>,
+    /// On a fabric: its host count (hosts are nodes `0 .. hosts`); each flow then runs between
+    /// two distinct hosts drawn uniformly. 0: every flow from `src` to `dst`.
+    pub hosts: u32,
 }
 
 impl ShortFlowGen {
@@ -264,6 +269,21 @@ impl ShortFlowGen {
 
     /// Size of the next flow, whole bytes (>= 1).
     pub fn next_size(&mut self) -> u64 {
-        (self.rng.pareto(self.mean_size, self.shape).ceil() as u64).max(1)
+        match &self.cdf {
+            Some(c) => c.quantile(self.rng.uniform()),
+            None => (self.rng.pareto(self.mean_size, self.shape).ceil() as u64).max(1),
+        }
+    }
+
+    /// The next flow's `(src, dst)`: the group's pair, or on a fabric two distinct hosts drawn
+    /// uniformly.
+    pub fn next_pair(&mut self) -> (u32, u32) {
+        if self.hosts < 2 {
+            return (self.src, self.dst);
+        }
+        let n = self.hosts as u64;
+        let s = ((self.rng.next_u32() as u64 * n) >> 32) as u32;
+        let d = ((self.rng.next_u32() as u64 * (n - 1)) >> 32) as u32;
+        (s, if d >= s { d + 1 } else { d })
     }
 }

@@ -43,12 +43,19 @@ static GLOBAL: Counting = Counting;
 /// allocation counter is global to the binary, so the runs must not overlap.
 #[test]
 fn no_allocation_per_packet_in_steady_state() {
-    steady_state(json!({"type": "codel", "ecn": true}));
-    steady_state(json!({"type": "sqm", "queues": 8, "ecn": true}));
+    steady_state(json!({"type": "codel", "ecn": true}), None);
+    steady_state(json!({"type": "sqm", "queues": 8, "ecn": true}), None);
+    // a fat tree: every packet's ECMP choice, per flow and sprayed
+    for ecmp in ["flow", "packet"] {
+        steady_state(
+            json!({"type": "codel", "ecn": true}),
+            Some(json!({"k": 4, "rate": 20e6, "delay": 0.01, "buffer": 400, "ecmp": ecmp})),
+        );
+    }
 }
 
-fn steady_state(aqm: serde_json::Value) {
-    let cfg = scenario(json!({
+fn steady_state(aqm: serde_json::Value, fat_tree: Option<serde_json::Value>) {
+    let mut doc = json!({
         "seed": 1, "duration": 40.0, "warmup": 5.0,
         "dumbbell": {"rate": 20e6, "rtt": 0.08, "buffer": 400},
         "aqm": aqm,
@@ -56,7 +63,13 @@ fn steady_state(aqm: serde_json::Value) {
             {"count": 10, "sack": true, "delack": true},
             {"count": 10, "cc": "cubic", "ecn": true}
         ]
-    }));
+    });
+    if let Some(ft) = fat_tree {
+        doc.as_object_mut().unwrap().remove("dumbbell");
+        doc["fat_tree"] = ft;
+        doc["flows"] = json!([{"pattern": "permutation", "sack": true, "cc": "cubic"}]);
+    }
+    let cfg = scenario(doc);
     let mut sim = Simulation::new(cfg).unwrap();
     sim.run_until(Instant(20_000_000_000));
     let a0 = ALLOCS.load(Ordering::Relaxed);

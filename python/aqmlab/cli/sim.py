@@ -18,6 +18,7 @@ from typing import Annotated
 import typer
 
 from aqmlab.cli._common import fail as _fail
+from aqmlab.cli.fct_table import fct_table
 from aqmlab.cli.flent_opt import (
     FlentOpt,
     check_flent,
@@ -93,8 +94,11 @@ def _needs_ecn() -> set[str]:
 
 def _shown_links(summary: dict) -> list[str]:
     """The links a run's table shows: a dumbbell's or parking lot's bottlenecks; otherwise
-    the links running an AQM other than drop-tail; otherwise the busiest link."""
+    the links running an AQM other than drop-tail; otherwise the busiest link. A fabric
+    (``fct_slowdown`` in the summary) shows its eight busiest links."""
     links = summary["links"]
+    if "fct_slowdown" in summary:
+        return sorted(links, key=lambda n: -links[n].get("utilization", 0.0))[:8]
     names = [n for n in links if n.startswith("bottleneck")]
     if not names:
         names = [n for n, v in links.items() if v.get("aqm") not in ("droptail", "fifo")]
@@ -745,6 +749,8 @@ def register(app: typer.Typer) -> None:
             con.print(groups)
         if (pings := ping_table(res.summary)) is not None:
             con.print(pings)
+        if (fct := fct_table(res.summary)) is not None:
+            con.print(fct)
         typer.echo(f"results written to {out}")
 
     @app.command("dumbbell")

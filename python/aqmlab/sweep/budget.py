@@ -65,6 +65,18 @@ SECONDS_PER_FLOW = 30e-6
 SECONDS_PER_FLOW_SECOND = 5e-6
 
 
+def _fabric(n: dict[str, Any]) -> tuple[int, float, float] | None:
+    """``(hosts, host link rate, packet size)`` of a fabric scenario, else None."""
+    if "fat_tree" in n:
+        f = n["fat_tree"]
+        return int(f["k"]) ** 3 // 4, float(f["rate"]), float(f["pkt_size"])
+    if "leaf_spine" in n:
+        f = n["leaf_spine"]
+        hosts = int(f["leaves"]) * int(f["hosts_per_leaf"])
+        return hosts, float(f["rate"]), float(f["pkt_size"])
+    return None
+
+
 def _capacity(n: dict[str, Any]) -> float:
     """Packets the monitored links of a normalized scenario can carry in its duration."""
     dur = float(n["duration"])
@@ -76,6 +88,10 @@ def _capacity(n: dict[str, Any]) -> float:
     if "parking_lot" in n:
         p = n["parking_lot"]
         return int(p["hops"]) * float(p["rate"]) * dur / (8.0 * float(p["pkt_size"]))
+    if (f := _fabric(n)) is not None:
+        # what the hosts' links can carry (every packet crosses up to 6 switch links more)
+        hosts, rate, pkt = f
+        return hosts * rate * dur / (8.0 * pkt)
     rate = sum(float(link["rate"]) for link in n.get("links", []) if link.get("monitor", True))
     return rate * dur / (8.0 * min(sizes))
 
@@ -87,8 +103,14 @@ def _demand(n: dict[str, Any]) -> float:
     for g in n["flows"]:
         size = float(g.get("packet_size", 1000.0))
         kind = g.get("kind", "tcp")
-        if kind == "tcp_short":
+        if kind == "tcp_short" and "load" in g and (f := _fabric(n)) is not None:
+            # a fabric's load: that fraction of the hosts' capacity
+            hosts, rate, _ = f
+            total += float(g["load"]) * hosts * rate * dur / (8.0 * size)
+        elif kind == "tcp_short" and "mean_size" in g:
             total += float(g["arrival_rate"]) * dur * float(g["mean_size"]) / size
+        elif kind == "tcp_short":
+            return math.inf  # sizes from a CDF at an arrival rate: not estimated here
         elif kind in ("udp_cbr", "udp_onoff") and "rate" in g:
             total += float(g.get("count", 1)) * float(g["rate"]) * dur / (8.0 * size)
         else:
@@ -102,8 +124,9 @@ def _flows(n: dict[str, Any]) -> tuple[float, float]:
     dur = float(n["duration"])
     flows = seconds = 0.0
     for g in n["flows"]:
-        if "arrival_rate" in g:
-            flows += float(g["arrival_rate"]) * dur
+        if g.get("kind") == "tcp_short":
+            # a fabric's `load` gives no rate here: its flows are left out (the packets count)
+            flows += float(g.get("arrival_rate", 0.0)) * dur
         else:
             flows += float(g.get("count", 1))
             seconds += float(g.get("count", 1)) * dur

@@ -50,6 +50,10 @@ pub(super) const FLOW_KEYS: &[&str] = &[
     "on_time",
     "off_time",
     "interval",
+    "pattern",
+    "senders",
+    "size_cdf",
+    "load",
 ];
 
 pub(super) fn flow_group(
@@ -68,6 +72,14 @@ pub(super) fn flow_group(
         "tcp",
     )?;
     let name = t.string("name")?.or_else(|| Some(path.clone()));
+    if matches!(topo, Topo::Fabric(..)) && kind != "tcp" && kind != "tcp_short" {
+        return Err(err(
+            &t.key("kind"),
+            v.get("kind"),
+            "fabrics ([leaf_spine], [fat_tree]) take kind = \"tcp\" groups with a pattern \
+             and kind = \"tcp_short\" groups",
+        ));
+    }
     let start = t.time("start", false)?;
     let stop = t.time("stop", false)?;
     if let Some(s) = stop {
@@ -101,7 +113,7 @@ pub(super) fn flow_group(
             Topo::ParkingLot(p, _) if reverse => p.reverse_aqm.as_ref(),
             Topo::Dumbbell(d, _) => Some(&d.aqm),
             Topo::ParkingLot(p, _) => Some(&p.aqm),
-            Topo::Explicit(..) => None,
+            Topo::Explicit(..) | Topo::Fabric(..) => None,
         };
         if let Some(aqm) = aqm {
             let names = aqm.class_names();
@@ -184,7 +196,26 @@ pub(super) fn flow_group(
     let mut trace = false;
     let group = match kind {
         "tcp" => {
-            let count = t.int_or("count", 1, u32::MAX as u64, 1)? as u32;
+            let pattern = pattern(&mut t, v, topo)?;
+            let count = match pattern {
+                None => t.int_or("count", 1, u32::MAX as u64, 1)? as u32,
+                Some((p, n)) => {
+                    // the normalized scenario writes the pattern's count
+                    if t.int("count", 0, u64::MAX)?.is_some_and(|c| c != n as u64) {
+                        return Err(err(
+                            &t.key("count"),
+                            v.get("count"),
+                            format!(
+                                "set by the pattern: {} gives {n} flows here (remove count)",
+                                p.name()
+                            ),
+                        ));
+                    }
+                    t.put("count", n);
+                    n
+                }
+            };
+            let pattern = pattern.map(|p| p.0);
             let (cc, ecn, delayed_ack, sack, prr, init_cwnd, min_rto, extras) = tcp_opts(&mut t)?;
             let accecn = accecn_opt(&mut t, v, cc, ecn)?;
             let rtt_scaling = rtt_scaling_opt(&mut t, v, cc)?;
@@ -224,36 +255,51 @@ pub(super) fn flow_group(
                 rtt_scaling,
                 pacing: pacing(&mut t)?,
                 extras,
+                pattern,
             })
         }
         "tcp_short" => {
             let (cc, ecn, delayed_ack, sack, prr, init_cwnd, min_rto, extras) = tcp_opts(&mut t)?;
             let accecn = accecn_opt(&mut t, v, cc, ecn)?;
             let rtt_scaling = rtt_scaling_opt(&mut t, v, cc)?;
-            let ar = t.number(
-                "arrival_rate",
-                f64::NAN,
-                |x| x > 0.0,
-                "must be > 0 (flows per second)",
-            )?;
-            if ar.is_nan() {
-                return Err(err(
-                    &t.key("arrival_rate"),
-                    None,
-                    "required for a tcp_short group (flows per second)",
-                ));
-            }
-            let ms = t.quantity("mean_size", Kind::Size)?;
-            let ms = t.required("mean_size", ms, "for a tcp_short group, e.g. \"100kB\"")?;
-            if ms <= 0.0 {
-                return Err(err(&t.key("mean_size"), v.get("mean_size"), "must be > 0"));
-            }
-            let shape = t.number(
-                "pareto_shape",
-                1.2,
-                |x| x > 1.0,
-                "must be > 1 (finite mean)",
-            )?;
+            let size_cdf = super::fabric::size_cdf(&mut t, v)?;
+            let (ms, shape) = match &size_cdf {
+                Some(c) => (c.mean(), 1.2),
+                None => {
+                    let ms = t.quantity("mean_size", Kind::Size)?;
+                    let ms =
+                        t.required("mean_size", ms, "for a tcp_short group, e.g. \"100kB\"")?;
+                    if ms <= 0.0 {
+                        return Err(err(&t.key("mean_size"), v.get("mean_size"), "must be > 0"));
+                    }
+                    let shape = t.number(
+                        "pareto_shape",
+                        1.2,
+                        |x| x > 1.0,
+                        "must be > 1 (finite mean)",
+                    )?;
+                    (ms, shape)
+                }
+            };
+            let ar = match super::fabric::load_rate(&mut t, v, topo, ms)? {
+                Some(r) => r,
+                None => {
+                    let ar = t.number(
+                        "arrival_rate",
+                        f64::NAN,
+                        |x| x > 0.0,
+                        "must be > 0 (flows per second)",
+                    )?;
+                    if ar.is_nan() {
+                        return Err(err(
+                            &t.key("arrival_rate"),
+                            None,
+                            "required for a tcp_short group (flows per second)",
+                        ));
+                    }
+                    ar
+                }
+            };
             FlowGroup::ShortTcp(ShortTcpGroup {
                 name,
                 arrival_rate: ar,
@@ -280,6 +326,7 @@ pub(super) fn flow_group(
                 rtt_scaling,
                 pacing: pacing(&mut t)?,
                 extras,
+                size_cdf,
             })
         }
         "ping" => {
@@ -473,6 +520,69 @@ fn pacing(t: &mut Table<'_>) -> Result<bool> {
     Ok(t.raw("pacing").is_some() && t.boolean("pacing", false)?)
 }
 
+/// `pattern` (with `senders` for `incast`) of a TCP group: required on a fabric, refused
+/// elsewhere. Returns the pattern and its flow count.
+fn pattern(
+    t: &mut Table<'_>,
+    v: &Value,
+    topo: &Topo,
+) -> Result<Option<(crate::fabric::Pattern, u32)>> {
+    use crate::fabric::Pattern;
+    let Topo::Fabric(f, _) = topo else {
+        for k in ["pattern", "senders"] {
+            if t.has(k) {
+                return Err(err(
+                    &t.key(k),
+                    v.get(k),
+                    "only for fabrics ([leaf_spine], [fat_tree])",
+                ));
+            }
+        }
+        return Ok(None);
+    };
+    let hosts = f.shape.hosts();
+    if !t.has("pattern") {
+        return Err(err(
+            &t.key("pattern"),
+            None,
+            "required on a fabric: \"permutation\", \"all_to_all\" or \"incast\"",
+        ));
+    }
+    let p = match t.choice(
+        "pattern",
+        &["permutation", "all_to_all", "incast"],
+        "permutation",
+    )? {
+        "all_to_all" => Pattern::AllToAll,
+        "incast" => {
+            let n = t.int("senders", 1, hosts - 1)?;
+            let n = t.required(
+                "senders",
+                n,
+                &format!("the number of incast senders, 1 ..= {}", hosts - 1),
+            )?;
+            Pattern::Incast { senders: n as u32 }
+        }
+        _ => Pattern::Permutation,
+    };
+    if !matches!(p, Pattern::Incast { .. }) && t.has("senders") {
+        return Err(err(
+            &t.key("senders"),
+            v.get("senders"),
+            "only with pattern = \"incast\"",
+        ));
+    }
+    let n = p.flows(hosts);
+    if n > u32::MAX as u64 {
+        return Err(err(
+            &t.key("pattern"),
+            v.get("pattern"),
+            format!("{n} flows: too many"),
+        ));
+    }
+    Ok(Some((p, n as u32)))
+}
+
 pub(super) fn attachment(t: &mut Table<'_>, v: &Value, topo: &Topo) -> Result<Attach> {
     let src = t.string("src")?;
     let dst = t.string("dst")?;
@@ -509,6 +619,24 @@ pub(super) fn attachment(t: &mut Table<'_>, v: &Value, topo: &Topo) -> Result<At
         t.put("extra_delay", extra.clone());
     }
     match topo {
+        Topo::Fabric(..) => {
+            for (k, given) in [
+                ("src", src.is_some()),
+                ("dst", dst.is_some()),
+                ("path", path_v.is_some()),
+                ("extra_delay", ed_v.is_some()),
+                ("direction", dir_v.is_some()),
+            ] {
+                if given {
+                    return Err(err(
+                        &t.key(k),
+                        v.get(k),
+                        "not on fabrics (a group's pattern places its flows)",
+                    ));
+                }
+            }
+            Ok((None, None, None, extra, direction))
+        }
         Topo::Explicit(e, _) => {
             if path_v.is_some() {
                 return Err(err(

@@ -24,6 +24,9 @@
 
 mod cost;
 mod error;
+mod fabric;
+#[cfg(test)]
+mod fabric_tests;
 mod flows;
 mod output;
 mod pcap;
@@ -59,6 +62,7 @@ enum Topo {
     Dumbbell(DumbbellConfig, u32),
     ParkingLot(ParkingLotConfig, u32),
     Explicit(ExplicitTopology, Vec<String>),
+    Fabric(crate::fabric::FabricConfig, u32),
 }
 
 /// A validated scenario: the simulator config plus what the front ends need.
@@ -117,7 +121,7 @@ impl Scenario {
                 "give at least one flow group ([[flows]])",
             ));
         }
-        let kinds = ["dumbbell", "parking_lot", "links"]
+        let kinds = ["dumbbell", "parking_lot", "links", "leaf_spine", "fat_tree"]
             .iter()
             .filter(|k| t.has(k))
             .count();
@@ -125,7 +129,8 @@ impl Scenario {
             return Err(err(
                 "",
                 None,
-                "give exactly one topology: [dumbbell], [parking_lot] or [[nodes]] + [[links]]",
+                "give exactly one topology: [dumbbell], [parking_lot], [leaf_spine], [fat_tree] \
+                 or [[nodes]] + [[links]]",
             ));
         }
         let any_ecn = groups.iter().any(|g| {
@@ -169,6 +174,20 @@ impl Scenario {
             cfg.reverse_aqm = reverse_aqm.clone();
             link_aliases.extend(reverse::aliases(&cfg.reverse_aqm, Some(cfg.hops)));
             Topo::ParkingLot(cfg, pkt)
+        } else if let Some((table, v)) = ["leaf_spine", "fat_tree"]
+            .into_iter()
+            .find_map(|k| t.raw(k).map(|v| (k, v)))
+        {
+            if let Some(rv) = doc.get("reverse_aqm") {
+                return Err(err(
+                    "reverse_aqm",
+                    Some(rv),
+                    format!("only for [dumbbell] and [parking_lot] (a fabric sets each tier's queue: {table}.aqm.TIER)"),
+                ));
+            }
+            let (cfg, pkt, norm) = fabric::fabric(table, v, &aqm, any_ecn)?;
+            t.put(table, norm);
+            Topo::Fabric(cfg, pkt)
         } else {
             reverse::refuse_explicit(doc)?;
             t.raw("links");
@@ -215,7 +234,7 @@ impl Scenario {
         }
 
         let pkt_size = match &topo {
-            Topo::Dumbbell(_, p) | Topo::ParkingLot(_, p) => *p,
+            Topo::Dumbbell(_, p) | Topo::ParkingLot(_, p) | Topo::Fabric(_, p) => *p,
             Topo::Explicit(..) => crate::config::DEFAULT_PACKET_SIZE,
         };
         let mut flows = Vec::with_capacity(groups.len());
@@ -265,8 +284,16 @@ impl Scenario {
             Topo::Dumbbell(d, _) => (TopologyConfig::Dumbbell(d), None),
             Topo::ParkingLot(p, _) => (TopologyConfig::ParkingLot(p), None),
             Topo::Explicit(e, m) => (TopologyConfig::Explicit(e), Some(m)),
+            Topo::Fabric(f, _) => (TopologyConfig::Fabric(f), None),
         };
-        let monitored = monitor.as_ref().map_or(link_aliases.len(), Vec::len) as f64;
+        let monitored = match (&topology, &monitor) {
+            // a fabric monitors every switch's egress queue
+            (TopologyConfig::Fabric(f), None) if f.monitor => {
+                f.shape.graph().links.iter().filter(|l| l.tier > 0).count()
+            }
+            (TopologyConfig::Fabric(_), None) => 0,
+            _ => monitor.as_ref().map_or(link_aliases.len(), Vec::len),
+        } as f64;
         let biggest = flows
             .iter()
             .enumerate()
@@ -277,6 +304,12 @@ impl Scenario {
                 .links
                 .iter()
                 .map(|l| l.aqm.class_names().len())
+                .max()
+                .unwrap_or(0),
+            TopologyConfig::Fabric(f) => f
+                .tiers
+                .iter()
+                .map(|q| q.aqm.class_names().len())
                 .max()
                 .unwrap_or(0),
             other => other.aqm().map_or(0, |a| a.class_names().len()),

@@ -10,7 +10,7 @@ use crate::node::Node;
 use crate::routing::NO_ROUTE;
 use crate::traffic::{Endpoint, Flow, FlowKind, ShortFlowGen};
 use crate::udp::{UdpSource, UDP_HEADER_BYTES};
-use experiment::config::{ConfigError, FlowGroup, SimConfig, DEFAULT_START_JITTER};
+use experiment::config::{ConfigError, FlowGroup, SimConfig, TopologyConfig, DEFAULT_START_JITTER};
 use experiment::results::{ClassSeries, CwndTrace, TimeSeries};
 use experiment::rng::{derive_seed, Rng, Stream};
 
@@ -59,7 +59,12 @@ impl Simulation {
             links[m as usize].mon = Some(mon);
         }
         let mut ev = EventQueue::new();
-        ev.set_links(links.iter().map(|l| (l.delay, l.to)));
+        if matches!(cfg.topology, TopologyConfig::Fabric(_)) {
+            // a lane per far node (`Pipes::with_groups`): hundreds of links share one delay
+            ev.set_links_grouped(links.iter().map(|l| (l.delay, l.to, l.to)));
+        } else {
+            ev.set_links(links.iter().map(|l| (l.delay, l.to)));
+        }
         let mut flows = Vec::with_capacity(built.endpoints.iter().map(Vec::len).sum());
         let mut groups = Vec::new();
         for (gi, g) in cfg.flows.iter().enumerate() {
@@ -210,6 +215,11 @@ impl Simulation {
                         dst: eps[0].1,
                         stop: s.stop.map(secs_to_ns),
                         rng,
+                        cdf: s.size_cdf.clone(),
+                        hosts: match &cfg.topology {
+                            TopologyConfig::Fabric(f) => f.shape.hosts() as u32,
+                            _ => 0,
+                        },
                     };
                     let first = secs_to_ns(s.start.unwrap_or(0.0) + gen.next_gap());
                     ev.schedule(first, Event::ShortArrival(gi as u32));

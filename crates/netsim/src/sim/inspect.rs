@@ -283,7 +283,7 @@ impl Simulation {
         let mut path = Vec::new();
         let mut at = f.src;
         while at != f.dst && path.len() <= self.links.len() {
-            let l = self.routes.next_hop(at, f.dst);
+            let l = self.routes.next_hop_flow(at, f.dst, id);
             if l == NO_ROUTE {
                 break;
             }

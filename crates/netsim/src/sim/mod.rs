@@ -11,6 +11,7 @@
 mod build;
 mod capture;
 mod control;
+mod fct;
 mod inspect;
 mod report;
 mod run;

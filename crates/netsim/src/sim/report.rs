@@ -169,13 +169,14 @@ impl Simulation {
                 .map(|i| self.link_counters(i).tx_pkts)
                 .sum(),
             links,
-            flows,
-            groups,
             fairness: Fairness {
                 jain: jain(&long_goodputs),
                 flows: long_goodputs.len(),
                 scope: JAIN_SCOPE.to_string(),
             },
+            fct_slowdown: self.fct_slowdown(),
+            flows,
+            groups,
         }
     }
 

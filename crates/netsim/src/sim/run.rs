@@ -196,7 +196,7 @@ impl Simulation {
     /// Forwards `pkt` from `node` onto the next-hop link.
     #[inline]
     pub(super) fn forward(&mut self, node: u32, pkt: Packet) {
-        let l = self.routes.next_hop(node, pkt.dst);
+        let l = self.routes.next_hop_pkt(node, &pkt);
         debug_assert_ne!(l, NO_ROUTE, "routability is checked at build time");
         self.links[l as usize].arrive(self.now, pkt, l, &mut self.ev);
         self.arm_aqm(l, self.now);
@@ -356,7 +356,8 @@ impl Simulation {
         }
         let size = gen.next_size();
         let next = now + secs_to_ns(gen.next_gap());
-        let (src, dst, p) = (gen.src, gen.dst, gen.params);
+        let (src, dst) = gen.next_pair();
+        let p = gen.params;
         self.ev.schedule(next, Event::ShortArrival(g));
         let id = self.flows.len() as u32;
         self.flows.push(Flow::tcp(
