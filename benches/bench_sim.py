@@ -160,8 +160,8 @@ def parse_aqmlab(report) -> dict[str, dict]:
     for i, e in enumerate(entries):
         rate = _rate_bps(_first(e, "rate_bps", "rate", "bottleneck_bps"))
         name = str(_first(e, "name", "scenario", default=""))
-        # bench_htsim.py's scenarios
-        if name.startswith("htsim_"):
+        # bench_htsim.py's and bench_cake.py's scenarios
+        if name.startswith("htsim_") or name.endswith("_cake"):
             continue
         if name.startswith("linux_"):
             key = "E"

@@ -131,6 +131,13 @@ DUMBBELL_ROWS = [
     (["--aqm", "cobalt", "--aqm-param", "interval=5s"], ["interval=5s", "32-bit"]),
     (["--aqm", "fq_cobalt", "--aqm-param", "p_inc=2"], ["p_inc=2", "probability"]),
     (["--aqm", "fq_cobalt", "--aqm-param", "flows=0"], ["flows=0"]),
+    # CAKE's options by tc's names: modes, presets, overhead and rate are checked.
+    (["--aqm", "cake", "--aqm-param", "flow_mode=quadruple"], ["quadruple", "triple-isolate"]),
+    (["--aqm", "cake", "--aqm-param", "rtt=galactic"], ["galactic", "interplanetary"]),
+    (["--aqm", "cake", "--aqm-param", "overhead=300B"], ["overhead=300B", "[-64, 256]"]),
+    (["--aqm", "cake", "--aqm-param", "bandwidth=fast"], ["bandwidth", "fast"]),
+    (["--aqm", "cake", "--aqm-param", "link_layer=adsl"], ["adsl", "pppoe-vcmux"]),
+    (["--aqm", "cake", "--aqm-param", "ack_filter=maybe"], ["maybe", "ack-filter-aggressive"]),
 ]
 
 # aqmlab emulate: every row fails before anything is created (no root needed to see it).

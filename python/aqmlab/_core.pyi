@@ -240,9 +240,14 @@ class Queue:
         mtu: int | None = None,
     ) -> Queue: ...
     def enqueue(
-        self, now_s: float, size_bytes: int, flow: int | None = None, ecn: bool | str | None = None
+        self,
+        now_s: float,
+        size_bytes: int,
+        flow: int | None = None,
+        ecn: bool | str | None = None,
+        dscp: int | str | None = None,
     ) -> Literal["queued", "marked", "dropped"]:
-        """Offer a packet at ``now_s``; the arrival's fate."""
+        """Offer a packet at ``now_s`` (``dscp``: 0..63 or a name); the arrival's fate."""
 
     def dequeue(self, now_s: float) -> int | None:
         """The next packet's size in bytes, or None if empty."""
@@ -252,6 +257,9 @@ class Queue:
 
     def dequeue_packet(self, now_s: float) -> dict[str, Any] | None:
         """The departing packet: ``size``, ``flow``, ``sojourn_s``, ``ecn``; None if empty."""
+
+    def ready_at(self) -> float | None:
+        """A shaping qdisc's next send time (s) while it holds packets it may not send yet."""
 
     def poll_at(self) -> float | None:
         """Next time (s) the qdisc needs ``on_timer``, or None."""

@@ -2,8 +2,8 @@
 
 :class:`Queue` is one queue discipline driven with explicit times in seconds, exactly the code
 the packet simulator runs: a FIFO with an AQM (``"codel"``, ``"pie"``, ...) or any qdisc
-(``"fq_codel"``, ``"fq_cobalt"``, ``"fq_pie"``, ``"sfq"``, ``"sfq_codel"``, ``"drr"``, ``"wfq"``,
-``"dualpi2"``, ``"sqm"``), each packet offered with its flow key and ECN codepoint. ``stats()`` counts the
+(``"fq_codel"``, ``"fq_cobalt"``, ``"cake"``, ``"fq_pie"``, ``"sfq"``, ``"sfq_codel"``, ``"drr"``,
+``"wfq"``, ``"dualpi2"``, ``"sqm"``), each packet offered with its flow key and ECN codepoint. ``stats()`` counts the
 AQM's early drops (``dropped_aqm``) apart from the drops of a full buffer
 (``dropped_forced``). :func:`list_aqms` lists every algorithm
 with its parameters, units and defaults; :func:`aqm_config` validates a name and parameters
@@ -163,7 +163,7 @@ def describe_aqm(name: str) -> list[dict[str, Any]]:
 
 def scheduler_names() -> list[str]:
     """Names of the schedulers: the class-based ``drr`` and ``wfq``, the hashed flow-queueing
-    ``fq_codel``, ``fq_cobalt``, ``fq_pie``, ``sfq``, ``sfq_codel``, SQM's ``sqm`` (top-K elephant queues,
+    ``fq_codel``, ``fq_cobalt``, ``cake``, ``fq_pie``, ``sfq``, ``sfq_codel``, SQM's ``sqm`` (top-K elephant queues,
     docs/aqm/sqm.md) and ``dualpi2``; ``[aqm] type`` takes them too.
 
     Returns

@@ -572,6 +572,48 @@ impl<P: Packet> FlowQueues<P> {
         Some(p)
     }
 
+    /// The first slot of bucket `b`'s queue ([`NIL`] if empty); [`FlowQueues::next_slot`]
+    /// walks it head to tail (CAKE's ACK filter).
+    #[inline]
+    pub fn head_slot(&self, b: usize) -> u32 {
+        self.buckets[b].head
+    }
+    /// The tail slot of bucket `b`'s queue ([`NIL`] if empty).
+    #[inline]
+    pub fn tail_slot(&self, b: usize) -> u32 {
+        self.buckets[b].tail
+    }
+    /// The slot after `s` in its queue ([`NIL`] at the tail).
+    #[inline]
+    pub fn next_slot(&self, s: u32) -> u32 {
+        self.slots[s as usize].next
+    }
+    /// The packet in slot `s` (a linked slot).
+    #[inline]
+    pub fn packet_at(&self, s: u32) -> &P {
+        self.slots[s as usize]
+            .pkt
+            .as_ref()
+            .expect("linked slot holds a packet")
+    }
+    /// Removes the packet in slot `s` of bucket `b`, wherever it is in the queue.
+    pub fn remove_slot(&mut self, now: Instant, b: usize, s: u32) -> P {
+        let (prev, next) = (self.slots[s as usize].prev, self.slots[s as usize].next);
+        if prev == NIL {
+            self.buckets[b].head = next;
+        } else {
+            self.slots[prev as usize].next = next;
+        }
+        if next == NIL {
+            self.buckets[b].tail = prev;
+        } else {
+            self.slots[next as usize].prev = prev;
+        }
+        let p = self.release(s);
+        self.unlinked(now, b, p.size_bytes());
+        p
+    }
+
     /// Slots in the pool: the high-water mark of packets stored at once.
     pub fn pool_slots(&self) -> usize {
         self.slots.len()

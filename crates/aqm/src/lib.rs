@@ -173,7 +173,7 @@ pub use error::ConfigError;
 pub use fq_cobalt::FqCobaltConfig;
 pub use fq_codel::FqCodelConfig;
 pub use fq_pie::FqPieConfig;
-pub use packet::{Ecn, Packet};
+pub use packet::{Ecn, Packet, TcpAck};
 pub use params::{ParamInfo, Params};
 pub use qdisc::{FlowCount, Qdisc, QdiscConfig, QdiscOps, QdiscSpec};
 pub use queue::{DropReason, Enqueue, LinkInfo, QueueDisc, QueueLimit, QueueStats, DEFAULT_MTU};

@@ -24,6 +24,27 @@ impl Ecn {
     }
 }
 
+/// The TCP header fields of a packet that CAKE's ACK filter reads (Linux `cake_ack_filter`,
+/// `cake_tcph_may_drop`, `cake_tcph_sack_compare`). Sequence numbers are compared modulo 2^32.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TcpAck {
+    /// The connection and direction (the 5-tuple): only ACKs with equal keys are compared.
+    pub conn: u64,
+    /// A pure ACK Linux may drop: the ACK flag and no other (ECE and CWR aside), no payload,
+    /// and no options but SACK, timestamps and MD5.
+    pub pure: bool,
+    /// The ECE and CWR flags (bit 0 ECE, bit 1 CWR).
+    pub ece_cwr: u8,
+    /// The cumulative acknowledgement number.
+    pub ack_seq: u32,
+    /// SACK blocks `[start, end)`; the first `n_sack` are present.
+    pub sack: [(u32, u32); 4],
+    /// Number of SACK blocks.
+    pub n_sack: u8,
+    /// Timestamps option `(TSval, TSecr)`, if present.
+    pub ts: Option<(u32, u32)>,
+}
+
 /// What a queue discipline needs to know about (and do to) a packet.
 ///
 /// Implemented by the simulator's packet handle and, later, by a real IP packet buffer.
@@ -66,6 +87,25 @@ pub trait Packet {
     /// default).
     #[inline]
     fn set_dscp(&mut self, _dscp: u8) {}
+    /// The sending host, as an opaque key (CAKE's host isolation hashes it). The default,
+    /// for packet types that do not know their hosts, is the flow hash: each flow its own
+    /// host.
+    #[inline]
+    fn src_host(&self) -> u64 {
+        self.flow_hash()
+    }
+    /// The receiving host, as an opaque key (CAKE's host isolation). Default: the flow hash.
+    #[inline]
+    fn dst_host(&self) -> u64 {
+        self.flow_hash()
+    }
+    /// The TCP ACK fields of a TCP segment with the ACK flag (and without SYN), for CAKE's
+    /// ACK filter; `None` (the default) for anything else or packet types that do not carry
+    /// them.
+    #[inline]
+    fn tcp_ack(&self) -> Option<TcpAck> {
+        None
+    }
     /// The time the queue stamped on enqueue.
     fn enqueued_at(&self) -> Instant;
     /// Stamp the enqueue time (called by the queue wrapper).

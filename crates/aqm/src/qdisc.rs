@@ -127,6 +127,7 @@ qdisc_registry! {
         "sfq" => Sfq(sfq::Sfq, sfq::SfqConfig);
         "sfq_codel" => SfqCodel(sfq_codel::SfqCodel, sfq_codel::SfqCodelConfig);
         "sqm" => Sqm(sqm::Sqm, sqm::SqmConfig);
+        "cake" => Cake(cake::Cake, cake::CakeConfig);
     }
     other {
         "dualpi2" => DualPi2(dualpi2::DualPi2, dualpi2::DualPi2Config);

@@ -83,6 +83,17 @@ fn hashed_qdiscs() -> Vec<QdiscConfig> {
             c.set_param("ecn", 1.0 - on).unwrap();
             v.push(c);
         }
+        if *name == "cake" {
+            // every flow in one queue (flowblind), and shaped below the link with ingress
+            let mut c = base.clone();
+            c.set_param("flow_mode", 0.0).unwrap();
+            v.push(c);
+            let mut c = base.clone();
+            c.set_param("bandwidth", 5e6).unwrap();
+            c.set_param("ingress", 1.0).unwrap();
+            v.push(c);
+            continue;
+        }
         let key = if base.get_param("divisor").is_some() {
             "divisor"
         } else if *name == "sqm" {
@@ -164,6 +175,10 @@ fn drive_tree(
             cfg.name()
         );
         match limit {
+            // CAKE limits memory only, as Linux does: the packet limit times psched_mtu
+            QueueLimit::Packets(n) if cfg.name() == "cake" => {
+                assert!(q.len_bytes() <= n as u64 * (link.mtu as u64 + 14))
+            }
             QueueLimit::Packets(n) => assert!(q.len_pkts() <= n as usize),
             QueueLimit::Bytes(b) => assert!(q.len_bytes() <= b),
         }

@@ -49,6 +49,8 @@ pub struct TestPacket {
     pub ce: bool,
     pub class: u8,
     pub dscp: u8,
+    /// Source and destination host keys (`None`: the flow, as for packets without hosts).
+    pub hosts: Option<(u64, u64)>,
     pub enqueued_at: Instant,
 }
 
@@ -68,8 +70,19 @@ impl TestPacket {
             ce: false,
             class: 0,
             dscp: 0,
+            hosts: None,
             enqueued_at: Instant::ZERO,
         }
+    }
+    /// From host `src` to host `dst` (CAKE's host isolation).
+    pub fn hosts(mut self, src: u64, dst: u64) -> Self {
+        self.hosts = Some((src, dst));
+        self
+    }
+    /// With DSCP `d`.
+    pub fn dscp(mut self, d: u8) -> Self {
+        self.dscp = d;
+        self
     }
     pub fn flow(mut self, f: u64) -> Self {
         self.flow = f;
@@ -121,6 +134,12 @@ impl Packet for TestPacket {
     }
     fn set_dscp(&mut self, d: u8) {
         self.dscp = d & 0x3f;
+    }
+    fn src_host(&self) -> u64 {
+        self.hosts.map_or(self.flow, |h| h.0)
+    }
+    fn dst_host(&self) -> u64 {
+        self.hosts.map_or(self.flow, |h| h.1)
     }
     fn enqueued_at(&self) -> Instant {
         self.enqueued_at

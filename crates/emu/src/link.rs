@@ -373,6 +373,10 @@ impl Bottleneck {
                 ecn.drop(&p)
             }
         }) else {
+            // a shaping qdisc (CAKE's bandwidth) holding its packets: ask again at its time
+            if self.qdisc.len_pkts() > 0 {
+                self.wait_until = self.qdisc.ready_at().map(|t| t.0).filter(|&t| t > now);
+            }
             return;
         };
         let sojourn = now.saturating_sub(pkt.enq.0);
@@ -537,6 +541,7 @@ impl Bottleneck {
                 .and_then(|s| s.rate_at(end))
                 .unwrap_or(self.rate.0) as f64,
             classes: class_summaries(&self.qdisc, &m.class_base, &m.class_delay),
+            cake_tins: experiment::monitor::cake_tins(&self.qdisc),
             active_flows: self.qdisc.flow_count(Instant(end)).map(|f| ActiveFlows {
                 mean: f.area.saturating_sub(m.base_flow_area) as f64 / window,
                 max: f.peak,
@@ -701,6 +706,44 @@ mod tests {
         l.arrive(150 * ms, ect_packet(100, 1));
         let sim = Service::new(Capacity::Trace(trace)).aqm_rate(150 * ms);
         assert_eq!((Some(rate(&l)), rate(&l)), (sim, 11_880_000));
+    }
+
+    /// CAKE shaping below the link (`bandwidth 20Mbit overhead 18 atm` on 100 Mb/s): the
+    /// bottleneck waits for the qdisc's send time, so 1500-byte packets leave one per
+    /// 1696 x 400 ns = 678.4 us (Linux `cake_advance_shaper`), not one per 120 us.
+    #[test]
+    fn a_shaping_qdisc_paces_the_link() {
+        let mut cfg = QdiscConfig::default_for("cake").unwrap();
+        for (k, v) in [
+            ("bandwidth", 20e6),
+            ("overhead", 18.0),
+            ("atm", 1.0),
+            ("diffserv", 0.0),
+        ] {
+            cfg.set_param(k, v).unwrap();
+        }
+        let mut l = Bottleneck::new(
+            &cfg,
+            QueueLimit::Packets(100),
+            BitsPerSec::from_mbps(100),
+            0,
+            1,
+            StatsWindow {
+                warmup_ns: 0,
+                interval_ns: 10_000_000,
+            },
+            "bottleneck",
+        )
+        .unwrap();
+        for i in 0..5 {
+            l.arrive(0, ect_packet(1500, i));
+        }
+        l.advance(1_000_000_000);
+        let out: Vec<u64> = std::iter::from_fn(|| l.pop_due(1_000_000_000))
+            .map(|(t, _)| t)
+            .collect();
+        let want: Vec<u64> = (0..5).map(|k| k * 678_400 + 120_000).collect();
+        assert_eq!(out, want);
     }
 
     /// Drop-tail at its limit: 5 packets fit the queue beside the one in transmission.

@@ -71,6 +71,16 @@ impl aqm::Packet for IpPacket {
     fn set_dscp(&mut self, d: u8) {
         ipv4::set_dscp(&mut self.data, d & 0x3f);
     }
+    /// The IPv4 source address (CAKE's host isolation); the flow hash for non-IPv4.
+    #[inline]
+    fn src_host(&self) -> u64 {
+        ipv4::src(&self.data).map_or(self.hash, |a| u32::from_be_bytes(a) as u64)
+    }
+    /// The IPv4 destination address; the flow hash for non-IPv4.
+    #[inline]
+    fn dst_host(&self) -> u64 {
+        ipv4::dst(&self.data).map_or(self.hash, |a| u32::from_be_bytes(a) as u64)
+    }
     #[inline]
     fn enqueued_at(&self) -> Instant {
         self.enq

@@ -466,6 +466,46 @@ pub fn push_class_rows<P: aqm::Packet>(
     n
 }
 
+/// CAKE's per-tin statistics of `q` by tin name (empty for other qdisc kinds). Used by the
+/// simulator and the emulator alike.
+pub fn cake_tins<P: aqm::Packet>(q: &Qdisc<P>) -> BTreeMap<String, crate::results::CakeTinStats> {
+    let mut out = BTreeMap::new();
+    let Some(c) = q.as_cake() else {
+        return out;
+    };
+    let ms = |ns: u64| ns as f64 / 1e6;
+    for i in 0..c.tin_count() {
+        let Some(t) = c.tin_stats(i) else { continue };
+        out.insert(
+            q.class_name(i).unwrap_or_default().to_string(),
+            crate::results::CakeTinStats {
+                threshold_bps: t.threshold_rate as f64 * 8.0,
+                target_ms: ms(t.target_ns),
+                interval_ms: ms(t.interval_ns),
+                packets: t.packets,
+                bytes: t.bytes,
+                drops: t.drops,
+                marks: t.marks,
+                ack_drops: t.ack_drops,
+                overlimit_drops: t.overlimit_drops,
+                peak_delay_ms: ms(t.peak_delay_ns),
+                avg_delay_ms: ms(t.avg_delay_ns),
+                base_delay_ms: ms(t.base_delay_ns),
+                way_directs: t.ways.directs,
+                way_hits: t.ways.hits,
+                way_misses: t.ways.misses,
+                way_collisions: t.ways.collisions,
+                sparse_flows: t.sparse_flows,
+                bulk_flows: t.bulk_flows,
+                unresponsive_flows: t.unresponsive_flows,
+                max_len: t.max_len,
+                flow_quantum: t.flow_quantum,
+            },
+        );
+    }
+    out
+}
+
 /// Per-class summaries of the class-based qdisc `q` (drr/wfq classes by name, DualPI2's
 /// `l`/`c`; empty for a FIFO) over a statistics window: counters since `base` (from
 /// [`class_base`] at the window's start; a missing entry counts from zero) and sojourn

@@ -88,6 +88,11 @@ pub struct LinkSummary {
     /// any queue.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub active_flows: Option<ActiveFlows>,
+    /// CAKE's statistics per tin as `tc -s qdisc show` gives them, by tin name; counted
+    /// since the qdisc was built (warm-up included, as Linux's counters are); absent (not
+    /// serialised) for other qdiscs.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub cake_tins: BTreeMap<String, CakeTinStats>,
     /// The counters of the link's netem stage over the window (`netem_drops`,
     /// `duplicates`, ...); absent (not serialised) for a link without `netem`.
     #[serde(default, flatten, skip_serializing_if = "Option::is_none")]
@@ -137,6 +142,53 @@ pub struct ActiveFlows {
     pub mean: f64,
     /// Largest count reached in the window.
     pub max: u32,
+}
+
+/// One CAKE tin's `tc -s` statistics (Linux `cake_dump_stats`), since the qdisc was built.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CakeTinStats {
+    /// Tin threshold rate, bit/s (0: unlimited).
+    pub threshold_bps: f64,
+    /// COBALT target and interval, ms.
+    pub target_ms: f64,
+    /// COBALT interval, ms.
+    pub interval_ms: f64,
+    /// Packets and bytes accepted into the tin (Linux counts them at enqueue).
+    pub packets: u64,
+    /// Bytes accepted into the tin.
+    pub bytes: u64,
+    /// Packets dropped by COBALT and the memory limit.
+    pub drops: u64,
+    /// CE marks.
+    pub marks: u64,
+    /// Pure ACKs dropped by the ACK filter.
+    pub ack_drops: u64,
+    /// Packets dropped at the memory limit.
+    pub overlimit_drops: u64,
+    /// Peak, average and base delay EWMAs at the end, ms.
+    pub peak_delay_ms: f64,
+    /// Average delay EWMA, ms.
+    pub avg_delay_ms: f64,
+    /// Base delay EWMA, ms.
+    pub base_delay_ms: f64,
+    /// Hash: direct hits, indirect hits, misses, collisions.
+    pub way_directs: u64,
+    /// Indirect hits.
+    pub way_hits: u64,
+    /// Misses.
+    pub way_misses: u64,
+    /// Collisions.
+    pub way_collisions: u64,
+    /// Sparse (and decaying), bulk and unresponsive flows at the end.
+    pub sparse_flows: u32,
+    /// Bulk flows at the end.
+    pub bulk_flows: u32,
+    /// Unresponsive flows (BLUE active) at the end.
+    pub unresponsive_flows: u32,
+    /// Largest packet, bytes.
+    pub max_len: u32,
+    /// Per-flow DRR quantum, bytes.
+    pub flow_quantum: u32,
 }
 
 /// Per-class summary of a class-based qdisc (post-warm-up).

@@ -12,7 +12,8 @@
 //!    buffer of one BDP (400 packets) (the speed target's first scenario).
 //! 4. `dumbbell_1G_1000cubic_5s_fq_codel`: scenario 2 with FQ-CoDel (its Linux
 //!    defaults; limit = the buffer) instead of CoDel (the target: at least half
-//!    of scenario 2's packets per wall-second).
+//!    of scenario 2's packets per wall-second). `dumbbell_1G_1000cubic_5s_cake`: scenario 2
+//!    with CAKE (Linux defaults; the same target, `benches/bench_cake.py`).
 //! 5. `htsim_1G_100newreno_10s`, 6. `htsim_10G_1000newreno_5s`: htsim's dumbbell
 //!    (`access = "none"`, rtt 20 ms, 1500-byte packets, drop-tail with 1000 and 10 000
 //!    packets; `benches/bench_htsim.py` runs the same in htsim).
@@ -118,6 +119,14 @@ fn scenarios() -> Vec<Bench> {
                 "cubic",
                 5.0,
             ),
+        },
+        // scenario 2 with CAKE (its Linux defaults: unlimited, diffserv3, triple-isolate);
+        // benches/bench_cake.py compares it with scenario 2
+        Bench {
+            name: "dumbbell_1G_1000cubic_5s_cake",
+            params: json!({"rate": "1Gbps", "flows": 1000, "cc": "cubic", "aqm": "cake",
+                           "rtt": "100ms", "buffer": 12500, "duration": "5s"}),
+            cfg: mk(1, 1e9, 12_500, json!({"type": "cake"}), 1000, "cubic", 5.0),
         },
         // htsim's dumbbell (benches/bench_htsim.py runs the same in htsim): no access links,
         // 1500-byte packets, rtt 20 ms, drop-tail.

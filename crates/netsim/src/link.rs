@@ -497,7 +497,9 @@ impl Link {
         }
         self.ctr.drops_victim += victims;
         if self.in_tx.is_none() {
-            if now >= self.busy_until {
+            // (an armed wake-up due now starts the next packet itself: starting one here too
+            // would put two transmissions on the wire)
+            if now >= self.busy_until && !self.free_armed {
                 self.start_next_as::<TRACE>(now, id, ev);
             } else {
                 self.arm_free(id, ev);
@@ -608,6 +610,23 @@ impl Link {
             } else {
                 self.in_tx = Some(p);
                 ev.schedule(now + t, Event::TxDone(id));
+            }
+        } else if self.queue.len_pkts() > 0 {
+            self.wait_for_shaper(now, id, ev);
+        }
+    }
+
+    /// The queue holds packets but gave none: a shaping qdisc (CAKE's `bandwidth`) waits for
+    /// its next send time ([`aqm::Qdisc::ready_at`]); the transmitter stays idle until then
+    /// and a [`Event::TxDone`] asks again (as [`Link::service_ready`] waits for a service).
+    #[cold]
+    #[inline(never)]
+    fn wait_for_shaper(&mut self, now: Ns, id: u32, ev: &mut EventQueue) {
+        if let Some(t) = self.queue.ready_at() {
+            if t.0 > now && !self.free_armed {
+                self.busy_until = t.0;
+                self.tx_start = now;
+                self.arm_free(id, ev);
             }
         }
     }

@@ -33,6 +33,10 @@ pub const F_CE_IN: u32 = 1 << 7;
 /// With [`F_ECT`]: the codepoint is ECT(1) (RFC 9331's L4S identifier) instead of ECT(0).
 /// TCP sends ECT(0).
 pub const F_ECT1: u32 = 1 << 8;
+/// Data and UDP packets (never ACKs, whose `sack` holds SACK blocks): `sack[4..6]` holds the
+/// node that sent the packet ([`Packet::src_node`]), for CAKE's host isolation. Stamped
+/// when some link runs `cake`.
+pub const F_SRC: u32 = 1 << 13;
 /// The class index lives in bits 16..24 of `flags` ([`Packet::class`]).
 pub const CLASS_SHIFT: u32 = 16;
 const CLASS_MASK: u32 = 0xff << CLASS_SHIFT;
@@ -106,6 +110,23 @@ impl Packet {
     #[inline]
     pub fn set_dscp(&mut self, d: u8) {
         self.flags = (self.flags & !DSCP_MASK) | (((d & 0x3f) as u32) << DSCP_SHIFT);
+    }
+
+    /// The node that sent this data or UDP packet, if stamped ([`F_SRC`]).
+    #[inline]
+    pub fn src_node(&self) -> Option<u32> {
+        self.has(F_SRC)
+            .then(|| self.sack[4] as u32 | (self.sack[5] as u32) << 16)
+    }
+
+    /// Stamps the sending node on a data or UDP packet (ACKs are left alone).
+    #[inline]
+    pub fn set_src_node(&mut self, n: u32) {
+        if !self.has(F_ACK) {
+            self.sack[4] = n as u16;
+            self.sack[5] = (n >> 16) as u16;
+            self.flags |= F_SRC;
+        }
     }
 
     /// The ECN codepoint derived from the flags.

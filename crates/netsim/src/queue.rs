@@ -1,7 +1,7 @@
 //! The egress queue of a link: an [`aqm::Qdisc`] over simulator packets.
 
 use crate::engine::Ns;
-use crate::packet::{Packet, F_CE, F_ECT};
+use crate::packet::{Packet, F_ACK, F_CE, F_CWR, F_ECE, F_ECT};
 use aqm::Instant;
 
 impl aqm::Packet for Packet {
@@ -32,6 +32,55 @@ impl aqm::Packet for Packet {
     #[inline]
     fn set_dscp(&mut self, d: u8) {
         Packet::set_dscp(self, d)
+    }
+    /// The sending node of a stamped data packet ([`Packet::src_node`]); an ACK (or an
+    /// unstamped packet) counts as a host of its own flow.
+    #[inline]
+    fn src_host(&self) -> u64 {
+        match self.src_node() {
+            Some(n) => n as u64,
+            None => aqm::Packet::flow_hash(self),
+        }
+    }
+    /// The destination node.
+    #[inline]
+    fn dst_host(&self) -> u64 {
+        self.dst as u64
+    }
+    /// A pure ACK's header as CAKE's ACK filter reads it: its flow is the connection, the
+    /// cumulative ACK and SACK blocks in segments, the timestamp echo (TSecr, in us mod
+    /// 2^32; TSval 0: a flow's ACKs reach a queue in the order they were sent, so Linux's
+    /// TSval test always passes here). AccECN's option and its AE bit make it not pure.
+    #[inline]
+    fn tcp_ack(&self) -> Option<aqm::TcpAck> {
+        use crate::tcp::accecn::{ACE_MASK, ACE_SHIFT, F_ACCECN_OPT};
+        if !self.has(F_ACK) {
+            return None;
+        }
+        let ace = (self.flags >> ACE_SHIFT) & ACE_MASK;
+        let opt = self.has(F_ACCECN_OPT);
+        let mut a = aqm::TcpAck {
+            conn: self.flow as u64,
+            pure: !opt && ace & 4 == 0,
+            ece_cwr: (self.has(F_ECE) || ace & 1 != 0) as u8
+                | (((self.has(F_CWR) || ace & 2 != 0) as u8) << 1),
+            ack_seq: self.seq,
+            ts: Some((0, (self.ts / 1000) as u32)),
+            ..Default::default()
+        };
+        if !opt {
+            for i in 0..3 {
+                let (l, r) = (self.sack[2 * i], self.sack[2 * i + 1]);
+                if r > l {
+                    a.sack[a.n_sack as usize] = (
+                        self.seq.wrapping_add(l as u32),
+                        self.seq.wrapping_add(r as u32),
+                    );
+                    a.n_sack += 1;
+                }
+            }
+        }
+        Some(a)
     }
     #[inline]
     fn set_ce(&mut self) {

@@ -18,6 +18,7 @@ struct PyPkt {
     size: u32,
     flow: u64,
     ecn: Ecn,
+    dscp: u8,
     t: Instant,
 }
 
@@ -36,6 +37,12 @@ impl Packet for PyPkt {
     }
     fn set_ce(&mut self) {
         self.ecn = Ecn::Ce;
+    }
+    fn dscp(&self) -> u8 {
+        self.dscp
+    }
+    fn set_dscp(&mut self, d: u8) {
+        self.dscp = d & 0x3f;
     }
     fn enqueued_at(&self) -> Instant {
         self.t
@@ -212,23 +219,35 @@ impl PyQueue {
     /// Offer a packet at time `now_s`; returns "queued", "marked" or "dropped" (the arrival's
     /// fate; packets a scheduler drops to make room are counted in `stats()`). `flow` is the
     /// packet's flow key (hashed by fq_codel, fq_cobalt, fq_pie, sfq, sfq_codel, sqm); `ecn`
-    /// its ECN codepoint: a bool (True = ECT(0)) or "not-ect", "ect0", "ect1", "ce".
-    #[pyo3(signature = (now_s, size_bytes, flow=None, ecn=None))]
+    /// its ECN codepoint: a bool (True = ECT(0)) or "not-ect", "ect0", "ect1", "ce"; `dscp`
+    /// its DSCP (0..63 or a name such as "EF"; CAKE's tins read it).
+    #[pyo3(signature = (now_s, size_bytes, flow=None, ecn=None, dscp=None))]
     fn enqueue(
         &mut self,
         now_s: f64,
         size_bytes: &Bound<'_, PyAny>,
         flow: Option<&Bound<'_, PyAny>>,
         ecn: Option<&Bound<'_, PyAny>>,
+        dscp: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<&'static str> {
         let size_bytes = whole("size_bytes", size_bytes, 1, u32::MAX as u64)? as u32;
         let flow = flow.map_or(Ok(0), |f| whole("flow", f, 0, u64::MAX))?;
         let ecn = ecn_of(ecn)?;
+        let dscp = match dscp {
+            None => 0,
+            Some(d) => match d.extract::<String>() {
+                Ok(name) => aqm::dscp::parse(&name).ok_or_else(|| {
+                    crate::argument_error("dscp", name.clone(), "not a DSCP name (EF, CS1, ...)")
+                })?,
+                Err(_) => whole("dscp", d, 0, 63)? as u8,
+            },
+        };
         let now = self.advance(now_s)?;
         let pkt = PyPkt {
             size: size_bytes,
             flow,
             ecn,
+            dscp,
             t: now,
         };
         Ok(
@@ -289,6 +308,12 @@ impl PyQueue {
         )?;
         d.set_item("ecn", ecn_name(p.ecn))?;
         Ok(Some(d))
+    }
+
+    /// A shaping qdisc (CAKE with `bandwidth`) holding packets it may not send yet: the time
+    /// (s) to call `dequeue` again; None otherwise.
+    fn ready_at(&self) -> Option<f64> {
+        self.q.ready_at().map(|t| t.as_secs_f64())
     }
 
     /// Next time (s) the qdisc needs `on_timer`, or None.

@@ -16,7 +16,7 @@ import typer
 from aqmlab.cli._common import fail as _fail
 from aqmlab.cli.sweep import Dask, ProgressBar, Workers, interrupted
 
-DEFAULT_AQMS = "droptail,red,pie,codel,fq_codel,cobalt,fq_cobalt"
+DEFAULT_AQMS = "droptail,red,pie,codel,fq_codel,cobalt,fq_cobalt,cake"
 
 
 def register(app: typer.Typer) -> None:

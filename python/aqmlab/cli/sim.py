@@ -223,6 +223,15 @@ def _class_table(summary: dict, classes: list[dict], counts: dict[str, int]):
     return t
 
 
+def _print_cake(con, summary: dict) -> None:
+    """Print CAKE's per-tin table (python/aqmlab/cli/_cake.py) if a link runs CAKE."""
+    from aqmlab.cli._cake import cake_table
+
+    t = cake_table(summary)
+    if t is not None:
+        con.print(t)
+
+
 #: Fields of the dumbbell command's flow group with an option of another name.
 _FLOW_OPTION = {"count": "--flows", "packet_size": "--pkt-size"}
 #: Top-level scenario keys that are options of the same name.
@@ -734,6 +743,7 @@ def register(app: typer.Typer) -> None:
 
         con = Console()
         con.print(_run_table(res.summary, sc.name))
+        _print_cake(con, res.summary)
         groups = _group_table(res.summary)
         if groups is not None:
             con.print(groups)
@@ -920,6 +930,7 @@ def register(app: typer.Typer) -> None:
                 con.print(_summary_table({aqm: res.summary}, sc.name))
             if classes:
                 con.print(_class_table(res.summary, classes, counts))
+            _print_cake(con, res.summary)
             groups = _group_table(res.summary)
             if groups is not None:
                 con.print(groups)

@@ -8,7 +8,8 @@
 //! divided by 8); times in nanoseconds.
 
 /// The tin modes, by `tc`'s names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum TinMode {
     /// One tin.
     BestEffort,

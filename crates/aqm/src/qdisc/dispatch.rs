@@ -102,6 +102,18 @@ macro_rules! qdisc_states {
                 }
             }
 
+            /// A shaping qdisc holding packets it may not send yet (its `dequeue` returned
+            /// `None`): the time it can send the next one (CAKE's shaper). `None` for every
+            /// other qdisc and whenever `dequeue` would give a packet or nothing is queued;
+            /// the driver calls `dequeue` again at that time.
+            #[inline]
+            pub fn ready_at(&self) -> Option<$crate::time::Instant> {
+                match self {
+                    Qdisc::Fifo(_) => None,
+                    $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::ready_at(&**q), )*
+                }
+            }
+
             /// Runs the periodic laws that are due.
             pub fn on_timer(&mut self, now: $crate::time::Instant) {
                 match self {

@@ -127,6 +127,12 @@ pub trait QdiscOps<P: Packet>: QdiscSpec + Sized {
     /// Runs the periodic laws that are due.
     #[inline]
     fn on_timer(&mut self, _now: Instant) {}
+    /// A shaper's next send time while it holds packets it may not send yet (its last
+    /// `dequeue` returned `None` with packets queued); `None` otherwise (the default).
+    #[inline]
+    fn ready_at(&self) -> Option<Instant> {
+        None
+    }
     /// Packets stored.
     fn len_pkts(&self) -> usize;
     /// Bytes stored.

@@ -256,6 +256,7 @@ impl Simulation {
         }
         let mut link_index: Vec<u32> = (0..links.len() as u32).collect();
         link_index.sort_unstable_by(|&a, &b| links[a as usize].name.cmp(&links[b as usize].name));
+        let runs_cake = links.iter().any(|l| l.queue.aqm_name() == "cake");
         let mut sim = Simulation {
             now: 0,
             warmup,
@@ -267,7 +268,9 @@ impl Simulation {
             links,
             link_index,
             replaced: Default::default(),
-            classed: group_class.iter().any(|&c| c != 0) || cfg.flows.iter().any(|g| g.dscp() != 0),
+            classed: group_class.iter().any(|&c| c != 0)
+                || cfg.flows.iter().any(|g| g.dscp() != 0)
+                || runs_cake,
             group_dscp: cfg.flows.iter().map(|g| g.dscp()).collect(),
             group_class,
             class_snap: Vec::new(),

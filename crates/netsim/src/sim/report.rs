@@ -132,6 +132,7 @@ impl Simulation {
                     rate_bps: l.rate_at(now) as f64,
                     classes,
                     active_flows,
+                    cake_tins: experiment::monitor::cake_tins(&l.queue),
                     netem: l
                         .netem_counters()
                         .map(|c| experiment::results::NetemSummary::between(&netem0, &c)),

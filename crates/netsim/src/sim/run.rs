@@ -178,15 +178,18 @@ impl Simulation {
         }
     }
 
-    /// Sets the class index and the DSCP of packets leaving an endpoint, data and ACKs alike
-    /// (only when some group has a class or a DSCP; out of line so that `emit` stays as small
+    /// Sets the class index and the DSCP of packets leaving an endpoint, data and ACKs alike,
+    /// and the sending node of data packets (only when some group has a class or a DSCP or
+    /// some link runs `cake`; out of line so that `emit` stays as small
     /// as without them).
     #[inline(never)]
     pub(super) fn stamp_classes(&self, out: &mut [Packet]) {
         for p in out.iter_mut() {
-            let g = self.flows[p.flow as usize].group as usize;
+            let fl = &self.flows[p.flow as usize];
+            let g = fl.group as usize;
             p.set_class(self.group_class[g]);
             p.set_dscp(self.group_dscp[g]);
+            p.set_src_node(fl.src);
         }
     }
 
