@@ -425,7 +425,7 @@ fn check(seed: u64, cfg: &SimConfig) -> Result<(), String> {
         c.check_conservation()
             .map_err(|e| format!("at {cut} ns: {e}"))?;
         let (q, b) = c.link_queue("R1->R2").map_err(|e| e.to_string())?;
-        if !within_limit(cfg, q as u64, b as u64, buffer) {
+        if !within_limit(cfg, q as u64, b, buffer) {
             return err(&format!(
                 "queue {q} packets, {b} bytes > limit {buffer} at {cut} ns"
             ));
