@@ -53,6 +53,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import bench_htsim  # the sibling script (this folder is on sys.path when run as a script)
+
 ROOT = Path(__file__).resolve().parent.parent
 DRIVER = ROOT / "benches" / "htsim" / "fattree.cpp"
 RATE = 10e9
@@ -64,24 +66,14 @@ MARK_PKTS = 15
 
 
 def build_htsim(htsim_dir: Path, out: Path) -> Path | None:
-    lib = htsim_dir / "libhtsim.a"
-    if not lib.exists():
-        print(
-            f"{lib} does not exist: HTSIM_DIR must be the sim/ folder of a csg-htsim "
-            "checkout, built with `make -C sim libhtsim.a`"
-        )
-        return None
+    """The fat-tree driver, built as bench_htsim.py builds its dumbbell driver, with htsim's
+    fat-tree sources from its ``datacenter/`` folder."""
     dc = htsim_dir / "datacenter"
-    srcs = [dc / f for f in ("fat_tree_topology.cpp", "fat_tree_switch.cpp", "firstfit.cpp",
-                             "connection_matrix.cpp")]  # fmt: skip
-    exe = out / "htsim_fattree"
-    cmd = ["nice", os.environ.get("CXX", "g++"), "-O3", "-std=c++17", "-w", f"-I{htsim_dir}",
-           f"-I{dc}", str(DRIVER), *map(str, srcs), str(lib), "-o", str(exe)]  # fmt: skip
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    if r.returncode != 0:
-        print("compiling the htsim driver failed:\n" + r.stderr[-2000:])
-        return None
-    return exe
+    srcs = [str(dc / f) for f in ("fat_tree_topology.cpp", "fat_tree_switch.cpp",
+                                  "firstfit.cpp", "connection_matrix.cpp")]  # fmt: skip
+    return bench_htsim.build_htsim(
+        htsim_dir, out, DRIVER, "htsim_fattree", ("-w", f"-I{dc}", *srcs)
+    )
 
 
 def ideal(pkts: int, hops: int) -> float:

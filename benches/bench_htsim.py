@@ -68,7 +68,16 @@ def build_aqmlab() -> Path | None:
     return target / "release" / "examples" / "bench_sim"
 
 
-def build_htsim(htsim_dir: Path, out: Path) -> Path | None:
+def build_htsim(
+    htsim_dir: Path,
+    out: Path,
+    driver: Path = DRIVER,
+    name: str = "htsim_dumbbell",
+    extra: tuple[str, ...] = (),
+) -> Path | None:
+    """Compile ``driver`` against ``htsim_dir``'s ``libhtsim.a`` into ``out/name`` (``extra``:
+    further compiler arguments, e.g. include folders and sources); None, said why, if it
+    cannot."""
     lib = htsim_dir / "libhtsim.a"
     if not lib.exists():
         print(
@@ -77,9 +86,9 @@ def build_htsim(htsim_dir: Path, out: Path) -> Path | None:
         )
         return None
     cxx = os.environ.get("CXX", "g++")
-    exe = out / "htsim_dumbbell"
-    cmd = ["nice", cxx, "-O3", "-std=c++17", f"-I{htsim_dir}", str(DRIVER), str(lib), "-o",
-           str(exe)]  # fmt: skip
+    exe = out / name
+    cmd = ["nice", cxx, "-O3", "-std=c++17", f"-I{htsim_dir}", *extra, str(driver), str(lib),
+           "-o", str(exe)]  # fmt: skip
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         print("compiling the htsim driver failed:\n" + r.stderr[-2000:])
