@@ -24,6 +24,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from badinput import AQMLAB, ROOT, default_sigint  # noqa: E402
+from idle_rtt import STALL_MS, assert_idle_rtts  # noqa: E402
 
 ENV = dict(os.environ, COLUMNS="200", PYTHONPATH=str(ROOT / "python"))
 ENV.pop("AQMLAB_PEER", None)
@@ -154,10 +155,11 @@ _RTT = re.compile(r"time=([0-9.]+) ms")
 @emu
 @needs("ping")
 def test_ping_shows_the_rtt_and_the_queue(tmp_path):
-    """ping on an idle link: every RTT is the configured 40 ms plus at most 2 ms (two 84-byte
-    serialisations, 0.13 ms, and the forwarder's and kernel's scheduling). Under a CUBIC upload
+    """ping on an idle link: the RTTs are the configured 40 ms plus two 84-byte serialisations
+    (0.13 ms) and the forwarder's and kernel's scheduling (``idle_rtt``: none below 40 ms, the
+    median within 1 ms, three in four within 2 ms). Under a CUBIC upload
     filling a 50-packet drop-tail buffer (60 ms of queue at 10 Mbit/s), ping's RTT is 40 ms plus
-    the queue: every sample at most 40 + 60 + 3 ms, and the mean excess over 40 ms within 30 %
+    the queue: every sample at most 40 + 60 ms plus a scheduling stall, and the mean excess over 40 ms within 30 %
     (+0.5 ms of scheduling) of the uplink's mean queueing delay over the same seconds (the
     forwarder's sojourn times; 25 samples of an oscillating queue). Measured: 7.8 ms against
     6.8 ms."""
@@ -165,7 +167,8 @@ def test_ping_shows_the_rtt_and_the_queue(tmp_path):
                 "10.203.1.1"])  # fmt: skip
     assert p.returncode == 0, p.stderr
     rtts = [float(x) for x in _RTT.findall(p.stdout)]
-    assert len(rtts) == 20 and 40.0 <= min(rtts) and max(rtts) < 42.0, rtts
+    assert len(rtts) == 20, rtts
+    assert_idle_rtts(rtts, 40.0)
     if shutil.which("iperf3") is None:
         pytest.skip("iperf3 not installed (bash scripts/install-debian-packages.sh)")
     out = tmp_path / "res"
@@ -175,7 +178,7 @@ def test_ping_shows_the_rtt_and_the_queue(tmp_path):
                 "iperf3 -s -1", "--out", str(out), "--", "sh", "-c", cmd])  # fmt: skip
     assert p.returncode == 0, p.stderr
     rtts = [float(x) for x in _RTT.findall(p.stdout)]
-    assert len(rtts) >= 24 and min(rtts) >= 40.0 and max(rtts) <= 103.0, rtts
+    assert len(rtts) >= 24 and min(rtts) >= 40.0 and max(rtts) <= 40 + 60 + STALL_MS, rtts
     import pyarrow.parquet as pq
 
     ts = pq.read_table(out / "timeseries.parquet").to_pandas()
