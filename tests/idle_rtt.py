@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import statistics
 
-
 #: The longest scheduling stall of the forwarder or a prober allowed on a shared machine (ms).
 STALL_MS = 25.0
 
