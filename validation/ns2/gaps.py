@@ -76,6 +76,14 @@ def _law_period(cases: dict[str, dict], period: float) -> dict[str, dict]:
     return out
 
 
+def _h1_zero(sc: dict) -> dict:
+    """A PD-LQ case with h1 = 0: its RED-like law then sets p = p_offset at every run, whatever
+    the queue and arrivals it reads."""
+    sc = copy.deepcopy(sc)
+    sc["aqm"]["h1"] = 0.0
+    return sc
+
+
 def _ktl_cases() -> dict[str, dict]:
     from aqmlab.repro import ktl
 
@@ -130,6 +138,13 @@ GROUPS = {
     "KTL8-minrto": (
         "KTL A-redlike at P1 = 8 s^-1 with aqmlab's min_rto 0.05 s (one change, aqmlab's side)",
         lambda: _min_rto({"sens-A-redlike-P1=8": _ktl_cases()["sens-A-redlike-P1=8"]}, 0.05),
+        "",
+        None,
+    ),
+    "KTL8-const": (
+        "KTL A-redlike at P1 = 8 s^-1 with h1 = 0: p = p_offset always, the law reads nothing "
+        "(one change, both simulators)",
+        lambda: {"sens-A-redlike-P1=8-h1=0": _h1_zero(_ktl_cases()["sens-A-redlike-P1=8"])},
         "",
         None,
     ),
@@ -206,7 +221,9 @@ def run_group(name: str, seeds: list[int], workers: int) -> dict:
     cases = build()
     jobs = [(c, sc, s) for c, sc in cases.items() for s in seeds]
     base = RESULTS / f"gaps-{shared}.json"
-    reuse = shared and base.exists() and json.loads(base.read_text())["seeds"][: len(seeds)] == seeds
+    reuse = (
+        shared and base.exists() and json.loads(base.read_text())["seeds"][: len(seeds)] == seeds
+    )
     old = json.loads(base.read_text())["cases"] if reuse else {}
     if reuse and tcl is not None:
         # aqmlab's side is unchanged by an ns-2 option: reuse the base group's runs
