@@ -386,8 +386,28 @@ mod tests {
         };
         let a = arrival(1000, 0, false);
         let cases = [
-            (10u64, [(5u64, 0.0), (10, 0.010), (19, 0.010), (25, 0.015), (30, 0.020)], 3),
-            (0, [(5, 0.0075), (10, 0.010), (19, 0.0145), (25, 0.0175), (30, 0.020)], 31),
+            (
+                10u64,
+                [
+                    (5u64, 0.0),
+                    (10, 0.010),
+                    (19, 0.010),
+                    (25, 0.015),
+                    (30, 0.020),
+                ],
+                3,
+            ),
+            (
+                0,
+                [
+                    (5, 0.0075),
+                    (10, 0.010),
+                    (19, 0.0145),
+                    (25, 0.0175),
+                    (30, 0.020),
+                ],
+                31,
+            ),
         ];
         for (period_ms, expect, runs) in cases {
             let mut s = sfc(SfcConfig {
@@ -399,7 +419,11 @@ mod tests {
                 let q = view(60 + i as u32, 0);
                 s.enqueue(Instant(i * 1_000_000), &a, &q, &mut rng);
                 if let Some(&(_, p)) = expect.iter().find(|(t, _)| *t == i) {
-                    assert!((s.p() - p).abs() < 1e-12, "{period_ms} ms, t {i}: {}", s.p());
+                    assert!(
+                        (s.p() - p).abs() < 1e-12,
+                        "{period_ms} ms, t {i}: {}",
+                        s.p()
+                    );
                 }
             }
             assert_eq!(s.activations(), runs, "period {period_ms} ms");
