@@ -403,6 +403,11 @@ impl Simulation {
             .iter()
             .map(|&i| class_base(&self.links[i as usize].queue))
             .collect();
+        self.cake_snap = self
+            .monitored
+            .iter()
+            .map(|&i| experiment::monitor::cake_tin_base(&self.links[i as usize].queue))
+            .collect();
         for b in self.replaced.values_mut() {
             b.flow_peak = 0;
         }
