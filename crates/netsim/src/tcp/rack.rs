@@ -78,10 +78,13 @@ impl Rack {
         };
         let i = i as usize;
         let v = now | if retx { RETX_BIT } else { 0 };
-        if i < self.xmit.len() {
+        if i == self.xmit.len() {
+            // New data, sent in order (the usual case: no call to `resize`).
+            self.xmit.push_back(v);
+        } else if i < self.xmit.len() {
             self.xmit[i] = v | (self.xmit[i] & RETX_BIT);
         } else {
-            // New data is sent in order; fill a (never expected) gap with `now`.
+            // Fill a (never expected) gap with `now`.
             self.xmit.resize(i, now);
             self.xmit.push_back(v);
         }
@@ -174,8 +177,7 @@ impl Rack {
                 }
                 continue;
             }
-            let (sacked, _) = sb.flags(seq);
-            if sacked || sb.is_lost_unsent(seq) {
+            if sb.rack_skips(seq) {
                 continue;
             }
             // Linux: lost when `remaining = RACK.rtt + reo_wnd - (now - xmit) < 0`; else
