@@ -155,11 +155,31 @@ impl Rack {
     /// arm (ns from now), if some segment sent before `RACK.xmit_ts` has not expired yet.
     /// With `force` (the reordering timer fired) the scan runs even if nothing was
     /// delivered since the last one.
+    #[inline]
     pub fn detect_loss(&mut self, now: Ns, sb: &mut Scoreboard, force: bool) -> Option<Ns> {
         if !(self.advanced || force) || self.xmit_ts == 0 {
             return None;
         }
         self.advanced = false;
+        // The usual ACK, inline: nothing is outstanding, or the oldest outstanding segment is
+        // an original transmission not sent before `RACK.xmit_ts`, where the scan stops at
+        // once with nothing lost and nothing to wait for.
+        match self.xmit.front() {
+            None => return None,
+            Some(&v)
+                if v & RETX_BIT == 0
+                    && !sent_after(self.xmit_ts, v, self.end_seq, self.base + 1) =>
+            {
+                return None
+            }
+            Some(_) => {}
+        }
+        self.scan(now, sb)
+    }
+
+    /// The scan of [`Rack::detect_loss`] over the outstanding segments.
+    #[inline(never)]
+    fn scan(&mut self, now: Ns, sb: &mut Scoreboard) -> Option<Ns> {
         let reo_wnd = if sb.lost_out == 0 && self.min_rtt > 0 {
             (self.min_rtt / 4).max(REO_WND_MIN)
         } else {

@@ -196,6 +196,10 @@ impl Scoreboard {
         snd_max: u32,
         mut newly_sacked: impl FnMut(u32),
     ) {
+        if *blocks == [0; 6] {
+            // No SACK block (every block below would be skipped as empty).
+            return;
+        }
         for (i, b) in blocks.chunks_exact(2).enumerate() {
             if b[1] <= b[0] {
                 continue;
