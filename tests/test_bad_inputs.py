@@ -139,6 +139,7 @@ DUMBBELL_ROWS = [
     (["--aqm", "cake", "--aqm-param", "bandwidth=fast"], ["bandwidth", "fast"]),
     (["--aqm", "cake", "--aqm-param", "link_layer=adsl"], ["adsl", "pppoe-vcmux"]),
     (["--aqm", "cake", "--aqm-param", "ack_filter=maybe"], ["maybe", "ack-filter-aggressive"]),
+    (["--aqm", "cake", "--aqm-param", "ether_vlan=9"], ["ether_vlan", "[0, 8]"]),
 ]
 
 # aqmlab emulate: every row fails before anything is created (no root needed to see it).
@@ -643,6 +644,42 @@ def _api_rows():
         ("Queue dualpi2 target", lambda: Queue("dualpi2", {"target": 0}), "'target' = 0"),
         ("Queue control_law", lambda: Queue("codel", {"control_law": 1}), "'control_law' = '1'"),
         ("Queue ecn", lambda: Queue("fq_codel").enqueue(0, 100, ecn="ect2"), "ecn = 'ect2'"),
+        (
+            "enqueue tcp_flags",
+            lambda: Queue("cake").enqueue(0, 40, tcp_flags="AX"),
+            "tcp_flags = 'AX'",
+        ),
+        (
+            "enqueue tcp_flags 256",
+            lambda: Queue("cake").enqueue(0, 40, tcp_flags=256),
+            "tcp_flags = 256",
+        ),
+        (
+            "enqueue ack_seq",
+            lambda: Queue("cake").enqueue(0, 40, tcp_flags="A", ack_seq=2**32),
+            "ack_seq = 4294967296",
+        ),
+        (
+            "enqueue ack_seq alone",
+            lambda: Queue("cake").enqueue(0, 40, ack_seq=5),
+            "ack_seq = 5: a TCP header field needs tcp_flags",
+        ),
+        (
+            "enqueue sack 5",
+            lambda: Queue("cake").enqueue(0, 40, tcp_flags="A", sack=[(1, 2)] * 5),
+            "sack = ",
+        ),
+        (
+            "enqueue sack pair",
+            lambda: Queue("cake").enqueue(0, 40, tcp_flags="A", sack=[(1, 2, 3)]),
+            "sack = ",
+        ),
+        ("enqueue ts", lambda: Queue("cake").enqueue(0, 40, tcp_flags="A", ts=5), "ts = 5"),
+        (
+            "enqueue payload",
+            lambda: Queue("cake").enqueue(0, 40, tcp_flags="A", payload=-1),
+            "payload = -1",
+        ),
     ]
 
 

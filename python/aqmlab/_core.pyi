@@ -7,6 +7,7 @@ binding added, removed or renamed without its stub fails the tests. Times are se
 """
 
 import os
+from collections.abc import Sequence
 from typing import Any, Literal, final
 
 __all__ = [
@@ -246,8 +247,16 @@ class Queue:
         flow: int | None = None,
         ecn: bool | str | None = None,
         dscp: int | str | None = None,
+        tcp_flags: str | int | None = None,
+        ack_seq: int | None = None,
+        sack: Sequence[tuple[int, int]] | None = None,
+        ts: tuple[int, int] | None = None,
+        payload: int | None = None,
     ) -> Literal["queued", "marked", "dropped"]:
-        """Offer a packet at ``now_s`` (``dscp``: 0..63 or a name); the arrival's fate."""
+        """Offer a packet at ``now_s`` (``dscp``: 0..63 or a name); the arrival's fate.
+
+        ``tcp_flags`` ("FSRPAUEC" letters or the flag byte), ``ack_seq``, ``sack``, ``ts``
+        (TSval, TSecr) and ``payload`` give a TCP segment's header to CAKE's ACK filter."""
 
     def dequeue(self, now_s: float) -> int | None:
         """The next packet's size in bytes, or None if empty."""

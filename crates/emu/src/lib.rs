@@ -16,8 +16,8 @@
 //! are split before the device).
 //!
 //! Modules: [`capture`] (pcapng of both devices, `EmuConfig::pcap`), [`clock`] (`CLOCK_MONOTONIC` ns), [`tun`] (devices), [`ipv4`] (header fields,
-//! CE marking with RFC 1624 checksum update), [`packet`] (a real packet as
-//! [`aqm::Packet`]), [`config`] (the link from a scenario of `experiment`), [`link`] (the emulated
+//! CE marking with RFC 1624 checksum update), [`tcp`] (the TCP header as CAKE's ACK filter
+//! reads it), [`packet`] (a real packet as [`aqm::Packet`]), [`config`] (the link from a scenario of `experiment`), [`link`] (the emulated
 //! links as pure logic, time passed in), [`reverse`] (the reverse direction: a delay or a
 //! queued link of its own), [`forwarder`] (the I/O loop).
 //!
@@ -33,6 +33,7 @@ pub mod link;
 pub mod netem;
 pub mod packet;
 pub mod reverse;
+pub mod tcp;
 pub mod tun;
 
 pub use config::EmuConfig;

@@ -113,6 +113,8 @@ struct Monitor {
     delay: LogHistogram,
     /// Class counters at the end of the warm-up (one entry per class; none for a FIFO).
     class_base: Vec<QueueStats>,
+    /// CAKE's tin statistics at the end of the warm-up (none for other qdiscs).
+    cake_base: Vec<aqm::cake::stats::TinStats>,
     /// Sojourn times (ns) per class of packets dequeued in the window.
     class_delay: Vec<LogHistogram>,
     interval_delay_sum: u64,
@@ -180,6 +182,7 @@ impl Bottleneck {
                 base_flow_area: 0,
                 delay: LogHistogram::new(),
                 class_base: class_base0,
+                cake_base: Vec::new(),
                 class_delay: (0..nclasses).map(|_| LogHistogram::new()).collect(),
                 interval_delay_sum: 0,
                 interval_delay_count: 0,
@@ -434,6 +437,7 @@ impl Bottleneck {
         m.in_window = true;
         m.base = self.qdisc.stats();
         m.class_base = class_base(&self.qdisc);
+        m.cake_base = experiment::monitor::cake_tin_base(&self.qdisc);
         m.class_delay.iter_mut().for_each(LogHistogram::clear);
         m.base_tx_packets = m.tx_packets;
         m.base_flow_area = self.qdisc.flow_count(Instant(t)).map_or(0, |f| f.area);
@@ -541,7 +545,7 @@ impl Bottleneck {
                 .and_then(|s| s.rate_at(end))
                 .unwrap_or(self.rate.0) as f64,
             classes: class_summaries(&self.qdisc, &m.class_base, &m.class_delay),
-            cake_tins: experiment::monitor::cake_tins(&self.qdisc),
+            cake_tins: experiment::monitor::cake_tins(&self.qdisc, &m.cake_base),
             active_flows: self.qdisc.flow_count(Instant(end)).map(|f| ActiveFlows {
                 mean: f.area.saturating_sub(m.base_flow_area) as f64 / window,
                 max: f.peak,

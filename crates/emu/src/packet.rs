@@ -81,6 +81,12 @@ impl aqm::Packet for IpPacket {
     fn dst_host(&self) -> u64 {
         ipv4::dst(&self.data).map_or(self.hash, |a| u32::from_be_bytes(a) as u64)
     }
+    /// The TCP header's ACK fields for CAKE's ACK filter ([`crate::tcp`]); read from the
+    /// bytes at each call (CAKE asks only with `ack-filter` on).
+    #[inline]
+    fn tcp_ack(&self) -> Option<aqm::TcpAck> {
+        crate::tcp::tcp_ack(&self.data)
+    }
     #[inline]
     fn enqueued_at(&self) -> Instant {
         self.enq

@@ -466,9 +466,22 @@ pub fn push_class_rows<P: aqm::Packet>(
     n
 }
 
-/// CAKE's per-tin statistics of `q` by tin name (empty for other qdisc kinds). Used by the
-/// simulator and the emulator alike.
-pub fn cake_tins<P: aqm::Packet>(q: &Qdisc<P>) -> BTreeMap<String, crate::results::CakeTinStats> {
+/// CAKE's per-tin statistics of `q` now (none for other qdisc kinds): the base a statistics
+/// window's tin counters start from ([`cake_tins`]).
+pub fn cake_tin_base<P: aqm::Packet>(q: &Qdisc<P>) -> Vec<aqm::cake::stats::TinStats> {
+    q.as_cake().map_or_else(Vec::new, |c| {
+        (0..c.tin_count()).filter_map(|i| c.tin_stats(i)).collect()
+    })
+}
+
+/// CAKE's per-tin statistics of `q` by tin name (empty for other qdisc kinds) over a
+/// statistics window: the counters since `base` (from [`cake_tin_base`] at the window's
+/// start; a missing entry counts from zero), the rest as they are now
+/// ([`aqm::cake::stats::TinStats::since`]). Used by the simulator and the emulator alike.
+pub fn cake_tins<P: aqm::Packet>(
+    q: &Qdisc<P>,
+    base: &[aqm::cake::stats::TinStats],
+) -> BTreeMap<String, crate::results::CakeTinStats> {
     let mut out = BTreeMap::new();
     let Some(c) = q.as_cake() else {
         return out;
@@ -476,6 +489,7 @@ pub fn cake_tins<P: aqm::Packet>(q: &Qdisc<P>) -> BTreeMap<String, crate::result
     let ms = |ns: u64| ns as f64 / 1e6;
     for i in 0..c.tin_count() {
         let Some(t) = c.tin_stats(i) else { continue };
+        let t = t.since(&base.get(i).copied().unwrap_or_default());
         out.insert(
             q.class_name(i).unwrap_or_default().to_string(),
             crate::results::CakeTinStats {

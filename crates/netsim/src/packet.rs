@@ -33,9 +33,11 @@ pub const F_CE_IN: u32 = 1 << 7;
 /// With [`F_ECT`]: the codepoint is ECT(1) (RFC 9331's L4S identifier) instead of ECT(0).
 /// TCP sends ECT(0).
 pub const F_ECT1: u32 = 1 << 8;
-/// Data and UDP packets (never ACKs, whose `sack` holds SACK blocks): `sack[4..6]` holds the
-/// node that sent the packet ([`Packet::src_node`]), for CAKE's host isolation. Stamped
-/// when some link runs `cake`.
+/// The packet carries the node that sent it ([`Packet::src_node`]), for CAKE's host
+/// isolation: a data or UDP packet in `sack[4..6]` (stamped when it leaves its endpoint), an
+/// ACK (whose `sack` holds SACK blocks) in `enq`, written as it is forwarded onto a link
+/// running `cake` and valid until that queue stamps its enqueue time. Only when some link
+/// runs `cake`.
 pub const F_SRC: u32 = 1 << 13;
 /// The class index lives in bits 16..24 of `flags` ([`Packet::class`]).
 pub const CLASS_SHIFT: u32 = 16;
@@ -112,11 +114,27 @@ impl Packet {
         self.flags = (self.flags & !DSCP_MASK) | (((d & 0x3f) as u32) << DSCP_SHIFT);
     }
 
-    /// The node that sent this data or UDP packet, if stamped ([`F_SRC`]).
+    /// The node that sent this packet, if stamped ([`F_SRC`]; an ACK's only until its queue
+    /// stamps the enqueue time).
     #[inline]
     pub fn src_node(&self) -> Option<u32> {
-        self.has(F_SRC)
-            .then(|| self.sack[4] as u32 | (self.sack[5] as u32) << 16)
+        if !self.has(F_SRC) {
+            None
+        } else if self.has(F_ACK) {
+            Some(self.enq as u32)
+        } else {
+            Some(self.sack[4] as u32 | (self.sack[5] as u32) << 16)
+        }
+    }
+
+    /// Stamps the node that sent an ACK (its flow's receiver) as it is forwarded onto a link
+    /// running `cake` ([`F_SRC`]); other packets are left alone.
+    #[inline]
+    pub fn set_ack_src_node(&mut self, n: u32) {
+        if self.has(F_ACK) {
+            self.enq = n as u64;
+            self.flags |= F_SRC;
+        }
     }
 
     /// Stamps the sending node on a data or UDP packet (ACKs are left alone).

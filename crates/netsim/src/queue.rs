@@ -33,8 +33,8 @@ impl aqm::Packet for Packet {
     fn set_dscp(&mut self, d: u8) {
         Packet::set_dscp(self, d)
     }
-    /// The sending node of a stamped data packet ([`Packet::src_node`]); an ACK (or an
-    /// unstamped packet) counts as a host of its own flow.
+    /// The sending node of a stamped packet ([`Packet::src_node`]: a data packet's sender,
+    /// an ACK's receiver); an unstamped packet counts as a host of its own flow.
     #[inline]
     fn src_host(&self) -> u64 {
         match self.src_node() {

@@ -13,6 +13,7 @@ use pyo3::types::PyAny;
 mod columns;
 mod emu;
 mod queue;
+mod queue_tcp;
 mod simulation;
 
 create_exception!(

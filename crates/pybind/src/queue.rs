@@ -20,6 +20,8 @@ struct PyPkt {
     ecn: Ecn,
     dscp: u8,
     t: Instant,
+    /// The TCP ACK fields the caller gave (CAKE's ACK filter reads them).
+    tcp: Option<aqm::TcpAck>,
 }
 
 impl Packet for PyPkt {
@@ -43,6 +45,9 @@ impl Packet for PyPkt {
     }
     fn set_dscp(&mut self, d: u8) {
         self.dscp = d & 0x3f;
+    }
+    fn tcp_ack(&self) -> Option<aqm::TcpAck> {
+        self.tcp
     }
     fn enqueued_at(&self) -> Instant {
         self.t
@@ -220,8 +225,12 @@ impl PyQueue {
     /// fate; packets a scheduler drops to make room are counted in `stats()`). `flow` is the
     /// packet's flow key (hashed by fq_codel, fq_cobalt, fq_pie, sfq, sfq_codel, sqm); `ecn`
     /// its ECN codepoint: a bool (True = ECT(0)) or "not-ect", "ect0", "ect1", "ce"; `dscp`
-    /// its DSCP (0..63 or a name such as "EF"; CAKE's tins read it).
-    #[pyo3(signature = (now_s, size_bytes, flow=None, ecn=None, dscp=None))]
+    /// its DSCP (0..63 or a name such as "EF"; CAKE's tins read it). A TCP segment gives
+    /// its header for CAKE's ACK filter: `tcp_flags` (letters of "FSRPAUEC" or the flag
+    /// byte), `ack_seq`, `sack` (up to 4 `(start, end)` pairs), `ts` (`(TSval, TSecr)`) and
+    /// `payload` (bytes of data, 0 for a pure ACK); its connection is `flow`.
+    #[pyo3(signature = (now_s, size_bytes, flow=None, ecn=None, dscp=None, tcp_flags=None, ack_seq=None, sack=None, ts=None, payload=None))]
+    #[allow(clippy::too_many_arguments)]
     fn enqueue(
         &mut self,
         now_s: f64,
@@ -229,6 +238,11 @@ impl PyQueue {
         flow: Option<&Bound<'_, PyAny>>,
         ecn: Option<&Bound<'_, PyAny>>,
         dscp: Option<&Bound<'_, PyAny>>,
+        tcp_flags: Option<&Bound<'_, PyAny>>,
+        ack_seq: Option<&Bound<'_, PyAny>>,
+        sack: Option<&Bound<'_, PyAny>>,
+        ts: Option<&Bound<'_, PyAny>>,
+        payload: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<&'static str> {
         let size_bytes = whole("size_bytes", size_bytes, 1, u32::MAX as u64)? as u32;
         let flow = flow.map_or(Ok(0), |f| whole("flow", f, 0, u64::MAX))?;
@@ -242,6 +256,7 @@ impl PyQueue {
                 Err(_) => whole("dscp", d, 0, 63)? as u8,
             },
         };
+        let tcp = crate::queue_tcp::tcp_of(flow, tcp_flags, ack_seq, sack, ts, payload)?;
         let now = self.advance(now_s)?;
         let pkt = PyPkt {
             size: size_bytes,
@@ -249,6 +264,7 @@ impl PyQueue {
             ecn,
             dscp,
             t: now,
+            tcp,
         };
         Ok(
             match self

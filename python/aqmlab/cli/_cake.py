@@ -26,7 +26,7 @@ def cake_table(summary: dict):
     ]
     if not rows:
         return None
-    t = Table(title="cake tins (tc -s, warm-up included)")
+    t = Table(title="cake tins (tc -s, after the warm-up)")
     cols = ("link", "tin", "threshold [Mb/s]", "packets", "drops", "marks", "ack drops")
     cols += ("overlimit", "sparse", "bulk", "avg delay [ms]", "peak delay [ms]")
     for c in cols:

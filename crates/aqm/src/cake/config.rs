@@ -206,6 +206,13 @@ pub const RTT_PRESETS: &[(&str, Duration)] = &[
     ("interplanetary", Duration(1_000_000_000_000)),
 ];
 
+/// Bytes one `ether-vlan` keyword adds to the overhead (an IEEE 802.1Q tag; `q_cake.c`).
+pub const ETHER_VLAN_BYTES: i32 = 4;
+
+/// Most `ether_vlan` tags accepted (`tc` repeats the keyword without a limit; ISPs stack
+/// one or two, tc-cake(8)).
+pub const ETHER_VLAN_MAX: u32 = 8;
+
 /// Largest `rtt`: `interplanetary`, 1000 s.
 pub const RTT_MAX: Duration = Duration(1_000_000_000_000);
 
@@ -239,6 +246,9 @@ aqm_config! {
         /// pppoe-llcsnap, bridged-vcmux, bridged-llcsnap, ipoa-vcmux, ipoa-llcsnap,
         /// pppoe-ptm, bridged-ptm.
         pub link_layer: LinkLayer = LinkLayer::None, "none|raw|conservative|ethernet|docsis|pppoa-vcmux|pppoa-llc|pppoe-vcmux|pppoe-llcsnap|bridged-vcmux|bridged-llcsnap|ipoa-vcmux|ipoa-llcsnap|pppoe-ptm|bridged-ptm";
+        /// IEEE 802.1Q VLAN tags on the link (`ether-vlan`, repeated once per tag in `tc`):
+        /// each adds 4 bytes to the overhead (link_layer's or `overhead`), 0..8.
+        pub ether_vlan: u32 = 0, "tags";
         /// Memory limit, bytes of queued packets (`memlimit`); 0 (default) = Linux's rule:
         /// 4 x bandwidth x rtt (at least 4 MiB) shaped, unlimited otherwise, at most the
         /// link's buffer (packets x MTU).
@@ -293,6 +303,12 @@ impl CakeConfig {
             "mpu",
             self.mpu as f64,
             "must be in [0, 256] bytes",
+        )?;
+        ensure(
+            self.ether_vlan <= ETHER_VLAN_MAX,
+            "ether_vlan",
+            self.ether_vlan as f64,
+            "must be a number of VLAN tags in [0, 8]",
         )
     }
 
@@ -311,12 +327,14 @@ impl CakeConfig {
     }
 
     /// The overhead compensation: `link_layer`'s values, overridden by a non-zero
-    /// `overhead` or `mpu` and by `atm`/`ptm`.
+    /// `overhead` or `mpu` and by `atm`/`ptm`, plus 4 bytes per `ether_vlan` tag (`tc`'s
+    /// `ether-vlan`: `overhead += 4`).
     pub fn overhead_comp(&self) -> Overhead {
         let (mut oh, mut mpu, mut fr) = self.link_layer.values();
         if self.overhead != 0.0 {
             oh = self.overhead as i32;
         }
+        oh += ETHER_VLAN_BYTES * self.ether_vlan as i32;
         if self.mpu != 0 {
             mpu = self.mpu;
         }
@@ -426,5 +444,55 @@ mod tests {
             let e = c.clone().set_param(k, v).unwrap_err().to_string();
             assert!(e.contains(k), "{k}: {e}");
         }
+    }
+
+    /// `ether-vlan` (tc `q_cake.c`: `overhead += 4` per keyword, repeatable) on top of the
+    /// link-layer keywords and a manual overhead, and the adjusted lengths that follow
+    /// (`cake_calc_overhead`), worked by hand: `ethernet ether-vlan` is overhead 42 mpu 84,
+    /// a 1500-byte packet 1542 bytes, a 40-byte ACK the 84-byte minimum; `pppoe-ptm
+    /// ether-vlan` is 34 with PTM: 1500 + 34 = 1534 plus ceil(1534 / 64) = 24, 1558;
+    /// `docsis ether-vlan ether-vlan` 26, mpu 64; `overhead 18 ether-vlan` 22.
+    #[test]
+    fn ether_vlan_adds_four_bytes_per_tag() {
+        let mut c = CakeConfig::default();
+        let ll = |name: &str| {
+            LinkLayer::ALL
+                .iter()
+                .position(|l| l.name() == name)
+                .unwrap() as f64
+        };
+        c.set_param("link_layer", ll("ethernet")).unwrap();
+        c.set_param("ether_vlan", 1.0).unwrap();
+        let o = c.overhead_comp();
+        assert_eq!((o.overhead, o.mpu, o.framing), (42, 84, Framing::None));
+        assert_eq!(o.adjusted_len(1500), 1542);
+        assert_eq!(o.adjusted_len(40), 84);
+        c.set_param("link_layer", ll("pppoe-ptm")).unwrap();
+        let o = c.overhead_comp();
+        assert_eq!((o.overhead, o.mpu, o.framing), (34, 0, Framing::Ptm));
+        assert_eq!(o.adjusted_len(1500), 1558);
+        c.set_param("link_layer", ll("docsis")).unwrap();
+        c.set_param("ether_vlan", 2.0).unwrap();
+        let o = c.overhead_comp();
+        assert_eq!((o.overhead, o.mpu, o.framing), (26, 64, Framing::None));
+        c.set_param("link_layer", ll("none")).unwrap();
+        c.set_param("ether_vlan", 1.0).unwrap();
+        c.set_param("overhead", 18.0).unwrap();
+        assert_eq!(c.overhead_comp().overhead, 22);
+        let v = CakeConfig::raw_value("ether_vlan", RawParam::Text("2"), true).unwrap();
+        assert_eq!(v, 2.0);
+        assert_eq!(serde_json::to_value(c).unwrap()["ether_vlan"], 1);
+        for bad in [9.0, -1.0, 1.5] {
+            let e = c
+                .clone()
+                .set_param("ether_vlan", bad)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("ether_vlan"), "{bad}: {e}");
+        }
+        assert_eq!(
+            c.ether_vlan, 1,
+            "a refused value leaves the config unchanged"
+        );
     }
 }

@@ -53,9 +53,126 @@ pub struct TinStats {
     pub backlog_bytes: u64,
 }
 
+impl TinStats {
+    /// The statistics of a window that began when `base` was taken (the summary's
+    /// `[warmup, end]`): the counters (`packets`, `bytes`, `drops`, `marks`, `ack_drops`,
+    /// `overlimit_drops`, the way counters) as differences; the rest as they are now: the
+    /// delay EWMAs and flow counts are states at the end, `max_len` the largest packet since
+    /// the qdisc was built, the threshold, COBALT parameters and quantum its configuration.
+    pub fn since(&self, base: &TinStats) -> TinStats {
+        let d = |a: u64, b: u64| a.saturating_sub(b);
+        TinStats {
+            packets: d(self.packets, base.packets),
+            bytes: d(self.bytes, base.bytes),
+            drops: d(self.drops, base.drops),
+            marks: d(self.marks, base.marks),
+            ack_drops: d(self.ack_drops, base.ack_drops),
+            overlimit_drops: d(self.overlimit_drops, base.overlimit_drops),
+            ways: WayStats {
+                directs: d(self.ways.directs, base.ways.directs),
+                hits: d(self.ways.hits, base.ways.hits),
+                misses: d(self.ways.misses, base.ways.misses),
+                collisions: d(self.ways.collisions, base.ways.collisions),
+            },
+            ..*self
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `since`: the ten counters are differences, everything else is the current value.
+    #[test]
+    fn since_subtracts_counters_only() {
+        let base = TinStats {
+            packets: 10,
+            bytes: 15_000,
+            drops: 2,
+            marks: 1,
+            ack_drops: 3,
+            overlimit_drops: 1,
+            ways: WayStats {
+                directs: 5,
+                hits: 1,
+                misses: 4,
+                collisions: 0,
+            },
+            peak_delay_ns: 9,
+            max_len: 1500,
+            ..Default::default()
+        };
+        let now = TinStats {
+            threshold_rate: 1_250_000,
+            target_ns: 5_000_000,
+            interval_ns: 100_000_000,
+            packets: 25,
+            bytes: 37_000,
+            drops: 5,
+            marks: 4,
+            ack_drops: 3,
+            overlimit_drops: 2,
+            peak_delay_ns: 7,
+            avg_delay_ns: 6,
+            base_delay_ns: 5,
+            ways: WayStats {
+                directs: 20,
+                hits: 3,
+                misses: 6,
+                collisions: 1,
+            },
+            sparse_flows: 2,
+            bulk_flows: 1,
+            unresponsive_flows: 1,
+            max_len: 1514,
+            flow_quantum: 305,
+            backlog_bytes: 3000,
+        };
+        let w = now.since(&base);
+        assert_eq!(
+            (
+                w.packets,
+                w.bytes,
+                w.drops,
+                w.marks,
+                w.ack_drops,
+                w.overlimit_drops
+            ),
+            (15, 22_000, 3, 3, 0, 1)
+        );
+        assert_eq!(
+            w.ways,
+            WayStats {
+                directs: 15,
+                hits: 2,
+                misses: 2,
+                collisions: 1
+            }
+        );
+        let kept = TinStats {
+            packets: 0,
+            bytes: 0,
+            drops: 0,
+            marks: 0,
+            ack_drops: 0,
+            overlimit_drops: 0,
+            ways: WayStats::default(),
+            ..now
+        };
+        let w0 = TinStats {
+            packets: 0,
+            bytes: 0,
+            drops: 0,
+            marks: 0,
+            ack_drops: 0,
+            overlimit_drops: 0,
+            ways: WayStats::default(),
+            ..w
+        };
+        assert_eq!(w0, kept);
+        assert_eq!(now.since(&TinStats::default()), now);
+    }
 
     /// `cake_ewma` by hand: from 0, a sample of 256 000 ns with shift 8 gives 1000; again
     /// 1000 - 3 + 1000 = 1997 (1000 >> 8 = 3).

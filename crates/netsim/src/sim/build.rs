@@ -274,6 +274,7 @@ impl Simulation {
             group_dscp: cfg.flows.iter().map(|g| g.dscp()).collect(),
             group_class,
             class_snap: Vec::new(),
+            cake_snap: Vec::new(),
             routes: built.routes,
             flows,
             groups,

@@ -71,6 +71,12 @@ impl Simulation {
             }
         }
         self.links[l as usize].replace_queue(now, q, l, &mut self.ev);
+        // the new qdisc's CAKE counters start at zero, inside the statistics window
+        if let Some(k) = self.monitored.iter().position(|&m| m == l) {
+            if let Some(snap) = self.cake_snap.get_mut(k) {
+                snap.clear();
+            }
+        }
         self.arm_aqm(l, now);
         Ok(())
     }

@@ -90,6 +90,9 @@ pub struct Simulation {
     /// Per monitored link (in the order of `monitored`), the class counters at the end of
     /// the warm-up.
     class_snap: Vec<Vec<QueueStats>>,
+    /// Per monitored link (in the order of `monitored`), CAKE's tin statistics at the end
+    /// of the warm-up (emptied when `set_aqm` replaces the qdisc after it).
+    cake_snap: Vec<Vec<aqm::cake::stats::TinStats>>,
     /// Link ids named by `SimConfig::trace` (traced once [`Simulation::start_trace`] ran).
     trace_links: Vec<u32>,
     /// True once [`Simulation::start_trace`] gave the traced links their buffers.

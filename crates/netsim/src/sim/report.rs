@@ -132,7 +132,10 @@ impl Simulation {
                     rate_bps: l.rate_at(now) as f64,
                     classes,
                     active_flows,
-                    cake_tins: experiment::monitor::cake_tins(&l.queue),
+                    cake_tins: experiment::monitor::cake_tins(
+                        &l.queue,
+                        self.cake_snap.get(k).map_or(&[][..], |c| &c[..]),
+                    ),
                     netem: l
                         .netem_counters()
                         .map(|c| experiment::results::NetemSummary::between(&netem0, &c)),

@@ -193,11 +193,24 @@ impl Simulation {
         }
     }
 
+    /// An ACK forwarded onto link `l`: if `l` runs `cake`, it carries the node that sent it,
+    /// its flow's receiver, as a real ACK carries its source address (only when some link
+    /// runs `cake`, see [`Simulation::stamp_classes`]).
+    #[inline(never)]
+    fn stamp_ack_src(&self, l: u32, pkt: &mut Packet) {
+        if self.links[l as usize].queue.as_cake().is_some() {
+            pkt.set_ack_src_node(self.flows[pkt.flow as usize].dst);
+        }
+    }
+
     /// Forwards `pkt` from `node` onto the next-hop link.
     #[inline]
-    pub(super) fn forward(&mut self, node: u32, pkt: Packet) {
+    pub(super) fn forward(&mut self, node: u32, mut pkt: Packet) {
         let l = self.routes.next_hop_pkt(node, &pkt);
         debug_assert_ne!(l, NO_ROUTE, "routability is checked at build time");
+        if self.classed && pkt.has(F_ACK) {
+            self.stamp_ack_src(l, &mut pkt);
+        }
         self.links[l as usize].arrive(self.now, pkt, l, &mut self.ev);
         self.arm_aqm(l, self.now);
     }
@@ -402,6 +415,11 @@ impl Simulation {
             .monitored
             .iter()
             .map(|&i| class_base(&self.links[i as usize].queue))
+            .collect();
+        self.cake_snap = self
+            .monitored
+            .iter()
+            .map(|&i| experiment::monitor::cake_tin_base(&self.links[i as usize].queue))
             .collect();
         for b in self.replaced.values_mut() {
             b.flow_peak = 0;
