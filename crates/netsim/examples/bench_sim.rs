@@ -19,6 +19,8 @@
 //!    packets; `benches/bench_htsim.py` runs the same in htsim).
 //! 7. `linux_32M_100newreno_40s_codel`: scenario 3 under the `linux` TCP profile (SACK,
 //!    RACK-TLP, PRR, timestamps, Linux delayed ACKs), the cost of that profile.
+//!    `linux_1G_1000cubic_5s_codel`: scenario 2 under the `linux` profile (with HyStart),
+//!    the same cost on the large row (not one of `benches/bench_sim.py`'s rows).
 //!
 //! Scenarios 1-6 run the `classic` TCP profile (the ns-3 and htsim comparisons' TCP).
 //!
@@ -158,6 +160,22 @@ fn scenarios() -> Vec<Bench> {
                 100,
                 "newreno",
                 40.0,
+            ),
+        },
+        Bench {
+            name: "linux_1G_1000cubic_5s_codel",
+            params: json!({"rate": "1Gbps", "flows": 1000, "cc": "cubic", "aqm": "codel",
+                           "rtt": "100ms", "buffer": 12500, "duration": "5s",
+                           "profile": "linux"}),
+            cfg: mk_profile(
+                "linux",
+                1,
+                1e9,
+                12_500,
+                json!({"type": "codel"}),
+                1000,
+                "cubic",
+                5.0,
             ),
         },
     ]

@@ -161,7 +161,9 @@ pub fn linux_rate(mss: u32, cwnd: f64, ssthresh: f64, packets_out: u32, srtt_ns:
     } else {
         PACING_CA_RATIO
     };
-    let w = (cwnd.floor() as u64).max(packets_out as u64).max(1);
+    // `as` truncates: the floor of a non-negative window, and 0 for a negative one or NaN as
+    // the floor would give (without libm's `floor` call on baseline x86-64).
+    let w = (cwnd as u64).max(packets_out as u64).max(1);
     // mss * ratio / 100 * w * 1e9 / srtt, in u128 against overflow at large windows.
     (mss as u128 * ratio as u128 * w as u128 * NS_PER_SEC as u128 / (100 * srtt_ns as u128)) as u64
 }

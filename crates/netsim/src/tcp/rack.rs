@@ -78,10 +78,13 @@ impl Rack {
         };
         let i = i as usize;
         let v = now | if retx { RETX_BIT } else { 0 };
-        if i < self.xmit.len() {
+        if i == self.xmit.len() {
+            // New data, sent in order (the usual case: no call to `resize`).
+            self.xmit.push_back(v);
+        } else if i < self.xmit.len() {
             self.xmit[i] = v | (self.xmit[i] & RETX_BIT);
         } else {
-            // New data is sent in order; fill a (never expected) gap with `now`.
+            // Fill a (never expected) gap with `now`.
             self.xmit.resize(i, now);
             self.xmit.push_back(v);
         }
@@ -152,11 +155,31 @@ impl Rack {
     /// arm (ns from now), if some segment sent before `RACK.xmit_ts` has not expired yet.
     /// With `force` (the reordering timer fired) the scan runs even if nothing was
     /// delivered since the last one.
+    #[inline]
     pub fn detect_loss(&mut self, now: Ns, sb: &mut Scoreboard, force: bool) -> Option<Ns> {
         if !(self.advanced || force) || self.xmit_ts == 0 {
             return None;
         }
         self.advanced = false;
+        // The usual ACK, inline: nothing is outstanding, or the oldest outstanding segment is
+        // an original transmission not sent before `RACK.xmit_ts`, where the scan stops at
+        // once with nothing lost and nothing to wait for.
+        match self.xmit.front() {
+            None => return None,
+            Some(&v)
+                if v & RETX_BIT == 0
+                    && !sent_after(self.xmit_ts, v, self.end_seq, self.base + 1) =>
+            {
+                return None
+            }
+            Some(_) => {}
+        }
+        self.scan(now, sb)
+    }
+
+    /// The scan of [`Rack::detect_loss`] over the outstanding segments.
+    #[inline(never)]
+    fn scan(&mut self, now: Ns, sb: &mut Scoreboard) -> Option<Ns> {
         let reo_wnd = if sb.lost_out == 0 && self.min_rtt > 0 {
             (self.min_rtt / 4).max(REO_WND_MIN)
         } else {
@@ -174,8 +197,7 @@ impl Rack {
                 }
                 continue;
             }
-            let (sacked, _) = sb.flags(seq);
-            if sacked || sb.is_lost_unsent(seq) {
+            if sb.rack_skips(seq) {
                 continue;
             }
             // Linux: lost when `remaining = RACK.rtt + reo_wnd - (now - xmit) < 0`; else

@@ -157,7 +157,7 @@ impl Scoreboard {
 
     /// The cumulative ACK moved to `ack`.
     pub fn advance(&mut self, ack: u32) {
-        while self.base < ack {
+        while self.base < ack && !self.state.is_empty() {
             let st = self.state.pop_front().unwrap_or(0);
             if st & RETX != 0 && st & SACKED == 0 {
                 self.retx_out -= 1;
@@ -171,6 +171,12 @@ impl Scoreboard {
                 self.lost_out -= 1;
             }
             self.base += 1;
+        }
+        // Segments beyond the recorded states were never SACKed, retransmitted or marked
+        // lost: each is delivered now, in one step (the usual ACK, with nothing recorded).
+        if self.base < ack {
+            self.delivered += (ack - self.base) as u64;
+            self.base = ack;
         }
         self.fack = self.fack.max(ack);
         self.next_hole = self.next_hole.max(ack);
@@ -190,6 +196,10 @@ impl Scoreboard {
         snd_max: u32,
         mut newly_sacked: impl FnMut(u32),
     ) {
+        if *blocks == [0; 6] {
+            // No SACK block (every block below would be skipped as empty).
+            return;
+        }
         for (i, b) in blocks.chunks_exact(2).enumerate() {
             if b[1] <= b[0] {
                 continue;
@@ -270,6 +280,14 @@ impl Scoreboard {
     #[inline]
     pub fn is_lost_unsent(&self, seq: u32) -> bool {
         self.get(seq) & (LOST | RETX | SACKED) == LOST
+    }
+
+    /// RACK's loss scan passes over segment `seq`: it is SACKed, or marked lost and not
+    /// retransmitted since ([`Scoreboard::is_lost_unsent`]); one lookup for both.
+    #[inline]
+    pub fn rack_skips(&self, seq: u32) -> bool {
+        let st = self.get(seq);
+        st & SACKED != 0 || st & (LOST | RETX) == LOST
     }
 
     /// Segment `seq` is SACKed or has been retransmitted in this episode: `(sacked, retx)`.
