@@ -41,8 +41,9 @@ use std::sync::Arc;
 pub struct LinkSpec {
     /// Unique name.
     pub name: String,
-    /// Config key the link came from (for errors).
-    pub key: String,
+    /// Config key the link came from (for errors; not allocated for the builders' access
+    /// links, hundreds of thousands on a large dumbbell).
+    pub key: std::borrow::Cow<'static, str>,
     /// Source node index.
     pub from: u32,
     /// Destination node index.
@@ -124,7 +125,7 @@ impl Net {
     fn link(&mut self, spec: LinkSpec) -> Result<u32, ConfigError> {
         if self.link_index.contains_key(&spec.name) {
             return Err(ConfigError::Duplicate {
-                key: spec.key.clone(),
+                key: spec.key.to_string(),
                 name: spec.name.clone(),
             });
         }
@@ -185,7 +186,7 @@ pub fn build(cfg: &SimConfig) -> Result<Built, ConfigError> {
                 let (nf, nr) = (l.netem.forward.clone(), l.netem.reverse.clone());
                 let spec = LinkSpec {
                     name,
-                    key: key.clone(),
+                    key: key.clone().into(),
                     from,
                     to,
                     rate_bps: l.rate.round() as u64,
@@ -515,7 +516,7 @@ fn build_routers(net: &mut Net, c: &Chain) -> Result<(Vec<u32>, Vec<u32>), Confi
         let key = format!("topology.bottleneck[{i}]");
         monitor.push(net.link(LinkSpec {
             name: format!("{}->{}", c.routers[i], c.routers[i + 1]),
-            key: key.clone(),
+            key: key.clone().into(),
             from: a,
             to: b,
             rate_bps: c.rate.round() as u64,
@@ -528,7 +529,7 @@ fn build_routers(net: &mut Net, c: &Chain) -> Result<(Vec<u32>, Vec<u32>), Confi
         })?);
         reverse.push(net.link(LinkSpec {
             name: format!("{}->{}", c.routers[i + 1], c.routers[i]),
-            key,
+            key: key.into(),
             from: b,
             to: a,
             rate_bps: c.rate.round() as u64,
