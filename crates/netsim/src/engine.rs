@@ -163,9 +163,8 @@ fn bucket_of(time: Ns, last: Ns) -> usize {
 
 /// Appends `e` to a bucket. A full bucket doubles: it grows only when its own length reaches
 /// a new high (a bounded number of times, so no allocation in steady state) and holds at
-/// most twice its own peak. (Growing every full bucket to twice the pending events, as before, made each
-/// bucket the events of a burst of flow starts passed through as big as twice the whole
-/// queue: 550 bytes per flow on the standard dumbbell.)
+/// most twice its own peak. (Growing a full bucket to twice all pending events, as before,
+/// reserved that much in every bucket a burst of flow starts passed through.)
 #[inline(always)]
 fn put(v: &mut Vec<Entry>, e: Entry) {
     if v.len() == v.capacity() {
