@@ -127,6 +127,7 @@ DUMBBELL_ROWS = [
     (["--aqm", "fq_pie", "--aqm-param", "t_update=1ns"], ["t_update=1ns", "microsecond"]),
     (["--aqm", "dualpi2", "--aqm-param", "tupdate=1ns"], ["tupdate=1ns", "microsecond"]),
     (["--aqm", "pi", "--aqm-param", "w=1e7"], ["w=1e7", "microsecond"]),
+    (["--aqm", "sfc", "--aqm-param", "law_period=-5ms"], ["law_period=-5ms", "duration >= 0"]),
     # COBALT: Linux's reciprocal_scale takes a 32-bit interval; BLUE's steps are probabilities.
     (["--aqm", "cobalt", "--aqm-param", "interval=5s"], ["interval=5s", "32-bit"]),
     (["--aqm", "fq_cobalt", "--aqm-param", "p_inc=2"], ["p_inc=2", "probability"]),

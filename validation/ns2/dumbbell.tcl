@@ -180,6 +180,21 @@ foreach g $groups {
     }
 }
 
+# With cfg(cwnd_trace) set (a file name), every cfg(cwnd_interval) s the congestion window of each
+# long-lived flow (`cwnd_`, segments) is written to that file, one line "t w_1 w_2 ..."
+# (validation/ns2/lawtrace.py).
+if {[info exists cfg(cwnd_trace)]} {
+    set cwnd_fh [open $cfg(cwnd_trace) w]
+    proc cwnd_sample {} {
+        global ns tcps cwnd_fh cfg
+        set line [$ns now]
+        foreach t $tcps { append line " " [$t set cwnd_] }
+        puts $cwnd_fh $line
+        $ns at [expr {[$ns now] + $cfg(cwnd_interval)}] "cwnd_sample"
+    }
+    $ns at $cfg(cwnd_interval) "cwnd_sample"
+}
+
 # Short flows (aqmlab's tcp_short): Poisson arrivals, sizes ceil(Pareto(mean, shape)) bytes, each
 # a new NewReno agent pair on a pool of host pairs at the dumbbell's RTT; a flow sends
 # ceil(size / MSS) segments (aqmlab counts segments of MSS = packet size - 40 bytes).
@@ -221,6 +236,15 @@ for {set gi 0} {$gi < [llength $pool]} {incr gi} {
 
 # --- laws driven from Tcl ------------------------------------------------------------------------
 set last_arr 0
+# With cfg(law_trace) set (a file name), every run of a law appends "t q r p" to that file: the
+# time, the queue and the arrival rate it read (packets, packets/s over the last period) and the
+# probability it set (validation/ns2/lawtrace.py).
+set law_fh ""
+if {[info exists cfg(law_trace)]} { set law_fh [open $cfg(law_trace) w] }
+proc law_log {q r p} {
+    global ns law_fh
+    if {$law_fh != ""} { puts $law_fh "[$ns now] $q $r $p" }
+}
 # PD-LQ (Kim, Tang & Low 2003, eq. 3 with the filter of docs/aqm/pdlq.md): every T_s,
 # bhat += T_s P1 (b_prev - bhat); z2 = P1 (b - bhat); z3 = P1 ((r - c) - z2);
 # p = p* + H1 (bhat - q_ref) + H2 z2 + H3 z3, clamped to [0, 1]. The memory law adds
@@ -259,6 +283,7 @@ proc pdlq_tick {} {
     }
     set pd(bprev) $b
     $marker set rate_ $p
+    law_log $b $r $p
     $ns at [expr {[$ns now] + $ts}] "pdlq_tick"
 }
 # SFC (Gao & Hou, Fig. 5): p = p0 + k1 (q - q_ref) + k2 (R - C) / C, clamped to [0, 1]; R is an
@@ -278,8 +303,20 @@ proc sfc_tick {} {
     set q [$qmon set pkts_]
     set p [expr {$cfg(aqm.p_offset) + $cfg(aqm.k1) * ($q - $cfg(aqm.q_ref)) + $cfg(aqm.k2) * ($sfc_rate - $c) / $c}]
     $marker set rate_ [expr {min(1.0, max(0.0, $p))}]
+    law_log $q $r [expr {min(1.0, max(0.0, $p))}]
     $ns at [expr {[$ns now] + $ts}] "sfc_tick"
 }
+# ns-2's own PI runs its law in C++ every 1/w_ s; with cfg(law_trace) the same trace samples its
+# queue, the arrivals and its probability (`prob_`) every 1/w_ s.
+proc pi_trace_tick {} {
+    global ns cfg qmon bq last_arr
+    set ts [expr {1.0 / $cfg(aqm.w)}]
+    set arr [$qmon set parrivals_]
+    law_log [$qmon set pkts_] [expr {($arr - $last_arr) / $ts}] [$bq set prob_]
+    set last_arr $arr
+    $ns at [expr {[$ns now] + $ts}] "pi_trace_tick"
+}
+if {$cfg(aqm) == "pi" && $law_fh != ""} { $ns at [expr {1.0 / $cfg(aqm.w)}] "pi_trace_tick" }
 if {$cfg(aqm) == "pdlq"} { $ns at $cfg(aqm.t_update) "pdlq_tick" }
 if {$cfg(aqm) == "sfc"} { $ns at $cfg(aqm.rate_window) "sfc_tick" }
 
@@ -305,7 +342,9 @@ proc snapshot {} {
 $ns at $cfg(warmup) "snapshot"
 
 proc finish {} {
-    global ns qmon snap qsum qn cfg rate series short_started
+    global ns qmon snap qsum qn cfg rate series short_started law_fh cwnd_fh
+    if {$law_fh != ""} { close $law_fh }
+    if {[info exists cwnd_fh]} { close $cwnd_fh }
     set span [expr {$cfg(duration) - $cfg(warmup)}]
     if {![info exists snap(parrivals_)]} { foreach k {parrivals_ pdepartures_ pdrops_ bdepartures_ pmarks_} { set snap($k) 0 } }
     foreach k {parrivals_ pdepartures_ pdrops_ bdepartures_ pmarks_} {

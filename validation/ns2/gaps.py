@@ -64,6 +64,26 @@ def _min_rto(cases: dict[str, dict], min_rto: float) -> dict[str, dict]:
     return out
 
 
+def _law_period(cases: dict[str, dict], period: float) -> dict[str, dict]:
+    """The same cases with SFC's law run once per ``period`` s and p held in between
+    (``law_period``, docs/aqm/sfc.md), as the ns-2 script's Tcl marker runs it; the case names
+    are kept, so the ns-2 side is the base group's runs."""
+    out = {}
+    for c, sc in cases.items():
+        sc = copy.deepcopy(sc)
+        sc["aqm"]["law_period"] = period
+        out[c] = sc
+    return out
+
+
+def _h1_zero(sc: dict) -> dict:
+    """A PD-LQ case with h1 = 0: its RED-like law then sets p = p_offset at every run, whatever
+    the queue and arrivals it reads."""
+    sc = copy.deepcopy(sc)
+    sc["aqm"]["h1"] = 0.0
+    return sc
+
+
 def _ktl_cases() -> dict[str, dict]:
     from aqmlab.repro import ktl
 
@@ -77,7 +97,9 @@ def _ktl_cases() -> dict[str, dict]:
 #: ns-2's initial RTO set to aqmlab's (RFC 6298's 1 s; ns-2.35's default rtxcur_init_ is 3 s)
 RTO1 = "Agent/TCP set rtxcur_init_ 1.0\n"
 
-#: name -> (what, cases, Tcl for the ns-2 side, the group whose aqmlab runs it shares)
+#: name -> (what, cases, Tcl for the ns-2 side, the group whose runs it shares): with Tcl ("" too)
+#: ns-2 runs and aqmlab's runs are the shared group's; with None (an aqmlab-only change) the
+#: ns-2 runs are the shared group's and aqmlab runs
 GROUPS = {
     "B": ("SFC experiment B (settling to q_ref = 100)", lambda: _sfc_cases("B"), "", None),
     "C": (
@@ -119,11 +141,24 @@ GROUPS = {
         "",
         None,
     ),
+    "KTL8-const": (
+        "KTL A-redlike at P1 = 8 s^-1 with h1 = 0: p = p_offset always, the law reads nothing "
+        "(one change, both simulators)",
+        lambda: {"sens-A-redlike-P1=8-h1=0": _h1_zero(_ktl_cases()["sens-A-redlike-P1=8"])},
+        "",
+        None,
+    ),
     "B-minrto": (
         "B-pi with aqmlab's min_rto 0.05 s (one change, aqmlab's side)",
         lambda: _min_rto({"B-pi": _sfc_cases("B")["B-pi"]}, 0.05),
         "",
         None,
+    ),
+    "C-sfc-law10ms": (
+        "C-sfc with aqmlab's SFC law run every 10 ms, p held in between (one change, aqmlab's side)",
+        lambda: _law_period({"C-sfc": _sfc_cases("C")["C-sfc"]}, 0.01),
+        None,
+        "C",
     ),
     "B-rto1": ("B with ns-2's initial RTO 1 s (one change)", lambda: _sfc_cases("B"), RTO1, "B"),
     "C-rto1": ("C with ns-2's initial RTO 1 s (one change)", lambda: _sfc_cases("C"), RTO1, "C"),
@@ -186,15 +221,22 @@ def run_group(name: str, seeds: list[int], workers: int) -> dict:
     cases = build()
     jobs = [(c, sc, s) for c, sc in cases.items() for s in seeds]
     base = RESULTS / f"gaps-{shared}.json"
-    if shared and base.exists() and json.loads(base.read_text())["seeds"][: len(seeds)] == seeds:
+    reuse = (
+        shared and base.exists() and json.loads(base.read_text())["seeds"][: len(seeds)] == seeds
+    )
+    old = json.loads(base.read_text())["cases"] if reuse else {}
+    if reuse and tcl is not None:
         # aqmlab's side is unchanged by an ns-2 option: reuse the base group's runs
-        old = json.loads(base.read_text())["cases"]
         a = [old[c]["aqmlab"][str(s)] for c, _, s in jobs]
     else:
         with ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn")) as ex:
             a = list(ex.map(_aqmlab, jobs))
-    with ThreadPoolExecutor(max_workers=workers) as ex:
-        b = list(ex.map(_ns2, [(*j, tcl) for j in jobs]))
+    if reuse and tcl is None:
+        # ns-2's side is unchanged by an aqmlab option: reuse the base group's runs
+        b = [old[c]["ns2"][str(s)] for c, _, s in jobs]
+    else:
+        with ThreadPoolExecutor(max_workers=workers) as ex:
+            b = list(ex.map(_ns2, [(*j, tcl or "") for j in jobs]))
     rec = {"group": name, "what": what, "ns2_tcl": tcl, "seeds": seeds, "cases": {}}
     for (c, _, s), ra, rb in zip(jobs, a, b, strict=True):
         rec["cases"].setdefault(c, {"aqmlab": {}, "ns2": {}})

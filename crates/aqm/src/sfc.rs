@@ -22,8 +22,16 @@
 //! (also those this AQM or the hard limit then drops): `R` is the offered load.
 //!
 //! Activations: one per arrival (each run of the law).
+//!
+//! `law_period` (experiment only, 0 by default): the law then runs only at the first arrival
+//! at or after each multiple of `law_period` (the first at `law_period`), with the queue that
+//! arrival sees, and `p` is held in between (0 before the first run); every arrival still feeds
+//! the rate estimator and is signalled with the held `p`. This is how the ns-2 cross-check's
+//! Tcl marker applies the law (once per 10-ms rate window, validation/ns2/README.md); it exists
+//! to measure what that difference does (validation/ns2/RESULTS.md), not as part of Fig. 5.
+//! Activations are then one per run of the law.
 
-use crate::algorithm::{Algorithm, Arrival, Env, QueueView, Verdict};
+use crate::algorithm::{Algorithm, Arrival, Env, Periodic, QueueView, Verdict};
 use crate::error::{ensure, ConfigError};
 use crate::params::aqm_config;
 use crate::rng::Rng;
@@ -50,6 +58,10 @@ aqm_config! {
         /// Operating-point offset added to p. Default 0 (SFC Fig. 5 has none, so the queue
         /// settles above q_ref; docs/aqm/sfc.md, decision 3).
         pub p_offset: f64 = 0.0, "probability";
+        /// Experiment only: run the law once per `law_period` (at the first arrival at or after
+        /// each multiple) and hold p in between, as the ns-2 cross-check's Tcl marker does
+        /// (validation/ns2/README.md). Default 0: at every arrival (SFC Fig. 5).
+        pub law_period: Duration = Duration::ZERO, "s";
         /// Mark CE instead of dropping ECN-capable packets. Default false (the paper's
         /// simulations use ECN: set it to reproduce them).
         pub ecn: bool = false, "bool";
@@ -169,6 +181,8 @@ pub struct Sfc {
     /// Link rate in bytes/s (for `capacity = 0`).
     link_bytes_per_sec: f64,
     rate: RateEstimator,
+    /// The law's schedule when `law_period > 0` (unused otherwise).
+    law_timer: Periodic,
     p: f64,
     activations: u64,
 }
@@ -213,6 +227,7 @@ impl Algorithm for Sfc {
             cfg: *cfg,
             link_bytes_per_sec: env.link.rate.as_f64() / 8.0,
             rate: RateEstimator::new(),
+            law_timer: Periodic::new(cfg.law_period),
             p: 0.0,
             activations: 0,
         }
@@ -224,6 +239,7 @@ impl Algorithm for Sfc {
         self.link_bytes_per_sec = env.link.rate.as_f64() / 8.0;
     }
     fn reconfigure(&mut self, cfg: SfcConfig) {
+        self.law_timer.set_period(cfg.law_period);
         self.cfg = cfg;
     }
     fn ecn(&self) -> bool {
@@ -233,7 +249,11 @@ impl Algorithm for Sfc {
     fn enqueue(&mut self, now: Instant, pkt: &Arrival, q: &QueueView, rng: &mut Rng) -> Verdict {
         self.rate
             .arrival(now, pkt.size, self.cfg.rate_window, self.cfg.rate_weight);
-        let p = self.update(q.len_pkts as f64);
+        let p = if self.cfg.law_period == Duration::ZERO || self.law_timer.fire(now) {
+            self.update(q.len_pkts as f64)
+        } else {
+            self.p
+        };
         Verdict::early_with_probability(p, rng)
     }
     fn activations(&self) -> u64 {
@@ -350,6 +370,64 @@ mod tests {
         );
         assert!((s.p() - 0.04).abs() < 1e-9);
         assert_eq!(s.activations(), 100);
+    }
+
+    /// `law_period` = 10 ms (experiment only): arrivals every 1 ms, the i-th seeing a queue
+    /// of 60 + i packets, k2 = 0 so p = k1·(q − q_ref) = 0.0005·(10 + i). The law runs at the
+    /// arrivals at 10, 20, 30 ms only: p = 0 before the first run, 0.010 from 10 ms (still at
+    /// 19 ms), 0.015 from 20 ms (still at 25 ms), 0.020 at 30 ms; 3 activations. With the
+    /// default (0) p follows every arrival (31 activations). Tolerance 1e-12 absolute.
+    #[test]
+    fn law_period_holds_p_between_runs() {
+        let base = SfcConfig {
+            k2: 0.0,
+            capacity: 1250.0,
+            ..Default::default()
+        };
+        let a = arrival(1000, 0, false);
+        let cases = [
+            (
+                10u64,
+                [
+                    (5u64, 0.0),
+                    (10, 0.010),
+                    (19, 0.010),
+                    (25, 0.015),
+                    (30, 0.020),
+                ],
+                3,
+            ),
+            (
+                0,
+                [
+                    (5, 0.0075),
+                    (10, 0.010),
+                    (19, 0.0145),
+                    (25, 0.0175),
+                    (30, 0.020),
+                ],
+                31,
+            ),
+        ];
+        for (period_ms, expect, runs) in cases {
+            let mut s = sfc(SfcConfig {
+                law_period: Duration::from_millis(period_ms),
+                ..base
+            });
+            let mut rng = Rng::new(1);
+            for i in 0..=30u64 {
+                let q = view(60 + i as u32, 0);
+                s.enqueue(Instant(i * 1_000_000), &a, &q, &mut rng);
+                if let Some(&(_, p)) = expect.iter().find(|(t, _)| *t == i) {
+                    assert!(
+                        (s.p() - p).abs() < 1e-12,
+                        "{period_ms} ms, t {i}: {}",
+                        s.p()
+                    );
+                }
+            }
+            assert_eq!(s.activations(), runs, "period {period_ms} ms");
+        }
     }
 
     /// Cross-field and range checks.

@@ -457,10 +457,17 @@ def _sfc_checks(cases: dict) -> dict[str, tuple[str, bool | None]]:
         )
         out["A-sfc-loss"] = (shown, ok)
     if "B-sfc" in cases and "B-pi" in cases:
-        s_sfc, s_pi = cases["B-sfc"]["settling_s"], cases["B-pi"]["settling_s"]
+        # not settled: inf in a live run, null once stored (results/*.json)
+        s_sfc, s_pi = (
+            math.inf if (v := cases[c]["settling_s"]) is None else v for c in ("B-sfc", "B-pi")
+        )
         o_sfc, o_pi = cases["B-sfc"]["overshoot_pkts"], cases["B-pi"]["overshoot_pkts"]
+
+        def _s(v: float) -> str:
+            return f"{v:.1f} s" if math.isfinite(v) else "not settled"
+
         out["B-settling"] = (
-            f"settling {s_sfc:.1f} vs {s_pi:.1f} s; overshoot {o_sfc:.0f} vs {o_pi:.0f} packets",
+            f"settling {_s(s_sfc)} vs {_s(s_pi)}; overshoot {o_sfc:.0f} vs {o_pi:.0f} packets",
             s_sfc < s_pi and o_sfc <= o_pi,
         )
     if all(f"C-{s}" in cases for s in ("sfc", "pi", "red")):

@@ -12,7 +12,7 @@
 
 use super::accecn::{self, AccEcnSender, F_ACCECN_OPT};
 use super::cc::{AckEvent, AnyController, CaState, Congestion, Controller};
-use super::pacing::{linux_rate, Pacer};
+use super::pacing::{linux_rate, tso_autosize, Pacer};
 use super::rack::Rack;
 use super::rate::RateSampler;
 use super::rcvbuf::RcvBuf;
@@ -317,6 +317,18 @@ impl TcpSender {
         self.app_limit = self.app_limit.min(self.snd_max);
     }
 
+    /// Linux `tcp_tso_segs`: the segments of one TSO/GSO packet at pacing rate `rate`, with
+    /// the controller's floor (`min_tso_segs`) and the connection's min RTT (the rate
+    /// sampler's, else RACK's; none before a sample).
+    fn tso_segs(&self, rate: u64) -> u32 {
+        let min_rtt = match (self.rate.as_deref(), self.rack.as_deref()) {
+            (Some(r), _) if r.min_rtt != Ns::MAX => r.min_rtt,
+            (_, Some(r)) => r.min_rtt(),
+            _ => 0,
+        };
+        tso_autosize(rate, self.p.mss, min_rtt, self.cc.min_tso_segs())
+    }
+
     /// Emits segment `seq`.
     #[inline]
     fn emit(&mut self, seq: u32, now: Ns, out: &mut Vec<Packet>) {
@@ -340,7 +352,8 @@ impl TcpSender {
         }
         if self.paced {
             let rate = self.pacing_rate();
-            self.pace.on_send(now, self.payload(seq), rate);
+            let segs = self.tso_segs(rate);
+            self.pace.on_send(now, self.payload(seq), rate, segs);
         }
         if let Some(r) = self.rate.as_deref() {
             // In flight with this segment (`tcp_packets_in_flight` + 1).
@@ -990,8 +1003,10 @@ mod tests {
     /// Prague paces itself under the `linux` profile (`TcpExtras::prague_pacing`, Linux
     /// `tcp_prague`'s `SK_PACING_NEEDED`) without `pacing = true`, at `prague_update_pacing_rate`:
     /// after the ACK of segment 0 at 100 ms (cwnd 11 in slow start, ssthresh infinite, so
-    /// doubled) 2 x 11 x 960 bytes / 100 ms = 211 200 bytes/s, one segment now and the next
-    /// 4 545 454 ns later. Under `classic` (no extras) it is unpaced: both leave at once.
+    /// doubled) 2 x 11 x 960 bytes / 100 ms = 211 200 bytes/s: the two segments the window
+    /// allows leave at once as one GSO packet of 2 (`tcp_min_tso_segs`), and the next may
+    /// leave 2 x 4 545 454 ns later. Under `classic` (no extras) it is unpaced: both leave at
+    /// once and nothing is scheduled.
     #[test]
     fn prague_paces_itself_under_the_linux_profile() {
         use crate::tcp::TcpExtras;
@@ -1016,8 +1031,8 @@ mod tests {
         };
         assert_eq!(c.prague_pacing_rate(t, 960), Some(211_200));
         assert_eq!(s.pacing_rate(), 211_200);
-        assert_eq!(out.len(), 1);
-        assert_eq!(s.pace.wait, t + 4_545_454);
+        assert_eq!(out.len(), 2);
+        assert_eq!(s.pace.next, t + 2 * 4_545_454);
         let mut u = TcpSender::new(
             0,
             1,
@@ -1038,9 +1053,12 @@ mod tests {
     /// Pacing (`pacing = true`), worked by hand: without an RTT sample the initial window
     /// leaves at once (Linux's initial `sk_pacing_rate` is unlimited). The ACK of segment 0
     /// at 100 ms gives SRTT 100 ms and cwnd 11 in slow start, so Linux's rate is 200 % x 11 x
-    /// 960 bytes / 100 ms = 211 200 bytes/s, one 960-byte segment per 4 545 454 ns: of the
-    /// two segments the window allows, one leaves now and the sender waits for the other;
-    /// one timer is armed, and when it fires the second leaves and nothing more waits.
+    /// 960 bytes / 100 ms = 211 200 bytes/s, one 960-byte segment per 4 545 454 ns. The two
+    /// segments the window allows leave at once, one GSO packet of `tcp_min_tso_segs` = 2
+    /// (`tcp_tso_autosize`: 211 200 >> 10 = 206 bytes is under one segment), and the next
+    /// packet may leave two segments' time later. The ACK of segment 1 at 101 ms opens the
+    /// window by two: the sender waits for that time with one timer, and when it fires both
+    /// leave, again as one burst, and nothing more waits.
     #[test]
     fn paced_sender_spaces_segments_with_one_timer() {
         use crate::tcp::pacing::NEVER;
@@ -1057,17 +1075,23 @@ mod tests {
         let t = 100_000_000;
         s.on_ack(t, &ack(1, 0), &mut out);
         assert_eq!(s.pacing_rate(), 2 * 11 * 960 * 10);
-        assert_eq!(out.len(), 1);
-        assert_eq!(s.pace.wait, t + 4_545_454);
-        assert_eq!(s.pace.arm(), Some(t + 4_545_454));
-        assert_eq!(s.pace.arm(), None, "one pending timer");
-        // An ACK-less attempt before the time sends nothing.
-        s.send_allowed(t + 1_000_000, &mut out);
-        assert_eq!(out.len(), 1);
-        assert!(s.pace.fire(t + 4_545_454));
-        s.send_allowed(t + 4_545_454, &mut out);
         assert_eq!(out.len(), 2);
         assert_eq!((out[0].seq, out[1].seq), (10, 11));
+        let slot = t + 2 * 4_545_454;
+        assert_eq!((s.pace.next, s.pace.wait), (slot, NEVER), "window-limited");
+        out.clear();
+        s.on_ack(t + 1_000_000, &ack(2, 0), &mut out);
+        assert!(out.is_empty(), "the next burst waits for its slot");
+        assert_eq!(s.pace.wait, slot);
+        assert_eq!(s.pace.arm(), Some(slot));
+        assert_eq!(s.pace.arm(), None, "one pending timer");
+        // An attempt before the time sends nothing.
+        s.send_allowed(t + 2_000_000, &mut out);
+        assert!(out.is_empty());
+        assert!(s.pace.fire(slot));
+        s.send_allowed(slot, &mut out);
+        assert_eq!(out.len(), 2);
+        assert_eq!((out[0].seq, out[1].seq), (12, 13));
         assert_eq!(
             s.pace.wait, NEVER,
             "window-limited, not waiting for the pacer"

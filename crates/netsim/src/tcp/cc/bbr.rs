@@ -847,6 +847,11 @@ impl Controller for Bbr {
     }
 
     #[inline]
+    fn min_tso_segs(&self) -> u32 {
+        Bbr::min_tso_segs(self)
+    }
+
+    #[inline]
     fn paces(&self) -> bool {
         true
     }

@@ -1040,6 +1040,16 @@ impl Controller for Bbr3 {
         Some(self.pacing_rate)
     }
 
+    /// Linux BBRv3's `bbr_min_tso_segs`, as v1's: 1 below `bbr_min_tso_rate`, else 2.
+    #[inline]
+    fn min_tso_segs(&self) -> u32 {
+        if self.pacing_rate < super::bbr::MIN_TSO_RATE >> 3 {
+            1
+        } else {
+            2
+        }
+    }
+
     #[inline]
     fn paces(&self) -> bool {
         true

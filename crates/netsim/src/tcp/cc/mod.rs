@@ -240,6 +240,13 @@ pub trait Controller {
         None
     }
 
+    /// The fewest segments of one TSO/GSO packet (Linux `ca_ops->min_tso_segs`, else
+    /// `net.ipv4.tcp_min_tso_segs`, [`super::pacing::MIN_TSO_SEGS`]).
+    #[inline]
+    fn min_tso_segs(&self) -> u32 {
+        super::pacing::MIN_TSO_SEGS
+    }
+
     /// The controller paces the flow whatever its group says (Linux `SK_PACING_NEEDED`: BBR, BBRv3,
     /// and Prague with `TcpExtras::prague_pacing`). Default: no (paced only with `pacing = true`).
     #[inline]
@@ -309,6 +316,11 @@ impl Controller for AnyController {
     #[inline]
     fn pacing_rate(&self, srtt: Ns, mss: u32) -> Option<u64> {
         dispatch!(self, c => c.pacing_rate(srtt, mss))
+    }
+
+    #[inline]
+    fn min_tso_segs(&self) -> u32 {
+        dispatch!(self, c => c.min_tso_segs())
     }
 
     #[inline]
