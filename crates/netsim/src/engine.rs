@@ -161,21 +161,22 @@ fn bucket_of(time: Ns, last: Ns) -> usize {
     }
 }
 
-/// Appends `e` to a bucket. A full bucket grows to twice the `pending` events, which no
-/// bucket can exceed: buckets then grow only when the number of pending events reaches a new
-/// high, not whenever events shift between buckets (no allocation in steady state).
+/// Appends `e` to a bucket. A full bucket doubles: it grows only when its own length reaches
+/// a new high (a bounded number of times, so no allocation in steady state) and holds at
+/// most twice its own peak. (Growing a full bucket to twice all pending events, as before,
+/// reserved that much in every bucket a burst of flow starts passed through.)
 #[inline(always)]
-fn put(v: &mut Vec<Entry>, e: Entry, pending: usize) {
+fn put(v: &mut Vec<Entry>, e: Entry) {
     if v.len() == v.capacity() {
-        grow(v, pending);
+        grow(v);
     }
     v.push(e);
 }
 
 #[cold]
 #[inline(never)]
-fn grow(v: &mut Vec<Entry>, pending: usize) {
-    v.reserve(2 * pending - v.len());
+fn grow(v: &mut Vec<Entry>) {
+    v.reserve_exact(v.len().max(1));
 }
 
 impl RadixHeap {
@@ -183,7 +184,7 @@ impl RadixHeap {
     fn push(&mut self, e: Entry) {
         let b = bucket_of(e.time, self.last);
         self.len += 1;
-        put(&mut self.buckets[b], e, self.len);
+        put(&mut self.buckets[b], e);
         self.occupied |= 1 << b;
     }
 
@@ -209,7 +210,7 @@ impl RadixHeap {
             let mut occ = self.occupied & !(1 << i);
             for e in from[0].drain(..) {
                 let b = bucket_of(e.time, m);
-                put(&mut lower[b], e, self.len);
+                put(&mut lower[b], e);
                 occ |= 1 << b;
             }
             self.occupied = occ;

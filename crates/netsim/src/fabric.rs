@@ -36,7 +36,7 @@ pub(crate) fn build(
         }
         links.push(LinkSpec {
             name: g.link_name(l),
-            key: format!("{table}.aqm.{}", f.shape.tiers()[l.tier as usize]),
+            key: format!("{table}.aqm.{}", f.shape.tiers()[l.tier as usize]).into(),
             from: l.from,
             to: l.to,
             rate_bps: rate.round() as u64,

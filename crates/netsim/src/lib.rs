@@ -64,6 +64,7 @@ mod fabric;
 pub mod fastdiv;
 mod flow_report;
 pub mod link;
+mod name_index;
 pub mod netem;
 pub mod node;
 pub mod packet;

@@ -105,25 +105,15 @@ impl LinkCounters {
 ///
 /// Laid out (`repr(C)`, line-aligned) with the state an idle hop reads and writes for every
 /// packet in its first lines, then the queue, then what only reports read: a packet crossing
-/// an idle link touches a few of its 1.3 KiB, and a dumbbell has hundreds of links.
+/// an idle link touches a few of its 512 bytes, and a dumbbell has hundreds of thousands of
+/// links. What few links have (a trace, a capture tap, a monitor, a varying capacity, a netem
+/// stage, a random loss) is in one box, [`LinkExtra`], absent on the others (the access
+/// links): 8 bytes instead of 48 (a test keeps a `Link` at 512 bytes).
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct Link {
-    /// Per-packet event rows of a traced link (`None`: not traced, the default; see
-    /// [`crate::trace`]).
-    pub trace: Option<Box<TraceBuf>>,
-    /// The capture tap of a captured link (`None`: not captured; see [`crate::pcap`]):
-    /// every packet that starts its transmission is recorded.
-    pub pcap: Option<Box<PcapTap>>,
-    /// Monitoring state (only for monitored links).
-    pub mon: Option<Box<LinkMonitor>>,
-    /// The service of a link with a varying capacity (`None`: the fixed `rate`).
-    service: Option<Box<LinkService>>,
-    /// The netem stage of a link with `netem` (`None`: none).
-    netem: Option<Box<LinkNetem>>,
-    /// The link is traced or has a [`Service`] or a netem stage: arrivals and dequeues take
-    /// the slow path.
-    slow: bool,
+    /// What few links have (`None`: none of it, the default).
+    extra: Option<Box<LinkExtra>>,
     /// End of the transmission of the last packet sent without a [`Event::TxDone`] (the
     /// idle-link fast path, module docs); the transmitter is busy until then although
     /// `in_tx` is `None`.
@@ -142,15 +132,17 @@ pub struct Link {
     /// Transmission rate in bits per second (> 0), with its multiplier for the serialisation
     /// time's division ([`Link::rate_bps`]; the nominal rate of a link with a [`Service`]).
     rate: Divisor,
-    /// The Bernoulli loss applied to every packet after transmission (`None`: no loss ever
-    /// set on this link).
-    loss: Option<Box<LinkLoss>>,
+    /// One-way propagation delay (ns).
+    pub delay: Ns,
     /// Size (bytes) of the last fast-path packet and whether the random loss took it, so
     /// that [`Link::counters_at`] can leave it out while it is still being serialised.
     fast_size: u32,
     fast_lost: bool,
     /// A [`Event::TxDone`] is pending at `busy_until` to start the next queued packet.
     free_armed: bool,
+    /// The link is traced or captured or has a [`Service`] or a netem stage: arrivals and
+    /// dequeues take the slow path.
+    slow: bool,
     /// True if the queue has a periodic law (`poll_at()` is `Some`; by the `aqm` contract
     /// it is then always `Some`, else always `None`), so the driver skips polling the
     /// others. Set with the queue.
@@ -165,14 +157,35 @@ pub struct Link {
     /// event queue's pipes ([`EventQueue::delivered`]); [`Link::counters_at`] fills it in.
     pub ctr: LinkCounters,
     in_tx: Option<Packet>,
-    /// Time of the earliest pending [`Event::AqmTimer`], if any.
-    pub aqm_timer_at: Option<Ns>,
-    /// One-way propagation delay (ns).
-    pub delay: Ns,
+    /// Time of the earliest pending [`Event::AqmTimer`] ([`NO_AQM_TIMER`]: none).
+    pub aqm_timer_at: Ns,
     /// The egress queue discipline.
     pub queue: Queue,
     /// Unique name (e.g. `"R1->R2"`).
-    pub name: String,
+    pub name: Box<str>,
+}
+
+/// [`Link::aqm_timer_at`] when no [`Event::AqmTimer`] is pending.
+pub const NO_AQM_TIMER: Ns = Ns::MAX;
+
+/// What few links have, boxed out of the [`Link`] (module docs of [`Link`]).
+#[derive(Debug, Default)]
+struct LinkExtra {
+    /// Per-packet event rows of a traced link (`None`: not traced, the default; see
+    /// [`crate::trace`]).
+    trace: Option<Box<TraceBuf>>,
+    /// The capture tap of a captured link (`None`: not captured; see [`crate::pcap`]):
+    /// every packet that starts its transmission is recorded.
+    pcap: Option<Box<PcapTap>>,
+    /// Monitoring state (only for monitored links).
+    mon: Option<Box<LinkMonitor>>,
+    /// The service of a link with a varying capacity (`None`: the fixed `rate`).
+    service: Option<Box<LinkService>>,
+    /// The netem stage of a link with `netem` (`None`: none).
+    netem: Option<Box<LinkNetem>>,
+    /// The Bernoulli loss applied to every packet after transmission (`None`: no loss ever
+    /// set on this link).
+    loss: Option<Box<LinkLoss>>,
 }
 
 /// A link's varying capacity and the rate its queue was last told (bit/s, see
@@ -217,18 +230,12 @@ impl Link {
         loss_rng: Rng,
         queue: Queue,
     ) -> Self {
-        Link {
-            name,
+        let mut link = Link {
+            name: name.into_boxed_str(),
             from,
             to,
             rate: Divisor::new(rate_bps),
             delay,
-            loss: (loss > 0.0).then(|| {
-                Box::new(LinkLoss {
-                    p: loss,
-                    rng: loss_rng,
-                })
-            }),
             periodic: queue.poll_at().is_some(),
             queue,
             in_tx: None,
@@ -242,38 +249,112 @@ impl Link {
             tx_carry: 0,
             ctr: LinkCounters::default(),
             q_last_change: 0,
-            aqm_timer_at: None,
-            mon: None,
+            aqm_timer_at: NO_AQM_TIMER,
             warm: false,
-            trace: None,
-            pcap: None,
-            service: None,
-            netem: None,
+            extra: None,
             slow: false,
+        };
+        if loss > 0.0 {
+            link.extra_mut().loss = Some(Box::new(LinkLoss {
+                p: loss,
+                rng: loss_rng,
+            }));
         }
+        link
+    }
+
+    /// The link's [`LinkExtra`], created empty if it had none.
+    #[cold]
+    fn extra_mut(&mut self) -> &mut LinkExtra {
+        self.extra.get_or_insert_with(Box::default)
+    }
+
+    /// The trace buffer of a traced link.
+    pub fn trace(&self) -> Option<&TraceBuf> {
+        self.extra.as_deref()?.trace.as_deref()
+    }
+
+    /// The trace buffer of a traced link, to drain it.
+    pub fn trace_mut(&mut self) -> Option<&mut TraceBuf> {
+        self.extra.as_deref_mut()?.trace.as_deref_mut()
+    }
+
+    /// Starts (`Some`) or stops (`None`) tracing the link's packets.
+    pub fn set_trace(&mut self, t: Option<Box<TraceBuf>>) {
+        self.extra_mut().trace = t;
+        self.update_slow();
+    }
+
+    /// The capture tap of a captured link.
+    pub fn pcap(&self) -> Option<&PcapTap> {
+        self.extra.as_deref()?.pcap.as_deref()
+    }
+
+    /// The capture tap of a captured link, to collect its records.
+    pub fn pcap_mut(&mut self) -> Option<&mut PcapTap> {
+        self.extra.as_deref_mut()?.pcap.as_deref_mut()
+    }
+
+    /// Starts (`Some`) or stops (`None`) capturing the link's packets.
+    pub fn set_pcap(&mut self, t: Option<Box<PcapTap>>) {
+        self.extra_mut().pcap = t;
+        self.update_slow();
+    }
+
+    /// The monitor of a monitored link.
+    pub fn mon(&self) -> Option<&LinkMonitor> {
+        self.extra.as_deref()?.mon.as_deref()
+    }
+
+    /// The monitor of a monitored link, to sample it.
+    pub fn mon_mut(&mut self) -> Option<&mut LinkMonitor> {
+        self.extra.as_deref_mut()?.mon.as_deref_mut()
+    }
+
+    /// The monitor of a monitored link, to sample it, and the queue, to read it.
+    pub fn mon_and_queue(&mut self) -> (Option<&mut LinkMonitor>, &Queue) {
+        let mon = self.extra.as_deref_mut().and_then(|x| x.mon.as_deref_mut());
+        (mon, &self.queue)
+    }
+
+    /// Monitors the link (set before the run starts).
+    pub fn set_mon(&mut self, m: Box<LinkMonitor>) {
+        self.extra_mut().mon = Some(m);
+    }
+
+    fn service(&self) -> Option<&LinkService> {
+        self.extra.as_deref()?.service.as_deref()
+    }
+
+    fn netem(&self) -> Option<&LinkNetem> {
+        self.extra.as_deref()?.netem.as_deref()
     }
 
     /// Puts `stage` between the transmitter and the propagation delay (set before the run
     /// starts).
     pub fn set_netem(&mut self, stage: Netem<Packet>) {
-        self.netem = Some(Box::new(LinkNetem::new(stage)));
+        self.extra_mut().netem = Some(Box::new(LinkNetem::new(stage)));
         self.update_slow();
     }
 
     /// The netem stage's counters (`None`: no netem on this link).
     pub fn netem_counters(&self) -> Option<NetemCounters> {
-        self.netem.as_deref().map(LinkNetem::counters)
+        self.netem().map(LinkNetem::counters)
     }
 
     /// Packets held by the netem stage.
     pub fn netem_held(&self) -> u64 {
-        self.netem.as_deref().map_or(0, LinkNetem::held)
+        self.netem().map_or(0, LinkNetem::held)
     }
 
     /// The netem stage's watchdog ([`Event::Netem`]) at `now`.
     #[cold]
     pub fn netem_wake(&mut self, now: Ns, id: u32, ev: &mut EventQueue) {
-        if let Some(n) = self.netem.as_deref_mut() {
+        if let Some(n) = self
+            .extra
+            .as_deref_mut()
+            .and_then(|x| x.netem.as_deref_mut())
+        {
             n.wake(now, id, ev);
         }
     }
@@ -283,7 +364,7 @@ impl Link {
     /// moment as the run goes ([`Link::tell_rate`]).
     pub fn set_service(&mut self, service: Service) {
         let told_rate = self.rate_bps();
-        self.service = Some(Box::new(LinkService { service, told_rate }));
+        self.extra_mut().service = Some(Box::new(LinkService { service, told_rate }));
         self.update_slow();
     }
 
@@ -295,7 +376,11 @@ impl Link {
     #[cold]
     fn tell_rate(&mut self, now: Ns) {
         let nominal = self.rate_bps();
-        let Some(s) = self.service.as_deref_mut() else {
+        let Some(s) = self
+            .extra
+            .as_deref_mut()
+            .and_then(|x| x.service.as_deref_mut())
+        else {
             return;
         };
         let r = s.aqm_rate(now).unwrap_or(nominal);
@@ -308,19 +393,23 @@ impl Link {
     /// Sets the Bernoulli loss probability (in [0, 1]) for packets finishing transmission
     /// from now; `rng` gives the link's loss stream the first time a loss is set.
     pub fn set_loss(&mut self, p: f64, rng: impl FnOnce() -> Rng) {
-        match self.loss.as_deref_mut() {
+        match self
+            .extra
+            .as_deref_mut()
+            .and_then(|x| x.loss.as_deref_mut())
+        {
             Some(l) => l.p = p,
-            None if p > 0.0 => self.loss = Some(Box::new(LinkLoss { p, rng: rng() })),
+            None if p > 0.0 => self.extra_mut().loss = Some(Box::new(LinkLoss { p, rng: rng() })),
             None => {}
         }
     }
 
-    /// Recomputes `slow` after the trace buffer or the service changed.
+    /// Recomputes `slow` after the trace buffer, the capture tap, the service or the netem
+    /// stage changed.
     pub fn update_slow(&mut self) {
-        self.slow = self.trace.is_some()
-            || self.pcap.is_some()
-            || self.service.is_some()
-            || self.netem.is_some();
+        self.slow = self.extra.as_deref().is_some_and(|x| {
+            x.trace.is_some() || x.pcap.is_some() || x.service.is_some() || x.netem.is_some()
+        });
     }
 
     /// Offered capacity over `[0, t]`, in bit x 1e9 units (bit/s x ns): `rate_bps * t` for a
@@ -328,7 +417,7 @@ impl Link {
     /// `(tx_work_at(b) - tx_work_at(a)) / (capacity_at(b) - capacity_at(a))` is the
     /// utilization over `[a, b]`.
     pub fn capacity_at(&self, t: Ns) -> u128 {
-        if let Some(s) = self.service.as_deref() {
+        if let Some(s) = self.service() {
             return s.capacity_at(t);
         }
         self.rate_bps() as u128 * t as u128
@@ -337,8 +426,7 @@ impl Link {
     /// The rate at `t` (bit/s): a piecewise-constant rate's current value, else the link's
     /// (nominal) rate.
     pub fn rate_at(&self, t: Ns) -> u64 {
-        self.service
-            .as_deref()
+        self.service()
             .and_then(|s| s.rate_at(t))
             .unwrap_or(self.rate_bps())
     }
@@ -397,7 +485,7 @@ impl Link {
     /// (A link with a [`Service`] reports the service's work, window-exact against
     /// [`Link::capacity_at`] too.)
     pub fn tx_work_at(&self, t: Ns) -> u128 {
-        if let Some(s) = self.service.as_deref() {
+        if let Some(s) = self.service() {
             return s.work_at(t);
         }
         let r = self.rate_bps() as u128;
@@ -449,7 +537,7 @@ impl Link {
         ev: &mut EventQueue,
     ) {
         self.ctr.arrivals += 1;
-        if TRACE && self.service.is_some() {
+        if TRACE && self.service().is_some() {
             self.tell_rate(now);
         }
         if pkt.has(F_CE) {
@@ -470,7 +558,10 @@ impl Link {
         }
         let mut victims = 0u64;
         let res = if TRACE {
-            let trace = &mut self.trace;
+            let mut trace = self
+                .extra
+                .as_deref_mut()
+                .and_then(|x| x.trace.as_deref_mut());
             self.queue.enqueue(inst(now), pkt, &mut |p, _r| {
                 victims += 1;
                 if let Some(t) = trace.as_deref_mut() {
@@ -486,7 +577,7 @@ impl Link {
             self.ctr.drops_enqueue += 1;
         }
         if TRACE {
-            if let Some(t) = self.trace.as_deref_mut() {
+            if let Some(t) = self.trace_mut() {
                 let kind = if dropped {
                     TraceKind::DropArrival
                 } else {
@@ -511,7 +602,7 @@ impl Link {
     /// monitored.
     #[inline(always)]
     fn fast<const TRACE: bool>(&self) -> bool {
-        !TRACE && self.mon.is_none()
+        !TRACE && self.extra.as_deref().is_none_or(|x| x.mon.is_none())
     }
 
     /// While a fast-path packet is on the wire, makes sure a [`Event::TxDone`] at its end
@@ -548,13 +639,16 @@ impl Link {
         if TRACE && !self.service_ready(now, id, ev) {
             return;
         }
-        if TRACE && self.service.is_some() {
+        if TRACE && self.service().is_some() {
             self.tell_rate(now);
         }
         self.account_area(now);
         let mut dropped = 0u64;
         let next = if TRACE {
-            let trace = &mut self.trace;
+            let mut trace = self
+                .extra
+                .as_deref_mut()
+                .and_then(|x| x.trace.as_deref_mut());
             self.queue.dequeue(inst(now), &mut |p, _r| {
                 dropped += 1;
                 if let Some(t) = trace.as_deref_mut() {
@@ -571,17 +665,17 @@ impl Link {
                 self.ctr.marks += 1;
             }
             if TRACE {
-                if let Some(t) = self.trace.as_deref_mut() {
+                if let Some(t) = self.trace_mut() {
                     if marked {
                         t.push(TraceKind::Mark, now, &p);
                     }
                     t.push(TraceKind::Dequeue, now, &p);
                 }
-                if let Some(c) = self.pcap.as_deref_mut() {
+                if let Some(c) = self.pcap_mut() {
                     c.push(now, &p);
                 }
             }
-            if let Some(m) = self.mon.as_deref_mut() {
+            if let Some(m) = self.extra.as_deref_mut().and_then(|x| x.mon.as_deref_mut()) {
                 let sojourn = now.saturating_sub(p.enq);
                 m.on_dequeue(sojourn, self.warm, p.flow);
                 if !m.classes.is_empty() {
@@ -590,7 +684,11 @@ impl Link {
             }
             self.tx_start = now;
             if TRACE {
-                if let Some(s) = self.service.as_deref_mut() {
+                if let Some(s) = self
+                    .extra
+                    .as_deref_mut()
+                    .and_then(|x| x.service.as_deref_mut())
+                {
                     // varying capacity: the service says when the packet is done (never: it
                     // stays in transmission, with no event)
                     let done = s.serve(now, p.size);
@@ -636,7 +734,11 @@ impl Link {
     /// if it never can) and false. True on other links.
     #[cold]
     fn service_ready(&mut self, now: Ns, id: u32, ev: &mut EventQueue) -> bool {
-        let Some(s) = self.service.as_deref_mut() else {
+        let Some(s) = self
+            .extra
+            .as_deref_mut()
+            .and_then(|x| x.service.as_deref_mut())
+        else {
             return true;
         };
         if self.queue.len_pkts() == 0 {
@@ -722,15 +824,20 @@ impl Link {
         self.ctr.tx_pkts += 1;
         self.ctr.tx_bytes += p.size as u64;
         if self
-            .loss
+            .extra
             .as_deref_mut()
-            .is_some_and(|l| l.rng.bernoulli(l.p))
+            .is_some_and(|x| x.loss.as_deref_mut().is_some_and(|l| l.rng.bernoulli(l.p)))
         {
             self.ctr.lost += 1;
-        } else if SLOW && self.netem.is_some() {
-            if let Some(n) = self.netem.as_deref_mut() {
-                n.offer(done, p, id, ev);
-            }
+        } else if let Some(n) = SLOW
+            .then(|| {
+                self.extra
+                    .as_deref_mut()
+                    .and_then(|x| x.netem.as_deref_mut())
+            })
+            .flatten()
+        {
+            n.offer(done, p, id, ev);
         } else {
             ev.pipe_push(id, done, p);
         }
@@ -755,7 +862,10 @@ impl Link {
         self.account_area(now);
         let mut moved = Vec::with_capacity(self.queue.len_pkts());
         let mut dropped = 0u64;
-        let trace = &mut self.trace;
+        let mut trace = self
+            .extra
+            .as_deref_mut()
+            .and_then(|x| x.trace.as_deref_mut());
         let mut record = |p: &Packet| {
             if let Some(t) = trace.as_deref_mut() {
                 t.push(TraceKind::DropDequeue, now, p);
@@ -783,14 +893,18 @@ impl Link {
         self.queue = new_queue;
         // (built with the nominal rate: the next arrival, dequeue or timer tells it the
         // current one)
-        if let Some(s) = self.service.as_deref_mut() {
-            s.told_rate = self.queue.link().rate.0;
+        let rate = self.queue.link().rate.0;
+        let classes = self.queue.num_classes();
+        if let Some(x) = self.extra.as_deref_mut() {
+            if let Some(s) = x.service.as_deref_mut() {
+                s.told_rate = rate;
+            }
+            if let Some(m) = x.mon.as_deref_mut() {
+                m.set_classes(classes);
+            }
         }
         self.periodic = self.queue.poll_at().is_some();
-        if let Some(m) = self.mon.as_deref_mut() {
-            m.set_classes(self.queue.num_classes());
-        }
-        self.aqm_timer_at = None;
+        self.aqm_timer_at = NO_AQM_TIMER;
         if self.in_tx.is_none() {
             if now >= self.busy_until {
                 self.start_next(now, id, ev);
@@ -813,11 +927,27 @@ impl Link {
     pub fn counters_at(&self, now: Ns, delivered: u64) -> LinkCounters {
         let mut c = self.ctr;
         c.delivered = delivered;
-        if self.service.is_none() && now < self.busy_until {
+        if self.service().is_none() && now < self.busy_until {
             c.tx_pkts -= 1;
             c.tx_bytes -= self.fast_size as u64;
             c.lost -= self.fast_lost as u64;
         }
         c
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A standard dumbbell has four access links per flow: what few links have stays out of
+    /// line ([`LinkExtra`]), so that a `Link` is eight cache lines.
+    #[test]
+    fn link_stays_small() {
+        assert!(
+            std::mem::size_of::<Link>() <= 512,
+            "Link is {} bytes",
+            std::mem::size_of::<Link>()
+        );
     }
 }

@@ -22,11 +22,10 @@
 //! no hosts and no access links: every flow runs from `R1` to `R2`, the
 //! bottleneck delay is `rtt/2` each way.
 
-use std::collections::HashMap;
-
 use aqm::{QdiscConfig, QueueLimit};
 
 use crate::engine::{secs_to_ns, Ns};
+use crate::name_index::NameIndex;
 use crate::routing::{Edge, Routes, NO_ROUTE};
 use experiment::config::{
     droptail, Access, ConfigError, Direction, DumbbellConfig, FlowGroup, ParkingLotConfig,
@@ -41,8 +40,9 @@ use std::sync::Arc;
 pub struct LinkSpec {
     /// Unique name.
     pub name: String,
-    /// Config key the link came from (for errors).
-    pub key: String,
+    /// Config key the link came from (for errors; not allocated for the builders' access
+    /// links, hundreds of thousands on a large dumbbell).
+    pub key: std::borrow::Cow<'static, str>,
     /// Source node index.
     pub from: u32,
     /// Destination node index.
@@ -83,38 +83,41 @@ pub struct Built {
 
 struct Net {
     nodes: Vec<String>,
-    index: HashMap<String, u32>,
+    index: NameIndex,
     links: Vec<LinkSpec>,
-    link_index: HashMap<String, u32>,
+    link_index: NameIndex,
 }
 
 impl Net {
     fn new() -> Self {
         Net {
             nodes: Vec::new(),
-            index: HashMap::new(),
+            index: NameIndex::default(),
             links: Vec::new(),
-            link_index: HashMap::new(),
+            link_index: NameIndex::default(),
         }
     }
 
     fn node(&mut self, key: &str, name: &str) -> Result<u32, ConfigError> {
-        if self.index.contains_key(name) {
+        let id = self.nodes.len() as u32;
+        let nodes = &self.nodes;
+        if self
+            .index
+            .insert(name, id, |i| nodes[i as usize].as_str())
+            .is_err()
+        {
             return Err(ConfigError::Duplicate {
                 key: key.to_string(),
                 name: name.to_string(),
             });
         }
-        let id = self.nodes.len() as u32;
         self.nodes.push(name.to_string());
-        self.index.insert(name.to_string(), id);
         Ok(id)
     }
 
     fn lookup(&self, key: &str, name: &str) -> Result<u32, ConfigError> {
         self.index
-            .get(name)
-            .copied()
+            .get(name, |i| self.nodes[i as usize].as_str())
             .ok_or_else(|| ConfigError::UnknownNode {
                 key: key.to_string(),
                 name: name.to_string(),
@@ -122,16 +125,26 @@ impl Net {
     }
 
     fn link(&mut self, spec: LinkSpec) -> Result<u32, ConfigError> {
-        if self.link_index.contains_key(&spec.name) {
+        let id = self.links.len() as u32;
+        let links = &self.links;
+        if self
+            .link_index
+            .insert(&spec.name, id, |i| links[i as usize].name.as_str())
+            .is_err()
+        {
             return Err(ConfigError::Duplicate {
-                key: spec.key.clone(),
+                key: spec.key.to_string(),
                 name: spec.name.clone(),
             });
         }
-        let id = self.links.len() as u32;
-        self.link_index.insert(spec.name.clone(), id);
         self.links.push(spec);
         Ok(id)
+    }
+
+    /// The id of the link named `name`.
+    fn link_id(&self, name: &str) -> Option<u32> {
+        self.link_index
+            .get(name, |i| self.links[i as usize].name.as_str())
     }
 
     fn edges(&self) -> Vec<Edge> {
@@ -185,7 +198,7 @@ pub fn build(cfg: &SimConfig) -> Result<Built, ConfigError> {
                 let (nf, nr) = (l.netem.forward.clone(), l.netem.reverse.clone());
                 let spec = LinkSpec {
                     name,
-                    key: key.clone(),
+                    key: key.clone().into(),
                     from,
                     to,
                     rate_bps: l.rate.round() as u64,
@@ -267,9 +280,8 @@ pub fn build(cfg: &SimConfig) -> Result<Built, ConfigError> {
             let key = format!("routes[{i}]");
             let at = net.lookup(&format!("{key}.at"), &r.at)?;
             let dst = net.lookup(&format!("{key}.dst"), &r.dst)?;
-            let l = *net
-                .link_index
-                .get(&r.link)
+            let l = net
+                .link_id(&r.link)
                 .ok_or_else(|| ConfigError::UnknownLink {
                     key: format!("{key}.link"),
                     name: r.link.clone(),
@@ -312,13 +324,10 @@ pub fn build(cfg: &SimConfig) -> Result<Built, ConfigError> {
             .iter()
             .enumerate()
             .map(|(i, n)| {
-                net.link_index
-                    .get(n)
-                    .copied()
-                    .ok_or_else(|| ConfigError::UnknownLink {
-                        key: format!("{field}[{i}]"),
-                        name: n.clone(),
-                    })
+                net.link_id(n).ok_or_else(|| ConfigError::UnknownLink {
+                    key: format!("{field}[{i}]"),
+                    name: n.clone(),
+                })
             })
             .collect()
     };
@@ -515,7 +524,7 @@ fn build_routers(net: &mut Net, c: &Chain) -> Result<(Vec<u32>, Vec<u32>), Confi
         let key = format!("topology.bottleneck[{i}]");
         monitor.push(net.link(LinkSpec {
             name: format!("{}->{}", c.routers[i], c.routers[i + 1]),
-            key: key.clone(),
+            key: key.clone().into(),
             from: a,
             to: b,
             rate_bps: c.rate.round() as u64,
@@ -528,7 +537,7 @@ fn build_routers(net: &mut Net, c: &Chain) -> Result<(Vec<u32>, Vec<u32>), Confi
         })?);
         reverse.push(net.link(LinkSpec {
             name: format!("{}->{}", c.routers[i + 1], c.routers[i]),
-            key,
+            key: key.into(),
             from: b,
             to: a,
             rate_bps: c.rate.round() as u64,

@@ -56,7 +56,7 @@ impl Simulation {
         for &m in &built.monitor {
             let mut mon = Box::<experiment::monitor::LinkMonitor>::default();
             mon.set_classes(links[m as usize].queue.num_classes());
-            links[m as usize].mon = Some(mon);
+            links[m as usize].set_mon(mon);
         }
         let mut ev = EventQueue::new();
         if matches!(cfg.topology, TopologyConfig::Fabric(_)) {

@@ -35,12 +35,11 @@ impl Simulation {
                 .position(|l| l.from == b && l.to == a)
                 .map(|i| i as u32);
             for (l, dir) in std::iter::once((fwd, "fwd")).chain(rev.map(|r| (r, "rev"))) {
-                if self.links[l as usize].pcap.is_some() {
+                if self.links[l as usize].pcap().is_some() {
                     continue;
                 }
                 let iface = cap.add_interface(&format!("{name}:{dir}"))?;
-                self.links[l as usize].pcap = Some(Box::new(PcapTap::new(iface, cfg.batch)));
-                self.links[l as usize].update_slow();
+                self.links[l as usize].set_pcap(Some(Box::new(PcapTap::new(iface, cfg.batch))));
                 self.pcap_links.push(l);
             }
         }
@@ -79,12 +78,10 @@ impl Simulation {
     #[inline]
     pub(super) fn pcap_full(&self) -> bool {
         self.host_tap.as_deref().is_some_and(PcapTap::is_full)
-            || self.pcap_links.iter().any(|&l| {
-                self.links[l as usize]
-                    .pcap
-                    .as_deref()
-                    .is_some_and(PcapTap::is_full)
-            })
+            || self
+                .pcap_links
+                .iter()
+                .any(|&l| self.links[l as usize].pcap().is_some_and(PcapTap::is_full))
     }
 
     /// Writes every record the taps hold, in time order.
@@ -93,7 +90,7 @@ impl Simulation {
             return;
         };
         for &l in &self.pcap_links {
-            if let Some(t) = self.links[l as usize].pcap.as_deref_mut() {
+            if let Some(t) = self.links[l as usize].pcap_mut() {
                 cap.collect(t);
             }
         }
@@ -117,8 +114,7 @@ impl Simulation {
     pub fn finish_pcap(&mut self) -> std::io::Result<u64> {
         self.flush_pcap();
         for &l in &self.pcap_links {
-            self.links[l as usize].pcap = None;
-            self.links[l as usize].update_slow();
+            self.links[l as usize].set_pcap(None);
         }
         self.host_tap = None;
         match self.capture.take() {
@@ -131,7 +127,7 @@ impl Simulation {
     pub fn pcap_taps(&self) -> Vec<(u32, usize)> {
         self.pcap_links
             .iter()
-            .filter_map(|&l| self.links[l as usize].pcap.as_deref())
+            .filter_map(|&l| self.links[l as usize].pcap())
             .chain(self.host_tap.as_deref())
             .map(|t| (t.iface, t.capacity()))
             .collect()

@@ -210,21 +210,21 @@ impl Simulation {
 
     pub(super) fn link_id(&self, name: &str) -> Result<u32, SimError> {
         self.link_index
-            .binary_search_by(|&i| self.links[i as usize].name.as_str().cmp(name))
+            .binary_search_by(|&i| (*self.links[i as usize].name).cmp(name))
             .map(|k| self.link_index[k])
             .map_err(|_| SimError::UnknownLink(name.to_string()))
     }
 
     /// Link names in index order.
     pub fn link_names(&self) -> Vec<String> {
-        self.links.iter().map(|l| l.name.clone()).collect()
+        self.links.iter().map(|l| l.name.to_string()).collect()
     }
 
     /// Names of the monitored links.
     pub fn monitored_links(&self) -> Vec<String> {
         self.monitored
             .iter()
-            .map(|&l| self.links[l as usize].name.clone())
+            .map(|&l| self.links[l as usize].name.to_string())
             .collect()
     }
 
@@ -250,7 +250,7 @@ impl Simulation {
         let id = self.link_id(name)?;
         let l = &self.links[id as usize];
         Ok(LinkStatus {
-            name: l.name.clone(),
+            name: l.name.to_string(),
             aqm: l.queue.aqm_name().to_string(),
             queue_pkts: l.queue.len_pkts(),
             queue_bytes: l.queue.len_bytes(),
@@ -273,7 +273,7 @@ impl Simulation {
         Ok(self
             .flow_link_ids(id)
             .into_iter()
-            .map(|l| self.links[l as usize].name.clone())
+            .map(|l| self.links[l as usize].name.to_string())
             .collect())
     }
 
@@ -413,7 +413,7 @@ impl Simulation {
             let rhs = c.queue_drops() + c.tx_pkts + l.queue.len_pkts() as u64 + l.in_tx();
             if c.arrivals != rhs {
                 return Err(ConservationError::Link {
-                    link: l.name.clone(),
+                    link: l.name.to_string(),
                     detail: format!(
                         "arrivals {} != drops {} + transmitted {} + queued {} + in tx {}",
                         c.arrivals,
@@ -428,7 +428,7 @@ impl Simulation {
             let netem_out = n.drops + n.corrupted + l.netem_held();
             if c.tx_pkts + n.duplicates != c.lost + netem_out + c.delivered + in_pipe {
                 return Err(ConservationError::Link {
-                    link: l.name.clone(),
+                    link: l.name.to_string(),
                     detail: format!(
                         "transmitted {} + duplicated {} != lost {} + netem dropped, corrupted \
                          or held {} + delivered {} + propagating {}",

@@ -25,10 +25,11 @@ impl Simulation {
             if push_sample(&mut self.ts, &mut self.ts_link, link, m, t, dt) {
                 push_class_samples(&mut self.cts, &mut self.cts_ids, link, m, t);
                 let c = link.ctr;
-                let mon = link.mon.as_deref_mut().expect("sampled");
+                let (mon, queue) = link.mon_and_queue();
+                let mon = mon.expect("sampled");
                 mon.last = [c.arrivals, c.queue_drops(), c.marks, c.tx_bytes];
                 for (ci, last) in mon.class_last.iter_mut().enumerate() {
-                    *last = class_counters(&link.queue, ci);
+                    *last = class_counters(queue, ci);
                 }
                 mon.interval_delay_count = 0;
                 mon.interval_delay_sum = 0;
@@ -71,7 +72,7 @@ impl Simulation {
             } = self.link_snap.get(k).copied().unwrap_or_default();
             let c = self.link_counters(m);
             let area = l.area_at(now);
-            let hist = l.mon.as_deref().map(|m| &m.delay);
+            let hist = l.mon().map(|m| &m.delay);
             let q = |p: f64| hist.map_or(0.0, |h| h.quantile(p) / 1e6);
             let per_s = |a: u128, a0: u128| {
                 if measured > 0 {
@@ -86,7 +87,7 @@ impl Simulation {
             let classes = class_summaries(
                 &l.queue,
                 self.class_snap.get(k).map_or(&[][..], |c| &c[..]),
-                l.mon.as_deref().map_or(&[][..], |m| &m.classes[..]),
+                l.mon().map_or(&[][..], |m| &m.classes[..]),
             );
             let (fbase, fpeak) = (base.flow_area, base.flow_peak);
             let active_flows = l.queue.flow_count(Instant(now)).map(|f| ActiveFlows {
@@ -98,7 +99,7 @@ impl Simulation {
                 max: f.peak.max(fpeak),
             });
             links.insert(
-                l.name.clone(),
+                l.name.to_string(),
                 LinkSummary {
                     aqm: l.queue.aqm_name().to_string(),
                     // Window-exact: the integer numerator is at most the
@@ -147,7 +148,7 @@ impl Simulation {
             .iter()
             .filter_map(|&m| {
                 let l = &self.links[m as usize];
-                l.mon.as_deref().map(|mon| MonitoredLink {
+                l.mon().map(|mon| MonitoredLink {
                     name: &l.name,
                     id: m,
                     mon,
@@ -208,7 +209,7 @@ impl Simulation {
         }
         for &(l, c) in &cts_ids {
             let q = &self.links[l as usize];
-            cts.link.push(q.name.clone());
+            cts.link.push(q.name.to_string());
             cts.class.push(
                 q.queue
                     .class_name(c as usize)
@@ -218,7 +219,7 @@ impl Simulation {
         }
         timeseries.link = ts_link
             .iter()
-            .map(|&l| self.links[l as usize].name.clone())
+            .map(|&l| self.links[l as usize].name.to_string())
             .collect();
         SimResults {
             summary: self.summary(),
@@ -261,7 +262,7 @@ pub(super) fn push_sample(
     t: f64,
     dt: f64,
 ) -> bool {
-    let Some(mon) = link.mon.as_deref() else {
+    let Some(mon) = link.mon() else {
         return false;
     };
     let c = link.ctr;
@@ -296,7 +297,7 @@ pub(super) fn push_class_samples(
     m: u32,
     t: f64,
 ) {
-    let Some(mon) = link.mon.as_deref() else {
+    let Some(mon) = link.mon() else {
         return;
     };
     let n = push_class_rows(cs, &link.queue, &mon.class_last, &mon.class_interval, t);

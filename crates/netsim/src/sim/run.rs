@@ -63,8 +63,8 @@ impl Simulation {
             }
             Event::AqmTimer(l) => {
                 let link = &mut self.links[l as usize];
-                if link.aqm_timer_at == Some(now) {
-                    link.aqm_timer_at = None;
+                if link.aqm_timer_at == now {
+                    link.aqm_timer_at = crate::link::NO_AQM_TIMER;
                 }
                 link.aqm_timer(now);
                 self.arm_aqm(l, now + 1);
@@ -119,7 +119,7 @@ impl Simulation {
                 let flow = &mut self.flows[f as usize];
                 // The goodput window ends here: what is delivered later
                 // (data already in flight) is not counted.
-                flow.stop_snap = Some(flow.snapshot());
+                flow.stop_snap = Some(Box::new(flow.snapshot()));
                 match &mut flow.ep {
                     Endpoint::Tcp { snd, .. } => snd.stop(),
                     Endpoint::Udp(u) => u.stopped = true,
@@ -300,8 +300,8 @@ impl Simulation {
         let link = &mut self.links[l as usize];
         if let Some(t) = link.queue.poll_at() {
             let t = t.0.max(earliest);
-            if link.aqm_timer_at.is_none_or(|a| t < a) {
-                link.aqm_timer_at = Some(t);
+            if t < link.aqm_timer_at {
+                link.aqm_timer_at = t;
                 self.ev.schedule(t, Event::AqmTimer(l));
             }
         }
@@ -427,7 +427,7 @@ impl Simulation {
         for l in &mut self.links {
             l.queue.reset_flow_peak();
             l.warm = true;
-            if let Some(m) = l.mon.as_deref_mut() {
+            if let Some(m) = l.mon_mut() {
                 m.delay.clear();
                 m.classes.iter_mut().for_each(|h| h.clear());
                 m.flows.iter_mut().for_each(FlowHistogram::clear);

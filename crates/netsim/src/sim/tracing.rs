@@ -21,8 +21,7 @@ impl Simulation {
             .trace_batch
             .unwrap_or(crate::trace::DEFAULT_TRACE_BATCH);
         for &l in &self.trace_links {
-            self.links[l as usize].trace = Some(Box::new(TraceBuf::with_batch(batch)));
-            self.links[l as usize].update_slow();
+            self.links[l as usize].set_trace(Some(Box::new(TraceBuf::with_batch(batch))));
         }
     }
 
@@ -58,19 +57,16 @@ impl Simulation {
     /// True if some traced link's buffer holds a full batch.
     #[inline]
     pub(super) fn trace_full(&self) -> bool {
-        self.trace_links.iter().any(|&l| {
-            self.links[l as usize]
-                .trace
-                .as_deref()
-                .is_some_and(|t| t.is_full())
-        })
+        self.trace_links
+            .iter()
+            .any(|&l| self.links[l as usize].trace().is_some_and(|t| t.is_full()))
     }
 
     /// Moves every traced link's rows into `out` (appending; links in `SimConfig::trace`
     /// order, each in time order) and empties their buffers, which keep their capacity.
     pub fn drain_trace(&mut self, out: &mut TraceBatch) {
         for &l in &self.trace_links {
-            if let Some(t) = self.links[l as usize].trace.as_deref_mut() {
+            if let Some(t) = self.links[l as usize].trace_mut() {
                 t.drain_into(l, out);
             }
         }
@@ -83,9 +79,9 @@ impl Simulation {
             .iter()
             .map(|&l| {
                 let link = &self.links[l as usize];
-                let t = link.trace.as_deref();
+                let t = link.trace();
                 (
-                    link.name.clone(),
+                    link.name.to_string(),
                     t.map(TraceBuf::capacity),
                     t.map_or(0, TraceBuf::batch),
                 )
