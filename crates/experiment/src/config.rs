@@ -421,6 +421,11 @@ pub struct TcpExtras {
     /// Linux's receive-buffer autotuning bounds the receiver's window (`tcp_rcv_space_adjust`;
     /// only without a fixed `rwnd`).
     pub rcvbuf: bool,
+    /// Linux's window arithmetic for Reno and NewReno: a whole-number window, slow start by
+    /// every acknowledged segment (`tcp_slow_start`), congestion avoidance by a counter of
+    /// acknowledged segments (`tcp_cong_avoid_ai`), `ssthresh = max(cwnd / 2, 2)` on the
+    /// window (`tcp_reno_ssthresh`); Reno and NewReno only.
+    pub linux_window: bool,
 }
 
 impl TcpExtras {
@@ -433,6 +438,7 @@ impl TcpExtras {
             rack: sack,
             prague_pacing: false,
             rcvbuf: true,
+            linux_window: matches!(cc, CcKind::Reno | CcKind::Newreno),
         }
     }
 }

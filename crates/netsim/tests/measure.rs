@@ -161,10 +161,15 @@ fn goodput_sum_within_capacity_short_runs() {
 /// pipe); that data was counted but the interval ended at the stop
 /// (goodput 1.07 x 0.96 C here). Reference: payload crossing the 10 Mb/s
 /// bottleneck during [warmup, stop] is at most 0.96 C x (stop - warmup)
-/// (960 of 1000 bytes per packet), plus one packet.
+/// (960 of 1000 bytes per packet), plus one packet. The flow must fill the
+/// link by the warm-up's end for the bound to mean something: without SACK it
+/// runs the `classic` profile, since under `linux` (Linux's slow start by
+/// every acknowledged segment) its slow-start overshoot of a 300-packet
+/// buffer leaves it in NewReno's one-hole-per-RTT recovery past 5 s.
 #[test]
 fn goodput_of_stopped_flow_within_capacity() {
     for sack in [false, true] {
+        let profile = if sack { "linux" } else { "classic" };
         let cfg = dumbbell(
             1,
             8.0,
@@ -174,7 +179,7 @@ fn goodput_of_stopped_flow_within_capacity() {
             300,
             json!({"type": "droptail"}),
             json!([{"kind": "tcp", "count": 1, "start": 0.0, "start_jitter": 0.0,
-                    "stop": 7.0, "sack": sack}]),
+                    "stop": 7.0, "sack": sack, "profile": profile}]),
         );
         let sim = run(cfg);
         let g = sim.summary().flows[0].goodput_bps;

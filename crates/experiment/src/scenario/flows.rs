@@ -469,6 +469,7 @@ fn tcp_extras(
         rack,
         prague_pacing: d.prague_pacing,
         rcvbuf: d.rcvbuf,
+        linux_window: d.linux_window,
     })
 }
 

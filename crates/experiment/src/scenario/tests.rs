@@ -84,6 +84,7 @@ fn tcp_profiles_defaults_and_overrides() {
         rack: true,
         prague_pacing: false,
         rcvbuf: true,
+        linux_window: true,
     };
     let g = groups(&format!(
         r#"{{{BASE}, "flows": [{{}}, {{"cc": "cubic"}}, {{"profile": "classic"}},
@@ -94,6 +95,7 @@ fn tcp_profiles_defaults_and_overrides() {
         g[1].3,
         TcpExtras {
             hystart: true,
+            linux_window: false,
             ..linux
         }
     );

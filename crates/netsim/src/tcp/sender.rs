@@ -166,7 +166,9 @@ impl TcpSender {
             flow,
             dst,
             p,
-            cc: cc.with_hystart(p.extras.hystart),
+            cc: cc
+                .with_hystart(p.extras.hystart)
+                .with_linux_window(p.extras.linux_window),
             rtt: RttEstimator::new(p.min_rto),
             rec: Recovery::new(RecoveryKind::new(p.cc, p.sack))
                 .with_prr(prr)

@@ -58,6 +58,16 @@ impl AnyController {
         }
         self
     }
+
+    /// The same controller with Linux's window arithmetic ([`reno::Reno::linux`]) on or off
+    /// (Reno and NewReno; no effect on other controllers).
+    pub fn with_linux_window(self, on: bool) -> Self {
+        match self {
+            AnyController::Reno(c) => AnyController::Reno(c.linux(on)),
+            AnyController::Newreno(c) => AnyController::Newreno(c.linux(on)),
+            other => other,
+        }
+    }
 }
 
 /// The controllers' modules, their types, [`AnyController`] (one variant per [`CcKind`], of

@@ -30,6 +30,11 @@ impl NewReno {
     pub fn with_window(cwnd: f64, ssthresh: f64) -> Self {
         NewReno(Reno::with_window(cwnd, ssthresh))
     }
+
+    /// Linux's window arithmetic or RFC 5681's ([`Reno::linux`]).
+    pub fn linux(self, on: bool) -> Self {
+        NewReno(self.0.linux(on))
+    }
 }
 
 impl Controller for NewReno {

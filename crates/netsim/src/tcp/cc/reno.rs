@@ -64,6 +64,11 @@ pub fn reno_ssthresh(flight: u32) -> f64 {
 pub struct Reno {
     cwnd: f64,
     ssthresh: f64,
+    /// Linux's arithmetic ([`Reno::linux`]): `snd_cwnd_cnt`, the acknowledged segments not
+    /// yet turned into window.
+    cnt: u32,
+    /// Linux's whole-number window arithmetic instead of RFC 5681's fractional one.
+    linux: bool,
 }
 
 impl Reno {
@@ -74,7 +79,57 @@ impl Reno {
 
     /// Given window and threshold (segments).
     pub fn with_window(cwnd: f64, ssthresh: f64) -> Self {
-        Reno { cwnd, ssthresh }
+        Reno {
+            cwnd,
+            ssthresh,
+            cnt: 0,
+            linux: false,
+        }
+    }
+
+    /// The same controller with Linux's window arithmetic (the `linux` profile) or RFC
+    /// 5681's: a whole-number window; slow start adds every acknowledged segment up to
+    /// `ssthresh` (`tcp_slow_start`, no per-ACK limit); congestion avoidance counts
+    /// acknowledged segments and adds one segment per window of them, applying credit left
+    /// from a larger window first (`tcp_cong_avoid_ai`); a congestion signal sets `ssthresh
+    /// = max(cwnd / 2, 2)` on the window, integer division (`tcp_reno_ssthresh`), and clears
+    /// the counter (`tcp_init_cwnd_reduction`); a timeout leaves a window of 1
+    /// (`tcp_enter_loss`).
+    pub fn linux(mut self, on: bool) -> Self {
+        self.linux = on;
+        self.cwnd = if on { self.cwnd.floor() } else { self.cwnd };
+        self
+    }
+
+    /// Linux `tcp_reno_cong_avoid` for `acked` segments (cwnd-limited checked by the caller).
+    fn linux_increase(&mut self, acked: u32) {
+        let mut acked = acked;
+        if self.cwnd < self.ssthresh {
+            // tcp_slow_start
+            let cwnd = (self.cwnd + acked as f64).min(self.ssthresh);
+            acked -= (cwnd - self.cwnd) as u32;
+            self.cwnd = cwnd;
+            if acked == 0 {
+                return;
+            }
+        }
+        // tcp_cong_avoid_ai(tp, snd_cwnd, acked)
+        let w = (self.cwnd as u32).max(1);
+        if self.cnt >= w {
+            self.cnt = 0;
+            self.cwnd += 1.0;
+        }
+        self.cnt += acked;
+        if self.cnt >= w {
+            let delta = self.cnt / w;
+            self.cnt -= delta * w;
+            self.cwnd += delta as f64;
+        }
+    }
+
+    /// Linux `tcp_reno_ssthresh`: half the whole-number window, at least 2.
+    fn linux_ssthresh(&self) -> f64 {
+        ((self.cwnd as u32) >> 1).max(2) as f64
     }
 }
 
@@ -91,13 +146,35 @@ impl Controller for Reno {
 
     #[inline]
     fn on_ack(&mut self, _now: Ns, ack: &AckEvent) {
-        if ack.may_raise_cwnd() {
+        if !ack.may_raise_cwnd() {
+            return;
+        }
+        if self.linux {
+            self.linux_increase(ack.acked);
+        } else {
             reno_increase(&mut self.cwnd, self.ssthresh, ack.acked);
         }
     }
 
     #[inline]
     fn on_congestion(&mut self, _now: Ns, kind: Congestion, flight: u32) {
+        if self.linux {
+            let ssthresh = self.linux_ssthresh();
+            self.cnt = 0;
+            match kind {
+                Congestion::Loss | Congestion::Ecn => {
+                    self.ssthresh = ssthresh;
+                    self.cwnd = ssthresh;
+                }
+                Congestion::Timeout { repeated } => {
+                    if !repeated {
+                        self.ssthresh = ssthresh;
+                    }
+                    self.cwnd = LOSS_WINDOW;
+                }
+            }
+            return;
+        }
         match kind {
             Congestion::Loss | Congestion::Ecn => {
                 self.ssthresh = reno_ssthresh(flight);
@@ -138,5 +215,39 @@ mod tests {
         assert_eq!(reno_ssthresh(3), 2.0);
         r.on_congestion(0, Congestion::Loss, 20);
         assert_eq!((r.window(), r.ssthresh()), (10.0, 10.0));
+    }
+
+    /// Linux's arithmetic by hand (tcp_slow_start, tcp_cong_avoid_ai, tcp_reno_ssthresh):
+    /// slow start takes a delayed ACK's two segments at once; at cwnd 4 four acknowledged
+    /// segments add one; credit from a larger window is applied first; ssthresh halves the
+    /// whole-number window (5 -> 2) and clears the counter; a timeout leaves 1.
+    #[test]
+    fn linux_arithmetic() {
+        let mut r = Reno::with_window(2.0, 4.0).linux(true);
+        r.on_ack(0, &open_ack(2, 0));
+        assert_eq!(r.window(), 4.0, "slow start by both segments, up to ssthresh");
+        r.on_ack(0, &open_ack(3, 0));
+        assert_eq!((r.window(), r.cnt), (4.0, 3));
+        r.on_ack(0, &open_ack(2, 0));
+        assert_eq!((r.window(), r.cnt), (5.0, 1), "4 of the 5 counted make one segment");
+        // Slow start past ssthresh: the rest goes to the counter.
+        let mut r = Reno::with_window(3.0, 4.0).linux(true);
+        r.on_ack(0, &open_ack(3, 0));
+        assert_eq!((r.window(), r.cnt), (4.0, 2));
+        // Credit accumulated at a larger window: one segment first, then counting anew.
+        let mut r = Reno::with_window(3.0, 2.0).linux(true);
+        r.cnt = 5;
+        r.on_ack(0, &open_ack(1, 0));
+        assert_eq!((r.window(), r.cnt), (4.0, 1));
+        let mut r = Reno::with_window(5.0, 2.0).linux(true);
+        r.cnt = 3;
+        r.on_congestion(0, Congestion::Ecn, 5);
+        assert_eq!((r.window(), r.ssthresh(), r.cnt), (2.0, 2.0, 0));
+        let mut r = Reno::with_window(9.7, 2.0).linux(true);
+        assert_eq!(r.window(), 9.0, "a whole-number window");
+        r.on_congestion(0, Congestion::Loss, 3);
+        assert_eq!(r.ssthresh(), 4.0, "the window, not FlightSize");
+        r.on_congestion(0, Congestion::Timeout { repeated: false }, 4);
+        assert_eq!((r.window(), r.ssthresh()), (1.0, 2.0));
     }
 }
