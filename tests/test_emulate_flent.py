@@ -326,7 +326,10 @@ def test_shell_ping_writes_a_flent_ping_file(tmp_path):
 def test_shell_iperf3_writes_a_flent_tcp_file(tmp_path):
     """``aqmlab shell --out DIR --flent -- iperf3 -c PEER -J -P 2``: one ``TCP upload::k``
     series per stream (iperf3's interval figures), ``TCP upload sum`` their sum; Flent's
-    ``totals`` draws it; the series' last intervals near the 10 Mbit/s link."""
+    ``totals`` draws it; after the first second the series' mean is near the 10 Mbit/s link
+    (iperf3's sender counts the bytes its socket took in each 0.5 s interval, which swing
+    around the link's rate as the socket buffer fills and drains: one interval measured 12.5
+    Mbit/s, so single intervals are not bounded)."""
     from flent import resultset
 
     out = tmp_path / "res"
@@ -344,7 +347,8 @@ def test_shell_iperf3_writes_a_flent_tcp_file(tmp_path):
     streams = [sum(st["bits_per_second"] for st in iv["streams"]) / 1e6 for iv in doc["intervals"]]
     total = r.series("TCP upload sum")
     assert total == pytest.approx(streams, rel=1e-9)
-    assert 8.0 < total[-2] < 10.5, total
+    late = total[2:]
+    assert len(late) >= 4 and 8.0 < sum(late) / len(late) < 10.5, total
     _plot(files[0], "totals", tmp_path / "totals.png", delay=0)
 
 
