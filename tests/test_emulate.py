@@ -96,6 +96,32 @@ def test_codel_ecn_marks_real_packets_and_cleans_up(tmp_path):
     assert len(pq.read_table(out / "flows.parquet")) == 2
 
 
+def test_parse_counters():
+    """``/proc/net/netstat`` and ``/proc/net/snmp`` rows as ``nstat`` names them; other rows
+    and the header lines are not counters."""
+    from aqmlab.emu.netns import parse_counters
+
+    text = (
+        "TcpExt: SyncookiesSent TCPLossProbes TCPTimeouts\n"
+        "TcpExt: 0 12 3\n"
+        "IpExt: InNoRoutes InOctets\n"
+        "IpExt: 0 999\n"
+        "Ip: Forwarding DefaultTTL\n"
+        "Ip: 1 64\n"
+        "Tcp: RtoAlgorithm RtoMin MaxConn RetransSegs\n"
+        "Tcp: 1 200 -1 157\n"
+    )
+    assert parse_counters(text) == {
+        "TcpExtSyncookiesSent": 0,
+        "TcpExtTCPLossProbes": 12,
+        "TcpExtTCPTimeouts": 3,
+        "TcpRtoAlgorithm": 1,
+        "TcpRtoMin": 200,
+        "TcpMaxConn": -1,
+        "TcpRetransSegs": 157,
+    }
+
+
 def test_droptail_overflows_without_ecn_and_removes_stale_sets(tmp_path):
     """Drop-tail with a 10-packet buffer and Reno: losses, no marks; a namespace set left by
     a killed run (its pid is gone, a process still inside) is removed by this run."""
@@ -127,6 +153,15 @@ def test_droptail_overflows_without_ecn_and_removes_stale_sets(tmp_path):
     assert all(f["cc"] == "reno" and not f["ecn_negotiated"] for f in s["flows"])
     assert s["emulation"]["ecn"]["ect_arrivals"] == 0
     assert sum(f["retransmits"] for f in s["flows"]) > 0
+    # the kernel's own counters over the window: its retransmissions are the flows' (the
+    # flows' figures come from TCP_INFO snapshots taken by the sender at the warm-up's end,
+    # the counters by the emulator within 50 ms of it), its data segments the bottleneck's
+    # arrivals (a retransmission the kernel counts in both)
+    tc = s["emulation"]["tcp_counters"]
+    retx = sum(f["retransmits"] for f in s["flows"])
+    assert 0.8 * retx <= tc["snd"]["TcpRetransSegs"] <= 1.2 * retx + 5, (tc, retx)
+    assert 0.9 * link["arrivals"] <= tc["snd"]["TcpOutSegs"] <= 1.1 * link["arrivals"] + 10
+    assert tc["rcv"]["TcpInSegs"] > 0.8 * link["arrivals"] - link["drops"]
     # --sysctl: set in the senders' namespace only, and recorded
     sysctls = s["emulation"]["sysctls"]
     assert sysctls["snd"]["net.ipv4.tcp_recovery"] == "0"

@@ -351,10 +351,14 @@ def _run(scenario, flows, mtu, sysctls_snd: dict[str, str], command=None, pcap=N
             thread.start()
             if command:
                 cmd = _start_command(tb, command, t0)
+            warm_ns = t0 + int(warmup * 1e9)
+            counters0 = None
             while thread.is_alive():
                 # sleep, not join(timeout): a signal interrupting join leaves the thread
                 # marked stopped while it still runs (CPython 3.11)
                 time.sleep(0.05)
+                if counters0 is None and time.monotonic_ns() >= warm_ns:
+                    counters0 = {r: tb.tcp_counters(r) for r in ("snd", "rcv")}
             if errors:
                 raise EmulationError(str(errors[0]))
             if cmd is not None:
@@ -386,6 +390,7 @@ def _run(scenario, flows, mtu, sysctls_snd: dict[str, str], command=None, pcap=N
             except OSError as e:
                 raise EmulationError(str(e)) from None
             report = json.loads(fw.report_json())
+            counters = _counter_window(counters0, {r: tb.tcp_counters(r) for r in ("snd", "rcv")})
             ts = {k: list(v) for k, v in fw.timeseries().items()}
             for k, v in fw.reverse_timeseries().items():  # with a reverse_rate_trace
                 ts.setdefault(k, []).extend(v)
@@ -410,9 +415,21 @@ def _run(scenario, flows, mtu, sysctls_snd: dict[str, str], command=None, pcap=N
     res = _result(
         scenario, flows, report, ts, cts, outs, sysctls, time.monotonic() - wall0, started
     )
+    res.summary["emulation"]["tcp_counters"] = counters
     if cmd_status is not None:
         res.summary["emulation"]["command"] = cmd_status
     return res
+
+
+def _counter_window(before: dict | None, after: dict) -> dict:
+    """The kernel's TCP counters (:meth:`Testbed.tcp_counters`) that moved between the end
+    of the warm-up (``before``; the run's start if it ended before the warm-up) and the end,
+    per namespace: ``{"snd": {"TcpExtTCPLossProbes": 41, ...}, "rcv": {...}}``."""
+    out = {}
+    for role, now in after.items():
+        was = (before or {}).get(role, {})
+        out[role] = {k: v - was.get(k, 0) for k, v in now.items() if v != was.get(k, 0)}
+    return out
 
 
 def _ping_programs(probes, tag: str, send_ns: str, recv_ns: str, duration: float) -> list:

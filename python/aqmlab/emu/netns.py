@@ -40,6 +40,7 @@ __all__ = [
     "check_sysctls",
     "remove_stale",
     "ns_names",
+    "parse_counters",
 ]
 
 NETNS_DIR = Path("/run/netns")
@@ -93,6 +94,34 @@ def check_environment() -> None:
 
 _SYSCTL_KEY = re.compile(r"^net\.(ipv4|core)\.[a-z0-9_]+$")
 _SYSCTL_VALUE = re.compile(r"^[0-9A-Za-z_. -]+$")
+
+
+def parse_counters(text: str) -> dict[str, int]:
+    """The ``TcpExt`` and ``Tcp`` counters of ``/proc/net/netstat`` and ``/proc/net/snmp``
+    text (a header line of names, then a line of values, per row), named as ``nstat`` names
+    them (``TcpExtTCPLossProbes``, ``TcpRetransSegs``).
+
+    Parameters
+    ----------
+    text : str
+        The two files' contents, concatenated.
+
+    Returns
+    -------
+    dict
+        ``{name: value}``; rows other than ``TcpExt`` and ``Tcp`` are left out.
+    """
+    out: dict[str, int] = {}
+    lines = text.splitlines()
+    for head, vals in zip(lines, lines[1:], strict=False):
+        row, _, names = head.partition(":")
+        row2, _, values = vals.partition(":")
+        if row != row2 or row not in ("TcpExt", "Tcp") or not names.split()[0].isalpha():
+            continue
+        for k, v in zip(names.split(), values.split(), strict=False):
+            if v.lstrip("-").isdigit():
+                out[row + k] = int(v)
+    return out
 
 
 def check_sysctls(settings: dict[str, str]) -> dict[str, str]:
@@ -316,6 +345,25 @@ class Testbed:
                 if k.strip()
             }
         return out
+
+    def tcp_counters(self, role: str = "snd") -> dict[str, int]:
+        """The kernel's TCP counters in one namespace now (``nstat``'s ``TcpExt`` and ``Tcp``
+        rows of ``/proc/net/netstat`` and ``/proc/net/snmp``).
+
+        Parameters
+        ----------
+        role : str
+            ``"snd"`` or ``"rcv"``.
+
+        Returns
+        -------
+        dict
+            ``{"TcpExtTCPLossProbes": 12, ...}``: every counter of the two rows, named as
+            ``nstat`` names them.
+        """
+        ns = self.snd if role == "snd" else self.rcv
+        text = _run(["ip", "netns", "exec", ns, "cat", "/proc/net/netstat", "/proc/net/snmp"])
+        return parse_counters(text)
 
     def exec_argv(self, role: str, argv: list[str]) -> list[str]:
         """``argv`` run inside the namespace ``role`` (``snd`` or ``rcv``).

@@ -228,17 +228,28 @@ impl Recovery {
         &mut self.sb
     }
 
+    /// The recovery point (RFC 6582 `recover`): one past the highest segment sent when the
+    /// last recovery or timeout began.
+    #[inline]
+    pub fn recover(&self) -> u32 {
+        self.recover
+    }
+
     /// Segments marked lost by RACK and not SACKed.
     #[inline]
     pub fn lost_out(&self) -> u32 {
         self.sb.lost_out
     }
 
-    /// Recovery may begin at cumulative ACK `ack` (not in recovery, and `ack` is above the
-    /// last recovery point, RFC 6582 §3.2 step 2).
+    /// A RACK loss may begin recovery at cumulative ACK `ack`, as Linux decides for a SACK
+    /// connection (`tcp_fastretrans_alert`): not in recovery, and not in the Loss state of a
+    /// timeout, which ends when `snd_una` reaches the point the timeout recorded
+    /// (`!before(snd_una, high_seq)`). Unlike the duplicate-ACK entry there is no RFC 6582
+    /// guard (`ack > recover`, §3.2 step 2) (Linux: "SACK TCP is safe"), so a loss of the first segment sent after a
+    /// recovery begins the next one without waiting for a timeout.
     #[inline]
-    pub fn may_enter(&self, ack: u32) -> bool {
-        !self.in_recovery && (ack > self.recover || self.recover == 0)
+    pub fn may_enter_rack(&self, ack: u32) -> bool {
+        !self.in_recovery && ack >= self.recover
     }
 
     /// The same recovery with PRR pacing SACK recoveries (RFC 6937; no
@@ -334,6 +345,24 @@ impl Recovery {
             }
             _ => 0,
         };
+    }
+
+    /// PRR when RACK's reordering timer marked segments lost (Linux `tcp_rack_reo_timeout`),
+    /// after recovery was entered if it had not been: the `newly` segments marked lost left
+    /// the flight, and Linux sends while the flight is below the window PRR set at the last
+    /// ACK (`tcp_xmit_retransmit_queue`), so the budget grows by `newly`; a recovery not yet
+    /// sending (entered by this timer) gets `tcp_cwnd_reduction(sk, 1, ...)`'s count for one
+    /// delivered segment, at least one (the fast retransmit). Without PRR (or outside a
+    /// recovery) nothing changes: the pipe limits the SACK recovery.
+    pub fn prr_on_reo_timeout(&mut self, newly: u32, ssthresh: u32, snd_max: u32) {
+        let pipe = self.sb.pipe(snd_max);
+        if let Some(p) = self.prr.as_mut().filter(|_| self.in_recovery) {
+            self.prr_budget = if p.out == 0 {
+                p.sndcnt(1, pipe, ssthresh).max(1)
+            } else {
+                self.prr_budget + newly
+            };
+        }
     }
 
     /// A new cumulative ACK `ack` acknowledging `acked` segments; `cwnd` is

@@ -574,21 +574,22 @@ impl TcpSender {
             let prior = self.packets_in_flight(r, r.in_loss());
             r.begin_ack(prior);
         }
+        // Without SACK blocks (an AccECN option in their place) the scoreboard still
+        // drops what the cumulative ACK covers.
+        let blocks = if sack_blocks { ack_pkt.sack } else { [0; 6] };
         if let Some(r) = self.rack.as_deref_mut() {
             // RACK: deliveries by SACK and by the cumulative ACK advance RACK.xmit_ts.
-            if sack_blocks {
-                let (blocks, una, max) = (&ack_pkt.sack, self.snd_una, self.snd_max);
-                self.rec.on_sack_blocks_with(ack, blocks, una, max, |q| {
-                    r.on_sacked(q, now);
-                    if let Some(rt) = rate.as_deref_mut() {
-                        rt.on_sacked(q);
-                    }
-                });
-            }
+            let (una, max) = (self.snd_una, self.snd_max);
+            self.rec.on_sack_blocks_with(ack, &blocks, una, max, |q| {
+                r.on_sacked(q, now);
+                if let Some(rt) = rate.as_deref_mut() {
+                    rt.on_sacked(q);
+                }
+            });
             r.on_cum_ack(ack, now);
-        } else if self.rec.kind() == RecoveryKind::Sack && sack_blocks {
-            let (blocks, una, max) = (&ack_pkt.sack, self.snd_una, self.snd_max);
-            self.rec.on_sack_blocks_with(ack, blocks, una, max, |q| {
+        } else if self.rec.kind() == RecoveryKind::Sack {
+            let (una, max) = (self.snd_una, self.snd_max);
+            self.rec.on_sack_blocks_with(ack, &blocks, una, max, |q| {
                 if let Some(rt) = rate.as_deref_mut() {
                     rt.on_sacked(q);
                 }
@@ -754,7 +755,7 @@ impl TcpSender {
             return;
         };
         let reo = r.detect_loss(now, self.rec.scoreboard_mut(), false);
-        if self.rec.lost_out() > 0 && self.rec.may_enter(ack) && !self.in_rto_backoff {
+        if self.rec.lost_out() > 0 && self.rec.may_enter_rack(ack) {
             self.fast_retransmit(now, out);
         }
         if let (Some(w), Some(r)) = (reo, self.rack.as_deref_mut()) {
@@ -803,12 +804,20 @@ impl TcpSender {
             return;
         };
         if reo {
-            let before = self.rec.lost_out();
+            // Linux `tcp_rack_reo_timeout`: what was marked lost (a first loss, or a lost
+            // retransmission) leaves the flight; recovery begins if it may, and the marked
+            // segments are sent under PRR.
+            let pipe0 = self.rec.scoreboard_mut().pipe(self.snd_max);
             let wait = r.detect_loss(now, self.rec.scoreboard_mut(), true);
-            if self.rec.lost_out() > before {
-                if self.rec.may_enter(self.snd_una) && !self.in_rto_backoff {
+            let pipe1 = self.rec.scoreboard_mut().pipe(self.snd_max);
+            if pipe1 < pipe0 {
+                if self.rec.may_enter_rack(self.snd_una) {
                     self.fast_retransmit(now, out);
                 }
+                let ssthresh = whole(self.cc.ssthresh());
+                let snd_max = self.snd_max;
+                self.rec
+                    .prr_on_reo_timeout(pipe0 - pipe1, ssthresh, snd_max);
                 self.send_allowed(now, out);
             }
             if let (Some(w), Some(r)) = (wait, self.rack.as_deref_mut()) {
@@ -1321,7 +1330,18 @@ mod tests {
     /// after being sent (base RTT 11 ms, BDP 11 packets). Timers (RTO, RACK, pacing) fire at
     /// the step they fall in. `check` sees the sender after each ACK with whether that ACK
     /// moved `snd_una`.
-    fn bottleneck(s: &mut TcpSender, ms: u64, cap: usize, mut check: impl FnMut(&TcpSender, bool)) {
+    fn bottleneck(s: &mut TcpSender, ms: u64, cap: usize, check: impl FnMut(&TcpSender, bool)) {
+        bottleneck_dropping(s, ms, cap, |_| false, check);
+    }
+
+    /// [`bottleneck`], dropping the data packets `drop` picks before the queue.
+    fn bottleneck_dropping(
+        s: &mut TcpSender,
+        ms: u64,
+        cap: usize,
+        mut drop: impl FnMut(&Packet) -> bool,
+        mut check: impl FnMut(&TcpSender, bool),
+    ) {
         use std::collections::VecDeque;
         const MS: Ns = 1_000_000;
         let mut rcv = TcpReceiver::new(0, 0, false, true);
@@ -1348,7 +1368,7 @@ mod tests {
             to_q.extend(out.drain(..).map(|p| (now + 5 * MS, p)));
             while to_q.front().is_some_and(|&(at, _)| at <= now) {
                 let (_, p) = to_q.pop_front().unwrap();
-                if q.len() < cap {
+                if q.len() < cap && !drop(&p) {
                     q.push_back(p);
                 }
             }
@@ -1416,6 +1436,114 @@ mod tests {
         assert_eq!(s.stats.timeouts, 0);
         // 3 s at 1 packet/ms: at least 90 % of it delivered.
         assert!(s.snd_una > 2700, "{}", s.snd_una);
+    }
+
+    /// RACK losses in small windows recover without a timeout, as in Linux (Reno, SACK,
+    /// RACK, PRR, timestamps, window 4, behind [`bottleneck`] with a deep queue):
+    /// * the first segment sent after a recovery's point is lost: the next recovery begins
+    ///   when RACK marks it (Linux `tcp_fastretrans_alert` has no RFC 6582 guard for SACK);
+    ///   the old rule (`ack > recover`) waited for the RTO;
+    /// * a loss, then its retransmission lost too, found by RACK's reordering timer with
+    ///   nothing left in flight: the timer's marks are sent under PRR (Linux
+    ///   `tcp_rack_reo_timeout` -> `tcp_xmit_retransmit_queue`); the old code sent nothing
+    ///   and waited for the RTO.
+    #[test]
+    fn rack_recovers_small_window_losses_without_timeout() {
+        use crate::tcp::TcpExtras;
+        use std::cell::Cell;
+        let p = TcpParams {
+            sack: true,
+            prr: true,
+            extras: TcpExtras {
+                timestamps: true,
+                rack: true,
+                ..TcpExtras::default()
+            },
+            ..params(CcKind::Newreno)
+        };
+        // (case, window, the segment lost first)
+        for (case, w, k) in [("after recovery", 4.0, 20), ("lost retransmission", 3.0, 6)] {
+            let mut s = TcpSender::new(0, 1, p, None);
+            set_window(&mut s, w, w);
+            // the first recovery's point, once it began
+            let recover = Cell::new(u32::MAX);
+            let (mut sent_k, mut sent_r, mut recoveries) = (0, 0, 0);
+            bottleneck_dropping(
+                &mut s,
+                2000,
+                100,
+                |pk| {
+                    if pk.seq == k {
+                        sent_k += 1;
+                        return sent_k <= if case == "after recovery" { 1 } else { 2 };
+                    }
+                    if case == "after recovery" && pk.seq == recover.get() {
+                        sent_r += 1;
+                        return sent_r == 1;
+                    }
+                    false
+                },
+                |s, _| {
+                    if s.rec.in_recovery() && recover.get() == u32::MAX {
+                        recover.set(s.rec.recover());
+                    }
+                    recoveries = s.stats.fast_retransmits;
+                },
+            );
+            let msg = format!(
+                "{case}: recoveries {recoveries}, timeouts {}, retransmits {}, snd_una {}",
+                s.stats.timeouts, s.stats.retransmits, s.snd_una
+            );
+            assert_ne!(recover.get(), u32::MAX, "{msg}");
+            assert_eq!(s.stats.timeouts, 0, "{msg}");
+            eprintln!("{msg}");
+            let want = if case == "after recovery" {
+                (2, 2)
+            } else {
+                (1, 2)
+            };
+            assert_eq!((recoveries, s.stats.retransmits), want, "{msg}");
+        }
+    }
+
+    /// An ACK whose SACK area holds an AccECN option (no SACK blocks) still moves the
+    /// scoreboard with the cumulative ACK: before, the SACKed segments below it stayed
+    /// counted, so a Prague flow (AccECN, RACK) went on with a stale scoreboard and could
+    /// enter a recovery with nothing outstanding and stall.
+    #[test]
+    fn scoreboard_follows_cumulative_acks_without_sack_blocks() {
+        use crate::tcp::TcpExtras;
+        const MS: Ns = 1_000_000;
+        let p = TcpParams {
+            sack: true,
+            prr: true,
+            extras: TcpExtras {
+                timestamps: true,
+                rack: true,
+                ..TcpExtras::default()
+            },
+            ..params(CcKind::Newreno)
+        };
+        let mut s = TcpSender::new(0, 1, p, None);
+        set_window(&mut s, 4.0, 4.0);
+        let mut out = Vec::new();
+        s.send_allowed(0, &mut out);
+        // 0 delivered, 1 not yet, 2 and 3 SACKed
+        let sacked = Packet {
+            sack: [1, 3, 0, 0, 0, 0],
+            ..ack(1, 0)
+        };
+        s.on_ack(100 * MS, &sacked, &mut out);
+        assert_eq!(s.rec.scoreboard_mut().sacked_out, 2);
+        // then everything, on an ACK carrying an AccECN option instead of blocks
+        let with_option = Packet {
+            flags: F_ACK | F_ACCECN_OPT,
+            ..ack(4, 0)
+        };
+        s.on_ack(101 * MS, &with_option, &mut out);
+        let sb = s.rec.scoreboard_mut();
+        assert_eq!((sb.base(), sb.sacked_out, sb.lost_out), (4, 0, 0));
+        assert!(!s.rec.in_recovery());
     }
 
     /// Sender and receiver back to back, in rounds of one RTT (50 ms): the
