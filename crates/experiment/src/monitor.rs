@@ -179,10 +179,12 @@ const SPARSE_COUNT_MAX: u32 = (1 << SPARSE_COUNT_BITS) - 1;
 /// non-empty bin (its index and count), sorted by bin, up to 32 of them, so a flow with a
 /// few packets whose delays span nanoseconds to hundreds of milliseconds (a million flows
 /// on one bottleneck) holds a few entries instead of the 430 counters between its extremes.
-/// On its 33rd distinct bin (or a count beyond 2^22 - 1 in one) it turns *dense*: the
-/// counters of every bin between the smallest and the largest value seen (a flow whose
-/// delays span 60-300 ms holds 38), grown only when a value falls outside them, never per
-/// recorded value otherwise. The bins, and so every figure read from them, are the same in
+/// On its 33rd distinct bin (or a count beyond 2^22 - 1 in one), or when its values span
+/// at most 32 bins, it turns *dense*: the counters of every bin between the smallest and
+/// the largest value seen (a flow whose delays span 60-300 ms holds 38), grown only when a
+/// value falls outside them, never per recorded value otherwise, and read inline by
+/// [`FlowHistogram::record`]; a dense histogram widened past 32 bins while fewer hold
+/// values turns sparse again. The bins, and so every figure read from them, are the same in
 /// both forms.
 #[derive(Clone, Debug, Default)]
 pub struct FlowHistogram {
@@ -274,6 +276,8 @@ impl FlowHistogram {
                 return;
             }
             self.base = SPARSE;
+        } else if self.base != SPARSE && self.few_bins_wide(i) {
+            self.sparsify();
         }
         if self.base == SPARSE {
             let pos = self
@@ -286,7 +290,10 @@ impl FlowHistogram {
                         return;
                     }
                 }
-                _ if self.counts.len() < SPARSE_MAX && n <= SPARSE_COUNT_MAX => {
+                _ if self.counts.len() < SPARSE_MAX
+                    && n <= SPARSE_COUNT_MAX
+                    && !self.dense_is_small(i) =>
+                {
                     self.counts
                         .insert(pos, ((i as u32) << SPARSE_COUNT_BITS) | n);
                     return;
@@ -297,6 +304,42 @@ impl FlowHistogram {
         }
         let k = self.slot(i);
         self.counts[k] = self.counts[k].saturating_add(n);
+    }
+
+    /// True if a non-empty sparse histogram with bin `i` added would span at most
+    /// [`SPARSE_MAX`] bins: dense then takes no more memory than a full sparse one, and
+    /// records inline.
+    fn dense_is_small(&self, i: usize) -> bool {
+        let (Some(&first), Some(&last)) = (self.counts.first(), self.counts.last()) else {
+            return false;
+        };
+        let (first, last) = (
+            (first >> SPARSE_COUNT_BITS) as usize,
+            (last >> SPARSE_COUNT_BITS) as usize,
+        );
+        last.max(i) - first.min(i) < SPARSE_MAX
+    }
+
+    /// True if a dense histogram widened to bin `i` would span more than [`SPARSE_MAX`]
+    /// bins while fewer than that hold values (it turned dense while its values were close
+    /// together): sparse is then smaller.
+    fn few_bins_wide(&self, i: usize) -> bool {
+        let (base, len) = (self.base as usize, self.counts.len());
+        let span = (base + len - 1).max(i) - base.min(i) + 1;
+        span > SPARSE_MAX
+            && self.counts.iter().filter(|&&c| c > 0).count() < SPARSE_MAX
+            && self.counts.iter().all(|&c| c <= SPARSE_COUNT_MAX)
+    }
+
+    /// Turns a dense histogram sparse (an entry per non-empty bin).
+    #[cold]
+    fn sparsify(&mut self) {
+        let base = self.base as u32;
+        self.counts = (self.counts.iter().enumerate())
+            .filter(|(_, &c)| c > 0)
+            .map(|(k, &c)| ((base + k as u32) << SPARSE_COUNT_BITS) | c)
+            .collect();
+        self.base = SPARSE;
     }
 
     /// Turns a sparse histogram dense (its counters from its smallest to its largest bin).
@@ -788,7 +831,18 @@ mod tests {
         let mut h = FlowHistogram::default();
         few.iter().for_each(|&v| h.record(v));
         assert!(h.heap_bytes() <= 64, "{} bytes", h.heap_bytes());
-        for (vals, dense) in [(few.to_vec(), false), (draw(20), false), (draw(5000), true)] {
+        // values close together (a flow's RTTs) are dense at once: recorded inline
+        let close: Vec<u64> = (0..100).map(|k| 60_000_000 + k * 10_000).collect();
+        // close together first, then far apart: dense, then sparse again
+        let mut apart = close.clone();
+        apart.extend([0, 5, 200_000_000]);
+        for (vals, dense) in [
+            (few.to_vec(), false),
+            (draw(20), false),
+            (draw(5000), true),
+            (close, true),
+            (apart, false),
+        ] {
             let mut h = FlowHistogram::default();
             let mut bins = BTreeMap::new();
             for &v in &vals {
