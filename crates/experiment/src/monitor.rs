@@ -283,22 +283,20 @@ impl FlowHistogram {
             let pos = self
                 .counts
                 .partition_point(|&e| ((e >> SPARSE_COUNT_BITS) as usize) < i);
-            match self.counts.get(pos) {
-                Some(&e) if (e >> SPARSE_COUNT_BITS) as usize == i => {
-                    if (e & SPARSE_COUNT_MAX) as u64 + (n as u64) <= SPARSE_COUNT_MAX as u64 {
-                        self.counts[pos] = e + n;
-                        return;
-                    }
-                }
-                _ if self.counts.len() < SPARSE_MAX
-                    && n <= SPARSE_COUNT_MAX
-                    && !self.dense_is_small(i) =>
-                {
-                    self.counts
-                        .insert(pos, ((i as u32) << SPARSE_COUNT_BITS) | n);
+            let found = self.counts.get(pos).copied();
+            if let Some(e) = found.filter(|&e| (e >> SPARSE_COUNT_BITS) as usize == i) {
+                // bin `i` has an entry: add to it unless its count would overflow
+                if (e & SPARSE_COUNT_MAX) as u64 + (n as u64) <= SPARSE_COUNT_MAX as u64 {
+                    self.counts[pos] = e + n;
                     return;
                 }
-                _ => {}
+            } else if self.counts.len() < SPARSE_MAX
+                && n <= SPARSE_COUNT_MAX
+                && !self.dense_is_small(i)
+            {
+                self.counts
+                    .insert(pos, ((i as u32) << SPARSE_COUNT_BITS) | n);
+                return;
             }
             self.densify();
         }
