@@ -390,8 +390,8 @@ def ns2_cases(
     workers : int, optional
         Parallel ns-2 processes (default: the cores).
     cache : Path or str, optional
-        The folder of the per-run results (``validation/ns2/results/cases`` for
-        ``validation/ns2/run_all.py``); None runs everything.
+        The folder of the per-run results (``validation/ns2/run_all.py`` keeps them in
+        ``results/cases`` next to it); None runs everything.
 
     Returns
     -------
