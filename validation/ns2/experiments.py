@@ -31,6 +31,13 @@ def _sfc_a(
     return sc
 
 
+def _sfc_d(scheme: str, k: int) -> dict:
+    from aqmlab.repro import sfc
+
+    aqm = sfc.aqm(scheme, n_min=200, rtt_max=0.8)
+    return sfc.dumbbell(f"D-{k}-{scheme}", aqm, [sfc._flows(k, 0.2, 0.8)], 40.0, 10.0, 0.2)
+
+
 #: name -> (what it tests, scenario builder)
 EXPERIMENTS = {
     "A-200-pi": ("SFC A, k = 200, PI (the case)", lambda: _sfc_a("pi")),
@@ -46,6 +53,8 @@ EXPERIMENTS = {
         "SFC A, k = 200, k1 = 0.02 (the sensitivity row's gain)",
         lambda: _sfc_a("sfc", k1=0.02),
     ),
+    "A-1000-avq": ("SFC A, k = 1000, AVQ (the full set's row)", lambda: _sfc_a("avq", k=1000)),
+    "D-600-red": ("SFC D, k = 600, RED (the full set's row)", lambda: _sfc_d("red", 600)),
     "A-200-sfc-k1=0.02-law10ms": (
         "the same with aqmlab's law run every 10 ms, p held in between (law_period, as the "
         "Tcl marker; ns-2 unchanged)",
