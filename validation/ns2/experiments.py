@@ -31,6 +31,13 @@ def _sfc_a(
     return sc
 
 
+def _min_rto(sc: dict, min_rto: float) -> dict:
+    sc = copy.deepcopy(sc)
+    for g in sc["flows"]:
+        g["min_rto"] = min_rto
+    return sc
+
+
 def _sfc_d(scheme: str, k: int) -> dict:
     from aqmlab.repro import sfc
 
@@ -59,6 +66,14 @@ EXPERIMENTS = {
         "the same with aqmlab's law run every 10 ms, p held in between (law_period, as the "
         "Tcl marker; ns-2 unchanged)",
         lambda: _sfc_a("sfc", k1=0.02, law_period=0.01),
+    ),
+    "A-200-sfc-k1=0.02-minrto": (
+        "the same with aqmlab's min_rto 0.05 s (ns-2's minrto_ stays 0.2 s)",
+        lambda: _min_rto(_sfc_a("sfc", k1=0.02), 0.05),
+    ),
+    "A-1000-avq-minrto": (
+        "A-1000-avq with aqmlab's min_rto 0.05 s (ns-2's minrto_ stays 0.2 s)",
+        lambda: _min_rto(_sfc_a("avq", k=1000), 0.05),
     ),
 }
 
