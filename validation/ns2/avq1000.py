@@ -83,9 +83,16 @@ def _per_second(t: np.ndarray, cum: np.ndarray, t0: float) -> list[int]:
 
 
 def _flow_stats(t: np.ndarray, cwnd: np.ndarray, acked: np.ndarray, t0: float) -> dict:
+    """Shares of the samples from t0 on (rows: instants, columns: flows) with a window below one
+    segment, and of the intervals between them in which a flow's acknowledged count stood still."""
     m = t >= t0 - 1e-9
     prog = np.diff(acked[m], axis=0) > 0
-    return {"stalled": float((cwnd[m] < 1).mean()), "idle": float(1 - prog.mean())}
+    return {
+        "stalled": float((cwnd[m] < 1).mean()),
+        "idle": float(1 - prog.mean()),
+        "flows_sampled": int(cwnd.shape[1]),
+        "samples": int(len(t)),
+    }
 
 
 def run_ns2(sc: dict, seed: int, tcl: str) -> dict:
