@@ -1,6 +1,7 @@
 """A-1000-avq in both simulators: what keeps ns-2's 1000 flows off the link (RESULTS.md).
 
     .venv/bin/python validation/ns2/avq1000.py [--seeds 3] [--ns2 case,nosyn-rto1] [--aqmlab LABEL --what TEXT]
+        [--duration 120 --warmup 60]
 
 SFC's experiment A with k = 1000 ECN flows and AVQ (experiments.py's ``A-1000-avq``: 40 s,
 statistics after 10 s), per seed, with every flow sampled every 0.2 s:
@@ -17,7 +18,9 @@ Per run it reports the mean queue, utilisation, loss and marks per arrival, the 
 samples after the warm-up with a window below one segment (``stalled``: ns-2's ECN stall), with
 a backed-off timer (ns-2 only), and of 0.2-s intervals in which a flow got no new ACK
 (``idle``), and the bottleneck's drops per second after the warm-up. It prints a Markdown
-table and writes ``results/avq1000-ns2-VARIANT.json`` / ``results/avq1000-aqmlab-LABEL.json``.
+table and writes ``results/avq1000-ns2-VARIANT.json`` / ``results/avq1000-aqmlab-LABEL.json``
+(``...-120s-warmup60s.json`` with ``--duration 120 --warmup 60``: the same case, measured after
+its start-up).
 """
 
 from __future__ import annotations
@@ -181,6 +184,12 @@ def main(argv: list[str] | None = None) -> int:
         "--aqmlab", default="", help="label of the aqmlab build on the path ('' for none)"
     )
     ap.add_argument("--what", default="", help="what the aqmlab build is (written to its file)")
+    ap.add_argument(
+        "--duration", type=float, default=0.0, help="run length in s (default: the case's 40)"
+    )
+    ap.add_argument(
+        "--warmup", type=float, default=0.0, help="warm-up in s (default: the case's 10)"
+    )
     ap.add_argument("--workers", type=int, default=2, help="parallel runs (default 2)")
     a = ap.parse_args(argv)
     variants = [v for v in a.ns2.split(",") if v]
@@ -192,6 +201,17 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: --aqmlab = {a.aqmlab}: letters, digits and '-' only", file=sys.stderr)
         return 2
     sc = scenario()
+    tag = ""
+    if a.duration or a.warmup:
+        sc["duration"] = a.duration or sc["duration"]
+        sc["warmup"] = a.warmup or sc["warmup"]
+        if not 0 < sc["warmup"] < sc["duration"] - 1:
+            print(
+                f"error: --warmup = {sc['warmup']:g}: must be below --duration - 1 s",
+                file=sys.stderr,
+            )
+            return 2
+        tag = f"-{sc['duration']:g}s-warmup{sc['warmup']:g}s"
     seeds = list(range(1, a.seeds + 1))
     jobs = [("ns2", v, s) for v in variants for s in seeds]
     if a.aqmlab:
@@ -211,8 +231,17 @@ def main(argv: list[str] | None = None) -> int:
     for side, name in dict.fromkeys((j[0], j[1]) for j in jobs):
         runs = [r for j, r in zip(jobs, out, strict=True) if j[:2] == (side, name)]
         what = VARIANTS[name][0] if side == "ns2" else f"aqmlab build: {a.what or name}"
-        doc = {"case": "A-1000-avq", "side": side, "what": what, "seeds": seeds, "runs": runs}
-        (RESULTS / f"avq1000-{side}-{name}.json").write_text(json.dumps(doc, indent=1) + "\n")
+        doc = {
+            "case": "A-1000-avq",
+            "duration_s": sc["duration"],
+            "warmup_s": sc["warmup"],
+            "side": side,
+            "what": what,
+            "seeds": seeds,
+            "runs": runs,
+        }
+        out_file = RESULTS / f"avq1000-{side}-{name}{tag}.json"
+        out_file.write_text(json.dumps(doc, indent=1) + "\n")
         print(_row(f"{side} {name}", runs), flush=True)
     return 0
 
