@@ -124,8 +124,8 @@ def test_workers_beyond_the_memory_are_refused(tmp_path):
 
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     workers = 4 * cores  # the most --workers allows
-    flows = 120_000  # about 7.3 GiB each, as the core estimates (64 KiB per flow)
-    need = workers * (flows * 64 * 1024 + budget.WORKER_BYTES)
+    flows = 900_000  # about 6.9 GiB each, as the core estimates (8 KiB per flow)
+    need = workers * (flows * 8 * 1024 + budget.WORKER_BYTES)
     avail = budget.available_memory()
     if avail is None or avail >= need:
         pytest.skip(f"this machine has {avail} bytes available, more than {need} (or unknown)")

@@ -435,8 +435,8 @@ def test_the_estimate_follows_what_the_runs_simulate():
     two = budget.estimate(sweep.load_spec(SPEC), workers=2)
     assert two.wall_seconds == pytest.approx(small.wall_seconds / 2)
     many = sweep.load_spec({**SPEC, "base": {**BASE, "flows": [{"count": 2000}]}})
-    # the core's estimate: 64 KiB per flow
-    assert budget.estimate(many, 1).memory_bytes == pytest.approx(2000 * 64 * 1024, rel=0.01)
+    # the core's estimate: 8 KiB per flow
+    assert budget.estimate(many, 1).memory_bytes == pytest.approx(2000 * 8 * 1024, rel=0.01)
 
 
 def test_workers_that_would_not_fit_in_memory_are_refused_and_the_default_is_lowered(

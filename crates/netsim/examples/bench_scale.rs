@@ -64,18 +64,11 @@ fn main() {
         "dumbbell": {"rate": rate, "rtt": rtt, "buffer": buffer, "pkt_size": 1500,
                      "access": access},
         "aqm": {"type": "codel"},
-        "flows": [{"count": 1, "cc": "cubic"}]
+        "flows": [{"count": flows, "cc": "cubic"}]
     });
-    let mut cfg = experiment::scenario::Scenario::from_value(&doc)
+    let cfg = experiment::scenario::Scenario::from_value(&doc)
         .unwrap_or_else(|e| panic!("scale scenario: {e}"))
         .config;
-    // The flow count is set after the schema's checks: its memory estimate (a bound with
-    // room, `crates/experiment/src/scenario/cost.rs`) refuses a million flows, and this bench
-    // measures what they really take.
-    match &mut cfg.flows[0] {
-        experiment::config::FlowGroup::Tcp(g) => g.count = flows,
-        _ => unreachable!("a tcp group"),
-    }
     let mut sim = Simulation::new(cfg).expect("scale config builds");
     let rss_built = status_bytes("VmRSS:");
     let t0 = WallClock::now();

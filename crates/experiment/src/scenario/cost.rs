@@ -8,9 +8,11 @@ use serde_json::Value;
 /// 24 GiB machines the project is developed on).
 pub const MAX_MEMORY_BYTES: f64 = 8.0 * 1024.0 * 1024.0 * 1024.0;
 /// Estimated memory per flow of a builder topology, bytes (two hosts, four access links with
-/// their queues, the TCP state: about 22 KiB measured on a 10,000-flow dumbbell, with room for
-/// queue storage growing during a run; see `docs/scenario.md`).
-pub const BYTES_PER_FLOW: f64 = 64.0 * 1024.0;
+/// their queues, the TCP state, its share of the packets in flight and its summary row:
+/// 3.9 KiB per long-lived flow on a 50,000-flow dumbbell and 5.0 KB a flow in the whole
+/// million-flow run, `benches/bench_scale.py`; twice that leaves room for flows with larger
+/// windows; see `docs/scenario.md`).
+pub const BYTES_PER_FLOW: f64 = 8.0 * 1024.0;
 /// Estimated memory per time-series row (one monitored link, one sample), bytes.
 pub const BYTES_PER_SAMPLE: f64 = 96.0;
 /// Estimated memory per per-class time-series row (one class of a monitored link, one
