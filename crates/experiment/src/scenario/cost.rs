@@ -9,7 +9,7 @@ use serde_json::Value;
 pub const MAX_MEMORY_BYTES: f64 = 8.0 * 1024.0 * 1024.0 * 1024.0;
 /// Estimated memory per flow of a builder topology, bytes (two hosts, four access links with
 /// their queues, the TCP state, its share of the packets in flight and its summary row:
-/// 3.9 KiB per long-lived flow on a 50,000-flow dumbbell and 5.0 KB a flow in the whole
+/// 3.9 KiB per long-lived flow on a 50,000-flow dumbbell and 5.2 KB a flow in the whole
 /// million-flow run, `benches/bench_scale.py`; twice that leaves room for flows with larger
 /// windows; see `docs/scenario.md`).
 pub const BYTES_PER_FLOW: f64 = 8.0 * 1024.0;
