@@ -75,3 +75,25 @@ fn stepping_does_not_change_a_pooled_run() {
         serde_json::to_string(&steps.summary()).unwrap()
     );
 }
+
+/// A capture of a pooled run: the headers of a finished flow's packets, synthesised when the
+/// capture is written (at the end here, long after most flows gave their slots back), come
+/// from its record.
+#[test]
+fn a_capture_names_finished_flows() {
+    let mut sim = Simulation::from_json(
+        r#"{"seed": 2, "duration": 6.0, "warmup": 0.0,
+            "dumbbell": {"rate": "10Mbps", "rtt": "20ms", "buffer": 100},
+            "pcap": {"links": ["R1->R2"], "hosts": true},
+            "flows": [{"kind": "tcp_short", "arrival_rate": 50.0, "mean_size": 10000}]}"#,
+    )
+    .unwrap();
+    let path = std::env::temp_dir().join(format!("aqmlab-pool-{}.pcapng", std::process::id()));
+    sim.start_pcap(&path).unwrap();
+    while !sim.run_until_traced(sim.end()) {}
+    let p = sim.pool_stats();
+    assert!(p.finished > 100 && p.table_len < 100, "{p:?}");
+    let written = sim.finish_pcap().unwrap();
+    let _ = std::fs::remove_file(&path);
+    assert!(written > 1000, "{written}");
+}
