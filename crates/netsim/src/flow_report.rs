@@ -279,11 +279,7 @@ impl GroupAcc {
             group: i as u32,
             name: g.display_name(i),
             kind: g.kind().to_string(),
-            cc: match g {
-                FlowGroup::Tcp(t) => Some(t.cc.name().to_string()),
-                FlowGroup::ShortTcp(s) => Some(s.cc.name().to_string()),
-                _ => None,
-            },
+            cc: group_cc(g).map(str::to_string),
             class: g.class().map(str::to_string),
             direction: g.endpoints().direction.name().to_string(),
             flows: self.flows,
