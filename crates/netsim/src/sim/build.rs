@@ -276,6 +276,11 @@ impl Simulation {
             class_snap: Vec::new(),
             cake_snap: Vec::new(),
             routes: built.routes,
+            pool: crate::flow_pool::FlowPool {
+                n_static: nf,
+                delays: vec![Default::default(); cfg.flows.len()],
+                ..Default::default()
+            },
             flows,
             groups,
             monitored: built.monitor,
@@ -299,6 +304,14 @@ impl Simulation {
             cfg,
         };
         sim.reserve_samples();
+        if sim.groups.iter().any(|g| matches!(g, GroupRt::Short(_))) {
+            // the monitors forget a short flow's sojourn times when it finishes
+            for l in &mut sim.links {
+                if let Some(m) = l.mon_mut() {
+                    m.pooled_from = Some(nf);
+                }
+            }
+        }
         if warmup == 0 {
             sim.end_warmup();
         }

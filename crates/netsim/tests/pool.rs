@@ -1,0 +1,99 @@
+//! The short-flow pool: a finished `tcp_short` flow gives its slot in the flow table back,
+//! so the table holds the most flows ever running (or lingering) at once, not every flow
+//! that arrived, and the results still list every flow.
+
+use netsim::Simulation;
+
+/// A web-like workload: 100 flows/s of Pareto-sized flows (mean 20 kB, 16 Mb/s offered) on
+/// a 40 Mb/s dumbbell beside two long-lived flows, for 30 s: about 3000 short flows.
+const WEB: &str = r#"{"seed": 9, "duration": 30.0, "warmup": 5.0,
+    "dumbbell": {"rate": "40Mbps", "rtt": "30ms", "buffer": 100},
+    "aqm": {"type": "codel"},
+    "flows": [{"count": 2, "cc": "cubic"},
+              {"kind": "tcp_short", "arrival_rate": 100.0, "mean_size": 20000}]}"#;
+
+#[test]
+fn the_flow_table_stays_at_the_peak_concurrency() {
+    let mut sim = Simulation::from_json(WEB).unwrap();
+    let mut peaks = Vec::new();
+    for t in [10u64, 20, 30] {
+        sim.run_until(aqm::Instant(t * 1_000_000_000));
+        let p = sim.pool_stats();
+        assert_eq!(p.static_flows, 2);
+        // every entry beyond the static flows is a slot some short flow needed at a peak
+        assert_eq!(p.table_len, 2 + p.peak as usize, "{p:?}");
+        assert_eq!(p.finished + p.running as u64, p.short_flows, "{p:?}");
+        peaks.push((p.short_flows, p.peak));
+    }
+    let (flows, peak) = peaks[2];
+    assert!(flows > 2500, "{peaks:?}");
+    // flows linger 1 s after completing: about 100 x (1 s + their lifetime) slots, far
+    // below the flows that arrived, and not growing with them
+    assert!(peak < 300, "{peaks:?}");
+    assert!(
+        peaks[2].1 < peaks[0].1 + 50,
+        "the peak keeps growing: {peaks:?}"
+    );
+    assert_eq!(sim.num_flows(), 2 + flows as usize);
+    sim.check_conservation().unwrap();
+
+    // every flow is still reported, in id order, the finished ones with their FCT
+    let s = sim.summary();
+    assert_eq!(s.flows.len(), sim.num_flows());
+    assert!(s.flows.iter().enumerate().all(|(i, f)| f.id == i as u32));
+    let p = sim.pool_stats();
+    let done = s.flows.iter().filter(|f| f.fct_s.is_some()).count() as u64;
+    assert!(done >= p.finished, "{done} {p:?}");
+    assert_eq!(s.groups[1].flows as u64, flows);
+    // a finished flow's status is the one it had when it completed
+    let f = s
+        .flows
+        .iter()
+        .find(|f| f.kind == "short_tcp" && f.fct_s.is_some())
+        .unwrap();
+    let st = sim.flow_status(f.id).unwrap();
+    assert_eq!(st.fct_s, f.fct_s);
+    assert_eq!(st.bytes_delivered, f.size_bytes.unwrap());
+    assert_eq!(st.bytes_acked, f.size_bytes.unwrap());
+    assert!(sim.flow_status(sim.num_flows() as u32).is_err());
+}
+
+/// Stepping a pooled run in pieces gives the same summary as one run (slots are reused at
+/// arrivals, whatever the steps).
+#[test]
+fn stepping_does_not_change_a_pooled_run() {
+    let mut one = Simulation::from_json(WEB).unwrap();
+    one.run();
+    let mut steps = Simulation::from_json(WEB).unwrap();
+    let mut t = 0;
+    while t < 30_000_000_000 {
+        t += 700_000_000;
+        steps.run_until(aqm::Instant(t.min(30_000_000_000)));
+    }
+    assert_eq!(
+        serde_json::to_string(&one.summary()).unwrap(),
+        serde_json::to_string(&steps.summary()).unwrap()
+    );
+}
+
+/// A capture of a pooled run: the headers of a finished flow's packets, synthesised when the
+/// capture is written (at the end here, long after most flows gave their slots back), come
+/// from its record.
+#[test]
+fn a_capture_names_finished_flows() {
+    let mut sim = Simulation::from_json(
+        r#"{"seed": 2, "duration": 6.0, "warmup": 0.0,
+            "dumbbell": {"rate": "10Mbps", "rtt": "20ms", "buffer": 100},
+            "pcap": {"links": ["R1->R2"], "hosts": true},
+            "flows": [{"kind": "tcp_short", "arrival_rate": 50.0, "mean_size": 10000}]}"#,
+    )
+    .unwrap();
+    let path = std::env::temp_dir().join(format!("aqmlab-pool-{}.pcapng", std::process::id()));
+    sim.start_pcap(&path).unwrap();
+    while !sim.run_until_traced(sim.end()) {}
+    let p = sim.pool_stats();
+    assert!(p.finished > 100 && p.table_len < 100, "{p:?}");
+    let written = sim.finish_pcap().unwrap();
+    let _ = std::fs::remove_file(&path);
+    assert!(written > 1000, "{written}");
+}
