@@ -160,6 +160,14 @@ impl DelayHistogram {
 /// Sub-bucket bits of [`FlowHistogram`]: 16 bins per power of two.
 const FLOW_SUB_BITS: u32 = 4;
 const FLOW_SUB: u64 = 1 << FLOW_SUB_BITS;
+/// [`FlowHistogram::base`] of a sparse histogram: above every bin index (at most 975), so
+/// that the dense test in [`FlowHistogram::record`] fails for it without a branch of its own.
+const SPARSE: u16 = u16::MAX;
+/// Distinct bins a sparse [`FlowHistogram`] holds before it turns dense (128 bytes).
+const SPARSE_MAX: usize = 32;
+/// Bits of a sparse entry's count (the bin index takes the top 10: bins are below 1024).
+const SPARSE_COUNT_BITS: u32 = 22;
+const SPARSE_COUNT_MAX: u32 = (1 << SPARSE_COUNT_BITS) - 1;
 
 /// A small log-linear histogram of non-negative integers (nanoseconds) for per-flow delays.
 ///
@@ -167,17 +175,33 @@ const FLOW_SUB: u64 = 1 << FLOW_SUB_BITS;
 /// below 16 are exact, a larger value in `[2^e, 2^(e+1))` falls into one of 16 equal bins of
 /// width `2^(e-4)`, so quantiles read at a bin's midpoint are **within 1/32 (3.1 %)** of the
 /// exact order statistic; the mean is exact (kept as a sum). Memory is bounded (at most 977
-/// counters) and in practice small: only the bins between the smallest and the largest value
-/// seen are stored (a flow whose delays span 60-300 ms holds 38 counters), and they grow only
-/// when a value falls outside them, never per recorded value otherwise.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// counters) and in practice small. A histogram starts *sparse*: one four-byte entry per
+/// non-empty bin (its index and count), sorted by bin, up to 32 of them, so a flow with a
+/// few packets whose delays span nanoseconds to hundreds of milliseconds (a million flows
+/// on one bottleneck) holds a few entries instead of the 430 counters between its extremes.
+/// On its 33rd distinct bin (or a count beyond 2^22 - 1 in one), or when its values span
+/// at most 32 bins, it turns *dense*: the counters of every bin between the smallest and
+/// the largest value seen (a flow whose delays span 60-300 ms holds 38), grown only when a
+/// value falls outside them, never per recorded value otherwise, and read inline by
+/// [`FlowHistogram::record`]; a dense histogram widened past 32 bins while fewer hold
+/// values turns sparse again. The bins, and so every figure read from them, are the same in
+/// both forms.
+#[derive(Clone, Debug, Default)]
 pub struct FlowHistogram {
-    /// Bin index of `counts[0]`.
+    /// Bin index of `counts[0]` when dense; [`SPARSE`] when sparse.
     base: u16,
-    /// Values per bin (at most 2^32 - 1 per bin: 4.3 billion packets of one flow in one bin).
+    /// Dense: values per bin (at most 2^32 - 1 per bin: 4.3 billion packets of one flow in
+    /// one bin). Sparse: `bin << 22 | count` per non-empty bin, sorted by bin.
     counts: Vec<u32>,
     /// Sum of the values (ns), for the exact mean.
     sum: u64,
+}
+
+impl PartialEq for FlowHistogram {
+    /// Equal if they hold the same values in the same bins, whatever their form.
+    fn eq(&self, other: &Self) -> bool {
+        self.sum == other.sum && self.bins().eq(other.bins())
+    }
 }
 
 impl FlowHistogram {
@@ -212,40 +236,132 @@ impl FlowHistogram {
         }
     }
 
-    /// Records one value (a bin index, a bounds test, two additions).
+    /// The non-empty bins in increasing order: `(bin, count)`.
+    fn bins(&self) -> impl Iterator<Item = (usize, u32)> + '_ {
+        let (sparse, base) = (self.base == SPARSE, self.base as usize);
+        self.counts
+            .iter()
+            .enumerate()
+            .map(move |(k, &c)| {
+                if sparse {
+                    ((c >> SPARSE_COUNT_BITS) as usize, c & SPARSE_COUNT_MAX)
+                } else {
+                    (base + k, c)
+                }
+            })
+            .filter(|&(_, c)| c > 0)
+    }
+
+    /// Records one value (a bin index, a bounds test, two additions; a sparse histogram
+    /// fails the bounds test and takes [`FlowHistogram::add`]).
     #[inline(always)]
     pub fn record(&mut self, v: u64) {
-        let k = self.slot(Self::index(v));
-        self.counts[k] += 1;
+        let i = Self::index(v);
+        let k = i.wrapping_sub(self.base as usize);
+        if k < self.counts.len() {
+            self.counts[k] += 1;
+        } else {
+            self.add(i, 1);
+        }
         self.sum = self.sum.wrapping_add(v);
     }
 
-    /// The position of bin `i` in `counts`, widening the stored range if needed.
-    #[inline(always)]
-    fn slot(&mut self, i: usize) -> usize {
-        let k = i.wrapping_sub(self.base as usize);
-        if k < self.counts.len() {
-            k
-        } else {
-            self.widen(i)
+    /// Adds `n` values to bin `i` outside the dense range (or in a sparse or empty
+    /// histogram): out of line, as it runs for a flow's first values and new extremes.
+    #[inline(never)]
+    fn add(&mut self, i: usize, n: u32) {
+        if self.counts.is_empty() {
+            if n > SPARSE_COUNT_MAX {
+                (self.base, self.counts) = (i as u16, vec![n]);
+                return;
+            }
+            self.base = SPARSE;
+        } else if self.base != SPARSE && self.few_bins_wide(i) {
+            self.sparsify();
+        }
+        if self.base == SPARSE {
+            let pos = self
+                .counts
+                .partition_point(|&e| ((e >> SPARSE_COUNT_BITS) as usize) < i);
+            let found = self.counts.get(pos).copied();
+            if let Some(e) = found.filter(|&e| (e >> SPARSE_COUNT_BITS) as usize == i) {
+                // bin `i` has an entry: add to it unless its count would overflow
+                if (e & SPARSE_COUNT_MAX) as u64 + (n as u64) <= SPARSE_COUNT_MAX as u64 {
+                    self.counts[pos] = e + n;
+                    return;
+                }
+            } else if self.counts.len() < SPARSE_MAX
+                && n <= SPARSE_COUNT_MAX
+                && !self.dense_is_small(i)
+            {
+                self.counts
+                    .insert(pos, ((i as u32) << SPARSE_COUNT_BITS) | n);
+                return;
+            }
+            self.densify();
+        }
+        let k = self.slot(i);
+        self.counts[k] = self.counts[k].saturating_add(n);
+    }
+
+    /// True if a non-empty sparse histogram with bin `i` added would span at most
+    /// [`SPARSE_MAX`] bins: dense then takes no more memory than a full sparse one, and
+    /// records inline.
+    fn dense_is_small(&self, i: usize) -> bool {
+        let (Some(&first), Some(&last)) = (self.counts.first(), self.counts.last()) else {
+            return false;
+        };
+        let (first, last) = (
+            (first >> SPARSE_COUNT_BITS) as usize,
+            (last >> SPARSE_COUNT_BITS) as usize,
+        );
+        last.max(i) - first.min(i) < SPARSE_MAX
+    }
+
+    /// True if a dense histogram widened to bin `i` would span more than [`SPARSE_MAX`]
+    /// bins while fewer than that hold values (it turned dense while its values were close
+    /// together): sparse is then smaller.
+    fn few_bins_wide(&self, i: usize) -> bool {
+        let (base, len) = (self.base as usize, self.counts.len());
+        let span = (base + len - 1).max(i) - base.min(i) + 1;
+        span > SPARSE_MAX
+            && self.counts.iter().filter(|&&c| c > 0).count() < SPARSE_MAX
+            && self.counts.iter().all(|&c| c <= SPARSE_COUNT_MAX)
+    }
+
+    /// Turns a dense histogram sparse (an entry per non-empty bin).
+    #[cold]
+    fn sparsify(&mut self) {
+        let base = self.base as u32;
+        self.counts = (self.counts.iter().enumerate())
+            .filter(|(_, &c)| c > 0)
+            .map(|(k, &c)| ((base + k as u32) << SPARSE_COUNT_BITS) | c)
+            .collect();
+        self.base = SPARSE;
+    }
+
+    /// Turns a sparse histogram dense (its counters from its smallest to its largest bin).
+    #[cold]
+    fn densify(&mut self) {
+        let sparse = std::mem::take(&mut self.counts);
+        let first = (sparse[0] >> SPARSE_COUNT_BITS) as usize;
+        let last = (sparse[sparse.len() - 1] >> SPARSE_COUNT_BITS) as usize;
+        self.base = first as u16;
+        self.counts = vec![0; last - first + 1];
+        for e in sparse {
+            self.counts[(e >> SPARSE_COUNT_BITS) as usize - first] = e & SPARSE_COUNT_MAX;
         }
     }
 
-    /// Widens the stored range to hold bin `i` and returns its position (out of line: it
-    /// runs once per new extreme value, not per value).
-    #[cold]
-    #[inline(never)]
-    fn widen(&mut self, i: usize) -> usize {
+    /// The position of bin `i` in a dense `counts`, widening the stored range if needed.
+    fn slot(&mut self, i: usize) -> usize {
         let base = self.base as usize;
-        if self.counts.is_empty() {
-            self.base = i as u16;
-            self.counts.push(0);
-        } else if i < base {
+        if i < base {
             let mut c = vec![0u32; base - i];
             c.extend_from_slice(&self.counts);
             self.counts = c;
             self.base = i as u16;
-        } else {
+        } else if i - base >= self.counts.len() {
             self.counts.resize(i - base + 1, 0);
         }
         i - self.base as usize
@@ -253,10 +369,12 @@ impl FlowHistogram {
 
     /// Adds `other`'s values (the bins are the same in every histogram).
     pub fn merge(&mut self, other: &FlowHistogram) {
-        for (k, &c) in other.counts.iter().enumerate() {
-            if c > 0 {
-                let j = self.slot(other.base as usize + k);
-                self.counts[j] = self.counts[j].saturating_add(c);
+        for (i, c) in other.bins() {
+            let k = i.wrapping_sub(self.base as usize);
+            if k < self.counts.len() {
+                self.counts[k] = self.counts[k].saturating_add(c);
+            } else {
+                self.add(i, c);
             }
         }
         self.sum = self.sum.wrapping_add(other.sum);
@@ -264,7 +382,7 @@ impl FlowHistogram {
 
     /// Number of recorded values.
     pub fn count(&self) -> u64 {
-        self.counts.iter().map(|&c| c as u64).sum()
+        self.bins().map(|(_, c)| c as u64).sum()
     }
 
     /// Exact mean, 0 if empty.
@@ -283,13 +401,15 @@ impl FlowHistogram {
         }
         let rank = ((q.clamp(0.0, 1.0) * total as f64).ceil() as u64).max(1);
         let mut acc = 0u64;
-        for (k, &c) in self.counts.iter().enumerate() {
+        let mut last = 0;
+        for (i, c) in self.bins() {
             acc += c as u64;
+            last = i;
             if acc >= rank {
-                return Self::midpoint(self.base as usize + k);
+                break;
             }
         }
-        Self::midpoint(self.base as usize + self.counts.len() - 1)
+        Self::midpoint(last)
     }
 
     /// Mean and quantiles in milliseconds, `None` if empty.
@@ -304,7 +424,11 @@ impl FlowHistogram {
 
     /// Forgets every value and keeps its memory (end of warm-up).
     pub fn clear(&mut self) {
-        self.counts.iter_mut().for_each(|c| *c = 0);
+        if self.base == SPARSE {
+            self.counts.clear();
+        } else {
+            self.counts.iter_mut().for_each(|c| *c = 0);
+        }
         self.sum = 0;
     }
 
@@ -673,5 +797,113 @@ mod tests {
             assert!(lo < 16 || (hi - lo) * 16 <= lo);
         }
         assert_eq!(FlowHistogram::index(u64::MAX), 975);
+    }
+
+    /// The quantile of a multiset of bins read the way the documentation defines it: the
+    /// midpoint of the bin holding the `ceil(q n)`-th smallest value.
+    fn reference_quantile(bins: &BTreeMap<usize, u64>, q: f64) -> f64 {
+        let n: u64 = bins.values().sum();
+        let rank = ((q * n as f64).ceil() as u64).max(1);
+        let mut acc = 0;
+        for (&i, &c) in bins {
+            acc += c;
+            if acc >= rank {
+                return FlowHistogram::midpoint(i);
+            }
+        }
+        unreachable!()
+    }
+
+    /// A flow with a few packets whose delays span nanoseconds to 200 ms (a million flows on
+    /// one bottleneck) keeps a few entries, not the ~430 counters between its extremes, and
+    /// reads the same figures as the bins of its values; past 32 distinct bins it turns
+    /// dense and still does; merging sparse and dense histograms in either order equals
+    /// recording all their values into one.
+    #[test]
+    fn flow_histogram_sparse_then_dense_same_figures() {
+        let mut state = 7u64;
+        let mut draw = |n: usize| -> Vec<u64> {
+            (0..n)
+                .map(|_| {
+                    state += 1;
+                    let r = crate::rng::splitmix64(state);
+                    match r % 4 {
+                        0 => 0,
+                        1 => (r >> 8) % 64,
+                        _ => ((r >> 32) * 200_000_000) >> 32,
+                    }
+                })
+                .collect()
+        };
+        let few = [
+            0,
+            3,
+            900,
+            15_000,
+            2_000_000,
+            40_000_000,
+            120_000_000,
+            200_000_000,
+        ];
+        let mut h = FlowHistogram::default();
+        few.iter().for_each(|&v| h.record(v));
+        assert!(h.heap_bytes() <= 64, "{} bytes", h.heap_bytes());
+        // values close together (a flow's RTTs) are dense at once: recorded inline
+        let close: Vec<u64> = (0..100).map(|k| 60_000_000 + k * 10_000).collect();
+        // close together first, then far apart: dense, then sparse again
+        let mut apart = close.clone();
+        apart.extend([0, 5, 200_000_000]);
+        for (vals, dense) in [
+            (few.to_vec(), false),
+            (draw(20), false),
+            (draw(5000), true),
+            (close, true),
+            (apart, false),
+        ] {
+            let mut h = FlowHistogram::default();
+            let mut bins = BTreeMap::new();
+            for &v in &vals {
+                h.record(v);
+                *bins.entry(FlowHistogram::index(v)).or_insert(0u64) += 1;
+            }
+            assert_eq!(h.base != SPARSE, dense, "{} bins", bins.len());
+            assert_eq!(h.count(), vals.len() as u64);
+            let got: Vec<(usize, u64)> = h.bins().map(|(i, c)| (i, c as u64)).collect();
+            let want: Vec<(usize, u64)> = bins.iter().map(|(&i, &c)| (i, c)).collect();
+            assert_eq!(got, want);
+            let mean = vals.iter().sum::<u64>() as f64 / vals.len() as f64;
+            assert!((h.mean() - mean).abs() <= 1e-9 * mean.max(1.0));
+            for q in [0.0, 0.01, 0.5, 0.95, 0.99, 1.0] {
+                assert_eq!(h.quantile(q), reference_quantile(&bins, q), "q{q}");
+            }
+            // merging: sparse into dense, dense into sparse, halves of either form
+            let (a, b) = vals.split_at(vals.len() / 3);
+            for (x, y) in [(a, b), (b, a)] {
+                let (mut hx, mut hy) = (FlowHistogram::default(), FlowHistogram::default());
+                x.iter().for_each(|&v| hx.record(v));
+                y.iter().for_each(|&v| hy.record(v));
+                hx.merge(&hy);
+                assert_eq!(hx, h);
+                assert_eq!(hx.quantile(0.99), h.quantile(0.99));
+            }
+            let mut c = h.clone();
+            c.clear();
+            assert_eq!((c.count(), c.stats_ms()), (0, None));
+            c.record(5);
+            assert_eq!(c.quantile(0.5), 5.0);
+        }
+        // a count beyond a sparse entry's 22 bits turns the histogram dense, not wrong
+        let mut big = FlowHistogram::default();
+        let mut one = FlowHistogram::default();
+        one.record(1000);
+        for _ in 0..(1 << 23) / 1024 {
+            let mut k = FlowHistogram::default();
+            for _ in 0..1024 {
+                k.record(1000);
+            }
+            big.merge(&k);
+        }
+        big.merge(&one);
+        assert_eq!(big.count(), (1 << 23) + 1);
     }
 }

@@ -5,7 +5,9 @@
 //! `[warmup, now]`. Time series cover the whole run (warm-up included) so the
 //! transient can be plotted.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -212,6 +214,11 @@ pub struct ClassSummary {
 /// Per-flow summary (post-warm-up). The definitions are in `docs/design.md` ("Per-flow
 /// statistics"); every statistic covers the flow's window `[t0, t1] = [max(start, warmup),
 /// min(now, stop, completion)]`.
+///
+/// A run holds one per flow (a million on the million-flow dumbbell), so its names take no
+/// memory of their own: the kind, congestion control and direction are the static names,
+/// the link names are shared with the other flows' ([`Arc`]), and the per-link delays are a
+/// sorted list ([`LinkDelays`]) rather than a map with a node of eleven entries.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FlowSummary {
     /// Flow id.
@@ -219,13 +226,13 @@ pub struct FlowSummary {
     /// Flow group index.
     pub group: u32,
     /// `tcp`, `short_tcp`, `udp_cbr` or `udp_onoff`.
-    pub kind: String,
+    pub kind: Cow<'static, str>,
     /// Congestion control (TCP), else null.
-    pub cc: Option<String>,
+    pub cc: Option<Cow<'static, str>>,
     /// `forward` or `reverse`: which way the flow's data crosses a builder's bottleneck(s)
     /// (its group's `direction`; `forward` on explicit topologies).
-    #[serde(default = "forward")]
-    pub direction: String,
+    #[serde(default = "forward_static")]
+    pub direction: Cow<'static, str>,
     /// Start time, s.
     pub start_s: f64,
     /// Length of the flow's window `t1 - t0`, s (0 if the flow never started or its window
@@ -259,7 +266,7 @@ pub struct FlowSummary {
     /// The link the `queue_delay_ms_*` columns describe: the flow's bottleneck queue, the
     /// monitored link on its data path where its packets' mean queueing delay after the
     /// warm-up was largest (the first on the path on ties; null if none).
-    pub queue_delay_link: Option<String>,
+    pub queue_delay_link: Option<Arc<str>>,
     /// Mean queueing delay (sojourn) of the flow's packets at `queue_delay_link`, ms.
     pub queue_delay_ms_mean: Option<f64>,
     /// Median of the same sojourns, ms (within 3.1 %).
@@ -272,7 +279,7 @@ pub struct FlowSummary {
     /// warm-up, by link name (data and ACKs: a flow's ACKs are counted at the links they
     /// cross). Only in `summary.json`; `flows.parquet` keeps the flat columns above.
     #[serde(default)]
-    pub queue_delay_by_link: BTreeMap<String, DelayStats>,
+    pub queue_delay_by_link: LinkDelays,
     /// Retransmitted segments after warm-up.
     pub retransmits: u64,
     /// Retransmission timeouts after warm-up.
@@ -431,6 +438,66 @@ fn forward() -> String {
     "forward".into()
 }
 
+fn forward_static() -> Cow<'static, str> {
+    Cow::Borrowed("forward")
+}
+
+/// Delay statistics by link name, sorted by name: a flow's `queue_delay_by_link`, written
+/// and read as a JSON object like a map. (A flow crosses one or two monitored links, and a
+/// run holds one per flow: a list of one entry takes 64 bytes where a `BTreeMap`'s first
+/// node takes some 600.)
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LinkDelays(Vec<(Arc<str>, DelayStats)>);
+
+impl LinkDelays {
+    /// From entries in any order; a later entry for a name replaces an earlier one.
+    pub fn from_entries(mut v: Vec<(Arc<str>, DelayStats)>) -> Self {
+        v.reverse();
+        v.sort_by(|a, b| a.0.cmp(&b.0)); // stable: the last given first among equal names
+        v.dedup_by(|later, first| later.0 == first.0);
+        v.shrink_to_fit();
+        LinkDelays(v)
+    }
+
+    /// Number of links.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// True if no link.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The statistics at link `name`.
+    pub fn get(&self, name: &str) -> Option<&DelayStats> {
+        self.0
+            .binary_search_by(|(k, _)| (**k).cmp(name))
+            .ok()
+            .map(|i| &self.0[i].1)
+    }
+
+    /// The links and their statistics, by name.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &DelayStats)> {
+        self.0.iter().map(|(k, v)| (&**k, v))
+    }
+}
+
+impl Serialize for LinkDelays {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.iter())
+    }
+}
+
+impl<'de> Deserialize<'de> for LinkDelays {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let m = BTreeMap::<String, DelayStats>::deserialize(d)?;
+        Ok(LinkDelays(
+            m.into_iter().map(|(k, v)| (Arc::from(k), v)).collect(),
+        ))
+    }
+}
+
 fn all_zero(v: &[u64]) -> bool {
     v.iter().all(|&x| x == 0)
 }
@@ -547,6 +614,42 @@ pub fn jain(x: &[f64]) -> Option<f64> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    /// A flow's per-link delays read and write the JSON object the map they replaced did
+    /// (keys sorted by name, a later entry for a name winning), and take one small block.
+    #[test]
+    fn link_delays_are_written_as_the_map_was() {
+        let st = |m: f64| DelayStats {
+            mean: m,
+            p50: m,
+            p95: m,
+            p99: m,
+        };
+        let (a, b): (Arc<str>, Arc<str>) = ("R2->R1".into(), "R1->R2".into());
+        let d = LinkDelays::from_entries(vec![
+            (a.clone(), st(9.0)),
+            (b.clone(), st(1.0)),
+            (a.clone(), st(2.0)),
+        ]);
+        let map: BTreeMap<String, DelayStats> = [
+            ("R1->R2".to_string(), st(1.0)),
+            ("R2->R1".to_string(), st(2.0)),
+        ]
+        .into();
+        let json = serde_json::to_string(&d).unwrap();
+        assert_eq!(json, serde_json::to_string(&map).unwrap());
+        assert_eq!(serde_json::from_str::<LinkDelays>(&json).unwrap(), d);
+        assert_eq!(
+            (d.len(), d.get("R2->R1"), d.get("x")),
+            (2, Some(&st(2.0)), None)
+        );
+        let names: Vec<&str> = d.iter().map(|(k, _)| k).collect();
+        assert_eq!(names, ["R1->R2", "R2->R1"]);
+        assert_eq!(d.0.capacity(), 2);
+        assert!(LinkDelays::default().is_empty());
+    }
+
     #[test]
     fn jain_index() {
         assert_eq!(super::jain(&[1.0, 1.0, 1.0]), Some(1.0));

@@ -21,7 +21,10 @@
 //! link) are merged into its group's at that moment (integer counts: the group's statistics
 //! are exact), and the monitors forget its per-flow histograms.
 
-use experiment::results::{DelayStats, FlowSummary};
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use experiment::results::{DelayStats, FlowSummary, LinkDelays};
 
 use crate::engine::Ns;
 
@@ -152,7 +155,7 @@ impl ShortRecord {
         q.extend(
             s.queue_delay_by_link
                 .iter()
-                .filter(|(n, _)| Some(n.as_str()) != first)
+                .filter(|(n, _)| Some(*n) != first)
                 .map(|(n, st)| (link_id(n), *st)),
         );
         self.queue = q.into_boxed_slice();
@@ -163,7 +166,7 @@ impl ShortRecord {
     pub fn summary<'a>(
         &self,
         id: u32,
-        (kind, cc, direction): (&str, Option<&str>, &str),
+        (kind, cc, direction): (&'static str, Option<&'static str>, &'static str),
         link_name: impl Fn(u32) -> &'a str,
         warmup: Ns,
     ) -> FlowSummary {
@@ -172,9 +175,9 @@ impl ShortRecord {
         FlowSummary {
             id,
             group: self.group,
-            kind: kind.to_string(),
-            cc: cc.map(str::to_string),
-            direction: direction.to_string(),
+            kind: Cow::Borrowed(kind),
+            cc: cc.map(Cow::Borrowed),
+            direction: Cow::Borrowed(direction),
             start_s: crate::engine::ns_to_secs(self.start),
             window_s,
             goodput_bps,
@@ -188,16 +191,17 @@ impl ShortRecord {
             owd_ms_p50: self.owd.map(|s| s.p50),
             owd_ms_p95: self.owd.map(|s| s.p95),
             owd_ms_p99: self.owd.map(|s| s.p99),
-            queue_delay_link: first.map(|(l, _)| link_name(l).to_string()),
+            queue_delay_link: first.map(|(l, _)| Arc::from(link_name(l))),
             queue_delay_ms_mean: first.map(|(_, s)| s.mean),
             queue_delay_ms_p50: first.map(|(_, s)| s.p50),
             queue_delay_ms_p95: first.map(|(_, s)| s.p95),
             queue_delay_ms_p99: first.map(|(_, s)| s.p99),
-            queue_delay_by_link: self
-                .queue
-                .iter()
-                .map(|&(l, s)| (link_name(l).to_string(), s))
-                .collect(),
+            queue_delay_by_link: LinkDelays::from_entries(
+                self.queue
+                    .iter()
+                    .map(|&(l, s)| (Arc::from(link_name(l)), s))
+                    .collect(),
+            ),
             retransmits: self.retransmits[0] as u64,
             timeouts: self.timeouts[0] as u64,
             fct_s: Some(crate::engine::ns_to_secs(self.done - self.start)),

@@ -10,19 +10,21 @@
 //! - queueing delay is the sojourn of each of the flow's packets (data and ACKs) that left
 //!   a monitored link's queue after the warm-up, per link.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use crate::engine::{ns_to_secs, Ns};
 use crate::flow_pool::ShortRecord;
 use crate::traffic::{Flow, FlowKind};
 use experiment::config::FlowGroup;
 use experiment::monitor::{FlowHistogram, LinkMonitor};
-use experiment::results::{jain, DelayStats, FlowSummary, GroupSummary};
+use experiment::results::{jain, DelayStats, FlowSummary, GroupSummary, LinkDelays};
 
-/// A monitored link as the report sees it: its name, its monitor, and its id (to find it on
-/// a flow's path).
+/// A monitored link as the report sees it: its name (shared by every flow summary that
+/// names it), its monitor, and its id (to find it on a flow's path).
 pub(crate) struct MonitoredLink<'a> {
-    pub name: &'a str,
+    pub name: Arc<str>,
     pub id: u32,
     pub mon: &'a LinkMonitor,
 }
@@ -153,25 +155,25 @@ pub(crate) fn flow_summary(
         };
         // queueing delay per monitored link the flow's packets left, in the order of its path;
         // the flat columns describe its bottleneck queue
-        let mut by_link = BTreeMap::new();
-        let mut first: Option<(&str, DelayStats)> = None;
+        let mut by_link: Vec<(Arc<str>, DelayStats)> = Vec::new();
+        let mut first: Option<(&Arc<str>, DelayStats)> = None;
         for id in route.iter().copied() {
             let Some(m) = monitored.iter().find(|m| m.id == id) else {
                 continue;
             };
             if let Some(st) = m.mon.flow_delay(f.id).and_then(FlowHistogram::stats_ms) {
-                by_link.insert(m.name.to_string(), st);
+                by_link.push((m.name.clone(), st));
                 // the flow's bottleneck queue: the largest mean, the first on the path on ties
                 if first.is_none_or(|(_, b)| st.mean > b.mean) {
-                    first = Some((m.name, st));
+                    first = Some((&m.name, st));
                 }
             }
         }
         // ACKs cross the reverse links: monitored links off the data path that saw the flow
         for m in monitored {
-            if !by_link.contains_key(m.name) {
+            if !by_link.iter().any(|(n, _)| *n == m.name) {
                 if let Some(st) = m.mon.flow_delay(f.id).and_then(FlowHistogram::stats_ms) {
-                    by_link.insert(m.name.to_string(), st);
+                    by_link.push((m.name.clone(), st));
                 }
             }
         }
@@ -180,12 +182,13 @@ pub(crate) fn flow_summary(
         let s = FlowSummary {
             id: f.id,
             group: f.group,
-            kind: f.kind.name().to_string(),
-            cc: f.cc.map(|c| c.name().to_string()),
-            direction: groups
-                .get(f.group as usize)
-                .map_or("forward", |g| g.endpoints().direction.name())
-                .to_string(),
+            kind: Cow::Borrowed(f.kind.name()),
+            cc: f.cc.map(|c| Cow::Borrowed(c.name())),
+            direction: Cow::Borrowed(
+                groups
+                    .get(f.group as usize)
+                    .map_or("forward", |g| g.endpoints().direction.name()),
+            ),
             start_s: ns_to_secs(f.start),
             window_s: if active { ns_to_secs(t1 - t0) } else { 0.0 },
             goodput_bps: goodput,
@@ -199,12 +202,12 @@ pub(crate) fn flow_summary(
             owd_ms_p50: owd.map(|s| s.p50),
             owd_ms_p95: owd.map(|s| s.p95),
             owd_ms_p99: owd.map(|s| s.p99),
-            queue_delay_link: first.map(|(n, _)| n.to_string()),
+            queue_delay_link: first.map(|(n, _)| n.clone()),
             queue_delay_ms_mean: first.map(|(_, s)| s.mean),
             queue_delay_ms_p50: first.map(|(_, s)| s.p50),
             queue_delay_ms_p95: first.map(|(_, s)| s.p95),
             queue_delay_ms_p99: first.map(|(_, s)| s.p99),
-            queue_delay_by_link: by_link,
+            queue_delay_by_link: LinkDelays::from_entries(by_link),
             retransmits: cur.retransmits - w.retransmits,
             timeouts: cur.timeouts - w.timeouts,
             fct_s: f.done_at().map(|d| ns_to_secs(d - f.start)),
@@ -268,7 +271,12 @@ impl GroupAcc {
         self.owd.merge(&f.delays.owd);
         for m in monitored {
             if let Some(h) = m.mon.flow_delay(f.id) {
-                self.queue.entry(m.name.to_string()).or_default().merge(h);
+                match self.queue.get_mut(&*m.name) {
+                    Some(q) => q.merge(h),
+                    None => {
+                        self.queue.insert(m.name.to_string(), h.clone());
+                    }
+                }
             }
         }
     }

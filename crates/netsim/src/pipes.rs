@@ -119,7 +119,10 @@ impl Pipes {
     pub fn with_groups(links_to: impl IntoIterator<Item = (Ns, u32, u32)>) -> Self {
         let mut lanes: Vec<Lane> = Vec::new();
         let mut lane_of_delay = std::collections::HashMap::new();
-        let mut links = Vec::new();
+        let links_to = links_to.into_iter();
+        // one entry per link, reserved (doubling would leave up to half of it unused: 2 MB
+        // a million links)
+        let mut links = Vec::with_capacity(links_to.size_hint().0);
         for (d, to, group) in links_to {
             let lane = *lane_of_delay.entry((d, group)).or_insert_with(|| {
                 lanes.push(Lane {

@@ -56,6 +56,11 @@ impl Simulation {
         for &m in &built.monitor {
             let mut mon = Box::<experiment::monitor::LinkMonitor>::default();
             mon.set_classes(links[m as usize].queue.num_classes());
+            // a per-flow histogram slot for every static flow, reserved (grown by doubling
+            // as flow ids appear it held up to twice that; pages no flow reaches stay
+            // untouched)
+            mon.flows
+                .reserve_exact(built.endpoints.iter().map(Vec::len).sum());
             links[m as usize].set_mon(mon);
         }
         let mut ev = EventQueue::new();

@@ -192,7 +192,7 @@ impl Simulation {
             .filter_map(|&m| {
                 let l = &self.links[m as usize];
                 l.mon().map(|mon| MonitoredLink {
-                    name: &l.name,
+                    name: std::sync::Arc::from(&*l.name),
                     id: m,
                     mon,
                 })
