@@ -398,3 +398,53 @@ def test_netem_loss_and_delay_on_real_tcp(tmp_path):
     for f in s["flows"]:
         assert 40.0 <= f["rtt_ms_mean"] < 40.0 + link["queue_delay_ms"]["p99"] + 10.0, f
     assert _state() == before
+
+
+TRACED = """name = "traced"
+duration = "4s"
+warmup = "1s"
+cwnd_interval = "50ms"
+[dumbbell]
+rate = "5Mbps"
+rtt = "20ms"
+buffer = 10
+pkt_size = 1500
+[[flows]]
+count = 1
+cc = "reno"
+start = "0s"
+start_jitter = "0s"
+cwnd_trace = true
+[[flows]]
+count = 1
+cc = "reno"
+start = "0s"
+start_jitter = "0s"
+"""
+
+
+def test_cwnd_trace_of_kernel_tcp(tmp_path):
+    """``cwnd_trace``: the sender samples the kernel's window (``TCP_INFO``) every
+    ``cwnd_interval`` into ``cwnd.parquet``, as the simulator writes it. A 10-packet buffer
+    at 5 Mb/s: the traced Reno flow starts at Linux's initial window of 10, overflows it in
+    slow start, and its ``ssthresh`` becomes finite with the window below its peak; the
+    untraced flow has no rows."""
+    import math
+
+    import pyarrow.parquet as pq
+
+    _emulate_file(tmp_path, TRACED)
+    c = pq.read_table(tmp_path / "res" / "cwnd.parquet").to_pydict()
+    assert set(c) >= {"time_s", "flow", "cwnd", "ssthresh", "srtt_ms"}
+    assert set(c["flow"]) == {0}
+    t = c["time_s"]
+    assert t == sorted(t) and 60 <= len(t) <= 81, len(t)  # 50 ms over 4 s, from the start
+    assert all(abs(b - a - 0.05) < 1e-6 for a, b in zip(t, t[1:], strict=False)), t[:5]
+    assert c["cwnd"][0] == 10.0 and math.isinf(c["ssthresh"][0])
+    finite = [i for i, s in enumerate(c["ssthresh"]) if not math.isinf(s)]
+    assert finite, "no loss in slow start"
+    peak = max(c["cwnd"][: finite[0] + 1])
+    assert c["cwnd"][finite[0]] < peak and c["ssthresh"][finite[0]] < peak
+    # the kernel's smoothed RTT: the 20 ms path plus at most the buffer (10 x 2.4 ms) and slack
+    srtt = [x for x in c["srtt_ms"] if not math.isnan(x)]
+    assert srtt and all(20.0 <= x < 20.0 + 24.0 + 10.0 for x in srtt), srtt

@@ -246,3 +246,77 @@ def test_law_and_window_traces():
     assert np.allclose(np.diff(law[:, 0]), 0.002)
     assert (law[:, 3] >= 0).all() and (law[:, 3] <= 1).all() and law[:, 1].max() > 0
     assert cw.shape[1] == 11 and 19 <= len(cw) <= 20 and (cw[:, 1:] >= 1).all()
+
+
+def test_ns2_runs_are_kept_per_run_and_an_interrupted_set_resumes(tmp_path, monkeypatch):
+    # validation/ns2/run_all.py keeps each ns-2 run's metrics in results/cases/ as it ends and
+    # reuses them: a set interrupted by a failed (or killed) run reruns only what is missing.
+    # ns-2 is replaced by a fake that counts its runs.
+    import json
+
+    calls = []
+
+    def fake(sc, seed, timeout=0.0, tcl=""):
+        import numpy as np
+
+        calls.append((sc["name"], seed))
+        if fail and len(calls) == 2:
+            raise RuntimeError("ns-2 failed (killed)")
+        q = float(sc["dumbbell"]["buffer"] + seed)
+        return {
+            "mean_queue_pkts": q,
+            "utilization": 0.9,
+            "arrivals": 100,
+            "drops": seed,
+            "marks": 0,
+            "sample_interval": 0.01,
+            "queue_series": np.full(10, q),
+        }
+
+    monkeypatch.setattr(n2, "run_scenario", fake)
+    scen = {
+        c: sfc.dumbbell(c, sfc.aqm("red"), [sfc._flows(3, 0.1, 0.3)], 1.0, 0.0, 0.1)
+        for c in ("A-3-red", "D-3-red")
+    }
+    seeds = {"A-3-red": [1, 2], "D-3-red": [1]}
+    fail = True
+    with pytest.raises(RuntimeError, match="killed"):
+        n2.ns2_cases("sfc", scen, seeds, workers=1, cache=tmp_path)
+    # the failed run left nothing; the runs that ended (the others go on) are kept
+    kept = sorted(p.name for p in (tmp_path / "sfc").iterdir())
+    key = n2.case_key(scen["A-3-red"], 1)
+    assert kept == [f"A-3-red-seed1-{key}.json", f"D-3-red-seed1-{key}.json"]
+    rec = json.loads((tmp_path / "sfc" / kept[0]).read_text())
+    assert rec["case"] == "A-3-red" and rec["seed"] == 1 and rec["key"] == key
+    assert rec["metrics"] == {"loss": 0.01, "utilization": 0.9, "mean_queue_pkts": 101.0}
+    assert "queue_series" not in rec["ns2"] and rec["ns2"]["arrivals"] == 100
+
+    fail, calls[:] = False, []
+    cases, _ = n2.ns2_cases("sfc", scen, seeds, workers=1, cache=tmp_path)
+    assert calls == [("A-3-red", 2)]  # the kept runs were read, not run
+    assert cases["A-3-red"]["mean_queue_pkts"] == 101.5 and cases["D-3-red"]["loss"] == 0.01
+    assert len(list((tmp_path / "sfc").iterdir())) == 3
+
+    calls[:] = []
+    assert n2.ns2_cases("sfc", scen, seeds, workers=1, cache=tmp_path)[0] == cases
+    assert calls == []  # everything kept: nothing runs
+    # a changed case is another configuration: it runs again, under another key
+    scen["D-3-red"]["dumbbell"]["buffer"] = 50
+    assert n2.case_key(scen["D-3-red"], 1) != n2.case_key(scen["A-3-red"], 1)
+    cases2, _ = n2.ns2_cases("sfc", scen, seeds, workers=1, cache=tmp_path)
+    assert calls == [("D-3-red", 1)] and cases2["D-3-red"]["mean_queue_pkts"] == 51.0
+    # without a cache every run runs
+    calls[:] = []
+    n2.ns2_cases("sfc", scen, seeds, workers=1)
+    assert len(calls) == 3
+
+
+def test_run_all_refuses_bad_workers_in_one_line():
+    import pathlib
+
+    script = pathlib.Path(__file__).resolve().parents[1] / "validation" / "ns2" / "run_all.py"
+    p = subprocess.run(
+        [sys.executable, str(script), "--workers", "0"], capture_output=True, text=True, timeout=60
+    )
+    assert p.returncode == 2
+    assert p.stderr.strip().splitlines() == ["error: --workers = 0: must be at least 1"]

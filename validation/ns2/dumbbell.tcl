@@ -16,6 +16,11 @@ if {$argc != 1} {
 source [lindex $argv 0]
 
 set ns [new Simulator]
+# Routes are set by hand (`manual_routes` below): every path of the dumbbell is unique, so they
+# are the routes ns-2's default static routing would compute, without its all-pairs computation
+# over every node (RouteLogic::compute_routes, cubic in the nodes: 150 s of set-up at 1000 flows,
+# 2002 nodes). What is simulated is the same (README.md, "How long").
+$ns rtproto Manual
 # ns-2's RNG: seed 0 would mean "from the clock"; the config always gives a positive seed
 global defaultRNG
 $defaultRNG seed $cfg(seed)
@@ -125,8 +130,9 @@ set qmon [$ns monitor-queue $r1 $r2 [open /dev/null w] 0.01]
 set tcps {}
 set sinks {}
 set nflow 0
+set hosts {}
 proc host_pair {extra} {
-    global ns r1 r2 access cfg q_access
+    global ns r1 r2 access cfg q_access hosts
     set s [$ns node]
     set d [$ns node]
     $ns duplex-link $s $r1 $access [expr {$cfg(rtt) / 8.0 + $extra}] DropTail
@@ -135,6 +141,7 @@ proc host_pair {extra} {
     $ns queue-limit $r1 $s $q_access
     $ns queue-limit $r2 $d $q_access
     $ns queue-limit $d $r2 $q_access
+    lappend hosts [list $s $d]
     return [list $s $d]
 }
 proc new_tcp {cc ecn delack} {
@@ -357,4 +364,25 @@ proc finish {} {
     exit 0
 }
 $ns at $cfg(duration) "finish"
+
+# The routes of the dumbbell (rtproto Manual): a host sends everything to its router; R1 sends a
+# receiver's packets over the bottleneck and a sender's to its access link, R2 the other way.
+# Set last, once every link and the marker (which replaces the bottleneck link's head) exist.
+proc route {from to dst} {
+    global ns
+    [$from get-module Manual] add-route [$dst id] [[$ns link $from $to] head]
+}
+proc manual_routes {} {
+    global ns r1 r2 hosts
+    foreach h $hosts {
+        lassign $h s d
+        [$s get-module Manual] add-route default [[$ns link $s $r1] head]
+        [$d get-module Manual] add-route default [[$ns link $d $r2] head]
+        route $r1 $r2 $d
+        route $r1 $s $s
+        route $r2 $d $d
+        route $r2 $r1 $s
+    }
+}
+manual_routes
 $ns run

@@ -14,18 +14,35 @@ import copy
 import sys
 
 
-def _sfc_a(scheme: str, k: int = 200, ecn: bool = True) -> dict:
+def _sfc_a(
+    scheme: str, k: int = 200, ecn: bool = True, k1: float | None = None, law_period: float = 0.0
+) -> dict:
     from aqmlab.repro import sfc
 
-    sc = sfc.dumbbell(
-        f"A-{k}-{scheme}", sfc.aqm(scheme, n_min=k), [sfc._flows(k, 0.1, 0.3)], 40.0, 10.0, 0.1
-    )
+    aqm = sfc.aqm(scheme, n_min=k) if k1 is None else sfc.aqm(scheme, n_min=k, k1=k1)
+    if law_period:
+        aqm["law_period"] = law_period
+    sc = sfc.dumbbell(f"A-{k}-{scheme}", aqm, [sfc._flows(k, 0.1, 0.3)], 40.0, 10.0, 0.1)
     if not ecn:
         sc = copy.deepcopy(sc)
         sc["aqm"]["ecn"] = False
         for g in sc["flows"]:
             g["ecn"] = False
     return sc
+
+
+def _min_rto(sc: dict, min_rto: float) -> dict:
+    sc = copy.deepcopy(sc)
+    for g in sc["flows"]:
+        g["min_rto"] = min_rto
+    return sc
+
+
+def _sfc_d(scheme: str, k: int) -> dict:
+    from aqmlab.repro import sfc
+
+    aqm = sfc.aqm(scheme, n_min=200, rtt_max=0.8)
+    return sfc.dumbbell(f"D-{k}-{scheme}", aqm, [sfc._flows(k, 0.2, 0.8)], 40.0, 10.0, 0.2)
 
 
 #: name -> (what it tests, scenario builder)
@@ -39,6 +56,25 @@ EXPERIMENTS = {
     "A-200-avq": ("SFC A, k = 200, AVQ (the case)", lambda: _sfc_a("avq")),
     "A-200-avq-noecn": ("the same without ECN", lambda: _sfc_a("avq", ecn=False)),
     "A-100-avq": ("the same with k = 100 flows", lambda: _sfc_a("avq", k=100)),
+    "A-200-sfc-k1=0.02": (
+        "SFC A, k = 200, k1 = 0.02 (the sensitivity row's gain)",
+        lambda: _sfc_a("sfc", k1=0.02),
+    ),
+    "A-1000-avq": ("SFC A, k = 1000, AVQ (the full set's row)", lambda: _sfc_a("avq", k=1000)),
+    "D-600-red": ("SFC D, k = 600, RED (the full set's row)", lambda: _sfc_d("red", 600)),
+    "A-200-sfc-k1=0.02-law10ms": (
+        "the same with aqmlab's law run every 10 ms, p held in between (law_period, as the "
+        "Tcl marker; ns-2 unchanged)",
+        lambda: _sfc_a("sfc", k1=0.02, law_period=0.01),
+    ),
+    "A-200-sfc-k1=0.02-minrto": (
+        "the same with aqmlab's min_rto 0.05 s (ns-2's minrto_ stays 0.2 s)",
+        lambda: _min_rto(_sfc_a("sfc", k1=0.02), 0.05),
+    ),
+    "A-1000-avq-minrto": (
+        "A-1000-avq with aqmlab's min_rto 0.05 s (ns-2's minrto_ stays 0.2 s)",
+        lambda: _min_rto(_sfc_a("avq", k=1000), 0.05),
+    ),
 }
 
 

@@ -64,6 +64,12 @@ def _min_rto(cases: dict[str, dict], min_rto: float) -> dict[str, dict]:
     return out
 
 
+def _min_rto_same_names(cases: dict[str, dict], min_rto: float) -> dict[str, dict]:
+    """:func:`_min_rto` with the case names kept, so the ns-2 side is the base group's runs
+    (ns-2's script keeps its own RTO floor)."""
+    return {c[: -len(f"-minrto{min_rto:g}")]: sc for c, sc in _min_rto(cases, min_rto).items()}
+
+
 def _law_period(cases: dict[str, dict], period: float) -> dict[str, dict]:
     """The same cases with SFC's law run once per ``period`` s and p held in between
     (``law_period``, docs/aqm/sfc.md), as the ns-2 script's Tcl marker runs it; the case names
@@ -96,6 +102,15 @@ def _ktl_cases() -> dict[str, dict]:
 
 #: ns-2's initial RTO set to aqmlab's (RFC 6298's 1 s; ns-2.35's default rtxcur_init_ is 3 s)
 RTO1 = "Agent/TCP set rtxcur_init_ 1.0\n"
+
+#: ns-2's one-way TCP without its model of the SYN exchange: by default (``syn_`` and
+#: ``delay_growth_`` true since 2001) a flow first sends a 40-byte SYN with a window of one and
+#: opens its initial window when the SYN is acknowledged; aqmlab's flows send the initial window
+#: at the start time
+NOSYN = "Agent/TCP set syn_ false\nAgent/TCP set delay_growth_ false\n"
+#: ns-2's Limited Transmit off (``singledup_``, on by default since 2001: a new segment on each
+#: of the first two duplicate ACKs, RFC 3042; aqmlab's classic NewReno has none)
+NOLT = "Agent/TCP set singledup_ 0\n"
 
 #: name -> (what, cases, Tcl for the ns-2 side, the group whose runs it shares): with Tcl ("" too)
 #: ns-2 runs and aqmlab's runs are the shared group's; with None (an aqmlab-only change) the
@@ -162,6 +177,57 @@ GROUPS = {
     ),
     "B-rto1": ("B with ns-2's initial RTO 1 s (one change)", lambda: _sfc_cases("B"), RTO1, "B"),
     "C-rto1": ("C with ns-2's initial RTO 1 s (one change)", lambda: _sfc_cases("C"), RTO1, "C"),
+    "B-nosyn": (
+        "B with ns-2's flows starting without the SYN exchange (one change)",
+        lambda: _sfc_cases("B"),
+        NOSYN,
+        "B",
+    ),
+    "C-nosyn": (
+        "C with ns-2's flows starting without the SYN exchange (one change)",
+        lambda: _sfc_cases("C"),
+        NOSYN,
+        "C",
+    ),
+    "C-nolt": (
+        "C with ns-2's Limited Transmit off (one change)",
+        lambda: _sfc_cases("C"),
+        NOLT,
+        "C",
+    ),
+    # aqmlab's side only, the ns-2 side the base group's runs: for the patched builds (RESULTS.md,
+    # "Patched builds"), whose aqmlab columns are the figures of the -lt files
+    "C-sfc-aqmlab": (
+        "C-sfc, aqmlab's side (a patched build's; ns-2's side the C runs)",
+        lambda: {"C-sfc": _sfc_cases("C")["C-sfc"]},
+        None,
+        "C",
+    ),
+    "C-sfc-aqmlab-minrto": (
+        "C-sfc with aqmlab's min_rto 0.05 s, aqmlab's side (ns-2's side the C runs)",
+        lambda: _min_rto_same_names({"C-sfc": _sfc_cases("C")["C-sfc"]}, 0.05),
+        None,
+        "C",
+    ),
+    "C-droptail-aqmlab": (
+        "C with a drop-tail queue, aqmlab's side (ns-2's side the C-droptail runs)",
+        lambda: _droptail(_sfc_cases("C"), "C-sfc"),
+        None,
+        "C-droptail",
+    ),
+    "C-droptail-aqmlab-minrto": (
+        "C with a drop-tail queue and aqmlab's min_rto 0.05 s, aqmlab's side (ns-2's side the "
+        "C-droptail runs)",
+        lambda: _min_rto_same_names(_droptail(_sfc_cases("C"), "C-sfc"), 0.05),
+        None,
+        "C-droptail",
+    ),
+    "C-droptail-nolt": (
+        "C with a drop-tail queue and ns-2's Limited Transmit off (one change to C-droptail)",
+        lambda: _droptail(_sfc_cases("C"), "C-sfc"),
+        NOLT,
+        "C-droptail",
+    ),
 }
 
 

@@ -4,25 +4,34 @@
     .venv/bin/python validation/ns2/run_all.py             # full: every case and seed (long)
     .venv/bin/python validation/ns2/run_all.py --quick     # the quick reproductions' cases
     .venv/bin/python validation/ns2/run_all.py --paper ktl # one paper
+    .venv/bin/python validation/ns2/run_all.py --workers 1 # one ns-2 process at a time
 
 For each paper it runs ``aqmlab.repro.run(PAPER, quick, ns2=True)`` (aqmlab's reproduction,
 then every case ns-2 can host over the same seeds) and writes ``results/PAPER[-quick].json``
 (aqmlab's and ns-2's case means, the checks with their ns-2 verdicts, the cases left out) and
 the generated tables of ``RESULTS.md`` (between the ``tables`` markers; the text around them is
 written by hand). ``--tables-only`` regenerates the tables from the JSON files.
+
+Every ns-2 run's metrics are kept in ``results/cases/PAPER/CASE-seedSEED-KEY.json`` as soon as
+the run ends (KEY hashes the generated configuration and ``dumbbell.tcl``,
+:func:`aqmlab.repro.ns2.case_key`) and reused when present, so an interrupted run continues
+where it stopped (aqmlab's side, seconds to minutes, runs again). ``--fresh`` ignores them.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import math
+import shutil
 import sys
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
+CASES = RESULTS / "cases"
 BEGIN, END = "<!-- tables:begin (run_all.py) -->", "<!-- tables:end -->"
 
 #: the papers' own figures per case and metric (where the paper states one for that case)
@@ -63,12 +72,15 @@ def _fmt(v) -> str:
     return str(v)
 
 
-def run_paper(paper: str, quick: bool) -> dict:
-    """aqmlab's reproduction with the ns-2 column; the JSON record written to results/."""
-    from aqmlab.repro import run
+def run_paper(paper: str, quick: bool, workers: int = 2) -> dict:
+    """aqmlab's reproduction with the ns-2 column (each ns-2 run kept in results/cases/ and
+    reused); the JSON record written to results/."""
+    from aqmlab.repro import PAPERS
+    from aqmlab.repro.ns2 import attach
 
     t0 = time.perf_counter()
-    rep = run(paper, quick=quick, ns2=True)
+    rep = importlib.import_module(PAPERS[paper][0]).run(quick=quick)
+    attach(rep, workers=workers, cache=CASES)
     return {
         "paper": paper,
         "quick": quick,
@@ -139,7 +151,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="the quick reproductions' cases")
     ap.add_argument("--paper", default="ktl,sfc,edc", help="comma-separated: ktl, sfc, edc")
     ap.add_argument("--tables-only", action="store_true", help="regenerate RESULTS.md's tables")
+    ap.add_argument("--workers", type=int, default=2, help="parallel ns-2 processes (default 2)")
+    ap.add_argument(
+        "--fresh", action="store_true", help="rerun the ns-2 runs kept in results/cases"
+    )
     a = ap.parse_args(argv)
+    if a.workers < 1:
+        print(f"error: --workers = {a.workers}: must be at least 1", file=sys.stderr)
+        return 2
     papers = [p for p in a.paper.split(",") if p]
     for p in papers:
         if p not in ("ktl", "sfc", "edc"):
@@ -153,7 +172,9 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         RESULTS.mkdir(exist_ok=True)
         for p in papers:
-            rec = run_paper(p, a.quick)
+            if a.fresh:
+                shutil.rmtree(CASES / p, ignore_errors=True)
+            rec = run_paper(p, a.quick, a.workers)
             name = f"{p}{'-quick' if a.quick else ''}.json"
             (RESULTS / name).write_text(json.dumps(rec, indent=1, ensure_ascii=False) + "\n")
             print(f"{p}: {len(rec['ns2']['cases'])} cases in ns-2 ({rec['wall_seconds']:.0f} s)")

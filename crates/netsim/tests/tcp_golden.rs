@@ -361,9 +361,9 @@ const GOLDEN: &[(&str, u64)] = &[
     ("mixed_droptail_tiny_buffer", 0x7e2d874662febff0),
     // recorded on the code before the `linux` profile's per-ACK work was made cheaper (the
     // paced one on that code once paced flows sent TSO/GSO bursts)
-    ("linux_codel_mixed", 0xb262f06f91a38e9a),
+    ("linux_codel_mixed", 0x88c9f3ef71591fee),
     ("linux_droptail_tiny_buffer_loss", 0x4f3a498bbdfbfd94),
-    ("linux_paced_red", 0xbe1e11c830c300d6),
+    ("linux_paced_red", 0x750fde3d7b82c890),
 ];
 
 #[test]

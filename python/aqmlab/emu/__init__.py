@@ -23,6 +23,7 @@ Examples
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import subprocess
@@ -297,9 +298,12 @@ def _run(scenario, flows, mtu, sysctls_snd: dict[str, str], command=None, pcap=N
                 plan = {
                     "warmup": warmup,
                     "duration": duration,
+                    "cwnd_interval": float(n.get("cwnd_interval") or n.get("sample_interval")
+                                           or 0.01),
                     "flows": [
                         {"id": f.id, "dst": f.dst, "port": PORT, "cc": f.cc,
-                         "start_s": f.start_s, "stop_s": f.stop_s, "dscp": f.dscp}
+                         "start_s": f.start_s, "stop_s": f.stop_s, "dscp": f.dscp,
+                         "cwnd_trace": f.cwnd_trace}
                         for f in mine
                     ],
                 }  # fmt: skip
@@ -598,6 +602,9 @@ def _result(scenario, flows, report, ts, cts, outs, sysctls, wall, started) -> S
         "class_timeseries": cts,  # no rows (and no file) for a FIFO
         "flows": flow_columns(rows),
     }
+    trace = _cwnd_columns(flows, outs["sender"]["flows"])
+    if trace["flow"]:
+        cols["cwnd"] = trace
     pings = _ping_columns(flows, outs["prober"]["pings"])
     if pings["flow"]:
         from aqmlab.pings import ping_summary
@@ -608,6 +615,21 @@ def _result(scenario, flows, report, ts, cts, outs, sysctls, wall, started) -> S
     res = SimResult(summary=summary, columns=cols, scenario=scenario)
     res.flent_samples = _flow_samples(flows, outs["receiver"]["flows"], end)
     return res
+
+
+def _cwnd_columns(flows, sent: dict) -> dict[str, list]:
+    """``cwnd.parquet``'s columns (the simulator's: ``time_s, flow, cwnd, ssthresh,
+    srtt_ms``; windows in segments, an infinite ``ssthresh`` as inf, no RTT sample yet as NaN)
+    from the senders' ``TCP_INFO`` samples of the flows with ``cwnd_trace``."""
+    cols: dict[str, list] = {"time_s": [], "flow": [], "cwnd": [], "ssthresh": [], "srtt_ms": []}
+    for f in flows:
+        for t, cwnd, ssthresh, rtt in sent.get(str(f.id), {}).get("cwnd", []):
+            cols["time_s"].append(t)
+            cols["flow"].append(f.id)
+            cols["cwnd"].append(float(cwnd))
+            cols["ssthresh"].append(math.inf if ssthresh is None else float(ssthresh))
+            cols["srtt_ms"].append(math.nan if rtt is None else rtt)
+    return cols
 
 
 def _ping_columns(flows, pings: dict) -> dict[str, list]:

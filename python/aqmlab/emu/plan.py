@@ -191,6 +191,9 @@ class FlowPlan:
         A prober's time between probes, s (0 for TCP).
     size : int
         A prober's IP size of a probe and of its echo, bytes (0 for TCP).
+    cwnd_trace : bool
+        Its group asked for a congestion-window trace (``cwnd_trace``): the sender samples the
+        kernel's ``TCP_INFO`` every ``cwnd_interval``.
     """
 
     id: int
@@ -205,6 +208,7 @@ class FlowPlan:
     stop_s: float | None = None
     interval: float = 0.0
     size: int = 0
+    cwnd_trace: bool = False
 
 
 def plan_flows(
@@ -295,6 +299,7 @@ def plan_flows(
                     stop_s=None if grp.get("stop") is None else float(grp["stop"]),
                     interval=float(grp.get("interval", 0.2)) if kind == "ping" else 0.0,
                     size=int(grp.get("size", 64)) if kind == "ping" else 0,
+                    cwnd_trace=kind == "tcp" and bool(grp.get("cwnd_trace", False)),
                 )
             )
     return out

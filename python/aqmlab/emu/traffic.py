@@ -21,9 +21,12 @@ The JSON arguments may be ``-``: the program then reads them as one line from st
   (``IP_TOS``, when not 0), writes as fast as the socket takes data, and resets it at
   ``t0 + stop_s`` (when not null; ``SO_LINGER`` 0, so nothing queued leaves after the stop).
   After the warm-up it samples ``TCP_INFO`` every 100 ms (smoothed RTT) and reads the
-  retransmission counters at the warm-up and at the end (or the stop). Output:
-  ``{"flows": {id: {"rtt_ms_mean", "rtt_ms_min", "ecn_negotiated", "retransmits", "timeouts",
-  "connected"}}}``. ``rtt_ms_min`` is the kernel's minimum RTT (``tcpi_min_rtt``);
+  retransmission counters at the warm-up and at the end (or the stop); a flow with
+  ``cwnd_trace`` has its window sampled every ``cwnd_interval`` (the plan's, s) while it runs.
+  Output: ``{"flows": {id: {"rtt_ms_mean", "rtt_ms_min", "ecn_negotiated", "retransmits",
+  "timeouts", "connected"[, "cwnd": [[t_s, cwnd, ssthresh, srtt_ms], ...]]}}}`` (``t_s``
+  from the origin, windows in segments, ``ssthresh`` null while infinite, ``srtt_ms`` null
+  before an RTT sample). ``rtt_ms_min`` is the kernel's minimum RTT (``tcpi_min_rtt``);
   ``ecn_negotiated`` is ``TCPI_OPT_ECN`` (false after a retransmitted SYN fell back to
   Not-ECT); ``timeouts`` is null on kernels whose ``tcp_info`` lacks ``tcpi_total_rto``
   (before Linux 6.7).
@@ -59,6 +62,9 @@ import time
 #: ``struct tcp_info`` offsets (linux/tcp.h): tcpi_rtt (µs), tcpi_total_retrans,
 #: tcpi_min_rtt (µs), tcpi_total_rto (u16, Linux >= 6.7).
 _RTT, _TOTAL_RETRANS, _MIN_RTT, _TOTAL_RTO = 68, 100, 148, 240
+#: tcpi_snd_ssthresh and tcpi_snd_cwnd (segments); Linux's infinite ssthresh
+#: (``TCP_INFINITE_SSTHRESH``).
+_SSTHRESH, _CWND, _INFINITE_SSTHRESH = 76, 80, 0x7FFFFFFF
 #: ``tcpi_options`` (byte 5) and its ``TCPI_OPT_ECN`` bit: the connection negotiated ECN.
 _OPTIONS, _OPT_ECN = 5, 0x08
 _INFO_LEN = 248
@@ -244,6 +250,19 @@ def _info(s: socket.socket) -> bytes | None:
         return None
 
 
+def _window(info: bytes, t: float) -> list:
+    """``[t, cwnd, ssthresh, srtt_ms]`` from a ``TCP_INFO`` (null ``ssthresh`` while infinite,
+    null ``srtt_ms`` before an RTT sample)."""
+    ssthresh, cwnd = struct.unpack_from("II", info, _SSTHRESH)
+    rtt = struct.unpack_from("I", info, _RTT)[0]
+    return [
+        round(t, 9),
+        cwnd,
+        None if ssthresh >= _INFINITE_SSTHRESH else ssthresh,
+        rtt / 1e3 if rtt else None,
+    ]
+
+
 def _final(x: dict) -> dict:
     """A flow's report from its socket's ``TCP_INFO`` now (at its stop or the end)."""
     info = _info(x["s"]) if x["s"] is not None else None
@@ -263,6 +282,7 @@ def _final(x: dict) -> dict:
         "retransmits": retr,
         "timeouts": rto,
         "connected": x["connected"],
+        **({"cwnd": x["cwnd"]} if "cwnd" in x else {}),
     }
 
 
@@ -289,6 +309,9 @@ def send(plan: dict) -> dict:
     st = {
         f["id"]: {"rtt": [], "r0": None, "rto0": None, "connected": False, "s": None} for f in flows
     }
+    traced = {f["id"] for f in flows if f.get("cwnd_trace")}
+    cw_step = int(float(plan.get("cwnd_interval", 0.01)) * 1e9)
+    next_cw = t0 if traced else None
     next_sample = warm
     i = 0
     # flows with a stop before the end: (instant, id), earliest first
@@ -344,7 +367,12 @@ def send(plan: dict) -> dict:
                 if rtt:
                     x["rtt"].append(rtt / 1e3)
             next_sample = max(next_sample + 100_000_000, now)
-        wake = [end, next_sample]
+        if next_cw is not None and now >= next_cw:
+            for fid in traced:
+                if fid in socks and (info := _info(socks[fid])) is not None:
+                    st[fid].setdefault("cwnd", []).append(_window(info, (next_cw - t0) / 1e9))
+            next_cw += cw_step * max(1, (now - next_cw) // cw_step + 1)
+        wake = [end, next_sample] + ([next_cw] if next_cw is not None else [])
         if stops:
             wake.append(stops[0][0])
         if i < len(flows):

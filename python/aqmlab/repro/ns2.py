@@ -17,6 +17,7 @@ ns-2 cannot host (other AQMs, other topologies) are left out, with the reason in
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -34,6 +35,7 @@ __all__ = [
     "CHECKS",
     "attach",
     "available",
+    "case_key",
     "ns2_cases",
     "run_scenario",
     "script_path",
@@ -288,6 +290,27 @@ def run_scenario(
     return out
 
 
+def case_key(scenario: dict[str, Any], seed: int) -> str:
+    """The key of one ns-2 run in a result cache: a hash of what ns-2 is given, the generated
+    configuration (:func:`tcl_config`) and the script (:func:`script_path`).
+
+    Parameters
+    ----------
+    scenario : dict
+        An aqmlab dumbbell scenario.
+    seed : int
+        The seed.
+
+    Returns
+    -------
+    str
+        16 hexadecimal digits of the SHA-256 of the configuration and the script.
+    """
+    h = hashlib.sha256(tcl_config(scenario, seed).encode())
+    h.update(script_path().read_bytes())
+    return h.hexdigest()[:16]
+
+
 # --- reductions to each reproduction's metrics ------------------------------------------------------
 def _time(r: dict[str, Any]) -> np.ndarray:
     return np.arange(len(r["queue_series"])) * r["sample_interval"]
@@ -347,8 +370,14 @@ def ns2_cases(
     scenarios: dict[str, dict],
     seeds: dict[str, list[int]],
     workers: int | None = None,
+    cache: Path | str | None = None,
 ) -> tuple[dict[str, dict[str, float]], dict[str, str]]:
     """Run every case ns-2 can host over its seeds; means of the paper's metrics per case.
+
+    With ``cache``, each run's metrics are stored as a small JSON file
+    ``CACHE/PAPER/CASE-seedSEED-KEY.json`` (KEY: :func:`case_key`) as soon as the run ends, and a
+    run whose file exists is read instead of run again: an interrupted set continues where it
+    stopped, and a changed case or script (another key) runs again.
 
     Parameters
     ----------
@@ -360,6 +389,9 @@ def ns2_cases(
         Case name to the seeds aqmlab ran it with.
     workers : int, optional
         Parallel ns-2 processes (default: the cores).
+    cache : Path or str, optional
+        The folder of the per-run results (``validation/ns2/run_all.py`` keeps them in
+        ``results/cases`` next to it); None runs everything.
 
     Returns
     -------
@@ -371,11 +403,36 @@ def ns2_cases(
     reduce = REDUCERS[paper]
     skipped = {c: why for c, sc in scenarios.items() if (why := unsupported(sc))}
     jobs = [(c, s) for c, sc in scenarios.items() if c not in skipped for s in seeds.get(c, [1])]
+
+    def one(job: tuple[str, int]) -> dict[str, float]:
+        case, seed = job
+        sc = scenarios[case]
+        if cache is None:
+            return reduce(case, sc, run_scenario(sc, seed))
+        key = case_key(sc, seed)
+        path = Path(cache) / paper / f"{case}-seed{seed}-{key}.json"
+        if path.is_file():
+            return json.loads(path.read_text())["metrics"]
+        r = run_scenario(sc, seed)
+        rec = {
+            "paper": paper,
+            "case": case,
+            "seed": seed,
+            "key": key,
+            "metrics": reduce(case, sc, r),
+            "ns2": {k: v for k, v in r.items() if k != "queue_series"},
+        }
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".part")
+        tmp.write_text(json.dumps(rec, indent=1) + "\n")
+        tmp.replace(path)  # whole or absent: an interrupted write leaves no record
+        return rec["metrics"]
+
     with ThreadPoolExecutor(max_workers=workers or _workers()) as ex:
-        res = list(ex.map(lambda j: run_scenario(scenarios[j[0]], j[1]), jobs))
+        res = list(ex.map(one, jobs))
     per: dict[str, list[dict[str, float]]] = {}
-    for (c, _), r in zip(jobs, res, strict=True):
-        per.setdefault(c, []).append(reduce(c, scenarios[c], r))
+    for (c, _), m in zip(jobs, res, strict=True):
+        per.setdefault(c, []).append(m)
     cases = {
         c: {k: mean_std(row[k] for row in rows)[0] for k in rows[0]} for c, rows in per.items()
     }
@@ -521,7 +578,7 @@ def ns2_version() -> str:
         return "unknown"
 
 
-def attach(rep, workers: int | None = None) -> None:
+def attach(rep, workers: int | None = None, cache: Path | str | None = None) -> None:
     """Add the ns-2 column to a reproduction: ``rep.ns2`` (``repro.json``'s ``ns2``), an
     ``ns2`` entry in each check ns-2 can judge and the report's ns-2 section.
 
@@ -531,13 +588,15 @@ def attach(rep, workers: int | None = None) -> None:
         A reproduction of ``ktl``, ``sfc`` or ``edc``.
     workers : int, optional
         Parallel ns-2 processes.
+    cache : Path or str, optional
+        The folder of the per-run results (:func:`ns2_cases`).
     """
     if rep.paper not in REDUCERS:
         raise ValueError(f"NAME = {rep.paper!r}: no ns-2 cases (ns-2 runs ktl, sfc and edc)")
     scen = {c: s for c, s in rep.scenarios.items() if c in rep.cases}
     # the seeds each case ran with (a case that reused another's runs: the report's seeds)
     seeds = {c: [r.seed for r in rep.runs.get(c, []) if r.case == c] or rep.seeds for c in scen}
-    cases, skipped = ns2_cases(rep.paper, scen, seeds, workers)
+    cases, skipped = ns2_cases(rep.paper, scen, seeds, workers, cache)
     judged = CHECKS[rep.paper](cases)
     for chk in rep.checks:
         if chk["id"] in judged:

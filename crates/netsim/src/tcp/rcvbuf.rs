@@ -1,11 +1,14 @@
 //! The receiver's advertised window under Linux's receive-buffer autotuning, as the sender
 //! sees it (the `linux` profile, without a fixed `rwnd`).
 //!
-//! Linux (6.16 and later; `tcp_rcv_space_adjust` and `tcp_rcvbuf_grow`, net/ipv4/tcp_input.c)
+//! Linux (6.18; `tcp_rcv_space_adjust` and `tcp_rcvbuf_grow`, net/ipv4/tcp_input.c)
 //! measures once per receiver RTT estimate the bytes the application read in that RTT
-//! (`copied`); when it exceeds the last measure (`rcvq_space.space`), the receive buffer grows
-//! to hold twice it (`rcvwin = space << 1`, "allow the sender to double its rate") and the
-//! window clamp follows; the buffer never shrinks. The buffer starts at `tcp_rmem[1]` =
+//! (`copied`); when it exceeds the last measure (`rcvq_space.space`, `old`), the receive buffer
+//! grows to hold `rcvwin = 2 copied` ("DRS is always one RTT late") plus, while the reads grow
+//! as in slow start, `2 rcvwin (copied - old) / old` ("allow the sender to double its rate";
+//! commit aa251c84636c, "tcp: fix too slow tcp_rcvbuf_grow() action", in 6.18: with
+//! `rcvwin = 2 copied` alone the sender was limited by the window while its cwnd ramped up),
+//! and the window clamp follows; the buffer never shrinks. The buffer starts at `tcp_rmem[1]` =
 //! 128 KiB, half of it window at the default `len / truesize` ratio of 50 %
 //! (`TCP_DEFAULT_SCALING_RATIO`): 64 KiB. The first measure is `TCP_INIT_CWND` segments
 //! (`tcp_init_buffer_space`). The cap is `tcp_rmem[2]` = 32 MiB of buffer, 16 MiB of window.
@@ -80,8 +83,11 @@ impl RcvBuf {
         }
         let copied = rcv_nxt.wrapping_sub(self.seq);
         if copied > self.space {
+            let (old, new) = (self.space.max(1) as u64, copied as u64);
+            let rcvwin = 2 * new;
+            let rcvwin = rcvwin + 2 * (rcvwin * (new - old) / old);
             self.space = copied;
-            self.win = self.win.max(copied.saturating_mul(2).min(self.max));
+            self.win = self.win.max(rcvwin.min(self.max as u64) as u32);
         }
         self.seq = rcv_nxt;
         self.time = now;
@@ -95,10 +101,12 @@ mod tests {
     const MS: Ns = 1_000_000;
 
     /// By hand from Linux's constants: 64 KiB of 1460-byte segments is 44 segments; a read of
-    /// 100 segments in one RTT raises the window to 200, a smaller read later leaves it there,
-    /// and reads inside one RTT are one measure.
+    /// 100 segments in one RTT after the first measure of 10 raises the window to
+    /// `200 + 2 x (200 x 90 / 10)` = 3800 (`tcp_rcvbuf_grow`), a read of 110 after that to
+    /// `220 + 2 x (220 x 10 / 100)` = 264, below it, so it stays, a smaller read leaves it
+    /// there, and reads inside one RTT are one measure.
     #[test]
-    fn grows_to_twice_the_largest_read_per_rtt_and_never_shrinks() {
+    fn grows_with_the_largest_read_per_rtt_and_never_shrinks() {
         let mut b = RcvBuf::new(1460);
         assert_eq!(b.window(), 44);
         assert_eq!(RcvBuf::new(1460).max, 11_491);
@@ -113,11 +121,13 @@ mod tests {
         b.on_ack(30 * MS, 60, Some(20 * MS));
         assert_eq!(b.seq, 10, "within one RTT of the last measure");
         b.on_ack(40 * MS, 110, Some(20 * MS));
-        assert_eq!((b.window(), b.space, b.seq), (200, 100, 110));
-        b.on_ack(60 * MS, 130, Some(20 * MS));
-        assert_eq!((b.window(), b.space), (200, 100));
+        assert_eq!((b.window(), b.space, b.seq), (3800, 100, 110));
+        b.on_ack(60 * MS, 220, Some(20 * MS));
+        assert_eq!((b.window(), b.space), (3800, 110));
+        b.on_ack(80 * MS, 240, Some(20 * MS));
+        assert_eq!((b.window(), b.space), (3800, 110));
         // At most half of tcp_rmem[2].
-        b.on_ack(80 * MS, 110 + 20_000, Some(20 * MS));
+        b.on_ack(100 * MS, 240 + 20_000, Some(20 * MS));
         assert_eq!(b.window(), 11_491);
     }
 }

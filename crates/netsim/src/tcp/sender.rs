@@ -945,6 +945,20 @@ mod tests {
         }
     }
 
+    /// The `linux` profile's loss recovery on top of [`params`]: SACK, PRR, timestamps, RACK.
+    fn sack_rack_prr(cc: CcKind) -> TcpParams {
+        TcpParams {
+            sack: true,
+            prr: true,
+            extras: crate::tcp::TcpExtras {
+                timestamps: true,
+                rack: true,
+                ..Default::default()
+            },
+            ..params(cc)
+        }
+    }
+
     fn ack(seq: u32, ts: Ns) -> Packet {
         Packet {
             flow: 0,
@@ -1395,17 +1409,7 @@ mod tests {
     #[test]
     fn bbr_sack_recovery_samples_sacks_and_keeps_to_its_window() {
         use crate::tcp::cc::bbr::Mode;
-        use crate::tcp::TcpExtras;
-        let p = TcpParams {
-            sack: true,
-            prr: true,
-            extras: TcpExtras {
-                timestamps: true,
-                rack: true,
-                ..TcpExtras::default()
-            },
-            ..params(CcKind::Bbr)
-        };
+        let p = sack_rack_prr(CcKind::Bbr);
         let mut s = TcpSender::new(0, 1, p, None);
         let (mut sack_samples, mut recovery_acks) = (0, 0);
         let mut last = (0, 0);
@@ -1449,18 +1453,8 @@ mod tests {
     ///   and waited for the RTO.
     #[test]
     fn rack_recovers_small_window_losses_without_timeout() {
-        use crate::tcp::TcpExtras;
         use std::cell::Cell;
-        let p = TcpParams {
-            sack: true,
-            prr: true,
-            extras: TcpExtras {
-                timestamps: true,
-                rack: true,
-                ..TcpExtras::default()
-            },
-            ..params(CcKind::Newreno)
-        };
+        let p = sack_rack_prr(CcKind::Newreno);
         // (case, window, the segment lost first)
         for (case, w, k) in [("after recovery", 4.0, 20), ("lost retransmission", 3.0, 6)] {
             let mut s = TcpSender::new(0, 1, p, None);
@@ -1512,18 +1506,8 @@ mod tests {
     /// enter a recovery with nothing outstanding and stall.
     #[test]
     fn scoreboard_follows_cumulative_acks_without_sack_blocks() {
-        use crate::tcp::TcpExtras;
         const MS: Ns = 1_000_000;
-        let p = TcpParams {
-            sack: true,
-            prr: true,
-            extras: TcpExtras {
-                timestamps: true,
-                rack: true,
-                ..TcpExtras::default()
-            },
-            ..params(CcKind::Newreno)
-        };
+        let p = sack_rack_prr(CcKind::Newreno);
         let mut s = TcpSender::new(0, 1, p, None);
         set_window(&mut s, 4.0, 4.0);
         let mut out = Vec::new();
