@@ -5,10 +5,14 @@
 //! **Ids and slots.** A flow keeps the id it has always had (static flows `0 .. n_static` in
 //! group order, then short flows as they arrive); packets and timer events carry that id,
 //! and ids are never reused, so the id is its own generation. A completed flow keeps its
-//! slot for [`LINGER`] (its endpoints answer late packets as before), then gives it back;
-//! after that its late packets (a spurious retransmission still in flight, the ACK it draws)
-//! and its pending timer events find its record marked finished ([`NO_SLOT`]) and are
-//! dropped at the endpoint: they never reach the flow that took its slot. A static flow's slot is its id; a short flow's
+//! slot while anything of it can still happen: while a packet of it is in the network (a
+//! spurious retransmission still queued, the ACK it draws; [`crate::traffic::Flow::in_net`]
+//! counts them: sent, less those that reached their endpoint or that a link dropped or
+//! lost, plus netem's copies) or one of its timers is armed. Then it gives the slot back:
+//! nothing can reach it any more, so it does what it would have done in a run without the
+//! pool, nothing, whatever the path's queues. (Its pending timer events, whose deadlines it
+//! had cleared, find its record marked finished ([`NO_SLOT`]) and do nothing, as they would
+//! have done.) A static flow's slot is its id; a short flow's
 //! slot is in its [`ShortRecord`], found by indexing the records with `id - n_static` (no
 //! hash, no search). The packet is unchanged (48 bytes).
 //!
@@ -30,12 +34,6 @@ use crate::engine::Ns;
 
 /// [`ShortRecord::slot`] of a flow that finished.
 pub const NO_SLOT: u32 = u32::MAX;
-
-/// How long a completed short flow keeps its slot (ns): its endpoints still answer late
-/// packets (a spurious retransmission in flight when the last byte was acknowledged draws a
-/// duplicate ACK), as TCP's TIME_WAIT does (Linux keeps 60 s). A late packet arriving after
-/// this is dropped at its endpoint.
-pub const LINGER: Ns = 1_000_000_000;
 
 /// One short flow that arrived: where it runs, and once finished what its summary row needs.
 #[derive(Clone, Debug)]
@@ -236,15 +234,17 @@ pub struct FlowPool {
     pub records: Vec<ShortRecord>,
     /// Free slots of the flow table (last freed first).
     pub free: Vec<u32>,
-    /// Short flows holding a slot now (running, or completed and lingering).
+    /// Short flows holding a slot now (running, or completed with packets still in the
+    /// network).
     pub live: u32,
     /// Most short flows holding a slot at once.
     pub peak: u32,
-    /// Completed flows lingering, in completion order: when each gives its slot back, and
-    /// its slot.
-    pub lingering: std::collections::VecDeque<(Ns, u32)>,
+    /// Finished flows keep their slots (no pooling: the reference run of the pool's tests).
+    pub keep: bool,
     /// Short flows finished so far.
     pub finished: u64,
+    /// Longest time a completed flow kept its slot (packets of it still in the network), ns.
+    pub longest_hold: Ns,
     /// Per flow group, the delay histograms of its finished short flows.
     pub(crate) delays: Vec<crate::flow_report::GroupAcc>,
 }

@@ -153,6 +153,7 @@ impl Simulation {
                             ep: Endpoint::Udp(src),
                             udp_bytes: 0,
                             rcv_high: 0,
+                            in_net: 0,
                             warm: Default::default(),
                             stop_snap: None,
                             delays: Default::default(),
@@ -187,6 +188,7 @@ impl Simulation {
                             ep: Endpoint::Udp(src),
                             udp_bytes: 0,
                             rcv_high: 0,
+                            in_net: 0,
                             warm: Default::default(),
                             stop_snap: None,
                             delays: Default::default(),
@@ -310,7 +312,9 @@ impl Simulation {
         };
         sim.reserve_samples();
         if sim.groups.iter().any(|g| matches!(g, GroupRt::Short(_))) {
-            // the monitors forget a short flow's sojourn times when it finishes
+            // the links report short flows' drops (the pool counts their packets in the
+            // network), and the monitors forget a short flow's sojourn times when it finishes
+            sim.ev.gone_from = Some(nf);
             for l in &mut sim.links {
                 if let Some(m) = l.mon_mut() {
                     m.pooled_from = Some(nf);

@@ -2,7 +2,7 @@
 //! finished flow, its slot given back.
 
 use super::Simulation;
-use crate::engine::ns_to_secs;
+use crate::engine::{ns_to_secs, Gone};
 use crate::flow_pool::ShortRecord;
 use crate::flow_report::flow_summary;
 use crate::traffic::{Endpoint, Flow};
@@ -26,6 +26,9 @@ pub struct PoolStats {
     pub peak: u32,
     /// Short flows finished (their slots given back).
     pub finished: u64,
+    /// Longest time a completed short flow kept its slot after its completion (while
+    /// packets of it were still in the network or a timer of it armed), ns.
+    pub longest_hold: u64,
 }
 
 impl Simulation {
@@ -40,15 +43,10 @@ impl Simulation {
     }
 
     /// Puts short flow `flow` (of `size` bytes) in a free slot, or a new one; returns it.
-    /// Completed flows whose linger ended give their slots back first.
+    /// Completed flows whose last packet was dropped since the last arrival give their
+    /// slots back first.
     pub(super) fn pool_slot(&mut self, flow: Flow, size: u64) -> usize {
-        while let Some(&(t, s)) = self.pool.lingering.front() {
-            if t > self.now {
-                break;
-            }
-            self.pool.lingering.pop_front();
-            self.retire(s as usize);
-        }
+        self.count_gone();
         let s = match self.pool.take_free() {
             Some(s) => {
                 self.flows[s as usize] = flow;
@@ -67,31 +65,87 @@ impl Simulation {
         s
     }
 
-    /// The short flow in slot `s` just had an ACK: if that completed it, it lingers
-    /// ([`crate::flow_pool::LINGER`]) before it leaves the table.
+    /// The short flow in slot `s` just had a packet or a timer: if it completed, and nothing
+    /// of it is left in the network and no timer of it is armed, it leaves the table.
     #[inline(always)]
     pub(super) fn retire_if_done(&mut self, s: usize) {
         if matches!(&self.flows[s].ep, Endpoint::Tcp { snd, .. } if snd.done_at.is_some()) {
-            self.linger(s);
+            self.retire_if_quiet(s);
         }
     }
 
     #[cold]
     #[inline(never)]
-    fn linger(&mut self, s: usize) {
-        let k = (self.flows[s].id - self.pool.n_static) as usize;
-        let rec = &mut self.pool.records[k];
-        if rec.done == 0 {
-            rec.done = self.now;
-            let until = self.now.saturating_add(crate::flow_pool::LINGER);
-            self.pool.lingering.push_back((until, s as u32));
+    fn retire_if_quiet(&mut self, s: usize) {
+        let id = self.flows[s].id;
+        self.count_gone();
+        if self.slot_of(id) == Some(s) && self.quiet(s) {
+            self.retire(s);
         }
     }
 
-    /// The short flow in slot `s` completed and lingered: its summary row goes into its
-    /// record, its delay histograms into its group's, and its slot back to the pool. Its row
-    /// is computed as the report would compute it at any later time (its window closed at
-    /// its completion).
+    /// True if the short flow in slot `s` completed and nothing can reach it any more: no
+    /// packet of it is in the network (so none can arrive, nor draw an ACK) and none of its
+    /// timers is armed (so none can fire and send). What it would do later in a run without
+    /// the pool is nothing, whatever the path's queues.
+    fn quiet(&self, s: usize) -> bool {
+        let f = &self.flows[s];
+        !self.pool.keep
+            && f.in_net == 0
+            && matches!(&f.ep, Endpoint::Tcp { snd, rcv }
+                if snd.done_at.is_some()
+                    && snd.rto_deadline.is_none()
+                    && snd.pace.wait == crate::tcp::pacing::NEVER
+                    && rcv.delack_deadline.is_none())
+    }
+
+    /// Applies what the links reported since the last call (`EventQueue::gone`: short
+    /// flows' packets dropped, and netem's copies) to the flows' packets in the network,
+    /// and retires the completed flows whose last packet was dropped.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn count_gone(&mut self) {
+        if self.ev.gone.is_empty() {
+            return;
+        }
+        let mut gone = std::mem::take(&mut self.ev.gone);
+        for &g in &gone {
+            let (id, copy) = match g {
+                Gone::Dropped(id) => (id, false),
+                Gone::Copied(id) => (id, true),
+            };
+            if let Some(s) = self.slot_of(id) {
+                let f = &mut self.flows[s];
+                f.in_net = match copy {
+                    true => f.in_net.wrapping_add(1),
+                    false => f.in_net.wrapping_sub(1),
+                };
+            }
+        }
+        for &g in &gone {
+            if let Gone::Dropped(id) = g {
+                match self.slot_of(id) {
+                    Some(s) if self.quiet(s) => self.retire(s),
+                    _ => {}
+                }
+            }
+        }
+        gone.clear();
+        if self.ev.gone.is_empty() {
+            self.ev.gone = gone; // (keeps its capacity)
+        }
+    }
+
+    /// Keeps every finished short flow in its slot to the end of the run (no pooling): the
+    /// run the pool's tests compare a pooled run with.
+    pub fn keep_finished_flows(&mut self) {
+        self.pool.keep = true;
+    }
+
+    /// The short flow in slot `s` completed and is quiet ([`Simulation::quiet`]): its summary
+    /// row goes into its record, its delay histograms into its group's, and its slot back to
+    /// the pool. Its row is computed as the report would compute it at any later time (its
+    /// window closed at its completion, and nothing of it changes any more).
     #[cold]
     #[inline(never)]
     fn retire(&mut self, s: usize) {
@@ -103,6 +157,7 @@ impl Simulation {
         let f = &self.flows[s];
         let (id, group) = (f.id, f.group as usize);
         let done = f.done_at().expect("a completed flow");
+        self.pool.longest_hold = self.pool.longest_hold.max(self.now - done);
         let st = self.flow_status(id).expect("a running flow");
         let (srtt, gap) = match &f.ep {
             Endpoint::Tcp { snd, .. } => (snd.srtt(), snd.stats.min_reduction_gap),
@@ -208,6 +263,7 @@ impl Simulation {
             running: self.pool.live,
             peak: self.pool.peak,
             finished: self.pool.finished,
+            longest_hold: self.pool.longest_hold,
         }
     }
 }

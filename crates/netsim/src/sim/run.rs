@@ -83,10 +83,14 @@ impl Simulation {
                         snd.on_rto(now, &mut out);
                     }
                 }
+                flow.in_net = flow.in_net.wrapping_add(out.len() as u32);
                 let src = flow.src;
                 self.emit(src, &mut out);
                 self.out_buf = out;
                 self.arm_tcp(s);
+                if f >= self.pool.n_static {
+                    self.retire_if_done(s);
+                }
             }
             Event::DelAck(f) => {
                 let Some(s) = self.slot_of(f) else {
@@ -102,10 +106,14 @@ impl Simulation {
                         rcv.on_delack(&mut out);
                     }
                 }
+                flow.in_net = flow.in_net.wrapping_add(out.len() as u32);
                 let dst = flow.dst;
                 self.emit(dst, &mut out);
                 self.out_buf = out;
                 self.arm_tcp(s);
+                if f >= self.pool.n_static {
+                    self.retire_if_done(s);
+                }
             }
             Event::Pace(f) => {
                 let Some(s) = self.slot_of(f) else {
@@ -118,10 +126,14 @@ impl Simulation {
                         snd.send_allowed(now, &mut out);
                     }
                 }
+                flow.in_net = flow.in_net.wrapping_add(out.len() as u32);
                 let src = flow.src;
                 self.emit(src, &mut out);
                 self.out_buf = out;
                 self.arm_tcp(s);
+                if f >= self.pool.n_static {
+                    self.retire_if_done(s);
+                }
             }
             Event::FlowStart(f) => self.start_flow(f as usize),
             Event::FlowStop(f) => {
@@ -244,10 +256,11 @@ impl Simulation {
         let now = self.now;
         let f = pkt.flow;
         let Some(s) = self.slot_of(f) else {
-            return; // a late packet of a finished short flow: its endpoints are gone
+            return; // (a finished short flow has no packet left in the network)
         };
         let mut out = std::mem::take(&mut self.out_buf);
         let flow = &mut self.flows[s];
+        flow.in_net = flow.in_net.wrapping_sub(1);
         let measure = self.warm && flow.measuring();
         let at = match &mut flow.ep {
             Endpoint::Tcp { snd, rcv } => {
@@ -296,6 +309,7 @@ impl Simulation {
             }
         };
         let tcp = matches!(flow.ep, Endpoint::Tcp { .. });
+        flow.in_net = flow.in_net.wrapping_add(out.len() as u32);
         self.emit(at, &mut out);
         self.out_buf = out;
         if tcp {
@@ -365,6 +379,7 @@ impl Simulation {
             Endpoint::Tcp { snd, .. } => {
                 let mut out = std::mem::take(&mut self.out_buf);
                 snd.send_allowed(now, &mut out);
+                flow.in_net = flow.in_net.wrapping_add(out.len() as u32);
                 let src = flow.src;
                 self.emit(src, &mut out);
                 self.out_buf = out;
