@@ -16,14 +16,17 @@ own, and no Python object is counted).
   arrivals/s of Pareto-sized CUBIC flows, mean 20 kB) for 5 s and 20 s (50 000 and 200 000
   flows). A finished flow gives its slot in the flow table back and keeps a record of its
   summary row, so the memory they add per finished flow is the record's, and the flow
-  table's slots stay at the peak concurrency. ``--big`` adds 10 000 000 flows (1000 s).
+  table's slots stay at the peak concurrency (a flow holds its slot while it runs and while
+  packets of it are still in the network; ``hold``: the longest a completed flow held it). ``--big`` adds 10 000 000 flows (1000 s).
   ``--short`` runs only these rows.
 
 Bars (the scale issue): at most 4 KB per flow on the standard dumbbell; ns/event at 10 000
 (and 100 000) flows within 1.5x of the 100-flow figure; the million-flow run under 4 GB;
 short flows: at most 0.4 KB of peak RSS per finished flow between 50 000 and 200 000 flows
-(the record, 224 bytes, and its queue-delay entry), slots within 5 % of the 50 000-flow run,
-the 10-million-flow run under 4 GB. Exit status 1 if a bar is missed.
+(the record, 224 bytes, and its queue-delay entry), slots within 1.25x of the 50 000-flow
+run (they would grow 4x with the flows; the peak of about 300 flows running at once is the
+maximum of a count that fluctuates by about its square root, 17, and a four times longer run
+reaches about one such step higher), the 10-million-flow run under 4 GB. Exit status 1 if a bar is missed.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ MEM_BAR_KB = 4.0
 MILLION_BAR_GB = 4.0
 FLAT_BAR = 1.5
 SHORT_BAR_KB = 0.4
+SLOTS_BAR = 1.25
 SHORT_RATE = 10_000
 
 
@@ -82,12 +86,14 @@ def short_flows(exe: Path, big: bool) -> bool:
     ok = True
     extra = ("--short", str(SHORT_RATE))
     print(f"\nshort flows ({SHORT_RATE} arrivals/s, mean 20 kB, 10 Gb/s, rtt 20 ms):")
-    print(f"{'flows':>10} {'finished':>10} {'slots':>7} {'RSS [MB]':>9} {'wall [s]':>9}")
+    print(f"{'flows':>10} {'finished':>10} {'slots':>7} {'hold [ms]':>9} {'RSS [MB]':>9} "
+          f"{'wall [s]':>9}")  # fmt: skip
     rows = []
     for seconds in (5.0, 20.0) + ((1000.0,) if big else ()):
         r = run(exe, 1, "link", seconds, 0.1, extra)
         rows.append(r)
         print(f"{r['short_flows']:>10} {r['finished']:>10} {r['peak_slots']:>7} "
+              f"{r['longest_hold_s'] * 1e3:>9.1f} "
               f"{r['peak_rss_bytes'] / 1e6:>9.1f} {r['wall_seconds']:>9.1f}")  # fmt: skip
     a, b = rows[0], rows[1]
     per_flow = (b["peak_rss_bytes"] - a["peak_rss_bytes"]) / (b["finished"] - a["finished"])
@@ -96,10 +102,10 @@ def short_flows(exe: Path, big: bool) -> bool:
     print(f"peak RSS per finished flow, 50k -> 200k: {per_flow:.0f} bytes  "
           f"<= {SHORT_BAR_KB} KB: {'ok' if good else 'MISSED'}")  # fmt: skip
     for r in rows[1:]:
-        good = r["peak_slots"] <= 1.05 * a["peak_slots"]
+        good = r["peak_slots"] <= SLOTS_BAR * a["peak_slots"]
         ok &= good
         print(f"slots at {r['short_flows']} flows: {r['peak_slots']} (50k: {a['peak_slots']})  "
-              f"<= 1.05x: {'ok' if good else 'MISSED'}")  # fmt: skip
+              f"<= {SLOTS_BAR}x: {'ok' if good else 'MISSED'}")  # fmt: skip
     if big:
         gb = rows[2]["peak_rss_bytes"] / 1e9
         good = gb < MILLION_BAR_GB

@@ -112,6 +112,7 @@ fn main() {
                 "finished": p.finished,
                 "peak_slots": p.peak,
                 "table_len": p.table_len,
+                "longest_hold_s": p.longest_hold as f64 * 1e-9,
                 "rss_built_bytes": rss_built,
                 "peak_rss_bytes": status_bytes("VmHWM:"),
             })
