@@ -292,11 +292,6 @@ impl FlowPool {
         self.live -= 1;
         self.finished += 1;
     }
-
-    /// True if `id` is a short flow still running.
-    pub fn is_live(&self, id: u32) -> bool {
-        self.record(id).is_some_and(|r| !r.finished())
-    }
 }
 
 #[cfg(test)]

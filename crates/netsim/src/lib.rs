@@ -14,7 +14,7 @@
 //!   built network (names, routability).
 //! * [`tcp`]: the TCP endpoints and congestion controllers; [`udp`]: CBR and on/off;
 //!   [`traffic`]: flows and short-flow arrivals; `flow_pool`: finished short flows' slots
-//!   reused, their ids never (a late packet of a finished flow reaches nothing).
+//!   reused once no packet of them is left in the network, their ids never.
 //! * [`trace`]: per-packet event traces of chosen links in fixed-size batches.
 //! * [`sim`]: [`Simulation`], the public entry point (split by concern: build, run loop,
 //!   tracing, inspection, control, reporting).

@@ -7,10 +7,6 @@ use crate::flow_pool::ShortRecord;
 use crate::flow_report::flow_summary;
 use crate::traffic::{Endpoint, Flow};
 
-/// Every this many finished short flows, the monitors drop the per-flow histograms that
-/// late packets of finished flows started again.
-const PURGE_EVERY: u64 = 4096;
-
 /// The pool's occupancy ([`Simulation::pool_stats`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PoolStats {
@@ -204,21 +200,6 @@ impl Simulation {
             }
         }
         self.pool.release(s as u32);
-        if self.pool.finished.is_multiple_of(PURGE_EVERY) {
-            self.purge_monitors();
-        }
-    }
-
-    /// Drops the monitors' histograms of finished short flows (a late packet of a finished
-    /// flow leaving a monitored queue starts one again).
-    #[cold]
-    fn purge_monitors(&mut self) {
-        let pool = &self.pool;
-        for &m in &self.monitored {
-            if let Some(mon) = self.links[m as usize].mon_mut() {
-                mon.pooled.retain(|&id, _| pool.is_live(id));
-            }
-        }
     }
 
     /// The source and destination nodes of flow `id` (running or finished).

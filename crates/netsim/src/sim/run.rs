@@ -71,7 +71,7 @@ impl Simulation {
             }
             Event::Rto(f) => {
                 let Some(s) = self.slot_of(f) else {
-                    return; // a finished short flow's timer
+                    return; // a finished short flow's timer (its deadline was cleared)
                 };
                 let mut out = std::mem::take(&mut self.out_buf);
                 let flow = &mut self.flows[s];
@@ -223,7 +223,6 @@ impl Simulation {
     #[inline(never)]
     fn stamp_ack_src(&self, l: u32, pkt: &mut Packet) {
         if self.links[l as usize].queue.as_cake().is_some() {
-            // (a finished short flow's late ACK goes unstamped)
             if let Some(s) = self.slot_of(pkt.flow) {
                 pkt.set_ack_src_node(self.flows[s].dst);
             }
