@@ -31,7 +31,10 @@ pub struct QueueDisc<P> {
     backlog: Backlog<P>,
     limit: QueueLimit,
     link: LinkInfo,
-    rng: Rng,
+    /// The AQM's random stream, boxed out of the queue; `None` for drop-tail, the one AQM
+    /// that draws none (it accepts every arrival and sends the head), which most links of a
+    /// large topology run: 24 bytes less per queue.
+    rng: Option<Box<Rng>>,
     aqm: AnyAqm,
 }
 
@@ -49,6 +52,11 @@ impl<P: Packet> QueueDisc<P> {
             return Err(ConfigError::invalid("limit", 0.0, "must be > 0"));
         }
         let env = Env { limit, link };
+        let aqm = AnyAqm::build(cfg, &env);
+        let rng = match aqm {
+            AnyAqm::DropTail(_) => None,
+            _ => Some(Box::new(Rng::new(seed))),
+        };
         // No storage until the first packet, then doubling on demand ([`INITIAL_CAPACITY`]):
         // a queue reallocates about log2(its largest backlog) times over its whole life,
         // never per packet in steady state.
@@ -57,8 +65,8 @@ impl<P: Packet> QueueDisc<P> {
             limit,
             link,
             stats: QueueStats::default(),
-            rng: Rng::new(seed),
-            aqm: AnyAqm::build(cfg, &env),
+            rng,
+            aqm,
         })
     }
 
@@ -96,7 +104,11 @@ impl<P: Packet> QueueDisc<P> {
             ecn_capable: pkt.ecn_capable(),
         };
         let view = self.view(now);
-        let verdict = self.aqm.enqueue(now, &arrival, &view, &mut self.rng);
+        let verdict = match self.rng.as_deref_mut() {
+            Some(rng) => self.aqm.enqueue(now, &arrival, &view, rng),
+            // drop-tail (no stream): accepts every arrival
+            None => Verdict::Accept,
+        };
         self.stats.activations = self.aqm.activations();
         let mark = match verdict {
             Verdict::Accept => false,
@@ -159,13 +171,13 @@ impl<P: Packet> QueueDisc<P> {
     /// may drop heads first; each such packet goes to `on_drop` with its reason.
     #[inline(always)]
     pub fn dequeue(&mut self, now: Instant, on_drop: &mut impl FnMut(P, DropReason)) -> Option<P> {
-        let pkt = self.aqm.dequeue(
-            now,
-            &mut self.backlog,
-            &mut self.stats,
-            on_drop,
-            &mut self.rng,
-        );
+        let pkt = match self.rng.as_deref_mut() {
+            Some(rng) => self
+                .aqm
+                .dequeue(now, &mut self.backlog, &mut self.stats, on_drop, rng),
+            // drop-tail (no stream): the head
+            None => self.backlog.pop(),
+        };
         self.stats.activations = self.aqm.activations();
         let pkt = pkt?;
         let size = pkt.size_bytes();

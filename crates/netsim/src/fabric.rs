@@ -14,6 +14,7 @@ use experiment::fabric::FabricConfig;
 pub(crate) struct Fabric {
     pub(crate) nodes: Vec<String>,
     pub(crate) links: Vec<LinkSpec>,
+    pub(crate) link_names: Vec<String>,
     pub(crate) endpoints: Vec<Vec<(u32, u32)>>,
     pub(crate) monitor: Vec<u32>,
 }
@@ -27,6 +28,7 @@ pub(crate) fn build(
     let table = f.shape.table();
     let delay = secs_to_ns(f.delay);
     let mut links = Vec::with_capacity(g.links.len());
+    let mut link_names = Vec::with_capacity(g.links.len());
     let mut monitor = Vec::new();
     for (i, l) in g.links.iter().enumerate() {
         let tier = &f.tiers[l.tier as usize];
@@ -34,8 +36,8 @@ pub(crate) fn build(
         if l.tier > 0 && f.monitor {
             monitor.push(i as u32);
         }
+        link_names.push(g.link_name(l));
         links.push(LinkSpec {
-            name: g.link_name(l),
             key: format!("{table}.aqm.{}", f.shape.tiers()[l.tier as usize]).into(),
             from: l.from,
             to: l.to,
@@ -80,6 +82,7 @@ pub(crate) fn build(
     Ok(Fabric {
         nodes: g.nodes,
         links,
+        link_names,
         endpoints,
         monitor,
     })

@@ -26,6 +26,7 @@ use aqm::{QdiscConfig, QueueLimit};
 
 use crate::engine::{secs_to_ns, Ns};
 use crate::name_index::NameIndex;
+use crate::names::Names;
 use crate::routing::{Edge, Routes, NO_ROUTE};
 use experiment::config::{
     droptail, Access, ConfigError, Direction, DumbbellConfig, FlowGroup, ParkingLotConfig,
@@ -33,13 +34,12 @@ use experiment::config::{
 };
 use experiment::netem::{LinkNetem, NetemSpec};
 use experiment::service::Capacity;
+use std::fmt;
 use std::sync::Arc;
 
 /// A resolved unidirectional link.
 #[derive(Clone, Debug)]
 pub struct LinkSpec {
-    /// Unique name.
-    pub name: String,
     /// Config key the link came from (for errors; not allocated for the builders' access
     /// links, hundreds of thousands on a large dumbbell).
     pub key: std::borrow::Cow<'static, str>,
@@ -67,9 +67,11 @@ pub struct LinkSpec {
 #[derive(Clone, Debug)]
 pub struct Built {
     /// Node names (index = node id).
-    pub nodes: Vec<String>,
+    pub nodes: Names,
     /// Links (index = link id).
     pub links: Vec<LinkSpec>,
+    /// Link names (index = link id).
+    pub link_names: Names,
     /// Next-hop table.
     pub routes: Routes,
     /// Monitored link ids.
@@ -81,70 +83,63 @@ pub struct Built {
     pub endpoints: Vec<Vec<(u32, u32)>>,
 }
 
+#[derive(Default)]
 struct Net {
-    nodes: Vec<String>,
+    nodes: Names,
     index: NameIndex,
     links: Vec<LinkSpec>,
+    link_names: Names,
     link_index: NameIndex,
 }
 
-impl Net {
-    fn new() -> Self {
-        Net {
-            nodes: Vec::new(),
-            index: NameIndex::default(),
-            links: Vec::new(),
-            link_index: NameIndex::default(),
-        }
+/// Appends the name `args` formats to `names` and records it in `index`; if `names` has it
+/// already, takes it back and returns it.
+fn add_name(names: &mut Names, index: &mut NameIndex, args: fmt::Arguments) -> Result<u32, String> {
+    let id = names.push_fmt(args);
+    let name = names.get(id);
+    if index.insert(name, id, |i| names.get(i)).is_err() {
+        let name = name.to_string();
+        names.pop();
+        return Err(name);
     }
+    Ok(id)
+}
 
-    fn node(&mut self, key: &str, name: &str) -> Result<u32, ConfigError> {
-        let id = self.nodes.len() as u32;
-        let nodes = &self.nodes;
-        if self
-            .index
-            .insert(name, id, |i| nodes[i as usize].as_str())
-            .is_err()
-        {
-            return Err(ConfigError::Duplicate {
-                key: key.to_string(),
-                name: name.to_string(),
-            });
-        }
-        self.nodes.push(name.to_string());
-        Ok(id)
+impl Net {
+    /// A node named `name` (its id); `key` names the config entry in the error if the name
+    /// is taken.
+    fn node(&mut self, key: &str, name: fmt::Arguments) -> Result<u32, ConfigError> {
+        add_name(&mut self.nodes, &mut self.index, name).map_err(|name| ConfigError::Duplicate {
+            key: key.to_string(),
+            name,
+        })
     }
 
     fn lookup(&self, key: &str, name: &str) -> Result<u32, ConfigError> {
         self.index
-            .get(name, |i| self.nodes[i as usize].as_str())
+            .get(name, |i| self.nodes.get(i))
             .ok_or_else(|| ConfigError::UnknownNode {
                 key: key.to_string(),
                 name: name.to_string(),
             })
     }
 
-    fn link(&mut self, spec: LinkSpec) -> Result<u32, ConfigError> {
-        let id = self.links.len() as u32;
-        let links = &self.links;
-        if self
-            .link_index
-            .insert(&spec.name, id, |i| links[i as usize].name.as_str())
-            .is_err()
-        {
-            return Err(ConfigError::Duplicate {
+    /// A link named `name` (its id).
+    fn link(&mut self, name: fmt::Arguments, spec: LinkSpec) -> Result<u32, ConfigError> {
+        let id = add_name(&mut self.link_names, &mut self.link_index, name).map_err(|name| {
+            ConfigError::Duplicate {
                 key: spec.key.to_string(),
-                name: spec.name.clone(),
-            });
-        }
+                name,
+            }
+        })?;
+        debug_assert_eq!(id as usize, self.links.len());
         self.links.push(spec);
         Ok(id)
     }
 
     /// The id of the link named `name`.
     fn link_id(&self, name: &str) -> Option<u32> {
-        self.link_index
-            .get(name, |i| self.links[i as usize].name.as_str())
+        self.link_index.get(name, |i| self.link_names.get(i))
     }
 
     fn edges(&self) -> Vec<Edge> {
@@ -172,11 +167,11 @@ fn limit_of(pkts: Option<u32>, bytes: Option<u64>, default: u32) -> QueueLimit {
 /// Builds the network described by `cfg` (names resolved, routes computed,
 /// routability checked).
 pub fn build(cfg: &SimConfig) -> Result<Built, ConfigError> {
-    let mut net = Net::new();
+    let mut net = Net::default();
     let (endpoints, default_monitor) = match &cfg.topology {
         TopologyConfig::Explicit(t) => {
             for (i, n) in t.nodes.iter().enumerate() {
-                net.node(&format!("nodes[{i}]"), n)?;
+                net.node(&format!("nodes[{i}]"), format_args!("{n}"))?;
             }
             for (i, l) in t.links.iter().enumerate() {
                 let key = format!("links[{i}]");
@@ -190,14 +185,9 @@ pub fn build(cfg: &SimConfig) -> Result<Built, ConfigError> {
                     ));
                 }
                 let limit = limit_of(l.limit_pkts, l.limit_bytes, DEFAULT_LINK_BUFFER);
-                let name = l
-                    .name
-                    .clone()
-                    .unwrap_or_else(|| format!("{}->{}", l.from, l.to));
                 let (fwd, rev) = l.traces.capacities();
                 let (nf, nr) = (l.netem.forward.clone(), l.netem.reverse.clone());
                 let spec = LinkSpec {
-                    name,
                     key: key.clone().into(),
                     from,
                     to,
@@ -209,16 +199,21 @@ pub fn build(cfg: &SimConfig) -> Result<Built, ConfigError> {
                     capacity: fwd,
                     netem: nf,
                 };
-                net.link(spec.clone())?;
+                match &l.name {
+                    Some(n) => net.link(format_args!("{n}"), spec.clone())?,
+                    None => net.link(format_args!("{}->{}", l.from, l.to), spec.clone())?,
+                };
                 if l.duplex {
-                    net.link(LinkSpec {
-                        name: format!("{}->{}", l.to, l.from),
-                        from: to,
-                        to: from,
-                        capacity: rev,
-                        netem: nr,
-                        ..spec
-                    })?;
+                    net.link(
+                        format_args!("{}->{}", l.to, l.from),
+                        LinkSpec {
+                            from: to,
+                            to: from,
+                            capacity: rev,
+                            netem: nr,
+                            ..spec
+                        },
+                    )?;
                 }
             }
             let mut eps = Vec::new();
@@ -250,10 +245,10 @@ pub fn build(cfg: &SimConfig) -> Result<Built, ConfigError> {
         TopologyConfig::Fabric(f) => {
             let fab = crate::fabric::build(f, &cfg.flows, cfg.seed)?;
             for n in &fab.nodes {
-                net.node(f.shape.table(), n)?;
+                net.node(f.shape.table(), format_args!("{n}"))?;
             }
-            for l in fab.links {
-                net.link(l)?;
+            for (l, n) in fab.links.into_iter().zip(&fab.link_names) {
+                net.link(format_args!("{n}"), l)?;
             }
             (fab.endpoints, fab.monitor)
         }
@@ -311,8 +306,8 @@ pub fn build(cfg: &SimConfig) -> Result<Built, ConfigError> {
                 let (a, b) = if fwd { (d, s) } else { (s, d) };
                 return Err(ConfigError::Unroutable {
                     flow: format!("{}#{j}", g.display_name(gi)),
-                    src: net.nodes[a as usize].clone(),
-                    dst: net.nodes[b as usize].clone(),
+                    src: net.nodes.get(a).to_string(),
+                    dst: net.nodes.get(b).to_string(),
                 });
             }
         }
@@ -337,9 +332,12 @@ pub fn build(cfg: &SimConfig) -> Result<Built, ConfigError> {
     };
     debug_assert!(monitor.iter().all(|&l| l != NO_ROUTE));
     let trace = ids("trace", &cfg.trace)?;
+    net.nodes.shrink_to_fit();
+    net.link_names.shrink_to_fit();
     Ok(Built {
         nodes: net.nodes,
         links: net.links,
+        link_names: net.link_names,
         routes,
         monitor,
         trace,
@@ -510,7 +508,7 @@ fn build_routers(net: &mut Net, c: &Chain) -> Result<(Vec<u32>, Vec<u32>), Confi
     let k = c.routers.len() - 1;
     let mut routers = Vec::new();
     for (i, r) in c.routers.iter().enumerate() {
-        routers.push(net.node(&format!("topology.routers[{i}]"), r)?);
+        routers.push(net.node(&format!("topology.routers[{i}]"), format_args!("{r}"))?);
     }
     let dt = droptail();
     let mut monitor = Vec::new();
@@ -522,32 +520,36 @@ fn build_routers(net: &mut Net, c: &Chain) -> Result<(Vec<u32>, Vec<u32>), Confi
     for i in 0..k {
         let (a, b) = (routers[i], routers[i + 1]);
         let key = format!("topology.bottleneck[{i}]");
-        monitor.push(net.link(LinkSpec {
-            name: format!("{}->{}", c.routers[i], c.routers[i + 1]),
-            key: key.clone().into(),
-            from: a,
-            to: b,
-            rate_bps: c.rate.round() as u64,
-            delay: c.hop_delay,
-            loss: c.loss,
-            aqm: c.aqm.clone(),
-            limit: c.limit,
-            capacity: c.caps.0.clone(),
-            netem: c.netem.forward.clone(),
-        })?);
-        reverse.push(net.link(LinkSpec {
-            name: format!("{}->{}", c.routers[i + 1], c.routers[i]),
-            key: key.into(),
-            from: b,
-            to: a,
-            rate_bps: c.rate.round() as u64,
-            delay: c.hop_delay,
-            loss: 0.0,
-            aqm: rev_aqm.clone(),
-            limit: rev_limit,
-            capacity: c.caps.1.clone(),
-            netem: c.netem.reverse.clone(),
-        })?);
+        monitor.push(net.link(
+            format_args!("{}->{}", c.routers[i], c.routers[i + 1]),
+            LinkSpec {
+                key: key.clone().into(),
+                from: a,
+                to: b,
+                rate_bps: c.rate.round() as u64,
+                delay: c.hop_delay,
+                loss: c.loss,
+                aqm: c.aqm.clone(),
+                limit: c.limit,
+                capacity: c.caps.0.clone(),
+                netem: c.netem.forward.clone(),
+            },
+        )?);
+        reverse.push(net.link(
+            format_args!("{}->{}", c.routers[i + 1], c.routers[i]),
+            LinkSpec {
+                key: key.into(),
+                from: b,
+                to: a,
+                rate_bps: c.rate.round() as u64,
+                delay: c.hop_delay,
+                loss: 0.0,
+                aqm: rev_aqm.clone(),
+                limit: rev_limit,
+                capacity: c.caps.1.clone(),
+                netem: c.netem.reverse.clone(),
+            },
+        )?);
     }
     if c.reverse_aqm.is_some() {
         monitor.extend(reverse);
@@ -559,15 +561,10 @@ fn build_chain(net: &mut Net, c: Chain, flows: &[FlowGroup]) -> Result<Endpoints
     let k = c.routers.len() - 1;
     let (routers, monitor) = build_routers(net, &c)?;
     let dt = droptail();
-    let access = |net: &mut Net, host: u32, hname: &str, r: usize, delay: Ns, out: bool| {
+    // host `host` is `S{h}` or `D{h}` (`kind`)
+    let access = |net: &mut Net, host: u32, kind: char, h: u32, r: usize, delay: Ns, out: bool| {
         let rname = &c.routers[r];
-        let (from, to, fname, tname) = if out {
-            (host, routers[r], hname, rname.as_str())
-        } else {
-            (routers[r], host, rname.as_str(), hname)
-        };
-        net.link(LinkSpec {
-            name: format!("{fname}->{tname}"),
+        let spec = |from, to| LinkSpec {
             key: "topology".into(),
             from,
             to,
@@ -578,7 +575,12 @@ fn build_chain(net: &mut Net, c: Chain, flows: &[FlowGroup]) -> Result<Endpoints
             limit: c.side,
             capacity: None,
             netem: None,
-        })
+        };
+        if out {
+            net.link(format_args!("{kind}{h}->{rname}"), spec(host, routers[r]))
+        } else {
+            net.link(format_args!("{rname}->{kind}{h}"), spec(routers[r], host))
+        }
     };
     let mut eps = Vec::new();
     let mut h = 0u32;
@@ -620,14 +622,12 @@ fn build_chain(net: &mut Net, c: Chain, flows: &[FlowGroup]) -> Result<Endpoints
                 1 => secs_to_ns(at.extra_delay[0]),
                 _ => secs_to_ns(at.extra_delay[j]),
             };
-            let sname = format!("S{h}");
-            let dname = format!("D{h}");
-            let s = net.node("topology", &sname)?;
-            let d = net.node("topology", &dname)?;
-            access(net, s, &sname, a as usize, c.access_delay + extra, true)?;
-            access(net, s, &sname, a as usize, c.access_delay + extra, false)?;
-            access(net, d, &dname, b as usize, c.access_delay, false)?;
-            access(net, d, &dname, b as usize, c.access_delay, true)?;
+            let s = net.node("topology", format_args!("S{h}"))?;
+            let d = net.node("topology", format_args!("D{h}"))?;
+            access(net, s, 'S', h, a as usize, c.access_delay + extra, true)?;
+            access(net, s, 'S', h, a as usize, c.access_delay + extra, false)?;
+            access(net, d, 'D', h, b as usize, c.access_delay, false)?;
+            access(net, d, 'D', h, b as usize, c.access_delay, true)?;
             pairs.push((s, d));
             h += 1;
         }

@@ -36,9 +36,11 @@ fn all_paths(b: &Built, src: u32, dst: u32) -> Vec<Vec<u32>> {
         assert!(path.len() <= b.nodes.len(), "loop: {path:?}");
         let e = b.routes.entry(at, dst);
         assert_ne!(
-            e, NO_ROUTE,
+            e,
+            NO_ROUTE,
             "no route {} -> {}",
-            b.nodes[at as usize], b.nodes[dst as usize]
+            b.nodes.get(at),
+            b.nodes.get(dst)
         );
         let members: Vec<u32> = if e >= GROUP {
             b.routes.ecmp().members(e - GROUP).to_vec()
@@ -132,7 +134,8 @@ fn leaf_spine_paths() {
     assert_eq!(all_paths(&b, 0, 2).len(), 4);
     assert_eq!(all_paths(&b, 5, 0).len(), 4);
     // oversubscription 1 by default: 2 x 10 Gb/s down, 4 x 5 Gb/s up
-    let up = b.links.iter().find(|l| l.name == "l0->s0").unwrap();
+    let link = |name: &str| &b.links[b.link_names.iter().position(|n| n == name).unwrap()];
+    let up = link("l0->s0");
     assert_eq!(up.rate_bps, 5_000_000_000);
     assert_eq!(
         b.monitor.len(),
@@ -146,7 +149,7 @@ fn leaf_spine_paths() {
         r#"{"pattern": "permutation", "cc": "dctcp", "size": "100kB"}"#,
     );
     let b = build(&sc.config).unwrap();
-    let limit = |name: &str| b.links.iter().find(|l| l.name == name).unwrap().limit;
+    let limit = |name: &str| b.links[b.link_names.iter().position(|n| n == name).unwrap()].limit;
     assert_eq!(limit("h0->l0"), aqm::QueueLimit::Packets(1000));
     assert_eq!(limit("l0->h0"), aqm::QueueLimit::Packets(50));
     assert!(b.monitor.is_empty());

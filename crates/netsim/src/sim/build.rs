@@ -6,7 +6,6 @@ use aqm::LinkInfo;
 use super::{tcp_params, GroupRt, Simulation, RESERVED_ROWS};
 use crate::engine::{secs_to_ns, Event, EventQueue, Ns};
 use crate::link::Link;
-use crate::node::Node;
 use crate::routing::NO_ROUTE;
 use crate::traffic::{Endpoint, Flow, FlowKind, ShortFlowGen};
 use crate::udp::{UdpSource, UDP_HEADER_BYTES};
@@ -34,7 +33,6 @@ impl Simulation {
                 error,
             })?;
             links.push(Link::new(
-                l.name,
                 l.from,
                 l.to,
                 l.rate_bps,
@@ -262,7 +260,8 @@ impl Simulation {
             ev.schedule(warmup, Event::Warmup);
         }
         let mut link_index: Vec<u32> = (0..links.len() as u32).collect();
-        link_index.sort_unstable_by(|&a, &b| links[a as usize].name.cmp(&links[b as usize].name));
+        let link_names = std::mem::take(&mut built.link_names);
+        link_index.sort_unstable_by(|&a, &b| link_names.get(a).cmp(link_names.get(b)));
         let runs_cake = links.iter().any(|l| l.queue.aqm_name() == "cake");
         let mut sim = Simulation {
             now: 0,
@@ -271,8 +270,9 @@ impl Simulation {
             cwnd_interval,
             ev,
             events: 0,
-            nodes: built.nodes.into_iter().map(|name| Node { name }).collect(),
+            node_names: std::mem::take(&mut built.nodes),
             links,
+            link_names,
             link_index,
             replaced: Default::default(),
             classed: group_class.iter().any(|&c| c != 0)
@@ -383,14 +383,14 @@ pub(super) fn resolve_classes(
                         None => {
                             return Err(bad(format!(
                                 "no such class in the AQM of link '{}' (classes: {})",
-                                spec.name,
+                                built.link_names.get(l),
                                 names.join(", ")
                             )))
                         }
                         Some(i) if index.is_some_and(|j| j != i) => {
                             return Err(bad(format!(
                                 "class lists differ along the path (link '{}')",
-                                spec.name
+                                built.link_names.get(l)
                             )))
                         }
                         Some(i) => index = Some(i),

@@ -210,27 +210,27 @@ impl Simulation {
 
     pub(super) fn link_id(&self, name: &str) -> Result<u32, SimError> {
         self.link_index
-            .binary_search_by(|&i| (*self.links[i as usize].name).cmp(name))
+            .binary_search_by(|&i| self.link_names.get(i).cmp(name))
             .map(|k| self.link_index[k])
             .map_err(|_| SimError::UnknownLink(name.to_string()))
     }
 
     /// Link names in index order.
     pub fn link_names(&self) -> Vec<String> {
-        self.links.iter().map(|l| l.name.to_string()).collect()
+        self.link_names.iter().map(str::to_string).collect()
     }
 
     /// Names of the monitored links.
     pub fn monitored_links(&self) -> Vec<String> {
         self.monitored
             .iter()
-            .map(|&l| self.links[l as usize].name.to_string())
+            .map(|&l| self.link_names.get(l).to_string())
             .collect()
     }
 
     /// Node names in index order.
     pub fn node_names(&self) -> Vec<String> {
-        self.nodes.iter().map(|n| n.name.clone()).collect()
+        self.node_names.iter().map(str::to_string).collect()
     }
 
     /// Queue length of link `name` as (packets, bytes).
@@ -250,7 +250,7 @@ impl Simulation {
         let id = self.link_id(name)?;
         let l = &self.links[id as usize];
         Ok(LinkStatus {
-            name: l.name.to_string(),
+            name: self.link_names.get(id).to_string(),
             aqm: l.queue.aqm_name().to_string(),
             queue_pkts: l.queue.len_pkts(),
             queue_bytes: l.queue.len_bytes(),
@@ -273,7 +273,7 @@ impl Simulation {
         Ok(self
             .flow_link_ids(id)
             .into_iter()
-            .map(|l| self.links[l as usize].name.to_string())
+            .map(|l| self.link_names.get(l).to_string())
             .collect())
     }
 
@@ -416,7 +416,7 @@ impl Simulation {
             let rhs = c.queue_drops() + c.tx_pkts + l.queue.len_pkts() as u64 + l.in_tx();
             if c.arrivals != rhs {
                 return Err(ConservationError::Link {
-                    link: l.name.to_string(),
+                    link: self.link_names.get(i as u32).to_string(),
                     detail: format!(
                         "arrivals {} != drops {} + transmitted {} + queued {} + in tx {}",
                         c.arrivals,
@@ -431,7 +431,7 @@ impl Simulation {
             let netem_out = n.drops + n.corrupted + l.netem_held();
             if c.tx_pkts + n.duplicates != c.lost + netem_out + c.delivered + in_pipe {
                 return Err(ConservationError::Link {
-                    link: l.name.to_string(),
+                    link: self.link_names.get(i as u32).to_string(),
                     detail: format!(
                         "transmitted {} + duplicated {} != lost {} + netem dropped, corrupted \
                          or held {} + delivered {} + propagating {}",

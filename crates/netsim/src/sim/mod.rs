@@ -25,7 +25,7 @@ use aqm::QueueStats;
 
 use crate::engine::{secs_to_ns, EventQueue, Ns};
 use crate::link::{Link, LinkCounters};
-use crate::node::Node;
+use crate::names::Names;
 use crate::packet::Packet;
 use crate::routing::Routes;
 use crate::tcp::{CcKind, TcpExtras, TcpParams};
@@ -55,10 +55,13 @@ pub struct Simulation {
     cwnd_interval: Ns,
     ev: EventQueue,
     events: u64,
-    nodes: Vec<Node>,
+    /// Node names (index = node id).
+    node_names: Names,
     links: Vec<Link>,
-    /// Link ids sorted by name (a name lookup is a binary search over the links' own names:
-    /// no second copy of every name).
+    /// Link names (index = link id).
+    link_names: Names,
+    /// Link ids sorted by name (a name lookup is a binary search over `link_names`: no
+    /// second copy of every name).
     link_index: Vec<u32>,
     /// Per link whose queue discipline `set_aqm` replaced: the replaced disciplines' AQM
     /// activations, active-flow integral (flow x ns) and peak since the warm-up (hashed

@@ -99,7 +99,7 @@ impl Simulation {
                 max: f.peak.max(fpeak),
             });
             links.insert(
-                l.name.to_string(),
+                self.link_names.get(m).to_string(),
                 LinkSummary {
                     aqm: l.queue.aqm_name().to_string(),
                     // Window-exact: the integer numerator is at most the
@@ -160,7 +160,7 @@ impl Simulation {
             &self.cfg.flows,
             &monitored,
             |f| self.flow_link_ids(f),
-            |l| &*self.links[l as usize].name,
+            |l| self.link_names.get(l),
             self.warmup,
             now,
         );
@@ -192,7 +192,7 @@ impl Simulation {
             .filter_map(|&m| {
                 let l = &self.links[m as usize];
                 l.mon().map(|mon| MonitoredLink {
-                    name: std::sync::Arc::from(&*l.name),
+                    name: std::sync::Arc::from(self.link_names.get(m)),
                     id: m,
                     mon,
                 })
@@ -225,7 +225,7 @@ impl Simulation {
         }
         for &(l, c) in &cts_ids {
             let q = &self.links[l as usize];
-            cts.link.push(q.name.to_string());
+            cts.link.push(self.link_names.get(l).to_string());
             cts.class.push(
                 q.queue
                     .class_name(c as usize)
@@ -235,7 +235,7 @@ impl Simulation {
         }
         timeseries.link = ts_link
             .iter()
-            .map(|&l| self.links[l as usize].name.to_string())
+            .map(|&l| self.link_names.get(l).to_string())
             .collect();
         SimResults {
             summary: self.summary(),

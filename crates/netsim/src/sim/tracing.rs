@@ -81,7 +81,7 @@ impl Simulation {
                 let link = &self.links[l as usize];
                 let t = link.trace();
                 (
-                    link.name.to_string(),
+                    self.link_names.get(l).to_string(),
                     t.map(TraceBuf::capacity),
                     t.map_or(0, TraceBuf::batch),
                 )
