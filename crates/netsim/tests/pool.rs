@@ -194,3 +194,19 @@ fn marking_flow_queueing_and_netem_same_as_without_pool() {
         same_as_without_pool(&doc);
     }
 }
+
+/// The same on a fat tree (k = 4, 1 Gb/s, 200-packet buffers) with web-search short flows at
+/// 50 % load sprayed per packet over the equal-cost paths (`ecmp = "packet"`: a flow's
+/// packets take different queues, and reorder).
+#[test]
+fn fat_tree_packet_spraying_same_as_without_pool() {
+    same_as_without_pool(
+        r#"{"seed": 3, "duration": "1s",
+            "fat_tree": {"k": 4, "rate": "1Gbps", "delay": "1us", "buffer": 200,
+                         "ecmp": "packet"},
+            "aqm": {"type": "red", "min_th": 20, "max_th": 21, "w_q": 1, "max_p": 1,
+                    "ecn": true},
+            "flows": [{"kind": "tcp_short", "size_cdf": "websearch", "load": 0.5,
+                       "cc": "dctcp"}]}"#,
+    );
+}
