@@ -273,8 +273,15 @@ impl EventQueue {
     #[inline(always)]
     pub fn dropped(&mut self, flow: u32) {
         if self.gone_from.is_some_and(|n| flow >= n) {
-            self.gone.push(Gone::Dropped(flow));
+            self.push_gone(Gone::Dropped(flow));
         }
+    }
+
+    /// (out of line: the queues' drop callbacks stay as small as without it)
+    #[cold]
+    #[inline(never)]
+    fn push_gone(&mut self, g: Gone) {
+        self.gone.push(g);
     }
 
     /// Netem made a copy of a packet of flow `flow` (recorded if it is a short flow).
