@@ -65,12 +65,12 @@ rust-tools:
 lint: build rust-tools
 	cargo fmt --all -- --check
 	cargo clippy --workspace --all-targets -- -D warnings
-	$(VENV)/bin/ruff check python tests benches
-	$(VENV)/bin/ruff format --check python tests benches
+	$(VENV)/bin/ruff check python tests benches validation
+	$(VENV)/bin/ruff format --check python tests benches validation
 
 fmt: build rust-tools
 	cargo fmt --all
-	$(VENV)/bin/ruff format python tests benches
+	$(VENV)/bin/ruff format python tests benches validation
 
 clean:
 	rm -rf target $(VENV) results

@@ -72,8 +72,15 @@ def scenario(row, sim: bool, seed: int = 1, prr: bool = False) -> Scenario:
     for group in groups:
         if sim:
             # classic: the figures in RESULTS.md were measured with it (prr only with --prr)
-            group.update({"profile": "classic", "sack": True, "delack": True, "init_cwnd": 10,
-                          "min_rto": 0.2})
+            group.update(
+                {
+                    "profile": "classic",
+                    "sack": True,
+                    "delack": True,
+                    "init_cwnd": 10,
+                    "min_rto": 0.2,
+                }
+            )
             if prr:
                 group["prr"] = True
     return Scenario(
