@@ -462,6 +462,12 @@ pub struct LinkMonitor {
     /// Post-warm-up sojourn times per flow, indexed by flow id (grown when a flow's first
     /// packet leaves the queue).
     pub flows: Vec<FlowHistogram>,
+    /// Flows with an id at or above this (the simulator's pooled short flows) keep their
+    /// sojourn times in `pooled` instead, which forgets a flow when it finishes
+    /// ([`LinkMonitor::take_flow`]); `None`: every flow in `flows`.
+    pub pooled_from: Option<u32>,
+    /// Post-warm-up sojourn times of the running pooled flows, by flow id.
+    pub pooled: std::collections::HashMap<u32, FlowHistogram>,
 }
 
 /// Sojourn times of one sample interval: their sum (ns) and count.
@@ -506,10 +512,15 @@ impl LinkMonitor {
         }
     }
 
-    /// The first sojourn of a flow with a higher id than any seen so far.
+    /// The first sojourn of a flow with a higher id than any seen so far, or any of a pooled
+    /// flow.
     #[cold]
     #[inline(never)]
     fn first_of_flow(&mut self, flow: u32, sojourn: Ns) {
+        if self.pooled_from.is_some_and(|p| flow >= p) {
+            self.pooled.entry(flow).or_default().record(sojourn);
+            return;
+        }
         self.flows
             .resize_with(flow as usize + 1, FlowHistogram::default);
         self.flows[flow as usize].record(sojourn);
@@ -542,7 +553,15 @@ impl LinkMonitor {
     /// The post-warm-up sojourn times of flow `flow`'s packets (None if none left the queue
     /// after the warm-up).
     pub fn flow_delay(&self, flow: u32) -> Option<&FlowHistogram> {
-        self.flows.get(flow as usize).filter(|h| h.count() > 0)
+        self.flows
+            .get(flow as usize)
+            .or_else(|| self.pooled.get(&flow))
+            .filter(|h| h.count() > 0)
+    }
+
+    /// Forgets pooled flow `flow`'s sojourn times (it finished).
+    pub fn take_flow(&mut self, flow: u32) -> Option<FlowHistogram> {
+        self.pooled.remove(&flow)
     }
 }
 

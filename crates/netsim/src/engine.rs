@@ -97,6 +97,22 @@ pub struct EventQueue {
     /// so for events added with [`EventQueue::schedule`] the key `(time, sched, seq)` orders
     /// exactly as `(time, seq)`, insertion order.
     now: Ns,
+    /// The flow of each packet of a short flow that a link dropped or lost, and of each copy
+    /// netem made ([`EventQueue::dropped`], [`EventQueue::copied`]): the short-flow pool
+    /// counts each flow's packets in the network (`crate::flow_pool`).
+    pub gone: Vec<Gone>,
+    /// The first short flow's id (`None`: no short flows, nothing recorded in `gone`).
+    pub gone_from: Option<u32>,
+}
+
+/// A change of a flow's packets in the network that happened inside a link
+/// ([`EventQueue::gone`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gone {
+    /// A packet of the flow was dropped or lost.
+    Dropped(u32),
+    /// Netem duplicated a packet of the flow.
+    Copied(u32),
 }
 
 /// `a` pops before `b`.
@@ -251,6 +267,29 @@ impl EventQueue {
     /// An empty queue.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A link dropped or lost a packet of flow `flow` (recorded if it is a short flow).
+    #[inline(always)]
+    pub fn dropped(&mut self, flow: u32) {
+        if self.gone_from.is_some_and(|n| flow >= n) {
+            self.push_gone(Gone::Dropped(flow));
+        }
+    }
+
+    /// (out of line: the queues' drop callbacks stay as small as without it)
+    #[cold]
+    #[inline(never)]
+    fn push_gone(&mut self, g: Gone) {
+        self.gone.push(g);
+    }
+
+    /// Netem made a copy of a packet of flow `flow` (recorded if it is a short flow).
+    #[inline]
+    pub fn copied(&mut self, flow: u32) {
+        if self.gone_from.is_some_and(|n| flow >= n) {
+            self.gone.push(Gone::Copied(flow));
+        }
     }
 
     /// Schedules `event` at absolute time `time`.

@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::engine::{ns_to_secs, Ns};
+use crate::flow_pool::ShortRecord;
 use crate::traffic::{Flow, FlowKind};
 use experiment::config::FlowGroup;
 use experiment::monitor::{FlowHistogram, LinkMonitor};
@@ -48,21 +49,102 @@ fn long_lived(f: &Flow) -> bool {
     f.size.is_none() && !matches!(f.kind, FlowKind::ShortTcp | FlowKind::Ping)
 }
 
+/// A flow as the report sees it: in the flow table (a static flow or a running short flow),
+/// or a short flow that finished (its id and record).
+pub(crate) enum FlowRow<'a> {
+    Live(&'a Flow),
+    Finished(u32, &'a ShortRecord),
+}
+
 /// The summaries of every flow, of every group, and the goodputs of the long-lived TCP flows
-/// active in their window (the global Jain index's input). `path(flow)` gives the ids of the
-/// links the flow's data crosses, in order.
-pub(crate) fn flow_reports(
-    flows: &[Flow],
+/// active in their window (the global Jain index's input). `rows` gives the flows in id order;
+/// `base` per group the delays of its finished short flows ([`GroupAcc::add_delays`]);
+/// `path(flow)` the ids of the links the flow's data crosses, in order; `link_name` a link's
+/// name by id.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn flow_reports<'a, 'n>(
+    rows: impl Iterator<Item = FlowRow<'a>>,
+    base: &[GroupAcc],
     groups: &[FlowGroup],
     monitored: &[MonitoredLink<'_>],
     path: impl Fn(u32) -> Vec<u32>,
+    link_name: impl Fn(u32) -> &'n str + Copy,
     warmup: Ns,
     now: Ns,
 ) -> (Vec<FlowSummary>, Vec<GroupSummary>, Vec<f64>) {
-    let mut out = Vec::with_capacity(flows.len());
+    let mut out = Vec::with_capacity(rows.size_hint().0);
     let mut tcp_goodputs = Vec::new();
-    let mut acc: Vec<GroupAcc> = groups.iter().map(|_| GroupAcc::default()).collect();
-    for f in flows {
+    let mut acc: Vec<GroupAcc> = groups
+        .iter()
+        .enumerate()
+        .map(|(i, _)| base.get(i).cloned().unwrap_or_default())
+        .collect();
+    for row in rows {
+        let f = match row {
+            FlowRow::Live(f) => f,
+            FlowRow::Finished(id, r) => {
+                let g = groups.get(r.group as usize);
+                let s = r.summary(
+                    id,
+                    (
+                        FlowKind::ShortTcp.name(),
+                        g.and_then(group_cc),
+                        g.map_or("forward", |g| g.endpoints().direction.name()),
+                    ),
+                    link_name,
+                    warmup,
+                );
+                if let Some(a) = acc.get_mut(r.group as usize) {
+                    a.add_counts(
+                        s.retransmits,
+                        s.timeouts,
+                        s.goodput_bps,
+                        s.window_s > 0.0,
+                        false,
+                    );
+                }
+                out.push(s);
+                continue;
+            }
+        };
+        let (s, goodput, active) = flow_summary(f, groups, monitored, &path(f.id), warmup, now);
+        if f.kind == FlowKind::Tcp && f.size.is_none() && active {
+            tcp_goodputs.push(goodput);
+        }
+        if let Some(a) = acc.get_mut(f.group as usize) {
+            a.add(f, goodput, active, monitored);
+        }
+        out.push(s);
+    }
+    let groups = groups
+        .iter()
+        .zip(acc)
+        .enumerate()
+        .map(|(i, (g, a))| a.finish(i, g))
+        .collect();
+    (out, groups, tcp_goodputs)
+}
+
+/// The congestion control a group's flows report.
+fn group_cc(g: &FlowGroup) -> Option<&'static str> {
+    match g {
+        FlowGroup::Tcp(t) => Some(t.cc.name()),
+        FlowGroup::ShortTcp(s) => Some(s.cc.name()),
+        _ => None,
+    }
+}
+
+/// Flow `f`'s summary row at `now`, its goodput and whether its window is open; `route` the
+/// ids of the links its data crosses, in order.
+pub(crate) fn flow_summary(
+    f: &Flow,
+    groups: &[FlowGroup],
+    monitored: &[MonitoredLink<'_>],
+    route: &[u32],
+    warmup: Ns,
+    now: Ns,
+) -> (FlowSummary, f64, bool) {
+    {
         let cur = f.snapshot();
         let w = f.warm;
         let (t0, t1, active) = window(f, warmup, now);
@@ -71,14 +153,10 @@ pub(crate) fn flow_reports(
         } else {
             0.0
         };
-        if f.kind == FlowKind::Tcp && f.size.is_none() && active {
-            tcp_goodputs.push(goodput);
-        }
         // queueing delay per monitored link the flow's packets left, in the order of its path;
         // the flat columns describe its bottleneck queue
         let mut by_link: Vec<(Arc<str>, DelayStats)> = Vec::new();
         let mut first: Option<(&Arc<str>, DelayStats)> = None;
-        let route = path(f.id);
         for id in route.iter().copied() {
             let Some(m) = monitored.iter().find(|m| m.id == id) else {
                 continue;
@@ -101,10 +179,7 @@ pub(crate) fn flow_reports(
         }
         let rtt = f.delays.rtt.stats_ms();
         let owd = f.delays.owd.stats_ms();
-        if let Some(a) = acc.get_mut(f.group as usize) {
-            a.add(f, goodput, active, monitored);
-        }
-        out.push(FlowSummary {
+        let s = FlowSummary {
             id: f.id,
             group: f.group,
             kind: Cow::Borrowed(f.kind.name()),
@@ -138,20 +213,14 @@ pub(crate) fn flow_reports(
             fct_s: f.done_at().map(|d| ns_to_secs(d - f.start)),
             size_bytes: f.size,
             bytes_delivered: cur.delivered,
-        });
+        };
+        (s, goodput, active)
     }
-    let groups = groups
-        .iter()
-        .zip(acc)
-        .enumerate()
-        .map(|(i, (g, a))| a.finish(i, g))
-        .collect();
-    (out, groups, tcp_goodputs)
 }
 
 /// A group's flows gathered for its summary.
-#[derive(Default)]
-struct GroupAcc {
+#[derive(Clone, Debug, Default)]
+pub(crate) struct GroupAcc {
     flows: usize,
     goodputs: Vec<f64>,
     long_goodputs: Vec<f64>,
@@ -164,16 +233,40 @@ struct GroupAcc {
 
 impl GroupAcc {
     fn add(&mut self, f: &Flow, goodput: f64, active: bool, monitored: &[MonitoredLink<'_>]) {
-        self.flows += 1;
         let (cur, w) = (f.snapshot(), f.warm);
-        self.retransmits += cur.retransmits - w.retransmits;
-        self.timeouts += cur.timeouts - w.timeouts;
+        self.add_counts(
+            cur.retransmits - w.retransmits,
+            cur.timeouts - w.timeouts,
+            goodput,
+            active,
+            long_lived(f),
+        );
+        self.add_delays(f, monitored);
+    }
+
+    /// Counts one flow: its retransmits and timeouts after the warm-up, its goodput if its
+    /// window is open, in Jain's index if long-lived.
+    fn add_counts(
+        &mut self,
+        retransmits: u64,
+        timeouts: u64,
+        goodput: f64,
+        active: bool,
+        long: bool,
+    ) {
+        self.flows += 1;
+        self.retransmits += retransmits;
+        self.timeouts += timeouts;
         if active {
             self.goodputs.push(goodput);
-            if long_lived(f) {
+            if long {
                 self.long_goodputs.push(goodput);
             }
         }
+    }
+
+    /// Merges flow `f`'s delay histograms (RTT, one-way, queueing per monitored link).
+    pub(crate) fn add_delays(&mut self, f: &Flow, monitored: &[MonitoredLink<'_>]) {
         self.rtt.merge(&f.delays.rtt);
         self.owd.merge(&f.delays.owd);
         for m in monitored {
@@ -194,11 +287,7 @@ impl GroupAcc {
             group: i as u32,
             name: g.display_name(i),
             kind: g.kind().to_string(),
-            cc: match g {
-                FlowGroup::Tcp(t) => Some(t.cc.name().to_string()),
-                FlowGroup::ShortTcp(s) => Some(s.cc.name().to_string()),
-                _ => None,
-            },
+            cc: group_cc(g).map(str::to_string),
             class: g.class().map(str::to_string),
             direction: g.endpoints().direction.name().to_string(),
             flows: self.flows,

@@ -13,7 +13,8 @@
 //! * [`topology`]: explicit, dumbbell and parking-lot builders, and the checks that need the
 //!   built network (names, routability).
 //! * [`tcp`]: the TCP endpoints and congestion controllers; [`udp`]: CBR and on/off;
-//!   [`traffic`]: flows and short-flow arrivals.
+//!   [`traffic`]: flows and short-flow arrivals; `flow_pool`: finished short flows' slots
+//!   reused once no packet of them is left in the network, their ids never.
 //! * [`trace`]: per-packet event traces of chosen links in fixed-size batches.
 //! * [`sim`]: [`Simulation`], the public entry point (split by concern: build, run loop,
 //!   tracing, inspection, control, reporting).
@@ -62,6 +63,7 @@ pub mod ecmp;
 pub mod engine;
 mod fabric;
 pub mod fastdiv;
+mod flow_pool;
 mod flow_report;
 pub mod link;
 mod name_index;
@@ -82,4 +84,6 @@ pub mod udp;
 
 pub use experiment::config::{ConfigError, SimConfig};
 pub use experiment::results::{SimResults, Summary};
-pub use sim::{Conservation, ConservationError, FlowStatus, LinkStatus, SimError, Simulation};
+pub use sim::{
+    Conservation, ConservationError, FlowStatus, LinkStatus, PoolStats, SimError, Simulation,
+};

@@ -563,17 +563,21 @@ impl Link {
                 .and_then(|x| x.trace.as_deref_mut());
             self.queue.enqueue(inst(now), pkt, &mut |p, _r| {
                 victims += 1;
+                ev.dropped(p.flow);
                 if let Some(t) = trace.as_deref_mut() {
                     t.push(TraceKind::DropVictim, now, &p);
                 }
             })
         } else {
-            self.queue
-                .enqueue(inst(now), pkt, &mut |_p, _r| victims += 1)
+            self.queue.enqueue(inst(now), pkt, &mut |p, _r| {
+                victims += 1;
+                ev.dropped(p.flow);
+            })
         };
         let dropped = matches!(res, aqm::Enqueue::Dropped(..));
         if dropped {
             self.ctr.drops_enqueue += 1;
+            ev.dropped(pkt.flow);
         }
         if TRACE {
             if let Some(t) = self.trace_mut() {
@@ -650,12 +654,16 @@ impl Link {
                 .and_then(|x| x.trace.as_deref_mut());
             self.queue.dequeue(inst(now), &mut |p, _r| {
                 dropped += 1;
+                ev.dropped(p.flow);
                 if let Some(t) = trace.as_deref_mut() {
                     t.push(TraceKind::DropDequeue, now, &p);
                 }
             })
         } else {
-            self.queue.dequeue(inst(now), &mut |_p, _r| dropped += 1)
+            self.queue.dequeue(inst(now), &mut |p, _r| {
+                dropped += 1;
+                ev.dropped(p.flow);
+            })
         };
         self.ctr.drops_dequeue += dropped;
         if let Some(p) = next {
@@ -828,6 +836,7 @@ impl Link {
             .is_some_and(|x| x.loss.as_deref_mut().is_some_and(|l| l.rng.bernoulli(l.p)))
         {
             self.ctr.lost += 1;
+            ev.dropped(p.flow);
         } else if let Some(n) = SLOW
             .then(|| {
                 self.extra
@@ -872,6 +881,7 @@ impl Link {
         };
         while let Some(p) = self.queue.dequeue(inst(now), &mut |p, _r| {
             dropped += 1;
+            ev.dropped(p.flow);
             record(&p);
         }) {
             moved.push(p);
@@ -881,10 +891,12 @@ impl Link {
             let mut victims = 0u64;
             let res = new_queue.enqueue(inst(now), p, &mut |v, _r| {
                 victims += 1;
+                ev.dropped(v.flow);
                 record(&v);
             });
             if let aqm::Enqueue::Dropped(p, _) = res {
                 self.ctr.drops_enqueue += 1;
+                ev.dropped(p.flow);
                 record(&p);
             }
             self.ctr.drops_victim += victims;

@@ -40,7 +40,17 @@ impl LinkNetem {
 
     /// `p` left link `id`'s transmitter at `now`.
     pub fn offer(&mut self, now: Ns, p: Packet, id: u32, ev: &mut EventQueue) {
+        let before = (self.stage.ctr.duplicates, self.stage.ctr.drops);
         self.stage.enqueue(now, p);
+        if ev.gone_from.is_some() {
+            // (the short-flow pool counts the flow's packets in the network)
+            for _ in before.0..self.stage.ctr.duplicates {
+                ev.copied(p.flow);
+            }
+            for _ in before.1..self.stage.ctr.drops {
+                ev.dropped(p.flow);
+            }
+        }
         self.drain(now, id, ev);
     }
 
@@ -60,6 +70,8 @@ impl LinkNetem {
         while let Some((p, corrupted)) = self.stage.dequeue(now) {
             if !corrupted {
                 ev.pipe_push(id, now, p);
+            } else {
+                ev.dropped(p.flow);
             }
         }
         if let Some(w) = self.stage.watchdog() {

@@ -102,6 +102,10 @@ pub struct Flow {
     /// TCP: one past the highest segment number that reached the
     /// receiver (in order or not).
     pub rcv_high: u32,
+    /// Its packets in the network: sent by its endpoints, less those that reached their
+    /// endpoint or were dropped, plus netem's copies (kept for short flows, whose slot is
+    /// given back when it is 0 after completion, `crate::flow_pool`).
+    pub in_net: u32,
     /// Counters at the end of warm-up (zero if the flow started later).
     pub warm: FlowSnapshot,
     /// Counters at the flow's stop time, once reached (boxed: few flows have a stop time,
@@ -232,6 +236,7 @@ impl Flow {
             },
             udp_bytes: 0,
             rcv_high: 0,
+            in_net: 0,
             warm: FlowSnapshot::default(),
             stop_snap: None,
             delays: FlowDelays::default(),

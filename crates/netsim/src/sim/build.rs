@@ -151,6 +151,7 @@ impl Simulation {
                             ep: Endpoint::Udp(src),
                             udp_bytes: 0,
                             rcv_high: 0,
+                            in_net: 0,
                             warm: Default::default(),
                             stop_snap: None,
                             delays: Default::default(),
@@ -185,6 +186,7 @@ impl Simulation {
                             ep: Endpoint::Udp(src),
                             udp_bytes: 0,
                             rcv_high: 0,
+                            in_net: 0,
                             warm: Default::default(),
                             stop_snap: None,
                             delays: Default::default(),
@@ -281,6 +283,11 @@ impl Simulation {
             class_snap: Vec::new(),
             cake_snap: Vec::new(),
             routes: built.routes,
+            pool: crate::flow_pool::FlowPool {
+                n_static: nf,
+                delays: vec![Default::default(); cfg.flows.len()],
+                ..Default::default()
+            },
             flows,
             groups,
             monitored: built.monitor,
@@ -304,6 +311,16 @@ impl Simulation {
             cfg,
         };
         sim.reserve_samples();
+        if sim.groups.iter().any(|g| matches!(g, GroupRt::Short(_))) {
+            // the links report short flows' drops (the pool counts their packets in the
+            // network), and the monitors forget a short flow's sojourn times when it finishes
+            sim.ev.gone_from = Some(nf);
+            for l in &mut sim.links {
+                if let Some(m) = l.mon_mut() {
+                    m.pooled_from = Some(nf);
+                }
+            }
+        }
         if warmup == 0 {
             sim.end_warmup();
         }

@@ -97,9 +97,23 @@ impl Simulation {
         if let Some(t) = self.host_tap.as_deref_mut() {
             cap.collect(t);
         }
-        let flows = &self.flows;
+        let (flows, pool, groups) = (&self.flows, &self.pool, &self.groups);
         cap.write(|id| {
-            let f = &flows[id as usize];
+            let slot = if id < pool.n_static {
+                Some(id as usize)
+            } else {
+                pool.slot_of(id)
+            };
+            let Some(s) = slot else {
+                // a short flow that finished: its record and its group's parameters
+                let r = pool.record(id).expect("a flow the run created");
+                let super::GroupRt::Short(g) = &groups[r.group as usize] else {
+                    unreachable!("a short flow's group")
+                };
+                let p = g.params;
+                return FlowWire::new(id, r.src, r.dst, p.mss, Some(r.size), Some(&p));
+            };
+            let f = &flows[s];
             let tcp = match &f.ep {
                 Endpoint::Tcp { snd, .. } => Some(*snd.params()),
                 Endpoint::Udp(_) => None,

@@ -12,10 +12,10 @@ impl Simulation {
     /// `r` the smallest rate on its data path and `d` the propagation delays of its data and
     /// ACK paths (the ones its first packets take).
     pub(super) fn ideal_fct(&self, id: u32, size: u64) -> f64 {
-        let f = &self.flows[id as usize];
+        let (src, dst) = self.endpoints(id).unwrap_or_default();
         let mut rate = u64::MAX;
         let mut delay = 0u64;
-        for (from, to, flags) in [(f.src, f.dst, 0), (f.dst, f.src, F_ACK)] {
+        for (from, to, flags) in [(src, dst, 0), (dst, src, F_ACK)] {
             let pkt = Packet {
                 flow: id,
                 dst: to,
@@ -47,12 +47,28 @@ impl Simulation {
         if !matches!(self.cfg.topology, TopologyConfig::Fabric(_)) {
             return None;
         }
-        let flows = self.flows.iter().filter_map(|f| {
-            let size = f.size?;
-            let done = f.done_at()?;
-            (f.start >= self.warmup).then(|| {
-                let fct = ns_to_secs(done - f.start);
-                (size, fct / self.ideal_fct(f.id, size))
+        let n_static = self.pool.n_static as usize;
+        let short = self.pool.records.iter().enumerate();
+        let flows = (self.flows[..n_static]
+            .iter()
+            .map(|f| (f.id, f.start, f.size, f.done_at())))
+        .chain(short.map(|(k, r)| {
+            let id = (n_static + k) as u32;
+            match r.finished() {
+                true => (id, r.start, Some(r.size), Some(r.done)),
+                false => (
+                    id,
+                    r.start,
+                    Some(r.size),
+                    self.flows[r.slot as usize].done_at(),
+                ),
+            }
+        }))
+        .filter_map(|(id, start, size, done)| {
+            let (size, done) = (size?, done?);
+            (start >= self.warmup).then(|| {
+                let fct = ns_to_secs(done - start);
+                (size, fct / self.ideal_fct(id, size))
             })
         });
         Some(slowdowns(flows))

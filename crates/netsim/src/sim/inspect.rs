@@ -267,7 +267,7 @@ impl Simulation {
     /// The links flow `id`'s data packets cross, in order, from its source to its
     /// destination under the simulation's routing (ACKs take the reverse route).
     pub fn flow_path(&self, id: u32) -> Result<Vec<String>, SimError> {
-        if id as usize >= self.flows.len() {
+        if id as usize >= self.num_flows() {
             return Err(SimError::UnknownFlow(id));
         }
         Ok(self
@@ -279,11 +279,13 @@ impl Simulation {
 
     /// The ids of the links flow `id`'s data packets cross, in order.
     pub(super) fn flow_link_ids(&self, id: u32) -> Vec<u32> {
-        let f = &self.flows[id as usize];
+        let Some((src, dst)) = self.endpoints(id) else {
+            return Vec::new();
+        };
         let mut path = Vec::new();
-        let mut at = f.src;
-        while at != f.dst && path.len() <= self.links.len() {
-            let l = self.routes.next_hop_flow(at, f.dst, id);
+        let mut at = src;
+        while at != dst && path.len() <= self.links.len() {
+            let l = self.routes.next_hop_flow(at, dst, id);
             if l == NO_ROUTE {
                 break;
             }
@@ -316,7 +318,7 @@ impl Simulation {
             (0..n)
                 .map(|i| {
                     let h = q.slot_flow(i)?;
-                    (0..self.flows.len() as u32).find(|&f| self.flow_hash(f) == h)
+                    (0..self.num_flows() as u32).find(|&f| self.flow_hash(f) == h)
                 })
                 .collect(),
         ))
@@ -329,15 +331,16 @@ impl Simulation {
 
     /// Number of flows created so far (short flows are added as they arrive).
     pub fn num_flows(&self) -> usize {
-        self.flows.len()
+        self.pool.num_flows()
     }
 
-    /// Status of flow `id`.
+    /// Status of flow `id`. A short flow that finished has left the flow table: its status
+    /// is the one it had when it completed (kept in its record).
     pub fn flow_status(&self, id: u32) -> Result<FlowStatus, SimError> {
-        let f = self
-            .flows
-            .get(id as usize)
-            .ok_or(SimError::UnknownFlow(id))?;
+        let Some(s) = self.slot_of(id) else {
+            return self.finished_status(id).ok_or(SimError::UnknownFlow(id));
+        };
+        let f = &self.flows[s];
         let fct_s = f.done_at().map(|d| ns_to_secs(d - f.start));
         Ok(match &f.ep {
             Endpoint::Tcp { snd, .. } => FlowStatus {

@@ -13,6 +13,7 @@ mod capture;
 mod control;
 mod fct;
 mod inspect;
+mod pool;
 mod report;
 mod run;
 mod tracing;
@@ -33,6 +34,7 @@ use experiment::config::SimConfig;
 use experiment::results::{ClassSeries, CwndTrace, TimeSeries};
 
 pub use inspect::{Conservation, ConservationError, FlowStatus, LinkStatus, SimError};
+pub use pool::PoolStats;
 
 /// Runtime state of a flow group.
 #[derive(Clone, Debug)]
@@ -66,7 +68,11 @@ pub struct Simulation {
     /// queue disciplines). Other links have no entry.
     replaced: BTreeMap<u32, ReplacedBase>,
     routes: Routes,
+    /// The flow table: static flows at their ids, then the slots of running short flows
+    /// (`pool` maps a short flow's id to its slot).
     flows: Vec<Flow>,
+    /// Short flows: their records and the free slots of `flows` (`crate::flow_pool`).
+    pool: crate::flow_pool::FlowPool,
     groups: Vec<GroupRt>,
     monitored: Vec<u32>,
     cwnd_flows: Vec<u32>,

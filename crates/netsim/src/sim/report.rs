@@ -6,7 +6,7 @@ use aqm::Instant;
 
 use super::{LinkSnap, Simulation};
 use crate::engine::ns_to_secs;
-use crate::flow_report::{flow_reports, MonitoredLink};
+use crate::flow_report::{flow_reports, FlowRow, MonitoredLink};
 use crate::link::Link;
 use crate::traffic::Endpoint;
 use experiment::monitor::{class_counters, class_summaries, push_class_rows, IntervalDelay};
@@ -143,23 +143,24 @@ impl Simulation {
                 },
             );
         }
-        let monitored: Vec<MonitoredLink<'_>> = self
-            .monitored
-            .iter()
-            .filter_map(|&m| {
-                let l = &self.links[m as usize];
-                l.mon().map(|mon| MonitoredLink {
-                    name: std::sync::Arc::from(self.link_names.get(m)),
-                    id: m,
-                    mon,
-                })
-            })
-            .collect();
+        let monitored = self.monitors();
+        let n_static = self.pool.n_static as usize;
+        let rows = self.flows[..n_static].iter().map(FlowRow::Live).chain(
+            self.pool.records.iter().enumerate().map(|(k, r)| {
+                if r.finished() {
+                    FlowRow::Finished((n_static + k) as u32, r)
+                } else {
+                    FlowRow::Live(&self.flows[r.slot as usize])
+                }
+            }),
+        );
         let (flows, groups, long_goodputs) = flow_reports(
-            &self.flows,
+            rows,
+            &self.pool.delays,
             &self.cfg.flows,
             &monitored,
             |f| self.flow_link_ids(f),
+            |l| self.link_names.get(l),
             self.warmup,
             now,
         );
@@ -182,6 +183,21 @@ impl Simulation {
             flows,
             groups,
         }
+    }
+
+    /// The monitored links as the report sees them.
+    pub(super) fn monitors(&self) -> Vec<MonitoredLink<'_>> {
+        self.monitored
+            .iter()
+            .filter_map(|&m| {
+                let l = &self.links[m as usize];
+                l.mon().map(|mon| MonitoredLink {
+                    name: std::sync::Arc::from(self.link_names.get(m)),
+                    id: m,
+                    mon,
+                })
+            })
+            .collect()
     }
 
     /// Summary plus time series and cwnd traces (copies; the simulation can

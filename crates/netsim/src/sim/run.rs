@@ -70,8 +70,11 @@ impl Simulation {
                 self.arm_aqm(l, now + 1);
             }
             Event::Rto(f) => {
+                let Some(s) = self.slot_of(f) else {
+                    return; // a finished short flow's timer (its deadline was cleared)
+                };
                 let mut out = std::mem::take(&mut self.out_buf);
-                let flow = &mut self.flows[f as usize];
+                let flow = &mut self.flows[s];
                 if let Endpoint::Tcp { snd, .. } = &mut flow.ep {
                     if snd.rto_event == Some(now) {
                         snd.rto_event = None;
@@ -80,14 +83,21 @@ impl Simulation {
                         snd.on_rto(now, &mut out);
                     }
                 }
+                flow.in_net = flow.in_net.wrapping_add(out.len() as u32);
                 let src = flow.src;
                 self.emit(src, &mut out);
                 self.out_buf = out;
-                self.arm_tcp(f);
+                self.arm_tcp(s);
+                if f >= self.pool.n_static {
+                    self.retire_if_done(s);
+                }
             }
             Event::DelAck(f) => {
+                let Some(s) = self.slot_of(f) else {
+                    return;
+                };
                 let mut out = std::mem::take(&mut self.out_buf);
-                let flow = &mut self.flows[f as usize];
+                let flow = &mut self.flows[s];
                 if let Endpoint::Tcp { rcv, .. } = &mut flow.ep {
                     if rcv.delack_event == Some(now) {
                         rcv.delack_event = None;
@@ -96,25 +106,36 @@ impl Simulation {
                         rcv.on_delack(&mut out);
                     }
                 }
+                flow.in_net = flow.in_net.wrapping_add(out.len() as u32);
                 let dst = flow.dst;
                 self.emit(dst, &mut out);
                 self.out_buf = out;
-                self.arm_tcp(f);
+                self.arm_tcp(s);
+                if f >= self.pool.n_static {
+                    self.retire_if_done(s);
+                }
             }
             Event::Pace(f) => {
+                let Some(s) = self.slot_of(f) else {
+                    return;
+                };
                 let mut out = std::mem::take(&mut self.out_buf);
-                let flow = &mut self.flows[f as usize];
+                let flow = &mut self.flows[s];
                 if let Endpoint::Tcp { snd, .. } = &mut flow.ep {
                     if snd.pace.fire(now) {
                         snd.send_allowed(now, &mut out);
                     }
                 }
+                flow.in_net = flow.in_net.wrapping_add(out.len() as u32);
                 let src = flow.src;
                 self.emit(src, &mut out);
                 self.out_buf = out;
-                self.arm_tcp(f);
+                self.arm_tcp(s);
+                if f >= self.pool.n_static {
+                    self.retire_if_done(s);
+                }
             }
-            Event::FlowStart(f) => self.start_flow(f),
+            Event::FlowStart(f) => self.start_flow(f as usize),
             Event::FlowStop(f) => {
                 let flow = &mut self.flows[f as usize];
                 // The goodput window ends here: what is delivered later
@@ -185,7 +206,10 @@ impl Simulation {
     #[inline(never)]
     pub(super) fn stamp_classes(&self, out: &mut [Packet]) {
         for p in out.iter_mut() {
-            let fl = &self.flows[p.flow as usize];
+            let Some(s) = self.slot_of(p.flow) else {
+                continue;
+            };
+            let fl = &self.flows[s];
             let g = fl.group as usize;
             p.set_class(self.group_class[g]);
             p.set_dscp(self.group_dscp[g]);
@@ -199,7 +223,9 @@ impl Simulation {
     #[inline(never)]
     fn stamp_ack_src(&self, l: u32, pkt: &mut Packet) {
         if self.links[l as usize].queue.as_cake().is_some() {
-            pkt.set_ack_src_node(self.flows[pkt.flow as usize].dst);
+            if let Some(s) = self.slot_of(pkt.flow) {
+                pkt.set_ack_src_node(self.flows[s].dst);
+            }
         }
     }
 
@@ -228,8 +254,12 @@ impl Simulation {
         }
         let now = self.now;
         let f = pkt.flow;
+        let Some(s) = self.slot_of(f) else {
+            return; // (a finished short flow has no packet left in the network)
+        };
         let mut out = std::mem::take(&mut self.out_buf);
-        let flow = &mut self.flows[f as usize];
+        let flow = &mut self.flows[s];
+        flow.in_net = flow.in_net.wrapping_sub(1);
         let measure = self.warm && flow.measuring();
         let at = match &mut flow.ep {
             Endpoint::Tcp { snd, rcv } => {
@@ -278,10 +308,14 @@ impl Simulation {
             }
         };
         let tcp = matches!(flow.ep, Endpoint::Tcp { .. });
+        flow.in_net = flow.in_net.wrapping_add(out.len() as u32);
         self.emit(at, &mut out);
         self.out_buf = out;
         if tcp {
-            self.arm_tcp(f);
+            self.arm_tcp(s);
+            if f >= self.pool.n_static {
+                self.retire_if_done(s);
+            }
         }
     }
 
@@ -307,10 +341,12 @@ impl Simulation {
         }
     }
 
-    /// Keeps one pending event per TCP timer at its earliest deadline.
+    /// Keeps one pending event per TCP timer of the flow in slot `s` at its earliest deadline.
     #[inline(always)]
-    pub(super) fn arm_tcp(&mut self, f: u32) {
-        if let Endpoint::Tcp { snd, rcv } = &mut self.flows[f as usize].ep {
+    pub(super) fn arm_tcp(&mut self, s: usize) {
+        let flow = &mut self.flows[s];
+        let f = flow.id;
+        if let Endpoint::Tcp { snd, rcv } = &mut flow.ep {
             if let Some(d) = snd.rto_deadline {
                 if snd.rto_event.is_none_or(|e| d < e) {
                     snd.rto_event = Some(d);
@@ -329,9 +365,11 @@ impl Simulation {
         }
     }
 
-    pub(super) fn start_flow(&mut self, f: u32) {
+    /// Starts the flow in slot `s`.
+    pub(super) fn start_flow(&mut self, s: usize) {
         let now = self.now;
-        let flow = &mut self.flows[f as usize];
+        let flow = &mut self.flows[s];
+        let f = flow.id;
         if flow.started {
             return;
         }
@@ -340,10 +378,11 @@ impl Simulation {
             Endpoint::Tcp { snd, .. } => {
                 let mut out = std::mem::take(&mut self.out_buf);
                 snd.send_allowed(now, &mut out);
+                flow.in_net = flow.in_net.wrapping_add(out.len() as u32);
                 let src = flow.src;
                 self.emit(src, &mut out);
                 self.out_buf = out;
-                self.arm_tcp(f);
+                self.arm_tcp(s);
             }
             Endpoint::Udp(u) => {
                 if let Some(log) = flow.ping.as_deref_mut() {
@@ -371,9 +410,11 @@ impl Simulation {
         let next = now + secs_to_ns(gen.next_gap());
         let (src, dst) = gen.next_pair();
         let p = gen.params;
+        let Some(id) = self.pool.next_id() else {
+            return; // 2^32 - 1 flows: no more arrivals
+        };
         self.ev.schedule(next, Event::ShortArrival(g));
-        let id = self.flows.len() as u32;
-        self.flows.push(Flow::tcp(
+        let flow = Flow::tcp(
             id,
             g,
             FlowKind::ShortTcp,
@@ -383,9 +424,10 @@ impl Simulation {
             None,
             Some(size),
             p,
-        ));
+        );
         // A flow created after warm-up keeps its all-zero warm-up snapshot.
-        self.start_flow(id);
+        let s = self.pool_slot(flow, size);
+        self.start_flow(s);
     }
 
     #[cold]
@@ -431,6 +473,7 @@ impl Simulation {
                 m.delay.clear();
                 m.classes.iter_mut().for_each(|h| h.clear());
                 m.flows.iter_mut().for_each(FlowHistogram::clear);
+                m.pooled.values_mut().for_each(FlowHistogram::clear);
             }
         }
         for f in &mut self.flows {
