@@ -444,7 +444,7 @@ def test_workers_that_would_not_fit_in_memory_are_refused_and_the_default_is_low
 ):
     from aqmlab.sweep import budget
 
-    spec = {**SPEC, "base": {**BASE, "flows": [{"count": 2000}]}}  # 125 MiB per run
+    spec = {**SPEC, "base": {**BASE, "flows": [{"count": 16000}]}}  # 125 MiB per run (8 KiB a flow)
     monkeypatch.setattr(budget, "available_memory", lambda: 600 * 2**20)  # room for 2 workers
     monkeypatch.setattr(sweep, "default_workers", lambda: 8)
     monkeypatch.setattr("aqmlab.sweep.executors.default_workers", lambda: 8)
