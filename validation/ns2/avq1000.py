@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -98,9 +97,21 @@ def _flow_stats(t: np.ndarray, cwnd: np.ndarray, acked: np.ndarray, t0: float) -
     }
 
 
+def _bottleneck(r: dict) -> dict:
+    """The bottleneck's mean queue, utilisation, and loss and marks per arrival, from a run's
+    measurements (ns-2's script and aqmlab's summary name them alike)."""
+    arr = max(r["arrivals"], 1)
+    return {
+        "mean_queue_pkts": r["mean_queue_pkts"],
+        "utilization": r["utilization"],
+        "loss": r["drops"] / arr,
+        "marks": r["marks"] / arr,
+    }
+
+
 def run_ns2(sc: dict, seed: int, tcl: str) -> dict:
     """One ns-2 run with the sampler; the script's measurements and the flow statistics."""
-    from aqmlab.repro.ns2 import script_path, tcl_config
+    from aqmlab.repro.ns2 import run_scenario, script_path
 
     text = script_path().read_text()
     anchor = "\nmanual_routes\n"
@@ -109,28 +120,15 @@ def run_ns2(sc: dict, seed: int, tcl: str) -> dict:
         script = Path(d) / "dumbbell.tcl"
         script.write_text(text.replace(anchor, "\n" + SAMPLER + anchor))
         samples = Path(d) / "flows.txt"
-        conf = Path(d) / "config.tcl"
-        conf.write_text(
-            tcl_config(sc, seed)
-            + tcl
-            + f"set cfg(flow_sample) {samples}\nset cfg(flow_interval) {INTERVAL}\n"
-        )
-        p = subprocess.run(["ns", str(script), str(conf)], capture_output=True, text=True, cwd=d)
-        lines = [ln for ln in p.stdout.splitlines() if ln.startswith("{")]
-        if p.returncode != 0 or not lines:
-            raise RuntimeError(f"ns-2 failed ({p.returncode}): {p.stderr.strip()[-500:]}")
+        sampler = f"set cfg(flow_sample) {samples}\nset cfg(flow_interval) {INTERVAL}\n"
+        r = run_scenario(sc, seed, tcl=tcl + sampler, script=script)
         rows = np.loadtxt(samples, ndmin=2)
-    r = json.loads(lines[-1])
     t, drops = rows[:, 0], rows[:, 2]
     cwnd, backoff, ack = rows[:, 3::3], rows[:, 4::3], rows[:, 5::3]
     t0 = float(sc["warmup"])
     m = t >= t0 - 1e-9
-    arr = max(r["arrivals"], 1)
     return {
-        "mean_queue_pkts": r["mean_queue_pkts"],
-        "utilization": r["utilization"],
-        "loss": r["drops"] / arr,
-        "marks": r["marks"] / arr,
+        **_bottleneck(r),
         **_flow_stats(t, cwnd, ack, t0),
         "backed_off": float((backoff[m] > 1).mean()),
         "backoff_p50": float(np.median(backoff[m])),
@@ -153,14 +151,9 @@ def run_aqmlab(sc: dict, seed: int) -> dict:
         cw.append([s["cwnd"] for s in st])
         ack.append([s["bytes_acked"] for s in st])
         drops.append(sim.link_status("bottleneck")["drops"])
-    b = sim.result().summary["links"]["bottleneck"]
     t, t0 = np.array(ts), float(sc["warmup"])
-    arr = max(b["arrivals"], 1)
     return {
-        "mean_queue_pkts": b["mean_queue_pkts"],
-        "utilization": b["utilization"],
-        "loss": b["drops"] / arr,
-        "marks": b["marks"] / arr,
+        **_bottleneck(sim.result().summary["links"]["bottleneck"]),
         **_flow_stats(t, np.array(cw), np.array(ack), t0),
         "drops_per_s": _per_second(t, np.array(drops, dtype=float), t0),
     }

@@ -243,7 +243,11 @@ def tcl_config(scenario: dict[str, Any], seed: int) -> str:
 
 
 def run_scenario(
-    scenario: dict[str, Any], seed: int, timeout: float = 1800.0, tcl: str = ""
+    scenario: dict[str, Any],
+    seed: int,
+    timeout: float = 1800.0,
+    tcl: str = "",
+    script: Path | None = None,
 ) -> dict[str, Any]:
     """Run one scenario and seed in ns-2; the script's measurements (``validation/ns2/README.md``).
 
@@ -259,6 +263,9 @@ def run_scenario(
         Tcl appended to the configuration, run before the script builds anything (e.g.
         ``Agent/TCP set rtxcur_init_ 1.0`` for a one-change experiment,
         validation/ns2/gaps.py).
+    script : Path, optional
+        The Tcl script to run instead of :func:`script_path` (a copy with instrumentation
+        added, validation/ns2/avq1000.py).
 
     Returns
     -------
@@ -274,7 +281,7 @@ def run_scenario(
         conf.write_text(tcl_config(scenario, seed) + tcl)
         try:
             p = subprocess.run(
-                ["ns", str(script_path()), str(conf)],
+                ["ns", str(script or script_path()), str(conf)],
                 capture_output=True,
                 text=True,
                 timeout=timeout,
