@@ -83,14 +83,8 @@ impl Simulation {
                         snd.on_rto(now, &mut out);
                     }
                 }
-                flow.in_net = flow.in_net.wrapping_add(out.len() as u32);
                 let src = flow.src;
-                self.emit(src, &mut out);
-                self.out_buf = out;
-                self.arm_tcp(s);
-                if f >= self.pool.n_static {
-                    self.retire_if_done(s);
-                }
+                self.after_timer(s, f, src, out);
             }
             Event::DelAck(f) => {
                 let Some(s) = self.slot_of(f) else {
@@ -106,14 +100,8 @@ impl Simulation {
                         rcv.on_delack(&mut out);
                     }
                 }
-                flow.in_net = flow.in_net.wrapping_add(out.len() as u32);
                 let dst = flow.dst;
-                self.emit(dst, &mut out);
-                self.out_buf = out;
-                self.arm_tcp(s);
-                if f >= self.pool.n_static {
-                    self.retire_if_done(s);
-                }
+                self.after_timer(s, f, dst, out);
             }
             Event::Pace(f) => {
                 let Some(s) = self.slot_of(f) else {
@@ -126,14 +114,8 @@ impl Simulation {
                         snd.send_allowed(now, &mut out);
                     }
                 }
-                flow.in_net = flow.in_net.wrapping_add(out.len() as u32);
                 let src = flow.src;
-                self.emit(src, &mut out);
-                self.out_buf = out;
-                self.arm_tcp(s);
-                if f >= self.pool.n_static {
-                    self.retire_if_done(s);
-                }
+                self.after_timer(s, f, src, out);
             }
             Event::FlowStart(f) => self.start_flow(f as usize),
             Event::FlowStop(f) => {
@@ -338,6 +320,22 @@ impl Simulation {
                 link.aqm_timer_at = t;
                 self.ev.schedule(t, Event::AqmTimer(l));
             }
+        }
+    }
+
+    /// What every TCP timer of the flow in slot `s` (id `f`) ends with: the packets it put
+    /// together at node `at` are counted in the flow's packets in the network and sent, the
+    /// buffer goes back, the flow's timers are re-armed, and a completed short flow gives its
+    /// slot back if nothing of it is left.
+    #[inline(always)]
+    fn after_timer(&mut self, s: usize, f: u32, at: u32, mut out: Vec<Packet>) {
+        let flow = &mut self.flows[s];
+        flow.in_net = flow.in_net.wrapping_add(out.len() as u32);
+        self.emit(at, &mut out);
+        self.out_buf = out;
+        self.arm_tcp(s);
+        if f >= self.pool.n_static {
+            self.retire_if_done(s);
         }
     }
 
