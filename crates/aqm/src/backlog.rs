@@ -207,6 +207,27 @@ impl<P: Packet> Backlog<P> {
         let c = self.q.capacity();
         self.q.reserve_exact(if c < 4 { 4 } else { c / 2 });
     }
+    /// Packets of storage held.
+    #[inline(always)]
+    pub fn slots(&self) -> usize {
+        self.q.capacity()
+    }
+    /// The storage of an empty backlog that holds at least one and at most `max` slots,
+    /// leaving it with none (`None` otherwise): to lend to another queue
+    /// ([`Backlog::adopt`]).
+    pub fn release(&mut self, max: usize) -> Option<VecDeque<P>> {
+        let c = self.q.capacity();
+        (self.q.is_empty() && c > 0 && c <= max).then(|| std::mem::take(&mut self.q))
+    }
+    /// Takes `ring` (empty) as storage if this backlog holds none; else gives it back.
+    pub fn adopt(&mut self, ring: VecDeque<P>) -> Option<VecDeque<P>> {
+        if self.q.capacity() == 0 && ring.is_empty() {
+            self.q = ring;
+            None
+        } else {
+            Some(ring)
+        }
+    }
     /// Packets stored.
     #[inline]
     pub fn len(&self) -> usize {
@@ -266,5 +287,30 @@ mod tests {
         }
         assert!(grown <= 36, "{grown} reallocations");
         assert_eq!(b.bytes(), 100_000_000);
+    }
+
+    /// Only an empty backlog of 1 to `max` slots gives its storage up; a backlog with
+    /// storage refuses a ring, one without takes it, and the lent ring is used as it was.
+    #[test]
+    fn storage_is_lent_only_when_empty_and_small() {
+        let mut a = Backlog::<TestPacket>::with_capacity(INITIAL_CAPACITY);
+        assert!(a.release(64).is_none(), "no storage to give");
+        for _ in 0..9 {
+            a.push(TestPacket::new(0, 100));
+        }
+        assert!(a.release(64).is_none(), "holds packets");
+        while a.pop().is_some() {}
+        assert!(a.release(8).is_none(), "9 slots > 8");
+        let ring = a.release(9).expect("empty, 9 slots");
+        assert_eq!((ring.capacity(), a.slots(), a.memory_bytes()), (9, 0, 0));
+        let mut b = Backlog::<TestPacket>::with_capacity(INITIAL_CAPACITY);
+        b.push(TestPacket::new(0, 100));
+        let ring = b.adopt(ring).expect("b has storage: refused");
+        let mut c = Backlog::<TestPacket>::with_capacity(INITIAL_CAPACITY);
+        assert!(c.adopt(ring).is_none());
+        for _ in 0..9 {
+            c.push(TestPacket::new(0, 60));
+        }
+        assert_eq!((c.slots(), c.len(), c.bytes()), (9, 9, 540));
     }
 }

@@ -309,6 +309,25 @@ impl<P: Packet> QueueDisc<P> {
     pub fn memory_bytes(&self) -> usize {
         self.backlog.memory_bytes()
     }
+    /// Packets of storage held (its capacity, kept once grown).
+    #[inline(always)]
+    pub fn storage_slots(&self) -> usize {
+        self.backlog.slots()
+    }
+    /// The storage of an empty queue holding at most `max` slots, which it gives up
+    /// ([`Backlog::release`]); the queue is the same with none.
+    #[inline]
+    pub fn release_storage(&mut self, max: usize) -> Option<std::collections::VecDeque<P>> {
+        self.backlog.release(max)
+    }
+    /// Takes `ring` (empty) as storage if the queue holds none; else gives it back.
+    #[inline]
+    pub fn adopt_storage(
+        &mut self,
+        ring: std::collections::VecDeque<P>,
+    ) -> Option<std::collections::VecDeque<P>> {
+        self.backlog.adopt(ring)
+    }
     /// Canonical name of the running AQM.
     pub fn aqm_name(&self) -> &'static str {
         self.config().name()

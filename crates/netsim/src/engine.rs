@@ -103,6 +103,9 @@ pub struct EventQueue {
     pub gone: Vec<Gone>,
     /// The first short flow's id (`None`: no short flows, nothing recorded in `gone`).
     pub gone_from: Option<u32>,
+    /// Storage of emptied queues, lent to the next queue that stores a packet (the links
+    /// reach it through the event queue they are handed).
+    pub rings: crate::queue::SpareRings,
 }
 
 /// A change of a flow's packets in the network that happened inside a link

@@ -56,7 +56,7 @@ use crate::fastdiv::Divisor;
 use crate::netem::LinkNetem;
 use crate::packet::{Packet, F_CE, F_CE_IN};
 use crate::pcap::PcapTap;
-use crate::queue::{inst, Queue};
+use crate::queue::{inst, Queue, SPARE_RING_SLOTS};
 use crate::trace::{TraceBuf, TraceKind};
 use experiment::monitor::LinkMonitor;
 use experiment::netem::{Netem, NetemCounters};
@@ -555,6 +555,9 @@ impl Link {
                 Err(p) => pkt = p,
             }
         }
+        if self.queue.storage_slots() == 0 {
+            self.borrow_storage(ev);
+        }
         let mut victims = 0u64;
         let res = if TRACE {
             let mut trace = self
@@ -598,6 +601,24 @@ impl Link {
             } else {
                 self.arm_free(id, ev);
             }
+        }
+    }
+
+    /// Takes a spare ring as the queue's storage, if there is one ([`crate::queue::SpareRings`]).
+    #[inline]
+    fn borrow_storage(&mut self, ev: &mut EventQueue) {
+        if let Some(r) = ev.rings.take() {
+            if let Some(r) = self.queue.adopt_storage(r) {
+                ev.rings.put(r);
+            }
+        }
+    }
+
+    /// Lends the storage of the emptied queue, if small ([`crate::queue::SpareRings`]).
+    #[inline]
+    fn lend_storage(&mut self, ev: &mut EventQueue) {
+        if let Some(r) = self.queue.release_storage(SPARE_RING_SLOTS) {
+            ev.rings.put(r);
         }
     }
 
@@ -666,6 +687,9 @@ impl Link {
             })
         };
         self.ctr.drops_dequeue += dropped;
+        if self.queue.len_pkts() == 0 {
+            self.lend_storage(ev);
+        }
         if let Some(p) = next {
             let marked = p.has(F_CE) && !p.has(F_CE_IN);
             if marked {

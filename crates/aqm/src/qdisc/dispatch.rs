@@ -241,6 +241,42 @@ macro_rules! qdisc_states {
                 }
             }
 
+            /// Packets of storage held by a FIFO leaf (`usize::MAX` for the other qdiscs,
+            /// whose storage is their own: [`Qdisc::release_storage`]).
+            #[inline(always)]
+            pub fn storage_slots(&self) -> usize {
+                match self {
+                    Qdisc::Fifo(q) => q.storage_slots(),
+                    _ => usize::MAX,
+                }
+            }
+
+            /// The storage of an empty FIFO leaf holding at most `max` packet slots, which it
+            /// gives up (`None` for the other qdiscs): a simulator lends it to the next queue
+            /// that needs one ([`Qdisc::adopt_storage`]), so that thousands of rarely busy
+            /// queues hold storage only while they hold packets, and queues that fill and
+            /// empty in turn allocate none.
+            #[inline]
+            pub fn release_storage(&mut self, max: usize) -> Option<std::collections::VecDeque<P>> {
+                match self {
+                    Qdisc::Fifo(q) => q.release_storage(max),
+                    _ => None,
+                }
+            }
+
+            /// Takes `ring` (empty) as a FIFO leaf's storage if it holds none; else gives it
+            /// back.
+            #[inline]
+            pub fn adopt_storage(
+                &mut self,
+                ring: std::collections::VecDeque<P>,
+            ) -> Option<std::collections::VecDeque<P>> {
+                match self {
+                    Qdisc::Fifo(q) => q.adopt_storage(ring),
+                    _ => Some(ring),
+                }
+            }
+
             /// A hashed qdisc's pool size: the largest number of packets it ever held at once
             /// (plus the arrival linked before an overflow drop); `None` for other qdiscs.
             pub fn pool_slots(&self) -> Option<usize> {

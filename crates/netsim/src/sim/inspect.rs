@@ -245,6 +245,12 @@ impl Simulation {
         self.links[id as usize].counters_at(self.now, self.ev.delivered(id))
     }
 
+    /// Spare rings: storage of emptied queues kept for the next queue that stores a packet
+    /// ([`crate::queue::SpareRings`]).
+    pub fn spare_rings(&self) -> usize {
+        self.ev.rings.len()
+    }
+
     /// Status of link `name`.
     pub fn link_status(&self, name: &str) -> Result<LinkStatus, SimError> {
         let id = self.link_id(name)?;
