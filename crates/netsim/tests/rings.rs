@@ -44,5 +44,5 @@ fn emptied_access_queues_hold_no_storage() {
         "{held} bytes held by {busy} busy access queues"
     );
     let spare = sim.spare_rings();
-    assert!(spare >= 1 && spare <= 64, "{spare} spare rings");
+    assert!((1..=64).contains(&spare), "{spare} spare rings");
 }
