@@ -155,6 +155,13 @@ impl Pipes {
         }
     }
 
+    /// Gives back the lanes' storage beyond the packets in flight.
+    pub fn shrink(&mut self) {
+        for l in &mut self.lanes {
+            l.ring.shrink_to_fit();
+        }
+    }
+
     /// Packets in flight on `link`.
     #[inline]
     pub fn len(&self, link: u32) -> u64 {

@@ -10,6 +10,7 @@ use serde_json::json;
 /// holds storage (before the lending, all 2000 kept 9 slots, 432 bytes each), and the
 /// storage the access links hold is at most one 64-slot ring per queue holding packets
 /// now, plus the spare rings: at most a few, since bursts of different flows rarely overlap.
+/// Once the run reaches its end, the spare rings are given back.
 #[test]
 fn emptied_access_queues_hold_no_storage() {
     let cfg = experiment::scenario::Scenario::from_value(&json!({
@@ -21,7 +22,7 @@ fn emptied_access_queues_hold_no_storage() {
     .unwrap()
     .config;
     let mut sim = Simulation::new(cfg).unwrap();
-    sim.run();
+    sim.run_until(aqm::Instant(599_999_999));
     sim.check_conservation().unwrap();
     let (mut held, mut busy, mut access) = (0usize, 0usize, 0usize);
     for name in sim.link_names() {
@@ -45,4 +46,8 @@ fn emptied_access_queues_hold_no_storage() {
     );
     let spare = sim.spare_rings();
     assert!((1..=64).contains(&spare), "{spare} spare rings");
+    // reaching the end gives storage back: the spare rings go
+    sim.run();
+    assert_eq!(sim.spare_rings(), 0);
+    sim.check_conservation().unwrap();
 }
