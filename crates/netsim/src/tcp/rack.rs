@@ -186,8 +186,21 @@ impl Rack {
             REO_WND_MIN
         };
         let mut wait: Option<Ns> = None;
-        for (i, &v) in self.xmit.iter().enumerate() {
-            let seq = self.base + i as u32;
+        // The segments RACK skips (SACKed, or lost and not yet retransmitted) are passed
+        // over first, in runs ([`Scoreboard::rack_next`]), as Linux keeps SACKed segments
+        // off the list it scans. Skipping them before the time test changes nothing: a
+        // skipped segment is never marked, and the only one whose time test would end the
+        // scan is the SACKed original that RACK.xmit_ts is of, after which no segment
+        // was sent before RACK.xmit_ts (originals go out in sequence order, and a
+        // retransmission after its original).
+        let end = self.base + self.xmit.len() as u32;
+        let mut seq = self.base;
+        loop {
+            seq = sb.rack_next(seq, end);
+            if seq >= end {
+                break;
+            }
+            let v = self.xmit[(seq - self.base) as usize];
             let t = v & !RETX_BIT;
             if !sent_after(self.xmit_ts, t, self.end_seq, seq + 1) {
                 if v & RETX_BIT == 0 {
@@ -195,9 +208,7 @@ impl Rack {
                     // older than RACK.xmit_ts.
                     break;
                 }
-                continue;
-            }
-            if sb.rack_skips(seq) {
+                seq += 1;
                 continue;
             }
             // Linux: lost when `remaining = RACK.rtt + reo_wnd - (now - xmit) < 0`; else
@@ -209,6 +220,7 @@ impl Rack {
                 let rest = deadline - now + 1000;
                 wait = Some(wait.map_or(rest, |w| w.max(rest)));
             }
+            seq += 1;
         }
         wait.map(|w| w + TIMEOUT_MIN)
     }

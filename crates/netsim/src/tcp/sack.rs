@@ -103,6 +103,39 @@ const RETX: u8 = 2;
 /// Marked lost by RACK (never set without [`Scoreboard::rack`]).
 const LOST: u8 = 4;
 
+/// RACK passes over a segment with state `st`: SACKed, or marked lost and not yet
+/// retransmitted (Linux `tcp_rack_detect_loss`).
+#[inline(always)]
+fn rack_skips(st: u8) -> bool {
+    st & SACKED != 0 || st & (LOST | RETX) == LOST
+}
+
+/// Index of the first state in `s` that RACK does not skip, eight states at a time (a
+/// window of hundreds of SACKed segments in recovery is passed over in a few dozen steps on
+/// every ACK): a state byte is kept if its `SACKED` bit is clear and it is not `LOST`
+/// without `RETX`.
+#[inline]
+fn first_kept(s: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let mut chunks = s.chunks_exact(8);
+    let mut at = 0;
+    for c in &mut chunks {
+        let x = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+        let sacked = x & (SACKED as u64 * ONES);
+        let lost_unretx = (x >> 2) & !(x >> 1) & ONES;
+        let kept = !(sacked | lost_unretx) & ONES;
+        if kept != 0 {
+            return Some(at + kept.trailing_zeros() as usize / 8);
+        }
+        at += 8;
+    }
+    chunks
+        .remainder()
+        .iter()
+        .position(|&st| !rack_skips(st))
+        .map(|p| at + p)
+}
+
 /// Sender-side scoreboard, indexed from `snd_una`.
 #[derive(Clone, Debug, Default)]
 pub struct Scoreboard {
@@ -286,8 +319,38 @@ impl Scoreboard {
     /// retransmitted since ([`Scoreboard::is_lost_unsent`]); one lookup for both.
     #[inline]
     pub fn rack_skips(&self, seq: u32) -> bool {
-        let st = self.get(seq);
-        st & SACKED != 0 || st & (LOST | RETX) == LOST
+        rack_skips(self.get(seq))
+    }
+
+    /// The first segment in `[seq, end)` that RACK does not skip ([`Scoreboard::rack_skips`]),
+    /// else `end`: a run of SACKed segments (most of a window in recovery) is passed over in
+    /// one pass over their state bytes.
+    #[inline]
+    pub fn rack_next(&self, seq: u32, end: u32) -> u32 {
+        let Some(i) = seq.checked_sub(self.base) else {
+            return seq.min(end);
+        };
+        let i = i as usize;
+        match self.state.get(i) {
+            // beyond the recorded states (never SACKed or lost), or not skipped: the usual
+            // case, tested alone
+            None => return seq.min(end),
+            Some(&st) if !rack_skips(st) => return seq.min(end),
+            _ => {}
+        }
+        let (a, b) = self.state.as_slices();
+        let found = if i < a.len() {
+            match first_kept(&a[i..]) {
+                Some(p) => i + p,
+                None => a.len() + first_kept(b).unwrap_or(b.len()),
+            }
+        } else if i < a.len() + b.len() {
+            let k = i - a.len();
+            a.len() + k + first_kept(&b[k..]).unwrap_or(b.len() - k)
+        } else {
+            i
+        };
+        (self.base + found as u32).min(end)
     }
 
     /// Segment `seq` is SACKed or has been retransmitted in this episode: `(sacked, retx)`.
@@ -372,6 +435,56 @@ impl Scoreboard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `rack_next` (eight states at a time, over a ring split in two slices) finds what a
+    /// test of every state in turn finds: random states, every start and end, ring heads
+    /// at every offset.
+    #[test]
+    fn rack_next_matches_a_scan_of_every_state() {
+        let mut rng = experiment::rng::Rng::derive(5, experiment::rng::Stream::Flow, 0);
+        let mut wrapped = 0;
+        for round in 0..60 {
+            let n = 1 + (rng.uniform() * 90.0) as usize;
+            // mostly skipped states (SACKed, or lost and not retransmitted), as in recovery
+            let states: Vec<u8> = (0..n)
+                .map(|_| match (rng.uniform() * 10.0) as u32 {
+                    0 => 0,
+                    1 => RETX,
+                    2 => LOST | RETX,
+                    3 | 4 => LOST,
+                    _ => SACKED | if rng.uniform() < 0.3 { RETX } else { 0 },
+                })
+                .collect();
+            // the head near the end of the storage, so that the states wrap around
+            let mut state: VecDeque<u8> = VecDeque::with_capacity(n + 7);
+            let shift = n + 7 - 1 - round % 9;
+            for _ in 0..shift {
+                state.push_back(0);
+            }
+            while state.pop_front().is_some() {}
+            state.extend(&states);
+            wrapped += (state.as_slices().0.len() < n) as u32;
+            let sb = Scoreboard {
+                state,
+                base: 100,
+                ..Default::default()
+            };
+            for from in 95..100 + n as u32 + 3 {
+                for end in [from, 100 + n as u32 / 2, 100 + n as u32, 100 + n as u32 + 5] {
+                    let want = (from..end)
+                        .find(|&q| q < 100 || !sb.rack_skips(q))
+                        .unwrap_or(end.max(from))
+                        .min(end);
+                    assert_eq!(
+                        sb.rack_next(from, end),
+                        want,
+                        "{states:?} from {from} end {end}"
+                    );
+                }
+            }
+        }
+        assert!(wrapped >= 30, "{wrapped} of 60 rings wrapped");
+    }
 
     #[test]
     fn runs_merge_and_blocks() {
