@@ -24,7 +24,8 @@ aqm_config! {
     pub struct AvqConfig as "avq" {
         /// Desired utilisation gamma. Default 0.98 (Kunniyur & Srikant 2001; ns-2 `gamma_`).
         pub gamma: f64 = 0.98, "fraction";
-        /// Adaptation gain alpha. Default 0.15 (ns-2 `alpha_`; SFC §VI).
+        /// Adaptation gain alpha. Default 0.15 (ns-2's `vq.cc` fixes it at 0.15, `alpha2`, with no
+        /// Tcl option; SFC §VI).
         pub alpha: f64 = 0.15, "gain";
         /// Virtual buffer as a multiple of the real buffer. Default 1.0 (ns-2 `buflim_`).
         pub buflim: f64 = 1.0, "fraction";
