@@ -4,12 +4,15 @@ The emulator's links are a user-space forwarder, so a probe's RTT is the configu
 delay, the serialisation of the probe and its echo, and the scheduling of the forwarder, the
 probing program and the kernel. The first two are exact; the third is under 1 ms at the 99th
 percentile on an idle machine but a shared 2-core machine that runs the test suite stalls a
-process now and then for several milliseconds (observed: 2 of 60 probes at 45.8 ms). So the
+process now and then for several milliseconds (observed: 2 of 60 probes at 45.8 ms; on a
+2-vCPU virtual machine, 4 of 12 probes of a 40 ms path at 42.2-43.3 ms in one run and 2 of 12
+at 45.1 and 49.2 ms in another, 2 runs of 6 with the three-in-four bound at 2 ms). So the
 check is made of bounds that a scheduling stall cannot break and a wrong delay or a queue can:
 
 - no sample below the propagation delay (physics; a shorter RTT means the delay is missing);
 - the median within 1 ms of it (a queue, a doubled delay or a per-packet stall shows here);
-- three samples in four within 2 ms of it;
+- three samples in four within 4 ms of it (a queue of a few packets shows here too: at 10
+  Mbit/s a 1500-byte packet is 1.2 ms);
 - none more than ``stall_ms`` above it (a lost and retransmitted or a queued probe is more).
 """
 
@@ -27,6 +30,6 @@ def assert_idle_rtts(rtts, base_ms: float, stall_ms: float = STALL_MS) -> None:
     assert rtts, "no RTT samples"
     assert rtts[0] >= base_ms, rtts[:5]
     assert statistics.median(rtts) < base_ms + 1.0, rtts
-    within = sum(1 for r in rtts if r < base_ms + 2.0)
+    within = sum(1 for r in rtts if r < base_ms + 4.0)
     assert within >= 0.75 * len(rtts), rtts
     assert rtts[-1] < base_ms + stall_ms, rtts[-5:]

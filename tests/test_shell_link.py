@@ -274,7 +274,9 @@ def test_emulate_reverse_flows_against_the_simulator(tmp_path):
     bottleneck's qdisc and buffer, as the simulator's ``R2->R1`` does, and is reported as the
     simulator reports it (``links.bottleneck_reverse``). One CUBIC flow each way through
     10 Mbit/s, 20 ms, 50 packets of drop-tail: both links are full in both folders
-    (utilization above 0.9, drops on both), and each direction's goodput is within 15 % of the
+    (utilization above 0.85, drops on both: the emulated links' utilization over the 5-s
+    window ranged 0.895-0.965 over 9 runs on a 2-vCPU virtual machine, lower in runs with more
+    loss events; the simulator's 0.95), and each direction's goodput is within 15 % of the
     simulator's for the same file (both are the link's rate less headers and the other
     flow's ACKs). 15 %: the kernel's and the simulator's CUBIC differ in their loss recovery
     and HyStart (validation/emu/RESULTS.md), and the emulated goodput varied by 4 % between
@@ -296,7 +298,7 @@ def test_emulate_reverse_flows_against_the_simulator(tmp_path):
     assert rev["aqm"] == "droptail" and rev["rate_bps"] == 10e6
     for name in ("bottleneck", "bottleneck_reverse"):
         for link in (emu_["links"][name], sim["links"][name]):
-            assert link["utilization"] > 0.9 and link["drops"] > 0, (name, link)
+            assert link["utilization"] > 0.85 and link["drops"] > 0, (name, link)
     by = {r["direction"]: r for r in emu_["flows"]}
     assert set(by) == {"forward", "reverse"} and all(r["connected"] for r in by.values())
     sim_by = {r["direction"]: r for r in sim["flows"]}
