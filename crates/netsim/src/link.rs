@@ -64,9 +64,11 @@ use experiment::rng::Rng;
 use experiment::service::Service;
 
 /// Cumulative per-link counters (packets unless named otherwise). (`repr(C)`: those every
-/// hop updates first.)
+/// hop updates first. `packed(8)`: the two `u128` integrals would align the counters, and
+/// every [`Link`], to 16 bytes, which cost a link 24 bytes of padding, four times per flow
+/// on a dumbbell with access links; read the integrals by value.)
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[repr(C)]
+#[repr(C, packed(8))]
 pub struct LinkCounters {
     /// Packets offered to the egress queue.
     pub arrivals: u64,
@@ -104,14 +106,14 @@ impl LinkCounters {
 /// A unidirectional link with its egress queue.
 ///
 /// Laid out (`repr(C)`) with the state an idle hop reads and writes for every packet in its
-/// first 112 bytes, then the counters, the queue, and what only reports read: a packet
-/// crossing an idle link touches a few of its 480 bytes, and a dumbbell has hundreds of
+/// first 104 bytes, then the counters, the queue, and what only reports read: a packet
+/// crossing an idle link touches a few of its 448 bytes, and a dumbbell has hundreds of
 /// thousands of links. (It was also aligned to a 64-byte line, which rounded it up to 512
 /// bytes: a tenth of a long-lived flow's memory on the standard dumbbell, for a hot part
 /// that spans two lines either way.) What few links have (a trace, a capture tap, a monitor,
 /// a varying capacity, a netem stage, a random loss) is in one box, [`LinkExtra`], absent on
-/// the others (the access links): 8 bytes instead of 48 (a test keeps a `Link` at 480
-/// bytes).
+/// the others (the access links): 8 bytes instead of 48 (a test keeps a `Link` at 448
+/// bytes, seven cache lines).
 #[derive(Debug)]
 #[repr(C)]
 pub struct Link {
@@ -119,7 +121,7 @@ pub struct Link {
     extra: Option<Box<LinkExtra>>,
     /// End of the transmission of the last packet sent without a [`Event::TxDone`] (the
     /// idle-link fast path, module docs); the transmitter is busy until then although
-    /// `in_tx` is `None`.
+    /// `has_tx` is false.
     busy_until: Ns,
     /// Start time of the packet in transmission.
     tx_start: Ns,
@@ -135,17 +137,22 @@ pub struct Link {
     /// Transmission rate in bits per second (> 0), with its multiplier for the serialisation
     /// time's division ([`Link::rate_bps`]; the nominal rate of a link with a [`Service`]).
     rate: Divisor,
-    /// One-way propagation delay (ns).
-    pub delay: Ns,
     /// Size (bytes) of the last fast-path packet and whether the random loss took it, so
     /// that [`Link::counters_at`] can leave it out while it is still being serialised.
+    /// (Right after the 20-byte `rate`, which leaves it a 4-byte slot.)
     fast_size: u32,
+    /// One-way propagation delay (ns).
+    pub delay: Ns,
     fast_lost: bool,
     /// A [`Event::TxDone`] is pending at `busy_until` to start the next queued packet.
     free_armed: bool,
     /// The link is traced or captured or has a [`Service`] or a netem stage: arrivals and
     /// dequeues take the slow path.
     slow: bool,
+    /// `tx_pkt` holds a packet in transmission, with a pending [`Event::TxDone`] (or, with a
+    /// [`Service`], none yet). A flag beside the others rather than an `Option<Packet>`, which
+    /// costs 8 bytes more a link: four times per flow on a dumbbell with access links.
+    has_tx: bool,
     /// True if the queue has a periodic law (`poll_at()` is `Some`; by the `aqm` contract
     /// it is then always `Some`, else always `None`), so the driver skips polling the
     /// others. Set with the queue.
@@ -159,7 +166,8 @@ pub struct Link {
     /// Cumulative counters, but for `delivered` (0 here): arrivals are counted by the
     /// event queue's pipes ([`EventQueue::delivered`]); [`Link::counters_at`] fills it in.
     pub ctr: LinkCounters,
-    in_tx: Option<Packet>,
+    /// The packet in transmission while `has_tx` (a stale one otherwise).
+    tx_pkt: Packet,
     /// Time of the earliest pending [`Event::AqmTimer`] ([`NO_AQM_TIMER`]: none).
     pub aqm_timer_at: Ns,
     /// The egress queue discipline.
@@ -237,7 +245,8 @@ impl Link {
             delay,
             periodic: queue.poll_at().is_some(),
             queue,
-            in_tx: None,
+            has_tx: false,
+            tx_pkt: Packet::default(),
             tx_start: 0,
             tx_start_carry: 0,
             last_done: 0,
@@ -491,14 +500,14 @@ impl Link {
         let done = self.ctr.tx_bytes as u128 * 8 * NS_PER_SEC as u128;
         // Carry left by the last completed packet: the part of its virtual
         // interval that lies after its real completion (< 1 ns).
-        let carry = if self.in_tx.is_some() {
+        let carry = if self.has_tx {
             self.tx_start_carry
         } else {
             self.tx_carry
         } as u128;
         let elapsed = t.saturating_sub(self.last_done) as u128 * r;
         let mut w = done.saturating_sub(carry.saturating_sub(elapsed));
-        if let Some(p) = &self.in_tx {
+        if let Some(p) = self.tx_ref() {
             let bits = p.size as u128 * 8 * NS_PER_SEC as u128;
             let run = (t.saturating_sub(self.tx_start) as u128 * r)
                 .saturating_sub(self.tx_start_carry as u128);
@@ -545,7 +554,7 @@ impl Link {
             pkt.flags &= !F_CE_IN;
         }
         self.account_area(now);
-        if self.fast::<TRACE>() && self.in_tx.is_none() && now >= self.busy_until {
+        if self.fast::<TRACE>() && !self.has_tx && now >= self.busy_until {
             // Idle drop-tail link: the packet goes straight to the wire (module docs).
             match self.queue.pass_through(inst(now), pkt) {
                 Ok(p) => {
@@ -593,7 +602,7 @@ impl Link {
             }
         }
         self.ctr.drops_victim += victims;
-        if self.in_tx.is_none() {
+        if !self.has_tx {
             // (an armed wake-up due now starts the next packet itself: starting one here too
             // would put two transmissions on the wire)
             if now >= self.busy_until && !self.free_armed {
@@ -723,7 +732,7 @@ impl Link {
                     // varying capacity: the service says when the packet is done (never: it
                     // stays in transmission, with no event)
                     let done = s.serve(now, p.size);
-                    self.in_tx = Some(p);
+                    self.tx_put(p);
                     if let Some(d) = done {
                         ev.schedule(d, Event::TxDone(id));
                     }
@@ -737,7 +746,7 @@ impl Link {
                 // needs no event; it is counted and enters the pipe now (module docs).
                 self.finish_fast(now + t, p, id, ev);
             } else {
-                self.in_tx = Some(p);
+                self.tx_put(p);
                 ev.schedule(now + t, Event::TxDone(id));
             }
         } else if self.queue.len_pkts() > 0 {
@@ -806,7 +815,7 @@ impl Link {
             return;
         }
         self.free_armed = false;
-        if let Some(p) = self.in_tx.take() {
+        if let Some(p) = self.tx_take() {
             self.complete::<false>(now, p, id, ev);
         }
         self.start_next_as::<false>(now, id, ev);
@@ -818,7 +827,7 @@ impl Link {
     #[inline(never)]
     fn tx_done_slow(&mut self, now: Ns, id: u32, ev: &mut EventQueue) {
         self.free_armed = false;
-        if let Some(p) = self.in_tx.take() {
+        if let Some(p) = self.tx_take() {
             self.complete::<true>(now, p, id, ev);
         }
         self.start_next_as::<true>(now, id, ev);
@@ -940,7 +949,7 @@ impl Link {
         }
         self.periodic = self.queue.poll_at().is_some();
         self.aqm_timer_at = NO_AQM_TIMER;
-        if self.in_tx.is_none() {
+        if !self.has_tx {
             if now >= self.busy_until {
                 self.start_next(now, id, ev);
             } else {
@@ -952,7 +961,26 @@ impl Link {
     /// Packets currently being serialised (0 or 1) with a pending [`Event::TxDone`]; a
     /// fast-path packet is already counted as sent and is in the pipe.
     pub fn in_tx(&self) -> u64 {
-        self.in_tx.is_some() as u64
+        self.has_tx as u64
+    }
+
+    /// The packet in transmission, if any.
+    #[inline]
+    fn tx_ref(&self) -> Option<&Packet> {
+        self.has_tx.then_some(&self.tx_pkt)
+    }
+
+    /// Takes the packet in transmission, if any.
+    #[inline]
+    fn tx_take(&mut self) -> Option<Packet> {
+        std::mem::take(&mut self.has_tx).then_some(self.tx_pkt)
+    }
+
+    /// Puts `p` in transmission.
+    #[inline]
+    fn tx_put(&mut self, p: Packet) {
+        self.tx_pkt = p;
+        self.has_tx = true;
     }
 
     /// The counters as of `now` (>= the last event time), with a fast-path packet that is
@@ -976,11 +1004,12 @@ mod tests {
     use super::*;
 
     /// A standard dumbbell has four access links per flow: what few links have stays out of
-    /// line ([`LinkExtra`]), so that a `Link` is eight cache lines.
+    /// line ([`LinkExtra`]), and no field leaves more than two bytes of padding, so that a `Link`
+    /// is seven cache lines (448 bytes).
     #[test]
     fn link_stays_small() {
         assert!(
-            std::mem::size_of::<Link>() <= 480,
+            std::mem::size_of::<Link>() <= 448,
             "Link is {} bytes",
             std::mem::size_of::<Link>()
         );
