@@ -13,7 +13,7 @@
 /// A divisor with its precomputed multiplier (see the module docs). (`packed(4)`: 20 bytes,
 /// not 24, so that a [`crate::link::Link`]'s next `u32` fills what would be padding.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(packed(4))]
+#[repr(C, packed(4))]
 pub struct Divisor {
     d: u64,
     /// `ceil(2^(N + l) / d)`, below `2^63`.
