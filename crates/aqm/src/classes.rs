@@ -312,7 +312,7 @@ macro_rules! class_set_ops {
             self.set.class_name(i)
         }
         fn class_stats(&self, i: usize) -> Option<QueueStats> {
-            Some(*self.set.class_queue(i)?.stats())
+            Some(self.set.class_queue(i)?.stats())
         }
         fn class_len(&self, i: usize) -> Option<(usize, u64)> {
             let q = self.set.class_queue(i)?;
@@ -530,7 +530,7 @@ impl<P: Packet> ClassSet<P> {
     pub fn stats(&self) -> QueueStats {
         let mut s = QueueStats::default();
         for c in &self.classes {
-            s.add(c.q.stats());
+            s.add(&c.q.stats());
         }
         s
     }

@@ -581,7 +581,7 @@ mod tests {
         codel_queue_with(ControlLaw::Rfc)
     }
     fn state(q: &QueueDisc<TestPacket>) -> &Codel {
-        match q.aqm() {
+        match q.aqm().expect("codel") {
             AnyAqm::Codel(c) => c,
             _ => unreachable!(),
         }

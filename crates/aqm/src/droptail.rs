@@ -155,10 +155,10 @@ mod tests {
         }
         // not empty: refused, nothing recorded
         fast.enqueue(Instant(500), TestPacket::new(9, 100));
-        let before = *fast.stats();
+        let before = fast.stats();
         let back = fast.pass_through(Instant(501), TestPacket::new(10, 100));
         assert_eq!(back, Err(TestPacket::new(10, 100)));
-        assert_eq!(*fast.stats(), before);
+        assert_eq!(fast.stats(), before);
         // no room (byte limit below the packet): refused
         let mut tiny = q(QueueLimit::Bytes(400));
         assert!(tiny
@@ -177,6 +177,55 @@ mod tests {
             .pass_through(Instant(0), TestPacket::new(0, 500))
             .is_err());
         assert_eq!(codel.stats().received, 0);
+    }
+
+    /// Drop-tail with its default configuration holds no law and derives its counters
+    /// (`QueueDisc`'s docs); drop-tail with `ecn` set holds one and counts every field. The
+    /// same random mix of arrivals, pass-throughs, dequeues and victim drops gives both the
+    /// same packets and the same counters at every step, and a parameter set on the first
+    /// gives it a law with its counters as they stood.
+    #[test]
+    fn drop_tail_without_a_law_counts_as_with_one() {
+        let mk = |ecn: bool| {
+            QueueDisc::<TestPacket>::new(
+                &AqmConfig::DropTail(super::DropTailConfig { ecn }),
+                QueueLimit::Bytes(6_000),
+                LinkInfo::new(BitsPerSec::from_mbps(10)),
+                1,
+            )
+            .unwrap()
+        };
+        let (mut bare, mut full) = (mk(false), mk(true));
+        assert!(bare.aqm().is_none() && full.aqm().is_some());
+        let mut rng = crate::rng::Rng::new(7);
+        let mut never = |_p: TestPacket, _r: DropReason| panic!("drop-tail never drops at dequeue");
+        for i in 0..20_000u64 {
+            let t = Instant(i);
+            let p = TestPacket::new(i, 40 + rng.below(1_500) as u32);
+            match rng.below(8) {
+                0..=3 => assert_eq!(bare.enqueue(t, p.clone()), full.enqueue(t, p)),
+                4 => assert_eq!(bare.pass_through(t, p.clone()), full.pass_through(t, p)),
+                5 | 6 => assert_eq!(bare.dequeue(t, &mut never), full.dequeue(t, &mut never)),
+                _ => assert_eq!(bare.drop_head(t), full.drop_head(t)),
+            }
+            let (a, b) = (bare.stats(), full.stats());
+            assert_eq!(a, b, "step {i}");
+            assert_eq!(
+                a.enqueued,
+                a.dequeued + a.dropped_victim + bare.len_pkts() as u64
+            );
+        }
+        let s = bare.stats();
+        assert!(
+            s.dropped_limit > 0 && s.dropped_victim > 0 && s.dequeued > 0,
+            "{s:?}"
+        );
+        assert_eq!(bare.config(), AqmConfig::DropTail(Default::default()));
+        assert!(bare.set_param("nonsense", 1.0).is_err());
+        assert!(bare.aqm().is_none(), "a refused parameter builds no law");
+        bare.set_param("ecn", 1.0).unwrap();
+        assert_eq!(bare.config(), full.config());
+        assert_eq!(bare.stats(), s);
     }
 
     #[test]

@@ -22,19 +22,45 @@ pub use crate::backlog::{
 /// Driven from outside (no clock, no self-scheduling): every call takes `now`; a periodic
 /// law announces its next run through [`QueueDisc::poll_at`] and is run by
 /// [`QueueDisc::on_timer`].
+///
+/// Drop-tail with its default configuration, which most links of a large topology run
+/// (every access link of a dumbbell), holds no law: it counts the five counters of
+/// `FifoCounts`, from which [`QueueDisc::stats`] derives the others, and holds no
+/// algorithm state, random stream or full [`QueueStats`] (120 bytes a queue instead of
+/// 184). Every other AQM holds them in one box (`Law`).
 #[derive(Debug, Clone)]
 #[repr(C)]
 pub struct QueueDisc<P> {
     // `repr(C)`: what every packet touches first (a drop-tail link's whole per-packet state
     // is in these lines), the AQM's own state after.
-    stats: QueueStats,
     backlog: Backlog<P>,
+    /// A drop-tail queue's counters (`law` is `None`); unused with a law.
+    fifo: FifoCounts,
     limit: QueueLimit,
     link: LinkInfo,
-    /// The AQM's random stream, boxed out of the queue; `None` for drop-tail, the one AQM
-    /// that draws none (it accepts every arrival and sends the head), which most links of a
-    /// large topology run: 24 bytes less per queue.
-    rng: Option<Box<Rng>>,
+    /// The AQM, its counters and its random stream; `None` for drop-tail with its default
+    /// configuration (see above).
+    law: Option<Box<Law>>,
+}
+
+/// What a drop-tail FIFO counts; the rest of its [`QueueStats`] follows (it marks nothing,
+/// drops nothing early or at dequeue, and has no activations):
+/// `enqueued = received - dropped_limit` and
+/// `dequeued = enqueued - dropped_victim - len_pkts()`.
+#[derive(Debug, Clone, Copy, Default)]
+struct FifoCounts {
+    received: u64,
+    received_bytes: u64,
+    dropped_limit: u64,
+    dropped_victim: u64,
+    dequeued_bytes: u64,
+}
+
+/// An AQM with its counters and its random stream (boxed out of a [`QueueDisc`]).
+#[derive(Debug, Clone)]
+struct Law {
+    stats: QueueStats,
+    rng: Rng,
     aqm: AnyAqm,
 }
 
@@ -51,23 +77,42 @@ impl<P: Packet> QueueDisc<P> {
         if limit.is_zero() {
             return Err(ConfigError::invalid("limit", 0.0, "must be > 0"));
         }
-        let env = Env { limit, link };
-        let aqm = AnyAqm::build(cfg, &env);
-        let rng = match aqm {
-            AnyAqm::DropTail(_) => None,
-            _ => Some(Box::new(Rng::new(seed))),
-        };
+        let law = (*cfg != AqmConfig::DropTail(Default::default())).then(|| {
+            Box::new(Law {
+                stats: QueueStats::default(),
+                rng: Rng::new(seed),
+                aqm: AnyAqm::build(cfg, &Env { limit, link }),
+            })
+        });
         // No storage until the first packet, then doubling on demand ([`INITIAL_CAPACITY`]):
         // a queue reallocates about log2(its largest backlog) times over its whole life,
         // never per packet in steady state.
         Ok(QueueDisc {
             backlog: Backlog::with_capacity(INITIAL_CAPACITY),
+            fifo: FifoCounts::default(),
             limit,
             link,
-            stats: QueueStats::default(),
-            rng,
-            aqm,
+            law,
         })
+    }
+
+    /// The law of a drop-tail queue that holds none (see [`QueueDisc`]), built with its
+    /// counters as they stand: drop-tail with its default configuration. Called before such
+    /// a queue is reconfigured.
+    fn give_law(&mut self) -> &mut Law {
+        if self.law.is_none() {
+            let stats = self.stats();
+            let env = Env {
+                limit: self.limit,
+                link: self.link,
+            };
+            self.law = Some(Box::new(Law {
+                stats,
+                rng: Rng::new(0),
+                aqm: AnyAqm::build(&AqmConfig::DropTail(Default::default()), &env),
+            }));
+        }
+        self.law.as_deref_mut().expect("just set")
     }
 
     #[inline]
@@ -96,49 +141,65 @@ impl<P: Packet> QueueDisc<P> {
     #[inline(always)]
     pub fn enqueue(&mut self, now: Instant, mut pkt: P) -> Enqueue<P> {
         let size = pkt.size_bytes();
-        self.stats.received += 1;
-        self.stats.received_bytes += size as u64;
+        let fits = self.fits(size);
+        let Some(law) = self.law.as_deref_mut() else {
+            // drop-tail: accepts every arrival that fits
+            self.fifo.received += 1;
+            self.fifo.received_bytes += size as u64;
+            if !fits {
+                self.fifo.dropped_limit += 1;
+                return Enqueue::Dropped(pkt, DropReason::ForcedLimit);
+            }
+            pkt.set_enqueued_at(now);
+            self.backlog.push(pkt);
+            return Enqueue::Queued;
+        };
+        law.stats.received += 1;
+        law.stats.received_bytes += size as u64;
         let arrival = Arrival {
             size,
             flow_hash: pkt.flow_hash(),
             ecn_capable: pkt.ecn_capable(),
         };
-        let view = self.view(now);
-        let verdict = match self.rng.as_deref_mut() {
-            Some(rng) => self.aqm.enqueue(now, &arrival, &view, rng),
-            // drop-tail (no stream): accepts every arrival
-            None => Verdict::Accept,
+        let view = QueueView {
+            len_pkts: self.backlog.len() as u32,
+            len_bytes: self.backlog.bytes(),
+            head_sojourn: self
+                .backlog
+                .front()
+                .map_or(Duration::ZERO, |p| now - p.enqueued_at()),
         };
-        self.stats.activations = self.aqm.activations();
+        let verdict = law.aqm.enqueue(now, &arrival, &view, &mut law.rng);
+        law.stats.activations = law.aqm.activations();
         let mark = match verdict {
             Verdict::Accept => false,
             Verdict::Signal(reason) => {
-                if self.aqm.ecn() && arrival.ecn_capable {
+                if law.aqm.ecn() && arrival.ecn_capable {
                     true
                 } else {
-                    self.stats.dropped_early += 1;
+                    law.stats.dropped_early += 1;
                     return Enqueue::Dropped(pkt, reason);
                 }
             }
             Verdict::Drop(reason) => {
-                self.stats.dropped_early += 1;
+                law.stats.dropped_early += 1;
                 return Enqueue::Dropped(pkt, reason);
             }
         };
-        if !self.fits(size) {
-            self.aqm.on_overflow(now);
-            self.stats.dropped_limit += 1;
+        if !fits {
+            law.aqm.on_overflow(now);
+            law.stats.dropped_limit += 1;
             return Enqueue::Dropped(pkt, DropReason::ForcedLimit);
         }
         pkt.set_enqueued_at(now);
         self.backlog.push(pkt);
-        self.stats.enqueued += 1;
+        law.stats.enqueued += 1;
         if mark {
             // Only reached for ECN-capable packets (checked above).
             if let Some(p) = self.backlog.back_mut() {
                 p.set_ce();
             }
-            self.stats.marked += 1;
+            law.stats.marked += 1;
             Enqueue::Marked
         } else {
             Enqueue::Queued
@@ -154,15 +215,25 @@ impl<P: Packet> QueueDisc<P> {
     #[inline(always)]
     pub fn pass_through(&mut self, now: Instant, mut pkt: P) -> Result<P, P> {
         let size = pkt.size_bytes();
-        if !matches!(self.aqm, AnyAqm::DropTail(_)) || !self.backlog.is_empty() || !self.fits(size)
-        {
+        if !self.backlog.is_empty() || !self.fits(size) {
             return Err(pkt);
         }
-        self.stats.received += 1;
-        self.stats.received_bytes += size as u64;
-        self.stats.enqueued += 1;
-        self.stats.dequeued += 1;
-        self.stats.dequeued_bytes += size as u64;
+        match self.law.as_deref_mut() {
+            None => {
+                self.fifo.received += 1;
+                self.fifo.received_bytes += size as u64;
+                self.fifo.dequeued_bytes += size as u64;
+            }
+            Some(law) if matches!(law.aqm, AnyAqm::DropTail(_)) => {
+                let s = &mut law.stats;
+                s.received += 1;
+                s.received_bytes += size as u64;
+                s.enqueued += 1;
+                s.dequeued += 1;
+                s.dequeued_bytes += size as u64;
+            }
+            Some(_) => return Err(pkt),
+        }
         pkt.set_enqueued_at(now);
         Ok(pkt)
     }
@@ -171,23 +242,36 @@ impl<P: Packet> QueueDisc<P> {
     /// may drop heads first; each such packet goes to `on_drop` with its reason.
     #[inline(always)]
     pub fn dequeue(&mut self, now: Instant, on_drop: &mut impl FnMut(P, DropReason)) -> Option<P> {
-        let pkt = match self.rng.as_deref_mut() {
-            Some(rng) => self
-                .aqm
-                .dequeue(now, &mut self.backlog, &mut self.stats, on_drop, rng),
-            // drop-tail (no stream): the head
-            None => self.backlog.pop(),
+        let Some(law) = self.law.as_deref_mut() else {
+            // drop-tail: the head
+            let pkt = self.backlog.pop()?;
+            self.fifo.dequeued_bytes += pkt.size_bytes() as u64;
+            return Some(pkt);
         };
-        self.stats.activations = self.aqm.activations();
+        let pkt = law.aqm.dequeue(
+            now,
+            &mut self.backlog,
+            &mut law.stats,
+            on_drop,
+            &mut law.rng,
+        );
+        law.stats.activations = law.aqm.activations();
         let pkt = pkt?;
         let size = pkt.size_bytes();
-        self.stats.dequeued += 1;
-        self.stats.dequeued_bytes += size as u64;
+        law.stats.dequeued += 1;
+        law.stats.dequeued_bytes += size as u64;
         let sojourn = now - pkt.enqueued_at();
-        let view = self.view(now);
-        self.aqm.on_dequeued(now, size, sojourn, &view);
+        let view = QueueView {
+            len_pkts: self.backlog.len() as u32,
+            len_bytes: self.backlog.bytes(),
+            head_sojourn: self
+                .backlog
+                .front()
+                .map_or(Duration::ZERO, |p| now - p.enqueued_at()),
+        };
+        law.aqm.on_dequeued(now, size, sojourn, &view);
         if self.backlog.is_empty() {
-            self.aqm.on_empty(now + self.link.rate.tx_time(size as u64));
+            law.aqm.on_empty(now + self.link.rate.tx_time(size as u64));
         }
         Some(pkt)
     }
@@ -196,9 +280,14 @@ impl<P: Packet> QueueDisc<P> {
     /// class): counted in `dropped_victim`, handed back. The AQM is not consulted.
     pub fn drop_head(&mut self, now: Instant) -> Option<P> {
         let p = self.backlog.pop()?;
-        self.stats.dropped_victim += 1;
-        if self.backlog.is_empty() {
-            self.aqm.on_empty(now);
+        match self.law.as_deref_mut() {
+            None => self.fifo.dropped_victim += 1,
+            Some(law) => {
+                law.stats.dropped_victim += 1;
+                if self.backlog.is_empty() {
+                    law.aqm.on_empty(now);
+                }
+            }
         }
         Some(p)
     }
@@ -206,15 +295,17 @@ impl<P: Packet> QueueDisc<P> {
     /// Next time [`QueueDisc::on_timer`] must be called, if the AQM has a periodic law.
     #[inline]
     pub fn poll_at(&self) -> Option<Instant> {
-        self.aqm.poll_at()
+        self.law.as_deref().and_then(|l| l.aqm.poll_at())
     }
 
     /// Run the AQM's periodic law (call at or after [`QueueDisc::poll_at`]; calling early is
     /// harmless: the law only runs when its deadline has passed).
     pub fn on_timer(&mut self, now: Instant) {
         let view = self.view(now);
-        self.aqm.on_timer(now, &view);
-        self.stats.activations = self.aqm.activations();
+        if let Some(law) = self.law.as_deref_mut() {
+            law.aqm.on_timer(now, &view);
+            law.stats.activations = law.aqm.activations();
+        }
     }
 
     /// Packets stored.
@@ -232,10 +323,26 @@ impl<P: Packet> QueueDisc<P> {
     pub fn is_empty(&self) -> bool {
         self.backlog.is_empty()
     }
-    /// The counters.
+    /// The counters (a drop-tail queue without a law derives them from what it counts).
     #[inline]
-    pub fn stats(&self) -> &QueueStats {
-        &self.stats
+    pub fn stats(&self) -> QueueStats {
+        match self.law.as_deref() {
+            Some(law) => law.stats,
+            None => {
+                let f = &self.fifo;
+                let enqueued = f.received - f.dropped_limit;
+                QueueStats {
+                    received: f.received,
+                    enqueued,
+                    dropped_limit: f.dropped_limit,
+                    dropped_victim: f.dropped_victim,
+                    dequeued: enqueued - f.dropped_victim - self.backlog.len() as u64,
+                    received_bytes: f.received_bytes,
+                    dequeued_bytes: f.dequeued_bytes,
+                    ..QueueStats::default()
+                }
+            }
+        }
     }
     /// Sojourn time of the head packet at `now` (zero if empty).
     #[inline]
@@ -271,17 +378,23 @@ impl<P: Packet> QueueDisc<P> {
             limit: self.limit,
             link: self.link,
         };
-        self.aqm.link_changed(&env);
+        if let Some(law) = self.law.as_deref_mut() {
+            law.aqm.link_changed(&env);
+        }
     }
     /// The AQM's current drop/mark probability in [0, 1] (0 if it has none).
     #[inline]
     pub fn probability(&self) -> f64 {
-        self.aqm.probability()
+        self.law.as_deref().map_or(0.0, |l| l.aqm.probability())
     }
     /// Change one parameter while running (boundary units: seconds, 0/1, ...). The dynamic
     /// state is kept; derived constants are recomputed. On error nothing changes.
     pub fn set_param(&mut self, key: &str, value: f64) -> Result<(), ConfigError> {
-        self.aqm.set_param(key, value)
+        if self.law.is_none() {
+            // checked first: on error nothing changes, no law is built
+            self.config().set_param(key, value)?;
+        }
+        self.give_law().aqm.set_param(key, value)
     }
     /// The current value of one parameter (boundary units).
     pub fn param(&self, key: &str) -> Option<f64> {
@@ -289,18 +402,21 @@ impl<P: Packet> QueueDisc<P> {
     }
     /// The current configuration.
     pub fn config(&self) -> AqmConfig {
-        self.aqm.config()
+        match self.law.as_deref() {
+            Some(law) => law.aqm.config(),
+            None => AqmConfig::DropTail(Default::default()),
+        }
     }
-    /// The algorithm state (tests only).
+    /// The algorithm state (tests only; `None` for drop-tail without a law).
     #[cfg(test)]
-    pub(crate) fn aqm(&self) -> &AnyAqm {
-        &self.aqm
+    pub(crate) fn aqm(&self) -> Option<&AnyAqm> {
+        self.law.as_deref().map(|l| &l.aqm)
     }
     /// CoDel's state variables when this queue runs CoDel (count, drop_next, rec_inv_sqrt,
     /// ...), for inspection; `None` for other AQMs.
     pub fn codel_vars(&self) -> Option<crate::codel::CodelVars> {
-        match &self.aqm {
-            AnyAqm::Codel(c) => Some(*c.vars()),
+        match self.law.as_deref().map(|l| &l.aqm) {
+            Some(AnyAqm::Codel(c)) => Some(*c.vars()),
             _ => None,
         }
     }

@@ -178,7 +178,7 @@ mod tests {
             1,
         )
         .unwrap();
-        let c = |q: &crate::QueueDisc<crate::testutil::TestPacket>| match q.aqm() {
+        let c = |q: &crate::QueueDisc<crate::testutil::TestPacket>| match q.aqm().expect("rem") {
             crate::config::AnyAqm::Rem(r) => r.capacity_per_interval(),
             _ => unreachable!(),
         };

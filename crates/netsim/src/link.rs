@@ -107,13 +107,14 @@ impl LinkCounters {
 ///
 /// Laid out (`repr(C)`) with the state an idle hop reads and writes for every packet in its
 /// first 104 bytes, then the counters, the queue, and what only reports read: a packet
-/// crossing an idle link touches a few of its 448 bytes, and a dumbbell has hundreds of
+/// crossing an idle link touches a few of its 384 bytes, and a dumbbell has hundreds of
 /// thousands of links. (It was also aligned to a 64-byte line, which rounded it up to 512
 /// bytes: a tenth of a long-lived flow's memory on the standard dumbbell, for a hot part
 /// that spans two lines either way.) What few links have (a trace, a capture tap, a monitor,
 /// a varying capacity, a netem stage, a random loss) is in one box, [`LinkExtra`], absent on
-/// the others (the access links): 8 bytes instead of 48 (a test keeps a `Link` at 448
-/// bytes, seven cache lines).
+/// the others (the access links): 8 bytes instead of 48 (a test keeps a `Link` at 384
+/// bytes, six cache lines; its queue, drop-tail on such links, holds no AQM state, see
+/// `aqm::QueueDisc`).
 #[derive(Debug)]
 #[repr(C)]
 pub struct Link {
@@ -1004,12 +1005,13 @@ mod tests {
     use super::*;
 
     /// A standard dumbbell has four access links per flow: what few links have stays out of
-    /// line ([`LinkExtra`]), and no field leaves more than two bytes of padding, so that a `Link`
-    /// is seven cache lines (448 bytes).
+    /// line ([`LinkExtra`]), and no field leaves more than two bytes of padding, and a drop-tail
+    /// queue holds no AQM state (`aqm::QueueDisc`), so that a `Link` is six cache lines (384
+    /// bytes).
     #[test]
     fn link_stays_small() {
         assert!(
-            std::mem::size_of::<Link>() <= 448,
+            std::mem::size_of::<Link>() <= 384,
             "Link is {} bytes",
             std::mem::size_of::<Link>()
         );

@@ -143,7 +143,7 @@ macro_rules! qdisc_states {
             /// Counters (a scheduler's are the sums over its classes or flow queues).
             pub fn stats(&self) -> $crate::queue::QueueStats {
                 match self {
-                    Qdisc::Fifo(q) => *q.stats(),
+                    Qdisc::Fifo(q) => q.stats(),
                     $( Qdisc::$v(q) => $crate::qdisc::QdiscOps::stats(&**q), )*
                 }
             }
