@@ -203,8 +203,8 @@ mod tests {
             let t = Instant(i);
             let p = TestPacket::new(i, 40 + rng.below(1_500) as u32);
             match rng.below(8) {
-                0..=3 => assert_eq!(bare.enqueue(t, p.clone()), full.enqueue(t, p)),
-                4 => assert_eq!(bare.pass_through(t, p.clone()), full.pass_through(t, p)),
+                0..=3 => assert_eq!(bare.enqueue(t, p), full.enqueue(t, p)),
+                4 => assert_eq!(bare.pass_through(t, p), full.pass_through(t, p)),
                 5 | 6 => assert_eq!(bare.dequeue(t, &mut never), full.dequeue(t, &mut never)),
                 _ => assert_eq!(bare.drop_head(t), full.drop_head(t)),
             }
