@@ -58,6 +58,7 @@ use crate::packet::{Packet, F_CE, F_CE_IN};
 use crate::pcap::PcapTap;
 use crate::queue::{inst, Queue, SPARE_RING_SLOTS};
 use crate::trace::{TraceBuf, TraceKind};
+use aqm::QueueStats;
 use experiment::monitor::LinkMonitor;
 use experiment::netem::{Netem, NetemCounters};
 use experiment::rng::Rng;
@@ -103,17 +104,33 @@ impl LinkCounters {
     }
 }
 
+/// What a link counts itself; the rest of its [`LinkCounters`] are its queue's counters
+/// ([`Link::tally`]): every arrival is offered to the queue (or passes through it), which
+/// counts it, and counts the drops at enqueue, at dequeue and of victims, as the link did.
+/// A link that kept them too spent 40 bytes on copies (four times per flow on a dumbbell
+/// with access links). (`packed(8)`: see [`LinkCounters`].)
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C, packed(8))]
+struct LinkTally {
+    tx_pkts: u64,
+    tx_bytes: u64,
+    lost: u64,
+    marks: u64,
+    q_area_pkts: u128,
+    q_area_bytes: u128,
+}
+
 /// A unidirectional link with its egress queue.
 ///
 /// Laid out (`repr(C)`) with the state an idle hop reads and writes for every packet in its
 /// first 104 bytes, then the counters, the queue, and what only reports read: a packet
-/// crossing an idle link touches a few of its 384 bytes, and a dumbbell has hundreds of
+/// crossing an idle link touches a few of its 344 bytes, and a dumbbell has hundreds of
 /// thousands of links. (It was also aligned to a 64-byte line, which rounded it up to 512
 /// bytes: a tenth of a long-lived flow's memory on the standard dumbbell, for a hot part
 /// that spans two lines either way.) What few links have (a trace, a capture tap, a monitor,
 /// a varying capacity, a netem stage, a random loss) is in one box, [`LinkExtra`], absent on
-/// the others (the access links): 8 bytes instead of 48 (a test keeps a `Link` at 384
-/// bytes, six cache lines; its queue, drop-tail on such links, holds no AQM state, see
+/// the others (the access links): 8 bytes instead of 48 (a test keeps a `Link` at 344
+/// bytes; its queue, drop-tail on such links, holds no AQM state, see
 /// `aqm::QueueDisc`).
 #[derive(Debug)]
 #[repr(C)]
@@ -164,9 +181,8 @@ pub struct Link {
     pub from: u32,
     /// Node at the far end.
     pub to: u32,
-    /// Cumulative counters, but for `delivered` (0 here): arrivals are counted by the
-    /// event queue's pipes ([`EventQueue::delivered`]); [`Link::counters_at`] fills it in.
-    pub ctr: LinkCounters,
+    /// What the link counts itself ([`Link::tally`] adds its queue's counters).
+    ctr: LinkTally,
     /// The packet in transmission while `has_tx` (a stale one otherwise).
     tx_pkt: Packet,
     /// Time of the earliest pending [`Event::AqmTimer`] ([`NO_AQM_TIMER`]: none).
@@ -196,6 +212,10 @@ struct LinkExtra {
     /// The Bernoulli loss applied to every packet after transmission (`None`: no loss ever
     /// set on this link).
     loss: Option<Box<LinkLoss>>,
+    /// The counters of the queues this link ran before its current one (`None`: it runs
+    /// its first; [`Link::replace_queue`]), less the packets they handed to their
+    /// successor, which counts them again.
+    replaced: Option<Box<QueueStats>>,
 }
 
 /// A link's varying capacity and the rate its queue was last told (bit/s, see
@@ -256,7 +276,7 @@ impl Link {
             fast_size: 0,
             fast_lost: false,
             tx_carry: 0,
-            ctr: LinkCounters::default(),
+            ctr: LinkTally::default(),
             q_last_change: 0,
             aqm_timer_at: NO_AQM_TIMER,
             warm: false,
@@ -545,7 +565,6 @@ impl Link {
         id: u32,
         ev: &mut EventQueue,
     ) {
-        self.ctr.arrivals += 1;
         if TRACE && self.service().is_some() {
             self.tell_rate(now);
         }
@@ -568,14 +587,12 @@ impl Link {
         if self.queue.storage_slots() == 0 {
             self.borrow_storage(ev);
         }
-        let mut victims = 0u64;
         let res = if TRACE {
             let mut trace = self
                 .extra
                 .as_deref_mut()
                 .and_then(|x| x.trace.as_deref_mut());
             self.queue.enqueue(inst(now), pkt, &mut |p, _r| {
-                victims += 1;
                 ev.dropped(p.flow);
                 if let Some(t) = trace.as_deref_mut() {
                     t.push(TraceKind::DropVictim, now, &p);
@@ -583,13 +600,11 @@ impl Link {
             })
         } else {
             self.queue.enqueue(inst(now), pkt, &mut |p, _r| {
-                victims += 1;
                 ev.dropped(p.flow);
             })
         };
         let dropped = matches!(res, aqm::Enqueue::Dropped(..));
         if dropped {
-            self.ctr.drops_enqueue += 1;
             ev.dropped(pkt.flow);
         }
         if TRACE {
@@ -602,7 +617,6 @@ impl Link {
                 t.push(kind, now, &pkt);
             }
         }
-        self.ctr.drops_victim += victims;
         if !self.has_tx {
             // (an armed wake-up due now starts the next packet itself: starting one here too
             // would put two transmissions on the wire)
@@ -677,14 +691,12 @@ impl Link {
             self.tell_rate(now);
         }
         self.account_area(now);
-        let mut dropped = 0u64;
         let next = if TRACE {
             let mut trace = self
                 .extra
                 .as_deref_mut()
                 .and_then(|x| x.trace.as_deref_mut());
             self.queue.dequeue(inst(now), &mut |p, _r| {
-                dropped += 1;
                 ev.dropped(p.flow);
                 if let Some(t) = trace.as_deref_mut() {
                     t.push(TraceKind::DropDequeue, now, &p);
@@ -692,11 +704,9 @@ impl Link {
             })
         } else {
             self.queue.dequeue(inst(now), &mut |p, _r| {
-                dropped += 1;
                 ev.dropped(p.flow);
             })
         };
-        self.ctr.drops_dequeue += dropped;
         if self.queue.len_pkts() == 0 {
             self.lend_storage(ev);
         }
@@ -903,7 +913,6 @@ impl Link {
     pub fn replace_queue(&mut self, now: Ns, mut new_queue: Queue, id: u32, ev: &mut EventQueue) {
         self.account_area(now);
         let mut moved = Vec::with_capacity(self.queue.len_pkts());
-        let mut dropped = 0u64;
         let mut trace = self
             .extra
             .as_deref_mut()
@@ -914,28 +923,30 @@ impl Link {
             }
         };
         while let Some(p) = self.queue.dequeue(inst(now), &mut |p, _r| {
-            dropped += 1;
             ev.dropped(p.flow);
             record(&p);
         }) {
             moved.push(p);
         }
-        self.ctr.drops_dequeue += dropped;
+        // the old queue's counters carry on, but for the packets it handed over, which the
+        // new one counts as arrivals (and drops, if it drops them)
+        let mut old = self.queue.stats();
+        old.received -= moved.len() as u64;
         for p in moved {
-            let mut victims = 0u64;
             let res = new_queue.enqueue(inst(now), p, &mut |v, _r| {
-                victims += 1;
                 ev.dropped(v.flow);
                 record(&v);
             });
             if let aqm::Enqueue::Dropped(p, _) = res {
-                self.ctr.drops_enqueue += 1;
                 ev.dropped(p.flow);
                 record(&p);
             }
-            self.ctr.drops_victim += victims;
         }
         self.queue = new_queue;
+        self.extra_mut()
+            .replaced
+            .get_or_insert_with(Default::default)
+            .add(&old);
         // (built with the nominal rate: the next arrival, dequeue or timer tells it the
         // current one)
         let rate = self.queue.link().rate.0;
@@ -984,12 +995,36 @@ impl Link {
         self.has_tx = true;
     }
 
+    /// The counters as they stand (a fast-path packet counts as sent from its start;
+    /// `delivered` 0: [`Link::counters_at`] gives both as reports want them): what the link
+    /// counts itself with what its queues count ([`LinkTally`]).
+    pub fn tally(&self) -> LinkCounters {
+        let mut q = self.queue.stats();
+        if let Some(r) = self.extra.as_deref().and_then(|x| x.replaced.as_deref()) {
+            q.add(r);
+        }
+        let t = self.ctr;
+        LinkCounters {
+            arrivals: q.received,
+            tx_pkts: t.tx_pkts,
+            tx_bytes: t.tx_bytes,
+            lost: t.lost,
+            drops_enqueue: q.dropped_enqueue(),
+            drops_dequeue: q.dropped_dequeue,
+            drops_victim: q.dropped_victim,
+            marks: t.marks,
+            delivered: 0,
+            q_area_pkts: t.q_area_pkts,
+            q_area_bytes: t.q_area_bytes,
+        }
+    }
+
     /// The counters as of `now` (>= the last event time), with a fast-path packet that is
     /// still being serialised not yet counted as sent (nor as lost): what the counters
     /// would read had its completion been an event. `delivered` is the event queue's count
     /// ([`EventQueue::delivered`]): the pipes count arrivals, not the link.
     pub fn counters_at(&self, now: Ns, delivered: u64) -> LinkCounters {
-        let mut c = self.ctr;
+        let mut c = self.tally();
         c.delivered = delivered;
         if self.service().is_none() && now < self.busy_until {
             c.tx_pkts -= 1;
@@ -1006,12 +1041,12 @@ mod tests {
 
     /// A standard dumbbell has four access links per flow: what few links have stays out of
     /// line ([`LinkExtra`]), and no field leaves more than two bytes of padding, and a drop-tail
-    /// queue holds no AQM state (`aqm::QueueDisc`), so that a `Link` is six cache lines (384
-    /// bytes).
+    /// queue holds no AQM state (`aqm::QueueDisc`), and the queue's counters are not
+    /// copied in the link's ([`LinkTally`]), so that a `Link` is 344 bytes.
     #[test]
     fn link_stays_small() {
         assert!(
-            std::mem::size_of::<Link>() <= 384,
+            std::mem::size_of::<Link>() <= 344,
             "Link is {} bytes",
             std::mem::size_of::<Link>()
         );

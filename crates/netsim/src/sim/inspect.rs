@@ -393,8 +393,9 @@ impl Simulation {
             ..Default::default()
         };
         for (i, l) in self.links.iter().enumerate() {
-            c.dropped += l.ctr.queue_drops();
-            c.lost += l.ctr.lost;
+            let t = l.tally();
+            c.dropped += t.queue_drops();
+            c.lost += t.lost;
             c.in_flight += l.queue.len_pkts() as u64 + l.in_tx() + self.ev.in_pipe(i as u32);
             if let Some(n) = l.netem_counters() {
                 // netem's drops and corrupted packets are losses on the link
@@ -416,7 +417,7 @@ impl Simulation {
             // Raw counters (a fast-path packet counts as sent), arrivals from the pipes.
             let c = &LinkCounters {
                 delivered: self.ev.delivered(i as u32),
-                ..l.ctr
+                ..l.tally()
             };
             let in_pipe = self.ev.in_pipe(i as u32);
             let rhs = c.queue_drops() + c.tx_pkts + l.queue.len_pkts() as u64 + l.in_tx();

@@ -24,7 +24,7 @@ impl Simulation {
             // Link ids here; `results()` turns them into names.
             if push_sample(&mut self.ts, &mut self.ts_link, link, m, t, dt) {
                 push_class_samples(&mut self.cts, &mut self.cts_ids, link, m, t);
-                let c = link.ctr;
+                let c = link.tally();
                 let (mon, queue) = link.mon_and_queue();
                 let mon = mon.expect("sampled");
                 mon.last = [c.arrivals, c.queue_drops(), c.marks, c.tx_bytes];
@@ -281,7 +281,7 @@ pub(super) fn push_sample(
     let Some(mon) = link.mon() else {
         return false;
     };
-    let c = link.ctr;
+    let c = link.tally();
     let cur = [c.arrivals, c.queue_drops(), c.marks, c.tx_bytes];
     let d = |i: usize| cur[i] - mon.last[i];
     ts.time_s.push(t);
