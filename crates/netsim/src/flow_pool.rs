@@ -134,16 +134,8 @@ impl ShortRecord {
         self.retransmits[0] = sat32(s.retransmits);
         self.timeouts[0] = sat32(s.timeouts);
         self.rtt_samples = sat32(s.rtt_samples);
-        let stats = |m: Option<f64>, a: Option<f64>, b: Option<f64>, c: Option<f64>| {
-            Some(DelayStats {
-                mean: m?,
-                p50: a?,
-                p95: b?,
-                p99: c?,
-            })
-        };
-        self.rtt = stats(s.rtt_ms_mean, s.rtt_ms_p50, s.rtt_ms_p95, s.rtt_ms_p99);
-        self.owd = stats(s.owd_ms_mean, s.owd_ms_p50, s.owd_ms_p95, s.owd_ms_p99);
+        self.rtt = s.rtt_ms;
+        self.owd = s.owd_ms;
         let first = s.queue_delay_link.as_deref();
         let mut q: Vec<(u32, DelayStats)> = first
             .and_then(|n| Some((link_id(n), *s.queue_delay_by_link.get(n)?)))
@@ -180,20 +172,11 @@ impl ShortRecord {
             window_s,
             goodput_bps,
             bytes_in_window: self.bytes_in_window,
-            rtt_ms_mean: self.rtt.map(|s| s.mean),
-            rtt_ms_p50: self.rtt.map(|s| s.p50),
-            rtt_ms_p95: self.rtt.map(|s| s.p95),
-            rtt_ms_p99: self.rtt.map(|s| s.p99),
+            rtt_ms: self.rtt,
             rtt_samples: self.rtt_samples as u64,
-            owd_ms_mean: self.owd.map(|s| s.mean),
-            owd_ms_p50: self.owd.map(|s| s.p50),
-            owd_ms_p95: self.owd.map(|s| s.p95),
-            owd_ms_p99: self.owd.map(|s| s.p99),
+            owd_ms: self.owd,
             queue_delay_link: first.map(|(l, _)| Arc::from(link_name(l))),
-            queue_delay_ms_mean: first.map(|(_, s)| s.mean),
-            queue_delay_ms_p50: first.map(|(_, s)| s.p50),
-            queue_delay_ms_p95: first.map(|(_, s)| s.p95),
-            queue_delay_ms_p99: first.map(|(_, s)| s.p99),
+            queue_delay_ms: first.map(|(_, s)| s),
             queue_delay_by_link: LinkDelays::from_entries(
                 self.queue
                     .iter()

@@ -148,7 +148,7 @@ fn voice_delay_stays_under_target_beside_bulk() {
     )
     .summary();
     let voice = s.flows.iter().find(|f| f.kind == "udp_cbr").unwrap();
-    let p99 = voice.queue_delay_ms_p99.unwrap();
+    let p99 = voice.queue_delay_ms.unwrap().p99;
     assert!(p99 < 5.0, "voice p99 {p99} ms");
     let bulk: f64 = s
         .flows

@@ -188,7 +188,7 @@ fn parking_lot_long_flows_get_less() {
     }
     // The long flows really cross every hop: their RTT exceeds the
     // two-way propagation delay 2 * (3 * 10 + 2 * 5) ms = 80 ms.
-    assert!(s.flows[0].rtt_ms_mean.unwrap() > 80.0);
+    assert!(s.flows[0].rtt_ms.unwrap().mean > 80.0);
 }
 
 /// `access = "none"` (htsim's dumbbell): senders at R1, receivers at R2, no access links.

@@ -219,7 +219,7 @@ fn explicit_routing_metrics_and_static_routes() {
         })
     };
     let cfg = |routing: &str, routes: serde_json::Value| scenario(doc(routing, routes));
-    let rtt = |c: SimConfig| run(c).summary().flows[0].rtt_ms_mean.unwrap();
+    let rtt = |c: SimConfig| run(c).summary().flows[0].rtt_ms.unwrap().mean;
     let hops = rtt(cfg("hops", json!([])));
     let delay = rtt(cfg("delay", json!([])));
     let forced = rtt(cfg(

@@ -51,14 +51,14 @@ fn loss_one_percent_drops_about_one_percent() {
 fn delay_adds_to_the_one_way_delay_and_the_rtt() {
     let owd = |netem| {
         let sim = run(scenario(doc(netem, cbr(), 6.0)));
-        sim.summary().flows[0].owd_ms_mean.unwrap()
+        sim.summary().flows[0].owd_ms.unwrap().mean
     };
     let (a, b) = (owd(None), owd(Some("delay 10ms")));
     assert!((b - a - 10.0).abs() < 1e-6, "owd {a} -> {b}");
     let tcp = json!([{"kind": "tcp", "count": 1, "rwnd": 4}]);
     let rtt = |netem| {
         let sim = run(scenario(doc(netem, tcp.clone(), 6.0)));
-        sim.summary().flows[0].rtt_ms_mean.unwrap()
+        sim.summary().flows[0].rtt_ms.unwrap().mean
     };
     let (a, b) = (rtt(None), rtt(Some("delay 10ms")));
     assert!((b - a - 10.0).abs() < 0.01, "rtt {a} -> {b}");
@@ -98,8 +98,8 @@ fn reverse_and_explicit_links() {
     )))
     .summary();
     let (a, b) = (
-        base.flows[0].rtt_ms_mean.unwrap(),
-        s.flows[0].rtt_ms_mean.unwrap(),
+        base.flows[0].rtt_ms.unwrap().mean,
+        s.flows[0].rtt_ms.unwrap().mean,
     );
     assert!((b - a - 7.0).abs() < 0.01, "rtt {a} -> {b}");
     let e = scenario(json!({

@@ -34,7 +34,7 @@ fn idle_rtt_is_propagation_plus_serialization() {
     assert_eq!(f.kind, "ping");
     // probes sent after the warm-up whose echo came back: 0.5 .. 2.9 s
     assert_eq!(f.rtt_samples, 13);
-    assert!((f.rtt_ms_mean.unwrap() - 40.122_88).abs() < 1e-9);
+    assert!((f.rtt_ms.unwrap().mean - 40.122_88).abs() < 1e-9);
 }
 
 /// Probes share the data's FIFO: a UDP source at 1.5 x a 10 Mb/s drop-tail bottleneck keeps

@@ -367,11 +367,11 @@ fn check(seed: u64, cfg: &SimConfig) -> Result<(), String> {
             && *t > 0.0
             && at_end[i].bytes_acked > acked0
             && stop_ns.is_none()
-            && (f.rtt_ms_mean.is_none() || f.rtt_samples == 0)
+            && (f.rtt_ms.is_none() || f.rtt_samples == 0)
         {
             return err(&format!("flow {}: ACKs in the window but no RTT", f.id));
         }
-        if f.rtt_ms_mean.is_some() != (f.rtt_samples > 0) {
+        if f.rtt_ms.is_some() != (f.rtt_samples > 0) {
             return err(&format!("flow {}: rtt_ms_mean without samples", f.id));
         }
     }

@@ -54,7 +54,7 @@ fn newreno_random_loss_matches_padhye() {
         let secs = dur - 20.0;
         let segs = f.goodput_bps / 8.0 / 960.0 * secs + f.retransmits as f64;
         let rate = segs / secs;
-        let rtt = f.rtt_ms_mean.unwrap() / 1e3;
+        let rtt = f.rtt_ms.unwrap().mean / 1e3;
         let model = padhye(rtt, p, 1.0, rtt + 0.2);
         let m = mathis(rtt, p);
         eprintln!(
