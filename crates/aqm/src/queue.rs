@@ -43,6 +43,19 @@ pub struct QueueDisc<P> {
     law: Option<Box<Law>>,
 }
 
+/// What the AQM sees of `backlog` at `now` (a function of the backlog alone, so that a
+/// queue can call it while it holds its law mutably).
+#[inline]
+fn view_of<P: Packet>(backlog: &Backlog<P>, now: Instant) -> QueueView {
+    QueueView {
+        len_pkts: backlog.len() as u32,
+        len_bytes: backlog.bytes(),
+        head_sojourn: backlog
+            .front()
+            .map_or(Duration::ZERO, |p| now - p.enqueued_at()),
+    }
+}
+
 /// What a drop-tail FIFO counts; the rest of its [`QueueStats`] follows (it marks nothing,
 /// drops nothing early or at dequeue, and has no activations):
 /// `enqueued = received - dropped_limit` and
@@ -117,11 +130,7 @@ impl<P: Packet> QueueDisc<P> {
 
     #[inline]
     fn view(&self, now: Instant) -> QueueView {
-        QueueView {
-            len_pkts: self.backlog.len() as u32,
-            len_bytes: self.backlog.bytes(),
-            head_sojourn: self.head_sojourn(now),
-        }
+        view_of(&self.backlog, now)
     }
 
     #[inline]
@@ -161,14 +170,7 @@ impl<P: Packet> QueueDisc<P> {
             flow_hash: pkt.flow_hash(),
             ecn_capable: pkt.ecn_capable(),
         };
-        let view = QueueView {
-            len_pkts: self.backlog.len() as u32,
-            len_bytes: self.backlog.bytes(),
-            head_sojourn: self
-                .backlog
-                .front()
-                .map_or(Duration::ZERO, |p| now - p.enqueued_at()),
-        };
+        let view = view_of(&self.backlog, now);
         let verdict = law.aqm.enqueue(now, &arrival, &view, &mut law.rng);
         law.stats.activations = law.aqm.activations();
         let mark = match verdict {
@@ -261,14 +263,7 @@ impl<P: Packet> QueueDisc<P> {
         law.stats.dequeued += 1;
         law.stats.dequeued_bytes += size as u64;
         let sojourn = now - pkt.enqueued_at();
-        let view = QueueView {
-            len_pkts: self.backlog.len() as u32,
-            len_bytes: self.backlog.bytes(),
-            head_sojourn: self
-                .backlog
-                .front()
-                .map_or(Duration::ZERO, |p| now - p.enqueued_at()),
-        };
+        let view = view_of(&self.backlog, now);
         law.aqm.on_dequeued(now, size, sojourn, &view);
         if self.backlog.is_empty() {
             law.aqm.on_empty(now + self.link.rate.tx_time(size as u64));

@@ -995,14 +995,21 @@ impl Link {
         self.has_tx = true;
     }
 
-    /// The counters as they stand (a fast-path packet counts as sent from its start;
-    /// `delivered` 0: [`Link::counters_at`] gives both as reports want them): what the link
-    /// counts itself with what its queues count ([`LinkTally`]).
-    pub fn tally(&self) -> LinkCounters {
+    /// The counters of every queue this link has run: its queue's, plus those of the queues
+    /// [`Link::replace_queue`] replaced (less the packets they handed over).
+    pub fn queue_stats(&self) -> QueueStats {
         let mut q = self.queue.stats();
         if let Some(r) = self.extra.as_deref().and_then(|x| x.replaced.as_deref()) {
             q.add(r);
         }
+        q
+    }
+
+    /// The counters as they stand (a fast-path packet counts as sent from its start;
+    /// `delivered` 0: [`Link::counters_at`] gives both as reports want them): what the link
+    /// counts itself with what its queues count ([`LinkTally`]).
+    pub fn tally(&self) -> LinkCounters {
+        let q = self.queue_stats();
         let t = self.ctr;
         LinkCounters {
             arrivals: q.received,

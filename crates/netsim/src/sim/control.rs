@@ -63,7 +63,6 @@ impl Simulation {
         })?;
         let now = self.now;
         let b = self.replaced.entry(l).or_default();
-        b.activations += link.queue.stats().activations;
         if let Some(f) = link.queue.flow_count(Instant(now)) {
             b.flow_area += f.area;
             if self.warm {

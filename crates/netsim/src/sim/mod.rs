@@ -63,9 +63,10 @@ pub struct Simulation {
     /// Link ids sorted by name (a name lookup is a binary search over `link_names`: no
     /// second copy of every name).
     link_index: Vec<u32>,
-    /// Per link whose queue discipline `set_aqm` replaced: the replaced disciplines' AQM
-    /// activations, active-flow integral (flow x ns) and peak since the warm-up (hashed
-    /// queue disciplines). Other links have no entry.
+    /// Per link whose queue discipline `set_aqm` replaced: the replaced disciplines'
+    /// active-flow integral (flow x ns) and peak since the warm-up (hashed queue
+    /// disciplines; their counters are the link's, `Link::queue_stats`). Other links have
+    /// no entry.
     replaced: BTreeMap<u32, ReplacedBase>,
     routes: Routes,
     /// The flow table: static flows at their ids, then the slots of running short flows
@@ -119,7 +120,6 @@ pub struct Simulation {
 /// What the queue disciplines `set_aqm` replaced on a link had counted.
 #[derive(Clone, Copy, Debug, Default)]
 struct ReplacedBase {
-    activations: u64,
     flow_area: u128,
     flow_peak: u32,
 }

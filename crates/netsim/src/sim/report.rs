@@ -83,7 +83,7 @@ impl Simulation {
             };
             let drops = c.queue_drops() - snap.queue_drops();
             let arrivals = c.arrivals - snap.arrivals;
-            let acts = base.activations + l.queue.stats().activations;
+            let acts = l.queue_stats().activations;
             let classes = class_summaries(
                 &l.queue,
                 self.class_snap.get(k).map_or(&[][..], |c| &c[..]),

@@ -447,7 +447,7 @@ impl Simulation {
                 let base = self.replaced.get(&i).copied().unwrap_or_default();
                 LinkSnap {
                     ctr: self.link_counters(i),
-                    activations: base.activations + l.queue.stats().activations,
+                    activations: l.queue_stats().activations,
                     area: l.area_at(now),
                     flow_area: base.flow_area
                         + l.queue.flow_count(Instant(now)).map_or(0, |f| f.area),
