@@ -207,7 +207,7 @@ start_jitter = 0
 @emu
 def test_idle_path_pings_are_the_base_rtt_and_carry_their_dscp(tmp_path):
     """On an idle 40 ms path the probes' RTTs are those of the path (``idle_rtt``: none below
-    40 ms, the median within 1 ms, three in four within 2 ms): the propagation delay plus the
+    40 ms, the median within 2 ms, three in four within 4 ms): the propagation delay plus the
     serialisation of two 64-byte packets at 10 Mb/s on the link (0.1 ms) and the programs'
     and forwarder's scheduling. Forward and reverse probers both; none lost; the forward probes and
     their echoes carry DSCP EF (46) in the capture, the reverse ones 0."""

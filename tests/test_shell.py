@@ -157,7 +157,7 @@ _RTT = re.compile(r"time=([0-9.]+) ms")
 def test_ping_shows_the_rtt_and_the_queue(tmp_path):
     """ping on an idle link: the RTTs are the configured 40 ms plus two 84-byte serialisations
     (0.13 ms) and the forwarder's and kernel's scheduling (``idle_rtt``: none below 40 ms, the
-    median within 1 ms, three in four within 2 ms). Under a CUBIC upload
+    median within 2 ms, three in four within 4 ms). Under a CUBIC upload
     filling a 50-packet drop-tail buffer (60 ms of queue at 10 Mbit/s), ping's RTT is 40 ms plus
     the queue: every sample at most 40 + 60 ms plus a scheduling stall, and the mean excess over 40 ms within 30 %
     (+0.5 ms of scheduling) of the uplink's mean queueing delay over the same seconds (the
