@@ -64,12 +64,9 @@ use experiment::netem::{Netem, NetemCounters};
 use experiment::rng::Rng;
 use experiment::service::Service;
 
-/// Cumulative per-link counters (packets unless named otherwise). (`repr(C)`: those every
-/// hop updates first. `packed(8)`: the two `u128` integrals would align the counters, and
-/// every [`Link`], to 16 bytes, which cost a link 24 bytes of padding, four times per flow
-/// on a dumbbell with access links; read the integrals by value.)
+/// Cumulative per-link counters (packets unless named otherwise), as reports read them
+/// ([`Link::tally`], [`Link::counters_at`]); a link stores only its own part, [`LinkTally`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[repr(C, packed(8))]
 pub struct LinkCounters {
     /// Packets offered to the egress queue.
     pub arrivals: u64,
@@ -108,7 +105,9 @@ impl LinkCounters {
 /// ([`Link::tally`]): every arrival is offered to the queue (or passes through it), which
 /// counts it, and counts the drops at enqueue, at dequeue and of victims, as the link did.
 /// A link that kept them too spent 40 bytes on copies (four times per flow on a dumbbell
-/// with access links). (`packed(8)`: see [`LinkCounters`].)
+/// with access links). (`packed(8)`: the two `u128` integrals would align the tally, and
+/// every [`Link`], to 16 bytes: padding four times per flow on such a dumbbell; the
+/// integrals are read by value.)
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(C, packed(8))]
 struct LinkTally {
