@@ -23,34 +23,40 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import grid  # noqa: E402
 
 
-def trace(row: dict, seed: int, sim: bool, gso_max_segs: int | None) -> tuple[dict, dict]:
-    """(measures, columns) of one run with every flow's window traced every 20 ms."""
+def emulate_gso(d: dict, gso_max_segs: int | None):
+    """Emulates scenario ``d``; with ``gso_max_segs``, the senders' device takes GSO packets of
+    at most that many segments (1: none, the kernel sends segment by segment)."""
+    from aqmlab.emu import emulate, netns
     from aqmlab.scenario import Scenario
 
+    configure = netns.Testbed.configure
+
+    def with_gso(self, configure=configure):
+        configure(self)
+        if gso_max_segs is not None:
+            netns._run(["ip", "-n", self.snd, "link", "set", "dev", self.snd_tun,
+                        "gso_max_segs", str(gso_max_segs)])  # fmt: skip
+
+    netns.Testbed.configure = with_gso
+    try:
+        return emulate(Scenario(d))
+    finally:
+        netns.Testbed.configure = configure
+
+
+def trace(row: dict, seed: int, sim: bool, gso_max_segs: int | None) -> tuple[dict, dict]:
+    """(measures, columns) of one run with every flow's window traced every 20 ms."""
     d = grid.scenario_dict(row, seed, sim)
     for g in d["flows"]:
         g["cwnd_trace"] = True
     d["cwnd_interval"] = 0.02
     if sim:
+        from aqmlab.scenario import Scenario
         from aqmlab.sim import simulate
 
         r = simulate(Scenario(d))
     else:
-        from aqmlab.emu import emulate, netns
-
-        configure = netns.Testbed.configure
-
-        def with_gso(self, configure=configure):
-            configure(self)
-            if gso_max_segs is not None:
-                netns._run(["ip", "-n", self.snd, "link", "set", "dev", self.snd_tun,
-                            "gso_max_segs", str(gso_max_segs)])  # fmt: skip
-
-        netns.Testbed.configure = with_gso
-        try:
-            r = emulate(Scenario(d))
-        finally:
-            netns.Testbed.configure = configure
+        r = emulate_gso(d, gso_max_segs)
     return grid.measures(r.summary), r.columns
 
 

@@ -360,8 +360,10 @@ const GOLDEN: &[(&str, u64)] = &[
     ("mixed_red_ecn", 0x706bb7cc65cc5a3a),
     ("mixed_droptail_tiny_buffer", 0x7e2d874662febff0),
     // recorded on the code before the `linux` profile's per-ACK work was made cheaper (the
-    // paced one on that code once paced flows sent TSO/GSO bursts)
-    ("linux_codel_mixed", 0x88c9f3ef71591fee),
+    // paced one on that code once paced flows sent TSO/GSO bursts; the CoDel one, whose CUBIC
+    // group has ECN, again once PRR paced the ECN reduction as Linux's `tcp_cwnd_reduction`
+    // does in `TCP_CA_CWR`)
+    ("linux_codel_mixed", 0x39ddb29d5f7d1f98),
     ("linux_droptail_tiny_buffer_loss", 0x4f3a498bbdfbfd94),
     ("linux_paced_red", 0x750fde3d7b82c890),
 ];

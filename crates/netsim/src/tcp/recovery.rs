@@ -347,6 +347,50 @@ impl Recovery {
         };
     }
 
+    /// Begins the proportional rate reduction of an ECN window reduction outside recovery
+    /// (Linux `tcp_enter_cwr` -> `tcp_init_cwnd_reduction`: `prior_cwnd`, `prr_delivered = 0`,
+    /// `prr_out = 0`); `prior_cwnd` is the window before the reduction. Linux reduces the
+    /// window of the `TCP_CA_CWR` state with the same `tcp_cwnd_reduction` as a recovery's,
+    /// so the sender keeps sending on the ACKs of the reduction round (the first ACK one
+    /// segment at least, which carries CWR) instead of going silent until the flight falls
+    /// below the halved window. Without PRR nothing changes.
+    pub fn cwr_begin(&mut self, prior_cwnd: u32) {
+        if self.prr_on && !self.in_recovery {
+            self.prr = Some(Prr::new(prior_cwnd));
+            self.prr_budget = 0;
+        }
+    }
+
+    /// PRR on an ACK of an ECN reduction ([`Recovery::cwr_begin`]; Linux
+    /// `tcp_cwnd_reduction` in `TCP_CA_CWR`, after the ACK was processed): an ACK that
+    /// delivered segments sets the budget to `sndcnt` for them (Linux: `cwnd = in_flight +
+    /// sndcnt`), at least one before anything was sent; an ACK that delivered nothing leaves
+    /// the window, and so the unsent budget, as it was.
+    pub fn cwr_on_ack(&mut self, ssthresh: u32, snd_max: u32) {
+        if self.in_recovery || self.delivered_data == 0 {
+            return;
+        }
+        let pipe = self.sb.pipe(snd_max);
+        if let Some(p) = self.prr.as_mut() {
+            self.prr_budget = p
+                .sndcnt(self.delivered_data, pipe, ssthresh)
+                .max(u32::from(p.out == 0));
+        }
+    }
+
+    /// Takes one segment of an ECN reduction's budget ([`Recovery::cwr_on_ack`]) for a new
+    /// transmission; false if none is left.
+    pub fn cwr_take(&mut self) -> bool {
+        match self.prr.as_mut() {
+            Some(p) if self.prr_budget > 0 => {
+                self.prr_budget -= 1;
+                p.on_sent(1);
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// PRR when RACK's reordering timer marked segments lost (Linux `tcp_rack_reo_timeout`),
     /// after recovery was entered if it had not been: the `newly` segments marked lost left
     /// the flight, and Linux sends while the flight is below the window PRR set at the last

@@ -93,7 +93,8 @@ pub struct TcpSender {
     /// by the reaction to ECE, cleared by the first ACK with
     /// `ack > ecn_recover` or by a loss response (fast retransmit or timeout,
     /// which take over as Linux's Recovery and Loss states do). While set,
-    /// `cwnd == ssthresh` and the window law is not run.
+    /// `cwnd == ssthresh` and the window law is not run; with PRR (the `linux` profile) new
+    /// data follows the budget of [`Recovery::cwr_on_ack`] instead of the window.
     in_cwr: bool,
     /// Set CWR on the next new data segment (RFC 3168 §6.1.2).
     cwr_pending: bool,
@@ -403,8 +404,17 @@ impl TcpSender {
             self.send_sack_recovery(now, rwnd, out);
         } else {
             let wnd = whole((self.cc.window() + self.rec.inflation()).min(rwnd as f64)).max(1);
-            while self.snd_nxt < self.app_limit && self.snd_nxt < self.snd_una.saturating_add(wnd) {
+            // In an ECN reduction under PRR the budget of the last ACK bounds new data, with
+            // the receive window (Linux: `cwnd = in_flight + sndcnt`).
+            let prr = self.cwr_prr();
+            let limit = if prr { rwnd } else { wnd };
+            while self.snd_nxt < self.app_limit && self.snd_nxt < self.snd_una.saturating_add(limit)
+            {
                 if self.paced && !self.pace.ready(now) {
+                    break;
+                }
+                if prr && !self.rec.skip_sacked(self.snd_nxt, self.snd_max) && !self.rec.cwr_take()
+                {
                     break;
                 }
                 let seq = self.snd_nxt;
@@ -453,6 +463,18 @@ impl TcpSender {
                 None => break,
             }
         }
+    }
+
+    /// The window of the ECN reduction under way is reduced by PRR, as Linux's
+    /// `tcp_cwnd_reduction` does in `TCP_CA_CWR` for a controller without its own
+    /// `cong_control` (not BBR, whose PRR is off, nor Prague, which grows its window during
+    /// the reduction): the `linux` profile.
+    #[inline]
+    fn cwr_prr(&self) -> bool {
+        self.in_cwr
+            && self.rec.prr_on()
+            && !self.rec.in_recovery()
+            && self.p.cc != crate::tcp::CcKind::Prague
     }
 
     fn note_reduction(&mut self, now: Ns) {
@@ -624,12 +646,22 @@ impl TcpSender {
         // RFC 3168 §6.1.2: react to ECE at most once per window of data.
         if ece && !self.rec.in_recovery() && ack > self.ecn_recover {
             let flight = self.flight_for_ssthresh();
+            let prior_cwnd = whole(self.cc.window());
             self.cc.on_congestion(now, Congestion::Ecn, flight);
             self.ecn_recover = self.snd_max;
             self.in_cwr = true;
             self.cwr_pending = true;
             self.stats.ecn_reductions += 1;
             self.note_reduction(now);
+            if self.cwr_prr() {
+                self.rec.cwr_begin(prior_cwnd);
+            }
+        }
+        // Linux `tcp_cong_control`: in the reduction period `tcp_cwnd_reduction` (PRR) sets
+        // what this ACK may send, the ACK carrying the ECE included.
+        if self.cwr_prr() {
+            let ssthresh = whole(self.cc.ssthresh());
+            self.rec.cwr_on_ack(ssthresh, self.snd_max);
         }
         // Linux `tcp_cong_control`: no growth while in the reduction period
         // (this includes the ACK carrying the ECE) or in fast recovery.
@@ -1171,6 +1203,78 @@ mod tests {
         assert_eq!(s2.cwnd(), 1.0);
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].seq, 1);
+    }
+
+    /// Reference: Linux `tcp_cong_control` -> `tcp_cwnd_reduction` in `TCP_CA_CWR`
+    /// (net/ipv4/tcp_input.c), worked by hand. 20 segments out at cwnd 20 with SACK and PRR
+    /// (the `linux` profile); the ACK of segment 0 carries ECE: ssthresh 10, `prior_cwnd` 20.
+    /// That ACK delivered one segment with 19 in flight (> ssthresh): `sndcnt =
+    /// ceil(1 * 10 / 20) - 0 = 1`, so segment 20 goes out at once and carries CWR (without
+    /// PRR the sender waits until the flight is below 10: nothing for 9 ACKs). Each later
+    /// ACK delivers one: `ceil(k * 10 / 20) - prr_out`, one segment every second ACK, to
+    /// ACK 17. ACK 19 leaves a flight of 10 = ssthresh, so the bound takes over
+    /// (`min(ssthresh - pipe, max(prr_delivered - prr_out, 1) + 1)`): 0 then, 1 on ACK 20,
+    /// which leaves 9. ACK 21 (above the recovery point 20) ends the period from cwnd =
+    /// ssthresh = 10 (and grows it by 1/10). The same sender without PRR sends the same ten
+    /// segments, but none before ACK 11.
+    #[test]
+    fn ecn_cwr_period_is_paced_by_prr_as_linux() {
+        let ece = |seq| Packet {
+            flags: F_ACK | F_ECE,
+            ..ack(seq, 0)
+        };
+        let mut sent_at = Vec::new();
+        for prr in [true, false] {
+            let mut s = TcpSender::new(
+                0,
+                1,
+                TcpParams {
+                    ecn: true,
+                    prr,
+                    ..sack_rack_prr(CcKind::Newreno)
+                },
+                None,
+            );
+            set_window(&mut s, 20.0, 20.0);
+            let mut out = Vec::new();
+            s.send_allowed(0, &mut out);
+            assert_eq!(out.len(), 20);
+            out.clear();
+            let mut when = Vec::new();
+            for a in 1..=20u32 {
+                let pkt = if a == 1 { ece(a) } else { ack(a, 0) };
+                s.on_ack(10 + a as Ns, &pkt, &mut out);
+                assert!(s.in_cwr(), "ack {a} is not above the recovery point 20");
+                when.extend(out.drain(..).map(|p| (a, p.seq, p.has(F_CWR))));
+            }
+            assert_eq!(s.ssthresh(), 10.0);
+            s.on_ack(40, &ack(21, 0), &mut out);
+            assert!(!s.in_cwr());
+            assert!(
+                (s.cwnd() - 10.1).abs() < 1e-12,
+                "from 10, grows: {}",
+                s.cwnd()
+            );
+            sent_at.push(when);
+        }
+        let acks = |v: &[(u32, u32, bool)]| v.iter().map(|x| x.0).collect::<Vec<_>>();
+        assert_eq!(
+            sent_at[0][0],
+            (1, 20, true),
+            "PRR: CWR goes out on the ECE's ACK"
+        );
+        assert_eq!(acks(&sent_at[0]), [1, 3, 5, 7, 9, 11, 13, 15, 17, 20]);
+        assert_eq!(
+            sent_at[1][0],
+            (11, 20, true),
+            "without PRR: once the flight is below 10"
+        );
+        assert_eq!(acks(&sent_at[1]), [11, 12, 13, 14, 15, 16, 17, 18, 19, 20]);
+        for v in &sent_at {
+            let seqs: Vec<u32> = v.iter().map(|x| x.1).collect();
+            assert_eq!(seqs, (20..30).collect::<Vec<_>>());
+            assert!(v[1..].iter().all(|x| !x.2), "only the first carries CWR");
+        }
     }
 
     /// Reference: Linux `tcp_ack` / `tcp_cong_control` (TCP_CA_CWR: no
