@@ -1205,6 +1205,18 @@ mod tests {
         assert_eq!(out[0].seq, 1);
     }
 
+    /// A sender with parameters `p` that has sent segments 0-19 at cwnd = ssthresh = 20, and
+    /// its (empty) output buffer.
+    fn twenty_out(p: TcpParams) -> (TcpSender, Vec<Packet>) {
+        let mut s = TcpSender::new(0, 1, p, None);
+        set_window(&mut s, 20.0, 20.0);
+        let mut out = Vec::new();
+        s.send_allowed(0, &mut out);
+        assert_eq!(out.len(), 20);
+        out.clear();
+        (s, out)
+    }
+
     /// Reference: Linux `tcp_cong_control` -> `tcp_cwnd_reduction` in `TCP_CA_CWR`
     /// (net/ipv4/tcp_input.c), worked by hand. 20 segments out at cwnd 20 with SACK and PRR
     /// (the `linux` profile); the ACK of segment 0 carries ECE: ssthresh 10, `prior_cwnd` 20.
@@ -1225,21 +1237,11 @@ mod tests {
         };
         let mut sent_at = Vec::new();
         for prr in [true, false] {
-            let mut s = TcpSender::new(
-                0,
-                1,
-                TcpParams {
-                    ecn: true,
-                    prr,
-                    ..sack_rack_prr(CcKind::Newreno)
-                },
-                None,
-            );
-            set_window(&mut s, 20.0, 20.0);
-            let mut out = Vec::new();
-            s.send_allowed(0, &mut out);
-            assert_eq!(out.len(), 20);
-            out.clear();
+            let (mut s, mut out) = twenty_out(TcpParams {
+                ecn: true,
+                prr,
+                ..sack_rack_prr(CcKind::Newreno)
+            });
             let mut when = Vec::new();
             for a in 1..=20u32 {
                 let pkt = if a == 1 { ece(a) } else { ack(a, 0) };
@@ -1287,20 +1289,10 @@ mod tests {
     /// window by 1/cwnd, and a later ECE reduces again.
     #[test]
     fn ecn_cwr_period_holds_cwnd_until_recovery_point() {
-        let mut s = TcpSender::new(
-            0,
-            1,
-            TcpParams {
-                ecn: true,
-                ..params(CcKind::Newreno)
-            },
-            None,
-        );
-        set_window(&mut s, 20.0, 20.0);
-        let mut out = Vec::new();
-        s.send_allowed(0, &mut out);
-        assert_eq!(out.len(), 20);
-        out.clear();
+        let (mut s, mut out) = twenty_out(TcpParams {
+            ecn: true,
+            ..params(CcKind::Newreno)
+        });
         let ece = |seq| Packet {
             flags: F_ACK | F_ECE,
             ..ack(seq, 0)
