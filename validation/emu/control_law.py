@@ -141,7 +141,7 @@ def summarise(path: Path) -> None:
         if line.strip():
             r = json.loads(line)
             rfc.setdefault(r["row"], []).append(r)
-    base = grid._load(sorted(str(p) for p in HERE.glob("grid-seed*.jsonl")))
+    base = grid.stored_runs()
     print(
         "| row | law | seeds | util sim / emu [%] | delay sim / emu [ms] | signals sim / emu |"
         " retx per 1000 sim / emu | misses |"

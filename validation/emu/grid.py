@@ -185,6 +185,11 @@ def _load(files: list[str]) -> dict[tuple[str, int], dict]:
     return latest
 
 
+def stored_runs() -> dict[tuple[str, int], dict]:
+    """The grid's stored runs beside this script (``grid-seed*.jsonl``), by (row, seed)."""
+    return _load(sorted(str(p) for p in HERE.glob("grid-seed*.jsonl")))
+
+
 def _mean(rs: list[dict], side: str, key: str) -> float | None:
     xs = [r[side][key] for r in rs if r[side][key] is not None]
     return sum(xs) / len(xs) if xs else None

@@ -35,15 +35,11 @@ import slowstart  # noqa: E402
 SMALL_MS = 10.0
 
 
-def _runs() -> dict[tuple[str, int], dict]:
-    return grid._load(sorted(str(p) for p in HERE.glob("grid-seed*.jsonl")))
-
-
 def rows() -> list[str]:
     """The grid rows with a small queue in the simulator and 20 % more in the kernel (means
     over the stored seeds)."""
     by_row: dict[str, list[dict]] = {}
-    for (name, _), r in _runs().items():
+    for (name, _), r in grid.stored_runs().items():
         by_row.setdefault(name, []).append(r)
     out = []
     for r in grid.rows():
@@ -81,7 +77,7 @@ def summarise(path: Path) -> None:
         if line.strip():
             r = json.loads(line)
             off.setdefault(r["row"], []).append(r)
-    base = _runs()
+    base = grid.stored_runs()
     print(
         "| row | seeds | delay sim [ms] | kernel [ms] | kernel, no GSO [ms] | util sim / kernel /"
         " no GSO [%] | delay bar: kernel, no GSO |"

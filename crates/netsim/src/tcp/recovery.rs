@@ -337,14 +337,33 @@ impl Recovery {
     /// nothing, and the first ACK of a recovery may always send one segment
     /// (the fast retransmit).
     pub fn prr_on_ack(&mut self, ssthresh: u32, snd_max: u32) {
-        let pipe = self.sb.pipe(snd_max);
-        let dd = self.delivered_data;
-        self.prr_budget = match self.prr.as_mut() {
-            Some(p) if dd > 0 && self.in_recovery => {
-                p.sndcnt(dd, pipe, ssthresh).max(u32::from(p.out == 0))
-            }
-            _ => 0,
+        self.prr_budget = if self.in_recovery {
+            self.prr_sndcnt(ssthresh, snd_max).unwrap_or(0)
+        } else {
+            0
         };
+    }
+
+    /// Linux `tcp_cwnd_reduction` for the last ACK: `sndcnt` for the segments it delivered,
+    /// at least one before anything was sent (the fast retransmit, or the segment carrying
+    /// CWR); `None` if it delivered nothing (Linux leaves the window) or no PRR is running.
+    fn prr_sndcnt(&mut self, ssthresh: u32, snd_max: u32) -> Option<u32> {
+        let dd = self.delivered_data;
+        let pipe = self.sb.pipe(snd_max);
+        let p = self.prr.as_mut().filter(|_| dd > 0)?;
+        Some(p.sndcnt(dd, pipe, ssthresh).max(u32::from(p.out == 0)))
+    }
+
+    /// Spends one segment of the PRR budget (`prr_out += 1`); false if none is left.
+    fn take_prr_budget(&mut self) -> bool {
+        match self.prr.as_mut() {
+            Some(p) if self.prr_budget > 0 => {
+                self.prr_budget -= 1;
+                p.on_sent(1);
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Begins the proportional rate reduction of an ECN window reduction outside recovery
@@ -367,28 +386,18 @@ impl Recovery {
     /// sndcnt`), at least one before anything was sent; an ACK that delivered nothing leaves
     /// the window, and so the unsent budget, as it was.
     pub fn cwr_on_ack(&mut self, ssthresh: u32, snd_max: u32) {
-        if self.in_recovery || self.delivered_data == 0 {
+        if self.in_recovery {
             return;
         }
-        let pipe = self.sb.pipe(snd_max);
-        if let Some(p) = self.prr.as_mut() {
-            self.prr_budget = p
-                .sndcnt(self.delivered_data, pipe, ssthresh)
-                .max(u32::from(p.out == 0));
+        if let Some(n) = self.prr_sndcnt(ssthresh, snd_max) {
+            self.prr_budget = n;
         }
     }
 
     /// Takes one segment of an ECN reduction's budget ([`Recovery::cwr_on_ack`]) for a new
     /// transmission; false if none is left.
     pub fn cwr_take(&mut self) -> bool {
-        match self.prr.as_mut() {
-            Some(p) if self.prr_budget > 0 => {
-                self.prr_budget -= 1;
-                p.on_sent(1);
-                true
-            }
-            _ => false,
-        }
+        self.take_prr_budget()
     }
 
     /// PRR when RACK's reordering timer marked segments lost (Linux `tcp_rack_reo_timeout`),
@@ -546,9 +555,8 @@ impl Recovery {
             }
             None => can_send_new.then_some(SackNext::NewData),
         };
-        if let (Some(_), Some(p)) = (next, self.prr.as_mut()) {
-            self.prr_budget -= 1;
-            p.on_sent(1);
+        if next.is_some() && prr {
+            self.take_prr_budget();
         }
         next
     }

@@ -413,14 +413,14 @@ impl TcpSender {
                 if self.paced && !self.pace.ready(now) {
                     break;
                 }
-                if prr && !self.rec.skip_sacked(self.snd_nxt, self.snd_max) && !self.rec.cwr_take()
-                {
+                let seq = self.snd_nxt;
+                // After a timeout, segments the receiver SACKed are skipped.
+                let skip = self.rec.skip_sacked(seq, self.snd_max);
+                if prr && !skip && !self.rec.cwr_take() {
                     break;
                 }
-                let seq = self.snd_nxt;
                 self.snd_nxt += 1;
-                // After a timeout, segments the receiver SACKed are skipped.
-                if self.rec.skip_sacked(seq, self.snd_max) {
+                if skip {
                     continue;
                 }
                 self.emit(seq, now, out);
