@@ -408,6 +408,12 @@ impl EventQueue {
         self.pipes.push(link, done, pkt, &mut self.next_seq);
     }
 
+    /// The packets in flight (read only: for [`Pipes::ahead`] and its prefetches).
+    #[inline(always)]
+    pub fn pipes(&self) -> &Pipes {
+        &self.pipes
+    }
+
     /// The next of the `more` packets of an arrival's link due at the same instant.
     pub fn pipe_take(&mut self, link: u32) -> Packet {
         self.pipes.take(link)

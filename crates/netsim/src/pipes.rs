@@ -96,6 +96,9 @@ pub struct Pipes {
     offer: Vec<Key>,
     win: Vec<u32>,
     width: usize,
+    /// Lane of the last arrival taken ([`Pipes::pop`]): where the next ones most likely
+    /// come from ([`Pipes::ahead`]).
+    last: u32,
 }
 
 impl Default for Pipes {
@@ -123,6 +126,7 @@ impl Pipes {
         // one entry per link, reserved (doubling would leave up to half of it unused: 2 MB
         // a million links)
         let mut links = Vec::with_capacity(links_to.size_hint().0);
+        memhint::huge_pages(&links);
         for (d, to, group) in links_to {
             let lane = *lane_of_delay.entry((d, group)).or_insert_with(|| {
                 lanes.push(Lane {
@@ -152,7 +156,50 @@ impl Pipes {
             offer: vec![NONE; width],
             win,
             width,
+            last: 0,
         }
+    }
+
+    /// The far node and the packet of the arrival `k` places behind the front of the lane
+    /// the last one came from, if it holds that many: most likely the `k`-th arrival from
+    /// now (another lane's may come first). A guess for prefetching only.
+    #[inline]
+    pub fn ahead(&self, k: usize) -> Option<(u32, &Packet)> {
+        let t = self.lanes.get(self.last as usize)?.ring.get(k)?;
+        Some((self.links[t.link as usize].to, &t.pkt))
+    }
+
+    /// Prefetches the per-link record of the arrival `k` places behind the front of the
+    /// last arrival's lane ([`Pipes::ahead`]), which [`Pipes::pop`] updates when it
+    /// arrives and [`Pipes::refresh`] reads when it reaches the front.
+    #[inline]
+    pub fn prefetch_ahead(&self, k: usize) {
+        if let Some(t) = self
+            .lanes
+            .get(self.last as usize)
+            .and_then(|lane| lane.ring.get(k))
+        {
+            memhint::prefetch(&self.links[t.link as usize]);
+        }
+    }
+
+    /// Prefetches the entry `k` places behind the front of the last arrival's lane (the
+    /// ring is read in order, but the entries were written a round trip earlier).
+    #[inline]
+    pub fn prefetch_transit(&self, k: usize) {
+        if let Some(t) = self
+            .lanes
+            .get(self.last as usize)
+            .and_then(|lane| lane.ring.get(k))
+        {
+            memhint::prefetch_line(t, 0);
+        }
+    }
+
+    /// Prefetches `link`'s per-link record, which [`Pipes::push`] updates.
+    #[inline]
+    pub fn prefetch_link(&self, link: u32) {
+        memhint::prefetch(&self.links[link as usize]);
     }
 
     /// Gives back the lanes' storage beyond the packets in flight.
@@ -256,6 +303,7 @@ impl Pipes {
             *seq += 1;
         }
         let to = lp.to;
+        self.last = c as u32;
         self.refresh(c);
         (t.link, to, t.pkt, more)
     }

@@ -166,6 +166,33 @@ impl Routes {
         self.next[r as usize * self.n + dst as usize]
     }
 
+    /// Prefetches the table entry of (`node`, `dst`) that [`Routes::entry`] reads.
+    #[inline]
+    pub fn prefetch_entry(&self, node: u32, dst: u32) {
+        let s = &self.single[node as usize];
+        if *s != NO_ROUTE {
+            return;
+        }
+        let r = self.row[node as usize];
+        if r != NO_ROUTE {
+            memhint::prefetch_line(&self.next[r as usize * self.n + dst as usize], 0);
+        }
+    }
+
+    /// Prefetches `node`'s entry in the table of nodes with a single outgoing link (a
+    /// host's link out, which the packets its endpoints send take).
+    #[inline]
+    pub fn prefetch_single(&self, node: u32) {
+        memhint::prefetch_line(&self.single[node as usize], 0);
+    }
+
+    /// `node`'s only outgoing link, if it has one and no routing row.
+    #[inline]
+    pub fn single(&self, node: u32) -> Option<u32> {
+        let s = self.single[node as usize];
+        (s != NO_ROUTE).then_some(s)
+    }
+
     /// Link index `node` forwards to for `dst`, or [`NO_ROUTE`]; for an ECMP group, its first
     /// member (every member lies on a shortest path: what routability and class checks need).
     #[inline]

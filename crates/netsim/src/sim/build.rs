@@ -21,6 +21,8 @@ impl Simulation {
         let group_class = resolve_classes(&cfg, &built)?;
         let specs = std::mem::take(&mut built.links);
         let mut links = Vec::with_capacity(specs.len());
+        // (huge pages for a table of many megabytes read at random: `memhint`)
+        memhint::huge_pages(&links);
         for (i, l) in specs.into_iter().enumerate() {
             let q = aqm::Qdisc::new(
                 &l.aqm,
@@ -69,6 +71,7 @@ impl Simulation {
             ev.set_links(links.iter().map(|l| (l.delay, l.to)));
         }
         let mut flows = Vec::with_capacity(built.endpoints.iter().map(Vec::len).sum());
+        memhint::huge_pages(&flows);
         let mut groups = Vec::new();
         for (gi, g) in cfg.flows.iter().enumerate() {
             let mut rng = Rng::derive(seed, Stream::Group, gi as u64);
@@ -263,6 +266,7 @@ impl Simulation {
         let link_names = std::mem::take(&mut built.link_names);
         link_index.sort_unstable_by(|&a, &b| link_names.get(a).cmp(link_names.get(b)));
         let runs_cake = links.iter().any(|l| l.queue.aqm_name() == "cake");
+        let lookahead = super::lookahead::worth_it(links.len());
         let mut sim = Simulation {
             now: 0,
             warmup,
@@ -278,6 +282,7 @@ impl Simulation {
             classed: group_class.iter().any(|&c| c != 0)
                 || cfg.flows.iter().any(|g| g.dscp() != 0)
                 || runs_cake,
+            lookahead,
             group_dscp: cfg.flows.iter().map(|g| g.dscp()).collect(),
             group_class,
             class_snap: Vec::new(),

@@ -13,6 +13,7 @@ mod capture;
 mod control;
 mod fct;
 mod inspect;
+mod lookahead;
 mod pool;
 mod report;
 mod run;
@@ -97,6 +98,9 @@ pub struct Simulation {
     group_dscp: Vec<u8>,
     /// True if some group has a class or a DSCP: only then does `emit` stamp packets.
     classed: bool,
+    /// True if the network is too large for the caches: every arrival then prefetches what
+    /// the coming ones will touch (`lookahead.rs`).
+    lookahead: bool,
     /// Per monitored link (in the order of `monitored`), the class counters at the end of
     /// the warm-up.
     class_snap: Vec<Vec<QueueStats>>,

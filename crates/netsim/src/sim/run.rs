@@ -50,6 +50,9 @@ impl Simulation {
                 pkt,
                 more,
             } => {
+                if self.lookahead {
+                    self.prefetch_ahead();
+                }
                 self.deliver(to, pkt);
                 for _ in 0..more {
                     let p = self.ev.pipe_take(link);
