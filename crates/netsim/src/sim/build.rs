@@ -266,7 +266,7 @@ impl Simulation {
         let link_names = std::mem::take(&mut built.link_names);
         link_index.sort_unstable_by(|&a, &b| link_names.get(a).cmp(link_names.get(b)));
         let runs_cake = links.iter().any(|l| l.queue.aqm_name() == "cake");
-        let lookahead = super::lookahead::worth_it(links.len());
+        let lookahead = super::lookahead::worth_it(links.len(), flows.len());
         let mut sim = Simulation {
             now: 0,
             warmup,

@@ -20,11 +20,12 @@
 use super::Simulation;
 use crate::routing::NO_ROUTE;
 
-/// Links from which a network counts as too large for the caches: 8192 links hold 2.8 MB of
-/// link state alone (a standard dumbbell of 2048 flows, with their flows' and pipes' state
-/// besides). Below, what an arrival touches is mostly in cache, and a prefetch would only
-/// add instructions (the standard bench rows have 400 and 4000 links).
-const LOOKAHEAD_LINKS: usize = 8192;
+/// Bytes of links and flows from which a network counts as too large for the caches: a
+/// standard dumbbell of 2048 flows (8192 links of 344 bytes and 2048 flows of 1016), or
+/// 4000 flows with hosts on the bottleneck. Below, what an arrival touches is mostly in
+/// cache, and a prefetch would only add instructions (the standard bench rows hold at most
+/// 2.4 MB).
+const LOOKAHEAD_BYTES: usize = 4 << 20;
 
 /// How many arrivals ahead the link a packet will be forwarded onto is prefetched (the other
 /// stages look two, three and four times as far): at a few hundred nanoseconds an arrival at
@@ -32,9 +33,11 @@ const LOOKAHEAD_LINKS: usize = 8192;
 /// right. (Of 3 to 8, 4 was fastest at 100 000 flows.)
 const AHEAD: usize = 4;
 
-/// True if a network of `links` links gets the lookahead.
-pub(super) fn worth_it(links: usize) -> bool {
-    links >= LOOKAHEAD_LINKS
+/// True if a network of `links` links and `flows` flows gets the lookahead.
+pub(super) fn worth_it(links: usize, flows: usize) -> bool {
+    links * std::mem::size_of::<crate::link::Link>()
+        + flows * std::mem::size_of::<crate::traffic::Flow>()
+        >= LOOKAHEAD_BYTES
 }
 
 impl Simulation {
@@ -71,8 +74,8 @@ mod tests {
     use crate::Simulation;
 
     /// A network above the threshold gets the lookahead, and it changes nothing but timing:
-    /// long and short flows on a standard dumbbell of 2100 long flows (8400 access links),
-    /// the same summary with the lookahead and without.
+    /// long and short flows on a standard dumbbell of 2100 long flows (8400 access links,
+    /// 5 MB of links and flows), the same summary with the lookahead and without.
     #[test]
     fn lookahead_changes_no_result() {
         let doc = r#"{"seed": 3, "duration": 0.4, "warmup": 0.1,
@@ -82,7 +85,10 @@ mod tests {
                       {"kind": "tcp_short", "arrival_rate": 2000.0, "mean_size": 20000}]}"#;
         let run = |lookahead: bool| {
             let mut sim = Simulation::from_json(doc).unwrap();
-            assert!(sim.lookahead, "8400 links are above the threshold");
+            assert!(
+                sim.lookahead,
+                "5 MB of links and flows are above the threshold"
+            );
             sim.lookahead = lookahead;
             sim.run();
             sim.check_conservation().unwrap();
