@@ -160,38 +160,36 @@ impl Pipes {
         }
     }
 
-    /// The far node and the packet of the arrival `k` places behind the front of the lane
-    /// the last one came from, if it holds that many: most likely the `k`-th arrival from
-    /// now (another lane's may come first). A guess for prefetching only.
+    /// The entry `k` places behind the front of the lane the last arrival came from, if it
+    /// holds that many: most likely the `k`-th arrival from now (another lane's may come
+    /// first). A guess for prefetching only.
+    #[inline(always)]
+    fn transit_ahead(&self, k: usize) -> Option<&Transit> {
+        self.lanes.get(self.last as usize)?.ring.get(k)
+    }
+
+    /// The far node and the packet of the arrival `k` places ahead (`Pipes::transit_ahead`).
     #[inline]
     pub fn ahead(&self, k: usize) -> Option<(u32, &Packet)> {
-        let t = self.lanes.get(self.last as usize)?.ring.get(k)?;
+        let t = self.transit_ahead(k)?;
         Some((self.links[t.link as usize].to, &t.pkt))
     }
 
-    /// Prefetches the per-link record of the arrival `k` places behind the front of the
-    /// last arrival's lane ([`Pipes::ahead`]), which [`Pipes::pop`] updates when it
-    /// arrives and [`Pipes::refresh`] reads when it reaches the front.
+    /// Prefetches the per-link record of the arrival `k` places ahead
+    /// (`Pipes::transit_ahead`), which [`Pipes::pop`] updates when it arrives and
+    /// [`Pipes::refresh`] reads when it reaches the front.
     #[inline]
     pub fn prefetch_ahead(&self, k: usize) {
-        if let Some(t) = self
-            .lanes
-            .get(self.last as usize)
-            .and_then(|lane| lane.ring.get(k))
-        {
+        if let Some(t) = self.transit_ahead(k) {
             memhint::prefetch(&self.links[t.link as usize]);
         }
     }
 
-    /// Prefetches the entry `k` places behind the front of the last arrival's lane (the
-    /// ring is read in order, but the entries were written a round trip earlier).
+    /// Prefetches the entry `k` places ahead (`Pipes::transit_ahead`): the ring is read in
+    /// order, but its entries were written a round trip earlier.
     #[inline]
     pub fn prefetch_transit(&self, k: usize) {
-        if let Some(t) = self
-            .lanes
-            .get(self.last as usize)
-            .and_then(|lane| lane.ring.get(k))
-        {
+        if let Some(t) = self.transit_ahead(k) {
             memhint::prefetch_line(t, 0);
         }
     }
