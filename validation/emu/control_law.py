@@ -125,15 +125,6 @@ def resim(path: Path) -> None:
     print(f"{path.name}: {len(out)} runs simulated again", flush=True)
 
 
-def _misses(rs: list[dict]) -> list[str]:
-    out = []
-    for key, kind, tol in grid.BARS:
-        label, ok = grid._check(kind, tol, grid._mean(rs, "sim", key), grid._mean(rs, "emu", key))
-        if ok is False:
-            out.append(f"{key} {label}")
-    return out
-
-
 def summarise(path: Path) -> None:
     """The ``rfc`` runs beside the grid's (``linux``) runs of the same rows and seeds."""
     rfc: dict[str, list[dict]] = {}
@@ -160,7 +151,7 @@ def summarise(path: Path) -> None:
             def mean(side: str, f, runs: list[dict] = runs, n: int = n) -> float:
                 return sum(f(r[side]) for r in runs) / n
 
-            misses = _misses(runs)
+            misses = grid.misses(runs)
             within[law] += not misses
             print(
                 f"| {name} | {law} | {n} | {mean('sim', lambda m: 100 * m['util']):.1f} / "

@@ -207,6 +207,17 @@ def _check(kind: str, tol: float, s: float | None, e: float | None) -> tuple[str
     return f"{100 * d:+.0f}%", abs(d) <= tol
 
 
+def misses(rs: list[dict]) -> list[str]:
+    """The bars the means of runs ``rs`` (one row, several seeds) miss, each with its
+    distance."""
+    out = []
+    for key, kind, tol in BARS:
+        label, ok = _check(kind, tol, _mean(rs, "sim", key), _mean(rs, "emu", key))
+        if ok is False:
+            out.append(f"{key} {label}")
+    return out
+
+
 def summarise(files: list[str]) -> None:
     """Print the table of means over the seeds and the count of rows within every bar."""
     runs: dict[str, list[dict]] = {}
