@@ -81,7 +81,11 @@ def rows() -> list[dict]:
     return out
 
 
-def scenario_dict(row: dict, seed: int, sim: bool) -> dict:
+def scenario_dict(
+    row: dict, seed: int, sim: bool, window: tuple[float, float] | None = None
+) -> dict:
+    """The scenario of ``row`` (the simulator's with ``sim``); ``window``: ``(duration,
+    warmup)`` in seconds instead of the grid's."""
     ccs = row["cc"].split("+")
     n = row["flows"]
     groups = [
@@ -93,11 +97,12 @@ def scenario_dict(row: dict, seed: int, sim: bool) -> dict:
             g["profile"] = "linux"
     bdp = row["rate"] * 1e6 * row["rtt"] / 1e3 / (8 * 1500)
     long = row["rtt"] >= 100
+    duration, warmup = window or ((20.0, 6.0) if long else (12.0, 4.0))
     return {
         "name": row["name"],
         "seed": seed,
-        "duration": 20.0 if long else 12.0,
-        "warmup": 6.0 if long else 4.0,
+        "duration": duration,
+        "warmup": warmup,
         "dumbbell": {
             "rate": row["rate"] * 1e6,
             "rtt": row["rtt"] / 1e3,
@@ -130,14 +135,14 @@ def measures(summary: dict) -> dict:
     }
 
 
-def run_one(row: dict, seed: int) -> dict:
+def run_one(row: dict, seed: int, window: tuple[float, float] | None = None) -> dict:
     from aqmlab.emu import emulate
     from aqmlab.scenario import Scenario
     from aqmlab.sim import simulate
 
     t0 = time.time()
-    s = measures(simulate(Scenario(scenario_dict(row, seed, True))).summary)
-    e_sum = emulate(Scenario(scenario_dict(row, seed, False))).summary
+    s = measures(simulate(Scenario(scenario_dict(row, seed, True, window))).summary)
+    e_sum = emulate(Scenario(scenario_dict(row, seed, False, window))).summary
     e = measures(e_sum)
     return {
         "row": row["name"],
