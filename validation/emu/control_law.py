@@ -127,11 +127,7 @@ def resim(path: Path) -> None:
 
 def summarise(path: Path) -> None:
     """The ``rfc`` runs beside the grid's (``linux``) runs of the same rows and seeds."""
-    rfc: dict[str, list[dict]] = {}
-    for line in path.read_text().splitlines():
-        if line.strip():
-            r = json.loads(line)
-            rfc.setdefault(r["row"], []).append(r)
+    rfc = grid.runs_by_row(path)
     base = grid.stored_runs()
     print(
         "| row | law | seeds | util sim / emu [%] | delay sim / emu [ms] | signals sim / emu |"

@@ -195,6 +195,17 @@ def stored_runs() -> dict[tuple[str, int], dict]:
     return _load(sorted(str(p) for p in HERE.glob("grid-seed*.jsonl")))
 
 
+def runs_by_row(path: Path) -> dict[str, list[dict]]:
+    """The runs of a one-change experiment's file (one JSON line each), by row, in the
+    file's order."""
+    out: dict[str, list[dict]] = {}
+    for line in path.read_text().splitlines():
+        if line.strip():
+            r = json.loads(line)
+            out.setdefault(r["row"], []).append(r)
+    return out
+
+
 def _mean(rs: list[dict], side: str, key: str) -> float | None:
     xs = [r[side][key] for r in rs if r[side][key] is not None]
     return sum(xs) / len(xs) if xs else None

@@ -72,11 +72,7 @@ def run(names: list[str], seeds: list[int], out: Path) -> None:
 
 def summarise(path: Path) -> None:
     """The kernel without GSO beside the grid's runs of the same rows and seeds."""
-    off: dict[str, list[dict]] = {}
-    for line in path.read_text().splitlines():
-        if line.strip():
-            r = json.loads(line)
-            off.setdefault(r["row"], []).append(r)
+    off = grid.runs_by_row(path)
     base = grid.stored_runs()
     print(
         "| row | seeds | delay sim [ms] | kernel [ms] | kernel, no GSO [ms] | util sim / kernel /"

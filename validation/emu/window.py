@@ -55,11 +55,7 @@ def run(names: list[str], seeds: list[int], out: Path, jobs: int) -> None:
 
 def summarise(path: Path) -> None:
     """The long-window runs beside the grid's runs of the same rows and seeds."""
-    long: dict[str, list[dict]] = {}
-    for line in path.read_text().splitlines():
-        if line.strip():
-            r = json.loads(line)
-            long.setdefault(r["row"], []).append(r)
+    long = grid.runs_by_row(path)
     base = grid.stored_runs()
     print("| row | window | seeds | delay sim / emu [ms] | Jain sim / emu | "
           "retx per 1000 sim / emu | misses |")  # fmt: skip
