@@ -219,7 +219,10 @@ def _check(kind: str, tol: float, s: float | None, e: float | None) -> tuple[str
         return f"{d:+.2f}", abs(d) <= tol + 1e-12
     if s == 0 and e == 0:
         return "0", True
-    d = (e - s) / max(abs(s), 1e-12)
+    if s == 0:
+        # no relative distance from 0: the other side's value instead
+        return f"0 against {e:.3g}", False
+    d = (e - s) / abs(s)
     return f"{100 * d:+.0f}%", abs(d) <= tol
 
 
