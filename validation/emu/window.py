@@ -1,18 +1,20 @@
-"""One-change experiment on the grid's drop-tail rows at 100 ms: a longer measurement window.
+"""One-change experiment on the grid's rows at 100 ms: a longer measurement window.
 
-With a 2 BDP drop-tail buffer at 100 ms, a loss-based flow's sawtooth is long: one CUBIC flow
-at 50 Mb/s backs off from about 1,250 packets and takes about 10 s to return (CUBIC's `K`),
-and the grid measures 14 s (20 s runs, 6 s of warm-up). Its mean queue delay then depends on
-where in the cycle the window falls, and so does the share of a few such flows. The one
-change, on both sides: 80 s runs with 20 s of warm-up, a window of 60 s, the rest of each row
-as the grid has it::
+At 100 ms a loss-based flow's cycle is long. One CUBIC flow at 50 Mb/s behind a 2 BDP drop-tail
+buffer backs off from about 1,250 packets and takes about 10 s (CUBIC's `K`) to return; one
+Reno flow at 50 Mb/s under an AQM that drops a packet regains half a window of about 200
+packets at one packet per round trip, 20 s. The grid measures 14 s (20 s runs, 6 s of
+warm-up), so a row's mean delay or utilisation depends on where in the cycle the window falls,
+and the shares of a few such flows on which of them lost last. The one change, on both sides:
+80 s runs with 20 s of warm-up, a window of 60 s, the rest of each row as the grid has it::
 
     sudo .venv/bin/python validation/emu/window.py --seeds 1,2,3 --jobs 2   # appends window.jsonl
     .venv/bin/python validation/emu/window.py --summarise                  # the table (window.md)
 
-Each run appends one JSON line (row, seed, both sides' measures, as the grid's runs);
-``--summarise`` sets them beside the grid's runs of the same rows and seeds and gives each
-variant's misses.
+The rows (``ROWS``, or ``--rows``): the 100 ms rows of loss-based flows that miss the
+utilisation, delay or Jain bar and whose cycle is longer than about half the window. Each run
+appends one JSON line (row, seed, both sides' measures, as the grid's runs); ``--summarise``
+sets them beside the grid's runs of the same rows and seeds and gives each variant's misses.
 """
 
 from __future__ import annotations
@@ -31,8 +33,18 @@ import grid  # noqa: E402
 #: The change: (duration, warm-up) in seconds.
 WINDOW = (80.0, 20.0)
 
-#: The drop-tail rows at 100 ms with loss-based flows that miss the delay or Jain bar.
-ROWS = ["droptail-50M-100ms-1xcubic", "droptail-10M-100ms-4xcubic", "droptail-50M-100ms-4xcubic"]
+#: The 100 ms rows of loss-based flows with cycles longer than about half the window.
+ROWS = [
+    "droptail-50M-100ms-1xcubic",
+    "droptail-10M-100ms-4xcubic",
+    "droptail-50M-100ms-4xcubic",
+    "codel-50M-100ms-1xreno",
+    "pie-50M-100ms-1xreno",
+    "dualpi2-50M-100ms-1xreno",
+    "codel-50M-100ms-1xcubic",
+    "fq_codel-50M-100ms-1xcubic",
+    "droptail-50M-100ms-20xcubic",
+]
 
 
 def _run(job: tuple[str, int]) -> dict:
