@@ -101,8 +101,8 @@ def summarise(path: Path) -> None:
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for label, runs in variants.items():
         by_row: dict[str, list[dict]] = {}
-        for (name, _), r in runs.items():
-            if (name, _) in jit:
+        for (name, seed), r in runs.items():
+            if (name, seed) in jit:
                 by_row.setdefault(name, []).append(r)
         ok_cc: dict[str, list[int]] = {c: [0, 0] for c in grid.CCS}
         per_bar = {b[0]: 0 for b in grid.BARS}

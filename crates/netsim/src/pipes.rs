@@ -179,7 +179,7 @@ impl Pipes {
     /// (`Pipes::transit_ahead`), which [`Pipes::pop`] updates when it arrives and
     /// [`Pipes::refresh`] reads when it reaches the front.
     #[inline]
-    pub fn prefetch_ahead(&self, k: usize) {
+    pub fn prefetch_record_ahead(&self, k: usize) {
         if let Some(t) = self.transit_ahead(k) {
             memhint::prefetch(&self.links[t.link as usize]);
         }
@@ -196,7 +196,7 @@ impl Pipes {
 
     /// Prefetches `link`'s per-link record, which [`Pipes::push`] updates.
     #[inline]
-    pub fn prefetch_link(&self, link: u32) {
+    pub fn prefetch_record(&self, link: u32) {
         memhint::prefetch(&self.links[link as usize]);
     }
 

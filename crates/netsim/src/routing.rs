@@ -169,8 +169,7 @@ impl Routes {
     /// Prefetches the table entry of (`node`, `dst`) that [`Routes::entry`] reads.
     #[inline]
     pub fn prefetch_entry(&self, node: u32, dst: u32) {
-        let s = &self.single[node as usize];
-        if *s != NO_ROUTE {
+        if self.single[node as usize] != NO_ROUTE {
             return;
         }
         let r = self.row[node as usize];

@@ -46,7 +46,7 @@ impl Simulation {
     pub(super) fn prefetch_ahead(&self) {
         let pipes = self.ev.pipes();
         pipes.prefetch_transit(4 * AHEAD);
-        pipes.prefetch_ahead(3 * AHEAD);
+        pipes.prefetch_record_ahead(3 * AHEAD);
         if let Some((to, pkt)) = pipes.ahead(2 * AHEAD) {
             if pkt.dst != to {
                 self.routes.prefetch_entry(to, pkt.dst);
@@ -63,7 +63,7 @@ impl Simulation {
             };
             if let Some(link) = self.links.get(l as usize) {
                 memhint::prefetch(link);
-                pipes.prefetch_link(l);
+                pipes.prefetch_record(l);
             }
         }
     }
