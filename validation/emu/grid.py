@@ -154,9 +154,10 @@ def run_one(row: dict, seed: int, window: tuple[float, float] | None = None) -> 
     }
 
 
-def resim(files: list[str]) -> None:
+def resim(files: list[str], window: tuple[float, float] | None = None) -> None:
     """Simulate again every run stored in ``files`` and rewrite their ``sim`` figures (the
-    emulated side is kept): after a change to the simulator, the grid costs seconds, not hours."""
+    emulated side is kept): after a change to the simulator, the grid costs seconds, not hours.
+    ``window``: the runs' ``(duration, warmup)`` if not the grid's."""
     from aqmlab.scenario import Scenario
     from aqmlab.sim import simulate
 
@@ -168,7 +169,7 @@ def resim(files: list[str]) -> None:
             if not line.strip():
                 continue
             r = json.loads(line)
-            sc = Scenario(scenario_dict(by_name[r["row"]], r["seed"], True))
+            sc = Scenario(scenario_dict(by_name[r["row"]], r["seed"], True, window))
             r["sim"] = measures(simulate(sc).summary)
             out.append(json.dumps(r))
         tmp = p.with_suffix(".tmp")

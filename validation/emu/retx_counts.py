@@ -26,9 +26,17 @@ import grid  # noqa: E402
 ALPHA = 0.05
 
 
-def main() -> int:
+def p_value(rs: list[dict]) -> float:
+    """The p-value of the two sides' retransmission rates over the runs ``rs`` (one row,
+    several seeds) being equal: the conditional binomial test above."""
     from scipy.stats import binomtest
 
+    k = [sum(r[side]["retransmits"] for r in rs) for side in ("sim", "emu")]
+    a = [sum(r[side]["arrivals"] for r in rs) for side in ("sim", "emu")]
+    return binomtest(k[0], sum(k), a[0] / sum(a)).pvalue if sum(k) else 1.0
+
+
+def main() -> int:
     by_row: dict[str, list[dict]] = {}
     for (name, _), r in grid.stored_runs().items():
         by_row.setdefault(name, []).append(r)
@@ -44,7 +52,7 @@ def main() -> int:
         n_miss += 1
         k = [sum(r[side]["retransmits"] for r in rs) for side in ("sim", "emu")]
         a = [sum(r[side]["arrivals"] for r in rs) for side in ("sim", "emu")]
-        p = binomtest(k[0], sum(k), a[0] / sum(a)).pvalue if sum(k) else 1.0
+        p = p_value(rs)
         if p <= ALPHA:
             continue
         n_same += 1

@@ -10,6 +10,7 @@ and the shares of a few such flows on which of them lost last. The one change, o
 
     sudo .venv/bin/python validation/emu/window.py --seeds 1,2,3 --jobs 2   # appends window.jsonl
     .venv/bin/python validation/emu/window.py --summarise                  # the table (window.md)
+    .venv/bin/python validation/emu/window.py --resim    # after a simulator change: its side again
 
 The rows (``ROWS``, or ``--rows``): the 100 ms rows of loss-based flows that miss the
 utilisation, delay or Jain bar and whose cycle is longer than about half the window. Each run
@@ -95,7 +96,11 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=1, help="emulations at once")
     ap.add_argument("--out", default=str(HERE / "window.jsonl"))
     ap.add_argument("--summarise", action="store_true")
+    ap.add_argument("--resim", action="store_true", help="simulate the stored runs again")
     a = ap.parse_args()
+    if a.resim:
+        grid.resim([a.out], WINDOW)
+        return 0
     if a.summarise:
         summarise(Path(a.out))
         return 0

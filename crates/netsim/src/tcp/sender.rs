@@ -453,7 +453,12 @@ impl TcpSender {
             let can_send_new =
                 self.snd_max < self.app_limit && self.snd_max < self.snd_una.saturating_add(rwnd);
             match self.rec.sack_next(wnd, self.snd_max, can_send_new) {
-                Some(SackNext::Retransmit(h)) => self.emit(h, now, out),
+                Some(SackNext::Retransmit(h)) => {
+                    self.emit(h, now, out);
+                    if h == self.snd_una {
+                        self.rearm_on_head_retransmit(now);
+                    }
+                }
                 Some(SackNext::NewData) => {
                     let seq = self.snd_max;
                     self.emit(seq, now, out);
@@ -463,6 +468,26 @@ impl TcpSender {
                 None => break,
             }
         }
+    }
+
+    /// Linux `tcp_xmit_retransmit_queue`: retransmitting the head of the retransmission queue
+    /// (`snd_una`) re-arms the retransmission timer at `icsk_rto` (backed off as it is) unless
+    /// the reordering timer is pending. So a sender whose retransmissions of the head keep
+    /// being lost, and found lost by RACK, keeps recovering instead of timing out one RTO
+    /// after the last cumulative ACK. RACK-TLP senders (the `linux` profile); RFC 6298 restarts
+    /// the timer on new data acknowledged only, which the other senders keep.
+    fn rearm_on_head_retransmit(&mut self, now: Ns) {
+        let Some(r) = self.rack.as_deref_mut() else {
+            return;
+        };
+        if let Some((d, true)) = r.timer {
+            if Some(d) == self.rto_deadline {
+                return;
+            }
+        }
+        // `tcp_reset_xmit_timer(ICSK_TIME_RETRANS)` replaces a pending probe.
+        r.timer = None;
+        self.rto_deadline = Some(now + self.rtt.rto());
     }
 
     /// The window of the ECN reduction under way is reduced by PRR, as Linux's
@@ -1594,6 +1619,56 @@ mod tests {
             };
             assert_eq!((recoveries, s.stats.retransmits), want, "{msg}");
         }
+    }
+
+    /// Retransmitting the head of the queue re-arms the retransmission timer, as Linux's
+    /// `tcp_xmit_retransmit_queue` does (`tcp_reset_xmit_timer(ICSK_TIME_RETRANS, icsk_rto)`
+    /// when the head was retransmitted and the reordering timer is not pending). Segment 0
+    /// is sent at 0 and 1-9 at 1 ms; at 101 ms 1-9 are SACKed and the reordering timer
+    /// marks 0 lost; recovery retransmits it and arms the timer. 150 ms later RACK has found
+    /// that retransmission lost (as on an ACK SACKing new data sent well after it, with no
+    /// reordering timer left: a paced flow's) and it is sent again: the timer now runs from
+    /// then. Before, it kept running from the first retransmission; under CoDel with ECN in
+    /// its dropping state, which drops retransmissions (not ECT) and marks new data (ECT),
+    /// flows timed out in turn and starved (`validation/emu/RESULTS.md`, section 4).
+    #[test]
+    fn head_retransmission_rearms_the_timer_as_linux() {
+        const MS: Ns = 1_000_000;
+        // without PRR, whose budget only an ACK would give (BBR has none either)
+        let p = TcpParams {
+            prr: false,
+            ..sack_rack_prr(CcKind::Newreno)
+        };
+        let mut s = TcpSender::new(0, 1, p, None);
+        let mut out = Vec::new();
+        set_window(&mut s, 1.0, 1.0);
+        s.send_allowed(0, &mut out);
+        set_window(&mut s, 10.0, 10.0);
+        s.send_allowed(MS, &mut out);
+        assert_eq!(out.len(), 10);
+        out.clear();
+        let sacked = Packet {
+            sack: [1, 10, 0, 0, 0, 0],
+            ..ack(0, MS)
+        };
+        s.on_ack(101 * MS, &sacked, &mut out);
+        // the reordering timer holds 0 back for a quarter of the minimum RTT
+        let reo = s.rto_deadline.unwrap();
+        assert!(out.is_empty() && reo > 101 * MS, "{out:?}");
+        s.on_rto(reo, &mut out);
+        assert!(s.rec.in_recovery());
+        assert_eq!(out.first().map(|p| p.seq), Some(0), "{out:?}");
+        assert_eq!((s.rto_deadline, s.stats.timeouts), (Some(reo + s.rto()), 0));
+        out.clear();
+        // RACK finds the retransmission lost; it goes out again at `t`
+        s.rec.scoreboard_mut().mark_lost(0);
+        if let Some(r) = s.rack.as_deref_mut() {
+            r.timer = None;
+        }
+        let t = reo + 150 * MS;
+        s.send_allowed(t, &mut out);
+        assert_eq!(out.first().map(|p| p.seq), Some(0), "{out:?}");
+        assert_eq!(s.rto_deadline, Some(t + s.rto()));
     }
 
     /// An ACK whose SACK area holds an AccECN option (no SACK blocks) still moves the
