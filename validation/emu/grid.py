@@ -154,6 +154,22 @@ def run_one(row: dict, seed: int, window: tuple[float, float] | None = None) -> 
     }
 
 
+def append_runs(job, todo: list, out: Path, jobs: int) -> None:
+    """Runs ``job`` (a module-level function returning a run: row, seed, both sides'
+    measures) on each item of ``todo`` in ``jobs`` processes, appending each run to ``out``
+    as one JSON line as it comes, with a progress line."""
+    t0 = time.time()
+    with ProcessPoolExecutor(max_workers=jobs) as ex, out.open("a") as f:
+        for i, r in enumerate(ex.map(job, todo), 1):
+            f.write(json.dumps(r) + "\n")
+            f.flush()
+            s, e = r["sim"], r["emu"]
+            left = (time.time() - t0) / i * (len(todo) - i) / 60
+            print(f"[{i}/{len(todo)}] {r['row']} seed {r['seed']}: util {100 * s['util']:.1f} / "
+                  f"{100 * e['util']:.1f} %, delay {s['delay_ms']:.2f} / {e['delay_ms']:.2f} ms, "
+                  f"Jain {s['jain']:.2f} / {e['jain']:.2f} ({left:.0f} min left)", flush=True)  # fmt: skip
+
+
 def resim(files: list[str], window: tuple[float, float] | None = None) -> None:
     """Simulate again every run stored in ``files`` and rewrite their ``sim`` figures (the
     emulated side is kept): after a change to the simulator, the grid costs seconds, not hours.

@@ -23,9 +23,7 @@ side, two-sided, 5 %).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -64,13 +62,7 @@ def run(names: list[str], seeds: list[int], out: Path, jobs: int) -> None:
     done = {(r["row"], r["seed"]) for rs in grid.runs_by_row(out).values() for r in rs} if (
         out.exists()) else set()  # fmt: skip
     todo = [(n, s) for s in seeds for n in names if (n, s) not in done]
-    with ProcessPoolExecutor(max_workers=jobs) as ex, out.open("a") as f:
-        for i, r in enumerate(ex.map(_run, todo), 1):
-            f.write(json.dumps(r) + "\n")
-            f.flush()
-            s, e = r["sim"], r["emu"]
-            print(f"[{i}/{len(todo)}] {r['row']} seed {r['seed']}: Jain {s['jain']:.2f} / "
-                  f"{e['jain']:.2f} ({r['wall_s']:.0f} s)", flush=True)  # fmt: skip
+    grid.append_runs(_run, todo, out, jobs)
 
 
 def spread_p(runs: list[dict], key: str) -> float:

@@ -21,9 +21,7 @@ sets them beside the grid's runs of the same rows and seeds and gives each varia
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -57,13 +55,7 @@ def _run(job: tuple[str, int]) -> dict:
 def run(names: list[str], seeds: list[int], out: Path, jobs: int) -> None:
     """Runs ``names`` with the long window on both sides, appending to ``out``."""
     todo = [(n, s) for s in seeds for n in names]
-    with ProcessPoolExecutor(max_workers=jobs) as ex, out.open("a") as f:
-        for i, r in enumerate(ex.map(_run, todo), 1):
-            f.write(json.dumps(r) + "\n")
-            f.flush()
-            s, e = r["sim"], r["emu"]
-            print(f"[{i}/{len(todo)}] {r['row']} seed {r['seed']}: delay {s['delay_ms']:.1f} / "
-                  f"{e['delay_ms']:.1f} ms, Jain {s['jain']:.2f} / {e['jain']:.2f}", flush=True)  # fmt: skip
+    grid.append_runs(_run, todo, out, jobs)
 
 
 def summarise(path: Path) -> None:
