@@ -59,16 +59,14 @@ def _load(name: str) -> dict[str, Runs]:
     return grid.runs_by_row(p) if p.exists() else {}
 
 
-def experiments(base: dict) -> list[tuple[str, Callable[[str], Runs]]]:
+def experiments(base: dict, by_row: dict[str, Runs]) -> list[tuple[str, Callable[[str], Runs]]]:
     """Each experiment's label and the runs it gives a row (empty when not run on it)."""
     more = _load("seeds.jsonl")
     window = _load("window.jsonl")
     return [
         (
             "more seeds",
-            lambda n: (
-                [base[(n, s)] for s in (1, 2, 3) if (n, s) in base] + more[n] if n in more else []
-            ),
+            lambda n: by_row.get(n, []) + more[n] if n in more else [],
         ),
         ("jitter 100 µs", _with_side(base, _load("jitter.jsonl"), "sim")),
         ("jitter 50 µs", _with_side(base, _load("jitter-50us.jsonl"), "sim")),
@@ -81,10 +79,8 @@ def accounting() -> list[tuple[str, list[str], dict[str, list[str]]]]:
     """Each row missing a bar on three seeds: its name, its misses (with their distances) and,
     per missed bar, the experiments that bring it within."""
     base = grid.stored_runs()
-    by_row: dict[str, Runs] = {}
-    for (name, _), r in base.items():
-        by_row.setdefault(name, []).append(r)
-    exps = experiments(base)
+    by_row = grid.stored_by_row()
+    exps = experiments(base, by_row)
     out = []
     for name in [r["name"] for r in grid.rows()]:
         rs = by_row.get(name, [])

@@ -212,6 +212,14 @@ def stored_runs() -> dict[tuple[str, int], dict]:
     return _load(sorted(str(p) for p in HERE.glob("grid-seed*.jsonl")))
 
 
+def stored_by_row() -> dict[str, list[dict]]:
+    """The grid's stored runs (``grid-seed*.jsonl``) by row, in seed order."""
+    out: dict[str, list[dict]] = {}
+    for (name, _), r in sorted(stored_runs().items()):
+        out.setdefault(name, []).append(r)
+    return out
+
+
 def runs_by_row(path: Path) -> dict[str, list[dict]]:
     """The runs of a one-change experiment's file (one JSON line each), by row, in the
     file's order."""

@@ -38,9 +38,7 @@ SMALL_MS = 10.0
 def rows() -> list[str]:
     """The grid rows with a small queue in the simulator and 20 % more in the kernel (means
     over the stored seeds)."""
-    by_row: dict[str, list[dict]] = {}
-    for (name, _), r in grid.stored_runs().items():
-        by_row.setdefault(name, []).append(r)
+    by_row = grid.stored_by_row()
     out = []
     for r in grid.rows():
         rs = by_row.get(r["name"])

@@ -26,20 +26,25 @@ import grid  # noqa: E402
 ALPHA = 0.05
 
 
+def counts(rs: list[dict]) -> tuple[list[int], list[int]]:
+    """Retransmissions and packets at the bottleneck over the runs ``rs``, summed over the
+    seeds: ``([sim, emu], [sim, emu])``."""
+    k = [sum(r[side]["retransmits"] for r in rs) for side in ("sim", "emu")]
+    a = [sum(r[side]["arrivals"] for r in rs) for side in ("sim", "emu")]
+    return k, a
+
+
 def p_value(rs: list[dict]) -> float:
     """The p-value of the two sides' retransmission rates over the runs ``rs`` (one row,
     several seeds) being equal: the conditional binomial test above."""
     from scipy.stats import binomtest
 
-    k = [sum(r[side]["retransmits"] for r in rs) for side in ("sim", "emu")]
-    a = [sum(r[side]["arrivals"] for r in rs) for side in ("sim", "emu")]
+    k, a = counts(rs)
     return binomtest(k[0], sum(k), a[0] / sum(a)).pvalue if sum(k) else 1.0
 
 
 def main() -> int:
-    by_row: dict[str, list[dict]] = {}
-    for (name, _), r in grid.stored_runs().items():
-        by_row.setdefault(name, []).append(r)
+    by_row = grid.stored_by_row()
     order = [r["name"] for r in grid.rows()]
     print("| row | retransmitted sim / emu (seeds summed) | packets sim / emu | p | other misses |")
     print("|---|---|---|---|---|")
@@ -50,8 +55,7 @@ def main() -> int:
         if not any(m.startswith("retx_rate") for m in misses):
             continue
         n_miss += 1
-        k = [sum(r[side]["retransmits"] for r in rs) for side in ("sim", "emu")]
-        a = [sum(r[side]["arrivals"] for r in rs) for side in ("sim", "emu")]
+        k, a = counts(rs)
         p = p_value(rs)
         if p <= ALPHA:
             continue

@@ -40,9 +40,7 @@ ALPHA = 0.05
 
 def fairness_misses() -> list[str]:
     """The rows whose three-seed means (the stored grid) miss the Jain or CUBIC-share bar."""
-    by_row: dict[str, list[dict]] = {}
-    for (name, _), r in grid.stored_runs().items():
-        by_row.setdefault(name, []).append(r)
+    by_row = grid.stored_by_row()
     return [
         r["name"]
         for r in grid.rows()
@@ -92,13 +90,13 @@ SHOW = {
 def summarise(path: Path) -> None:
     """The eight-seed means beside the grid's three-seed means, per row and missed bar."""
     more = grid.runs_by_row(path)
-    base = grid.stored_runs()
+    base = grid.stored_by_row()
     print("| row | bar | seeds | sim: mean (sd) | kernel: mean (sd) | 3 seeds | "
           "all seeds | p |")  # fmt: skip
     print("|---|---|---|---|---|---|---|---|")
     n = {"rows": 0, "all": 0, "spread": 0, "either": 0}
     for name in [r["name"] for r in grid.rows() if r["name"] in more]:
-        first = [base[(name, s)] for s in (1, 2, 3) if (name, s) in base]
+        first = base.get(name, [])
         runs = first + more[name]
         miss3 = {m.split()[0] for m in grid.misses(first)}
         miss8 = {m.split()[0] for m in grid.misses(runs)}

@@ -225,6 +225,13 @@ impl Rack {
         wait.map(|w| w + TIMEOUT_MIN)
     }
 
+    /// The reordering timer holds the retransmission timer, whose deadline is `deadline`
+    /// (Linux: `icsk_pending == ICSK_TIME_REO_TIMEOUT`).
+    #[inline]
+    pub fn reo_pending(&self, deadline: Option<Ns>) -> bool {
+        matches!(self.timer, Some((d, true)) if Some(d) == deadline)
+    }
+
     /// The probe timeout (RFC 8985 §7.2, Linux `tcp_schedule_loss_probe`) with smoothed RTT
     /// `srtt` (None before a sample) and `flight` segments outstanding, capped at `rto`.
     pub fn pto(srtt: Option<Ns>, flight: u32, rto: Ns, min_rto: Ns) -> Ns {

@@ -480,10 +480,8 @@ impl TcpSender {
         let Some(r) = self.rack.as_deref_mut() else {
             return;
         };
-        if let Some((d, true)) = r.timer {
-            if Some(d) == self.rto_deadline {
-                return;
-            }
+        if r.reo_pending(self.rto_deadline) {
+            return;
         }
         // `tcp_reset_xmit_timer(ICSK_TIME_RETRANS)` replaces a pending probe.
         r.timer = None;
@@ -828,10 +826,8 @@ impl TcpSender {
         let Some(r) = self.rack.as_deref_mut() else {
             return;
         };
-        if let Some((d, reo)) = r.timer {
-            if reo && Some(d) == self.rto_deadline {
-                return;
-            }
+        if r.reo_pending(self.rto_deadline) {
+            return;
         }
         r.timer = None;
         if self.snd_max == self.snd_una
