@@ -425,7 +425,11 @@ class Simulation:
         return st
 
     def flow_status(self, flow: int) -> dict[str, Any]:
-        """cwnd (segments), ssthresh, srtt_s, bytes, retransmissions of flow number ``flow``."""
+        """cwnd (segments), ssthresh, srtt_s, bytes, retransmissions of flow number ``flow``.
+
+        ``rwnd`` is the receiver's window as the sender sees it, in segments beyond the
+        cumulative ACK (the ``linux`` profile's autotuned window or a fixed ``rwnd``; None if
+        unlimited, for UDP and once the flow finished)."""
         return self._sim.flow_status(flow)
 
     def set_aqm_param(self, link: str, key: str, value: Any) -> None:

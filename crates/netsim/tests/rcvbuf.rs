@@ -60,20 +60,22 @@ fn stalls(extra: &str) -> (usize, f64) {
     (stalled, per_1000 / runs as f64)
 }
 
-/// With the autotuned window, at most 6 of the 16 runs have a stalled flow and the mean is
-/// under 25 retransmissions per 1000 packets; with the window fixed far open (`rwnd` 100 000
-/// segments, the behaviour before the fix) both are at least twice and three times worse, so
-/// the check is the window's. Measured: with the window 6 runs and 19.5 per 1000, open 15 runs
-/// and 108.6. Before the retransmission timer was re-armed on every retransmission of the
-/// head of the queue (Linux `tcp_xmit_retransmit_queue`), 3 runs and 9.1 per 1000: the timer
-/// then fired one RTO into such a recovery, and the go-back-N at a window of one emptied the
-/// flow queue and let a retransmission through; before Linux's PRR paced the ECN reduction
-/// (`tcp_cwnd_reduction` in `TCP_CA_CWR`) 4 runs and 12.8 per 1000. The kernel on these rows
-/// (the emulator grid, seeds 1-8) retransmits under 2 per 1000 with no stalled flow, with the
-/// same re-arming: the stalls left are a known gap (`validation/emu/RESULTS.md`, section 4: a flow whose retransmission of the hole
-/// is dropped on every try while its flow queue stays busy, behind a window that autotuning
-/// opened to hundreds of segments in slow start), so the bound counts them rather than
-/// excluding them.
+/// With the autotuned window, at most 4 of the 16 runs have a stalled flow and the mean is
+/// under 12 retransmissions per 1000 packets; with the window fixed far open (`rwnd` 100 000
+/// segments, the behaviour before the window was modelled) both are at least twice and three
+/// times worse, so the check is the window's. Measured: 4 runs and 9.1 per 1000, open 15 runs
+/// and 108.6.
+///
+/// Two of the four are seed 8 of both controllers, whose flows 8 and 17 hash to the same one of
+/// FQ-CoDel's 1024 flow queues: the stalled flow's lone retransmission waits behind the other
+/// flow's packets and is dropped, as in Linux's `fq_codel` whenever two flows collide (about
+/// one run in six with 20 flows). The other two are flows whose clamp a hole's repair had grown
+/// to hundreds of segments, so that the right edge of the next hole lay far away. The window's
+/// history: the clamp alone (no `rcv_ssthresh`, no free space, the smoothed RTT as the measure's
+/// period) gave 6 runs and 19.5 per 1000; Linux's `rcv_ssthresh`, free space and receiver RTT
+/// estimate (`__tcp_select_window`, `tcp_grow_window`, `tcp_rcv_rtt_update`) give 4 and 9.1.
+/// The kernel on these rows (the emulator grid, seeds 1-8) retransmits under 2 per 1000 with
+/// no stalled flow.
 #[test]
 fn fq_codel_ecn_with_20_flows_does_not_stall_a_flow() {
     let (stalled, per_1000) = stalls("");
@@ -81,7 +83,7 @@ fn fq_codel_ecn_with_20_flows_does_not_stall_a_flow() {
     eprintln!("window: {stalled} runs stalled, {per_1000:.1} per 1000");
     eprintln!("open window: {open_stalled} runs stalled, {open_per_1000:.1} per 1000");
     assert!(
-        stalled <= 6 && per_1000 < 25.0,
+        stalled <= 4 && per_1000 < 12.0,
         "{stalled} runs, {per_1000}"
     );
     assert!(

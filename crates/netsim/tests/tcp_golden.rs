@@ -362,10 +362,11 @@ const GOLDEN: &[(&str, u64)] = &[
     // recorded on the code before the `linux` profile's per-ACK work was made cheaper (the
     // paced one on that code once paced flows sent TSO/GSO bursts; the CoDel one, whose CUBIC
     // group has ECN, again once PRR paced the ECN reduction as Linux's `tcp_cwnd_reduction`
-    // does in `TCP_CA_CWR`)
-    ("linux_codel_mixed", 0x39ddb29d5f7d1f98),
+    // does in `TCP_CA_CWR`; both again once the receive window followed Linux's
+    // `rcv_ssthresh`, free space and receiver RTT estimate)
+    ("linux_codel_mixed", 0x6f5cbcbc52ad8497),
     ("linux_droptail_tiny_buffer_loss", 0x4f3a498bbdfbfd94),
-    ("linux_paced_red", 0x750fde3d7b82c890),
+    ("linux_paced_red", 0x2b407404e9083eff),
 ];
 
 #[test]

@@ -269,6 +269,7 @@ impl PySimulation {
         d.set_item("retransmits", s.retransmits)?;
         d.set_item("timeouts", s.timeouts)?;
         d.set_item("ecn_reductions", s.ecn_reductions)?;
+        d.set_item("rwnd", s.rwnd)?;
         d.set_item("min_reduction_gap_s", s.min_reduction_gap_s)?;
         d.set_item("fct_s", s.fct_s)?;
         Ok(d)

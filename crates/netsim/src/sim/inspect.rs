@@ -131,6 +131,10 @@ pub struct FlowStatus {
     pub timeouts: u64,
     /// Window reductions caused by ECN.
     pub ecn_reductions: u64,
+    /// The receiver's window as the sender sees it, segments beyond `snd_una` (the
+    /// `linux` profile's autotuned window or a fixed `rwnd`; `None`: unlimited, or UDP, or
+    /// a finished flow).
+    pub rwnd: Option<u32>,
     /// Smallest interval between two window reductions, seconds.
     pub min_reduction_gap_s: Option<f64>,
     /// Completion time (s since start) of a finished finite flow.
@@ -362,6 +366,7 @@ impl Simulation {
                 retransmits: snd.stats.retransmits,
                 timeouts: snd.stats.timeouts,
                 ecn_reductions: snd.stats.ecn_reductions,
+                rwnd: snd.receive_window().filter(|_| fct_s.is_none()),
                 min_reduction_gap_s: (snd.stats.min_reduction_gap != u64::MAX)
                     .then(|| ns_to_secs(snd.stats.min_reduction_gap)),
                 fct_s,
@@ -379,6 +384,7 @@ impl Simulation {
                 retransmits: 0,
                 timeouts: 0,
                 ecn_reductions: 0,
+                rwnd: None,
                 min_reduction_gap_s: None,
                 fct_s: None,
             },

@@ -227,6 +227,7 @@ impl Simulation {
             retransmits: r.retransmits[1] as u64,
             timeouts: r.timeouts[1] as u64,
             ecn_reductions: r.ecn_reductions as u64,
+            rwnd: None,
             min_reduction_gap_s: (r.min_reduction_gap != u64::MAX)
                 .then(|| ns_to_secs(r.min_reduction_gap)),
             fct_s: Some(ns_to_secs(r.done - r.start)),

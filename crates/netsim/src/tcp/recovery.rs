@@ -228,6 +228,13 @@ impl Recovery {
         &mut self.sb
     }
 
+    /// One past the highest segment known received, cumulatively or by SACK (the
+    /// scoreboard's `fack`).
+    #[inline]
+    pub fn fack(&self) -> u32 {
+        self.sb.fack
+    }
+
     /// The recovery point (RFC 6582 `recover`): one past the highest segment sent when the
     /// last recovery or timeout began.
     #[inline]

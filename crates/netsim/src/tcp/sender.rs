@@ -392,9 +392,14 @@ impl TcpSender {
     #[inline]
     fn rwnd(&self) -> u32 {
         match &self.rcvbuf {
-            Some(b) => b.window(),
+            Some(b) => b.window(self.snd_una),
             None => self.p.rwnd.unwrap_or(u32::MAX),
         }
+    }
+
+    /// The receive window the sender obeys (segments beyond `snd_una`), `None` if unlimited.
+    pub fn receive_window(&self) -> Option<u32> {
+        Some(self.rwnd()).filter(|&w| w != u32::MAX)
     }
 
     /// Sends as much as the windows and the application allow.
@@ -644,6 +649,19 @@ impl TcpSender {
         if self.rate.is_some() {
             self.rate_on_ack(ack);
         }
+        // The window this ACK advertises (Linux `tcp_ack_update_window`, before anything
+        // is sent on it).
+        if let Some(b) = self.rcvbuf.as_mut() {
+            let (newly, high) = if self.rec.kind() == RecoveryKind::Sack {
+                (
+                    self.rec.sack_delivery(self.snd_max).0,
+                    self.rec.fack().max(ack),
+                )
+            } else {
+                (ack.saturating_sub(self.snd_una), ack)
+            };
+            b.on_delivered(ack.max(self.snd_una), high, newly);
+        }
         // End of the ECN reduction period: something above the recovery
         // point is acknowledged (Linux `tcp_fastretrans_alert`, TCP_CA_CWR:
         // "CWR is to be held something *above* high_seq is ACKed").
@@ -715,6 +733,9 @@ impl TcpSender {
                 if let Some(rk) = self.rack.as_deref_mut() {
                     rk.on_rtt(r);
                 }
+                if let Some(b) = self.rcvbuf.as_mut() {
+                    b.on_rtt(r, self.p.extras.timestamps);
+                }
             }
             acked_bytes = self.bytes_before(ack) - self.bytes_before(self.snd_una);
             self.stats.bytes_acked += acked_bytes;
@@ -723,7 +744,7 @@ impl TcpSender {
                 self.snd_nxt = self.snd_una;
             }
             if let Some(b) = self.rcvbuf.as_mut() {
-                b.on_ack(now, ack, self.rtt.srtt());
+                b.on_ack(now, ack);
             }
             match self.rec.on_new_ack(ack, acked, self.cc.window()) {
                 NewAck::Open | NewAck::SackContinue => {}
