@@ -363,11 +363,9 @@ const GOLDEN: &[(&str, u64)] = &[
     // paced one on that code once paced flows sent TSO/GSO bursts; the CoDel one, whose CUBIC
     // group has ECN, again once PRR paced the ECN reduction as Linux's `tcp_cwnd_reduction`
     // does in `TCP_CA_CWR`; both again once the receive window followed Linux's
-    // `rcv_ssthresh`, free space and receiver RTT estimate; the CoDel and the drop-tail one
-    // again once an RTO re-armed under the probe or reordering timer counted from the head's
-    // last transmission, `tcp_rearm_rto`)
-    ("linux_codel_mixed", 0x16cff2beb6937733),
-    ("linux_droptail_tiny_buffer_loss", 0x685d3108e9bb7d02),
+    // `rcv_ssthresh`, free space and receiver RTT estimate)
+    ("linux_codel_mixed", 0x6f5cbcbc52ad8497),
+    ("linux_droptail_tiny_buffer_loss", 0x4f3a498bbdfbfd94),
     ("linux_paced_red", 0x2b407404e9083eff),
 ];
 

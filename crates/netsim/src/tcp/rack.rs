@@ -225,21 +225,6 @@ impl Rack {
         wait.map(|w| w + TIMEOUT_MIN)
     }
 
-    /// The last transmission time of the first unacknowledged segment (`snd_una`), if it
-    /// was sent (Linux `tcp_skb_timestamp_us(tcp_rtx_queue_head(sk))`).
-    #[inline]
-    pub fn head_sent(&self) -> Option<Ns> {
-        self.xmit.front().map(|&v| v & !RETX_BIT)
-    }
-
-    /// The timer armed for the probe or the reordering timeout is the one whose deadline is
-    /// `deadline` (Linux: `icsk_pending` is `ICSK_TIME_LOSS_PROBE` or
-    /// `ICSK_TIME_REO_TIMEOUT`).
-    #[inline]
-    pub fn pending(&self, deadline: Option<Ns>) -> bool {
-        matches!(self.timer, Some((d, _)) if Some(d) == deadline)
-    }
-
     /// The reordering timer holds the retransmission timer, whose deadline is `deadline`
     /// (Linux: `icsk_pending == ICSK_TIME_REO_TIMEOUT`).
     #[inline]

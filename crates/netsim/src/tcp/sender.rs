@@ -764,7 +764,7 @@ impl TcpSender {
             if self.snd_una == self.snd_max {
                 self.rto_deadline = None;
             } else if restart_timer {
-                self.rto_deadline = Some(self.rearm_rto(now));
+                self.rto_deadline = Some(now + self.rtt.rto());
             }
             if Some(self.snd_una) == self.total_segs && self.done_at.is_none() {
                 self.done_at = Some(now);
@@ -871,7 +871,6 @@ impl TcpSender {
     /// `tcp_rack_reo_timeout`; else the probe, `tcp_send_loss_probe`).
     fn on_rack_timer(&mut self, now: Ns, reo: bool, out: &mut Vec<Packet>) {
         self.rto_deadline = None;
-        let mut probe_sent = false;
         if self.snd_una == self.snd_max {
             return;
         }
@@ -883,11 +882,7 @@ impl TcpSender {
             // retransmission) leaves the flight; recovery begins if it may, and the marked
             // segments are sent under PRR.
             let pipe0 = self.rec.scoreboard_mut().pipe(self.snd_max);
-            // Linux `tcp_rack_reo_timeout` computes the time left to the segments still within
-            // the reordering window but does not arm the timer for them again: the next ACK
-            // that delivers something (`tcp_rack_mark_lost`) or the RTO finds them. (The
-            // timer waits for the longest of the waits, so at this point there are none.)
-            let _ = r.detect_loss(now, self.rec.scoreboard_mut(), true);
+            let wait = r.detect_loss(now, self.rec.scoreboard_mut(), true);
             let pipe1 = self.rec.scoreboard_mut().pipe(self.snd_max);
             if pipe1 < pipe0 {
                 if self.rec.may_enter_rack(self.snd_una) {
@@ -899,8 +894,13 @@ impl TcpSender {
                     .prr_on_reo_timeout(pipe0 - pipe1, ssthresh, snd_max);
                 self.send_allowed(now, out);
             }
+            if let (Some(w), Some(r)) = (wait, self.rack.as_deref_mut()) {
+                let d = now + w;
+                self.rto_deadline = Some(d);
+                r.timer = Some((d, true));
+                return;
+            }
         } else if r.tlp_high_seq.is_none() {
-            probe_sent = true;
             let rwnd = self.rwnd();
             let new = self.snd_nxt == self.snd_max
                 && self.snd_max < self.app_limit
@@ -917,42 +917,8 @@ impl TcpSender {
                 r.tlp_high_seq = Some(self.snd_max);
             }
         }
-        // Linux `tcp_rearm_rto`: after a probe was sent, from now (`tcp_send_loss_probe`
-        // clears `icsk_pending` first: "Reset s.t. tcp_rearm_rto will restart timer from
-        // now"); with the reordering timer, or a probe that could not be sent, still pending,
-        // from the head's last transmission (`tcp_rto_delta_us`).
-        self.rto_deadline = Some(if probe_sent {
-            now + self.rtt.rto()
-        } else {
-            self.rto_from_head(now)
-        });
-        if let Some(r) = self.rack.as_deref_mut() {
-            r.timer = None;
-        }
-    }
-
-    /// The retransmission timer's deadline as Linux's `tcp_rearm_rto` sets it at `now`: one
-    /// RTO from now, or, while the probe or the reordering timer holds the timer
-    /// (`icsk_pending`), one RTO from the last transmission of the head of the queue
-    /// (`tcp_rto_delta_us`).
-    #[inline]
-    fn rearm_rto(&self, now: Ns) -> Ns {
-        match self.rack.as_deref() {
-            Some(r) if r.pending(self.rto_deadline) => self.rto_from_head(now),
-            _ => now + self.rtt.rto(),
-        }
-    }
-
-    /// One RTO after the head's last transmission, at least 1 µs from `now` (Linux
-    /// `tcp_rearm_rto`: `max(delta_us, 1)`), or one RTO from `now` if the head's send time is
-    /// not known.
-    #[inline]
-    fn rto_from_head(&self, now: Ns) -> Ns {
-        let rto = self.rtt.rto();
-        match self.rack.as_deref().and_then(Rack::head_sent) {
-            Some(t) => (t + rto).max(now + 1_000),
-            None => now + rto,
-        }
+        // Linux `tcp_rearm_rto`.
+        self.rto_deadline = Some(now + self.rtt.rto());
     }
 
     /// Fast retransmit and entry into fast recovery (RFC 5681 §3.2 steps
@@ -1461,7 +1427,6 @@ mod tests {
         s.on_rto(302 * MS, &mut out);
         assert_eq!(out.len(), 1, "one probe");
         assert_eq!((out[0].seq, out[0].has(F_RETX)), (12, false));
-        // Linux `tcp_send_loss_probe`: a probe sent, the RTO restarts from now.
         assert_eq!(s.rto_deadline, Some(302 * MS + s.rto()));
         assert_eq!(s.stats.timeouts, 0);
         // The probe is SACKed (segments 1..11 were lost): RACK marks them lost at once.
@@ -1721,41 +1686,6 @@ mod tests {
         s.send_allowed(t, &mut out);
         assert_eq!(out.first().map(|p| p.seq), Some(0), "{out:?}");
         assert_eq!(s.rto_deadline, Some(t + s.rto()));
-    }
-
-    /// Linux `tcp_rearm_rto`: while the probe (or reordering) timer holds the retransmission
-    /// timer, the RTO it re-arms counts from the head's last transmission
-    /// (`tcp_rto_delta_us`), else from now. Window 10 sent at 0, segment 0 ACKed at 20 ms
-    /// (SRTT 20 ms, RTO 220 ms: `min_rto` 200 + SRTT), 10 and 11 sent then, the probe armed
-    /// for 20 + 2 x 20 + 2 = 62 ms: re-armed at 40 ms the RTO is due at 0 + 220 ms (the head,
-    /// segment 1, was sent at 0), not at 260; with the probe's timer gone, at 260. A probe
-    /// that is sent restarts the RTO from its own time (`tcp_send_loss_probe` clears
-    /// `icsk_pending` first): 62 + 220 ms.
-    #[test]
-    fn rto_rearmed_under_the_probe_counts_from_the_head() {
-        const MS: Ns = 1_000_000;
-        let mut s = TcpSender::new(0, 1, sack_rack_prr(CcKind::Newreno), None);
-        let mut out = Vec::new();
-        s.send_allowed(0, &mut out);
-        s.on_ack(20 * MS, &ack(1, 0), &mut out);
-        assert_eq!((s.snd_una, s.snd_max, s.rto()), (1, 12, 220 * MS));
-        assert_eq!(s.rto_deadline, Some(62 * MS));
-        assert_eq!(s.rearm_rto(40 * MS), 220 * MS);
-        // a head sent longer than an RTO ago: 1 µs from now (`max(delta_us, 1)`)
-        assert_eq!(s.rearm_rto(230 * MS), 230 * MS + 1000);
-        let mut t = s.clone();
-        if let Some(r) = t.rack.as_deref_mut() {
-            r.timer = None;
-        }
-        assert_eq!(t.rearm_rto(40 * MS), 260 * MS);
-        out.clear();
-        s.on_rto(62 * MS, &mut out);
-        assert_eq!(
-            out.iter().map(|p| p.seq).collect::<Vec<_>>(),
-            [12],
-            "one probe"
-        );
-        assert_eq!(s.rto_deadline, Some(282 * MS));
     }
 
     /// An ACK whose SACK area holds an AccECN option (no SACK blocks) still moves the
