@@ -40,7 +40,12 @@ def test_scenario_with_reverse_groups_reports_both_directions(tmp_path):
     assert list(s["links"]) == ["bottleneck", "bottleneck_reverse"]
     for name, link in s["links"].items():
         assert link["aqm"] == "codel", name
-        assert link["utilization"] > 0.8, (name, link["utilization"])
+        # two NewReno flows a direction under CoDel fill most of the link, not all of it:
+        # measured 0.79 forward (data and the reverse flows' ACKs) and 0.92 reverse over this
+        # 4 s window, 0.86 and 0.90 over 16 s (CoDel's 5 ms target under-fills with few Reno
+        # flows; before the receive window followed Linux's rcv_ssthresh, slow start was held
+        # at 44 segments and the forward link had 0.88)
+        assert link["utilization"] > 0.7, (name, link["utilization"])
     assert [f["direction"] for f in s["flows"]] == ["forward"] * 2 + ["reverse"] * 2
     assert [g["direction"] for g in s["groups"]] == ["forward", "reverse"]
     assert s["flows"][3]["queue_delay_link"] == "bottleneck_reverse"
