@@ -101,7 +101,9 @@ impl Reno {
         self
     }
 
-    /// Linux `tcp_reno_cong_avoid` for `acked` segments (cwnd-limited checked by the caller).
+    /// Linux `tcp_reno_cong_avoid` for `acked` segments (Linux first returns unless
+    /// `tcp_is_cwnd_limited`; the simulator does not check that, so a flow held back by the
+    /// receive window still grows its window).
     fn linux_increase(&mut self, acked: u32) {
         let mut acked = acked;
         if self.cwnd < self.ssthresh {
