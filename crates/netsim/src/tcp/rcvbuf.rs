@@ -82,7 +82,7 @@ impl RcvBuf {
         let win = (RMEM_DEFAULT / 2 / mss).max(1) as u32;
         RcvBuf {
             win,
-            max: NonZeroU32::new((RMEM_MAX / 2 / mss).max(1) as u32).unwrap_or(NonZeroU32::MIN),
+            max: NonZeroU32::new((RMEM_MAX / 2 / mss) as u32).unwrap_or(NonZeroU32::MIN),
             space: INIT_SPACE,
             seq: 0,
             time: 0,
@@ -110,11 +110,13 @@ impl RcvBuf {
             self.win = self.win.max(ofo.min(self.max.get()));
         }
         let free = self.win.saturating_sub(span);
-        self.ssthresh = self.ssthresh.max(
-            self.ssthresh
+        // `tcp_grow_window`: two segments per segment received while there is room.
+        if self.ssthresh < free {
+            self.ssthresh = self
+                .ssthresh
                 .saturating_add(newly.saturating_mul(2))
-                .min(free),
-        );
+                .min(free);
+        }
         let adv = free.min(self.ssthresh);
         self.edge = self.edge.max(rcv_nxt.saturating_add(adv));
     }
@@ -134,8 +136,9 @@ impl RcvBuf {
         }
     }
 
-    /// The receiver's RTT estimate (ns), `None` before a sample.
-    pub fn rtt(&self) -> Option<Ns> {
+    /// The receiver's RTT estimate (ns), `None` before a sample (tests).
+    #[cfg(test)]
+    fn rtt(&self) -> Option<Ns> {
         (self.rtt != 0).then_some(self.rtt as Ns * 1000)
     }
 
