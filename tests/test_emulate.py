@@ -445,6 +445,11 @@ def test_cwnd_trace_of_kernel_tcp(tmp_path):
     assert finite, "no loss in slow start"
     peak = max(c["cwnd"][: finite[0] + 1])
     assert c["cwnd"][finite[0]] < peak and c["ssthresh"][finite[0]] < peak
-    # the kernel's smoothed RTT: the 20 ms path plus at most the buffer (10 x 2.4 ms) and slack
-    srtt = [x for x in c["srtt_ms"] if not math.isnan(x)]
-    assert srtt and all(20.0 <= x < 20.0 + 24.0 + 10.0 for x in srtt), srtt
+    # the kernel's smoothed RTT, in ms: never below the 20 ms path, and typically the path
+    # plus at most the buffer (10 x 2.4 ms) and 10 ms of slack. Single samples also carry
+    # delays outside the emulated path (the receiver's delayed ACKs, softirq work deferred on
+    # a busy machine: one CI run saw more than 54 ms), so the typical value is the median and
+    # every sample is only held under 100 ms, which still fails a unit off by 1000.
+    srtt = sorted(x for x in c["srtt_ms"] if not math.isnan(x))
+    assert srtt and 20.0 <= srtt[0] and srtt[-1] < 100.0, srtt
+    assert srtt[len(srtt) // 2] < 20.0 + 24.0 + 10.0, srtt

@@ -8,6 +8,9 @@ use experiment::scenario::Scenario;
 use netsim::Simulation;
 use serde_json::json;
 
+mod common;
+use common::Scratch;
+
 fn at(s: f64) -> Instant {
     Instant((s * 1e9).round() as u64)
 }
@@ -39,8 +42,7 @@ fn rem_is_told_the_rate_of_the_moment() {
 fn a_trace_is_told_its_capacity_over_the_last_window() {
     let mut times: Vec<u32> = (1..=500).flat_map(|m| [m, m]).collect();
     times.extend(501..=1000);
-    let dir = std::env::temp_dir().join(format!("aqmlab-aqm-rate-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::new("aqm-rate");
     let file = dir.join("steps.trace");
     let text: Vec<String> = times.iter().map(u32::to_string).collect();
     std::fs::write(&file, text.join("\n") + "\n").unwrap();

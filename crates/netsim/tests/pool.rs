@@ -5,6 +5,9 @@
 
 use netsim::Simulation;
 
+mod common;
+use common::Scratch;
+
 /// A web-like workload: 100 flows/s of Pareto-sized flows (mean 20 kB, 16 Mb/s offered) on
 /// a 40 Mb/s dumbbell beside two long-lived flows, for 30 s: about 3000 short flows.
 const WEB: &str = r#"{"seed": 9, "duration": 30.0, "warmup": 5.0,
@@ -89,13 +92,13 @@ fn a_capture_names_finished_flows() {
             "flows": [{"kind": "tcp_short", "arrival_rate": 50.0, "mean_size": 10000}]}"#,
     )
     .unwrap();
-    let path = std::env::temp_dir().join(format!("aqmlab-pool-{}.pcapng", std::process::id()));
+    let dir = Scratch::new("pool-pcap");
+    let path = dir.join("pool.pcapng");
     sim.start_pcap(&path).unwrap();
     while !sim.run_until_traced(sim.end()) {}
     let p = sim.pool_stats();
     assert!(p.finished > 100 && p.table_len < 100, "{p:?}");
     let written = sim.finish_pcap().unwrap();
-    let _ = std::fs::remove_file(&path);
     assert!(written > 1000, "{written}");
 }
 

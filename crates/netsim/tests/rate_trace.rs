@@ -9,10 +9,11 @@ use experiment::scenario::Scenario;
 use netsim::trace::TraceBatch;
 use netsim::Simulation;
 
-/// Writes `times` (ms, one per line) into a fresh file and returns its name.
-fn trace_file(name: &str, times: &[u32]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("aqmlab-rate-trace-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+mod common;
+use common::Scratch;
+
+/// Writes `times` (ms, one per line) into a fresh file in `dir` and returns its name.
+fn trace_file(dir: &Scratch, name: &str, times: &[u32]) -> PathBuf {
     let p = dir.join(name);
     let text: Vec<String> = times.iter().map(u32::to_string).collect();
     std::fs::write(&p, text.join("\n") + "\n").unwrap();
@@ -90,8 +91,9 @@ fn scenario(trace: &Path, extra: &str, flows: &str, duration: &str) -> Scenario 
 /// opportunities as in Mahimahi, so they fill them too), and so does the utilization.
 #[test]
 fn backlogged_throughput_equals_the_traces_capacity() {
+    let dir = Scratch::new("rate-trace-capacity");
     for (name, times) in traces() {
-        let f = trace_file(&format!("{name}.trace"), &times);
+        let f = trace_file(&dir, &format!("{name}.trace"), &times);
         for size in [1500, 1000] {
             let flows =
                 format!(r#"{{"kind": "udp_cbr", "rate": "80Mbps", "packet_size": {size}}}"#);
@@ -170,7 +172,8 @@ fn mahimahi(times: &[u32], arrivals_ns: &[u64], size: u32) -> (Vec<u64>, Vec<u64
 fn outage_delay_is_the_outage_plus_the_queue() {
     // 1 opportunity per ms (12 Mb/s), none in (850, 1000) ms, repeating
     let times = from_counts(&(0..1000).map(|i| u32::from(i < 850)).collect::<Vec<_>>());
-    let f = trace_file("outage-delay.trace", &times);
+    let dir = Scratch::new("rate-trace-outage");
+    let f = trace_file(&dir, "outage-delay.trace", &times);
     for size in [1500u32, 700] {
         // 6 Mb/s of `size`-byte packets: an idle link between outages
         let rate = 6e6;
@@ -247,8 +250,9 @@ fn a_rate_change_to_zero_is_an_outage() {
 /// Bad trace files: one line naming the key and value.
 #[test]
 fn bad_trace_files_are_refused() {
+    let dir = Scratch::new("rate-trace-bad");
     let bad = |content: Option<&str>, extra: &str| {
-        let f = std::env::temp_dir().join(format!("aqmlab-bad-{}.trace", std::process::id()));
+        let f = dir.join("bad.trace");
         let _ = std::fs::remove_file(&f);
         if let Some(c) = content {
             std::fs::write(&f, c).unwrap();
@@ -278,7 +282,7 @@ fn bad_trace_files_are_refused() {
         "{e}"
     );
     // the nominal rate defaults to the trace's mean rate
-    let f = trace_file("nominal.trace", &[1]);
+    let f = trace_file(&dir, "nominal.trace", &[1]);
     let sc = scenario(&f, "", "{}", "2s");
     assert_eq!(sc.normalized["dumbbell"]["rate"], 12e6);
     let sc = scenario(&f, r#", "rate": "5Mbps""#, "{}", "2s");
@@ -290,8 +294,9 @@ fn bad_trace_files_are_refused() {
 /// builder's trace. A `reverse_rate_trace` on a link without a reverse twin is refused.
 #[test]
 fn explicit_and_parking_lot_links_follow_their_traces() {
-    let fast = trace_file("fast.trace", &[1]); // 12 Mb/s
-    let slow = trace_file("slow.trace", &[2]); // 6 Mb/s
+    let dir = Scratch::new("rate-trace-links");
+    let fast = trace_file(&dir, "fast.trace", &[1]); // 12 Mb/s
+    let slow = trace_file(&dir, "slow.trace", &[2]); // 6 Mb/s
     let (fast, slow) = (fast.to_str().unwrap(), slow.to_str().unwrap());
     let udp = |src: &str, dst: &str| {
         format!(

@@ -45,3 +45,28 @@ pub fn run(cfg: SimConfig) -> Simulation {
 pub fn bottleneck(s: &Summary) -> &experiment::results::LinkSummary {
     &s.links["R1->R2"]
 }
+
+/// A directory of the test's own under the system's temporary directory, removed with
+/// everything in it when dropped (also when the test fails).
+pub struct Scratch(pub std::path::PathBuf);
+
+impl Scratch {
+    /// `aqmlab-{name}-{pid}`, created empty.
+    pub fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("aqmlab-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
+    /// A path inside the directory.
+    pub fn join(&self, file: &str) -> std::path::PathBuf {
+        self.0.join(file)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
