@@ -421,11 +421,21 @@ pub struct TcpExtras {
     /// Linux's receive-buffer autotuning bounds the receiver's window (`tcp_rcv_space_adjust`;
     /// only without a fixed `rwnd`).
     pub rcvbuf: bool,
-    /// Linux's window arithmetic for Reno and NewReno: a whole-number window, slow start by
-    /// every acknowledged segment (`tcp_slow_start`), congestion avoidance by a counter of
-    /// acknowledged segments (`tcp_cong_avoid_ai`), `ssthresh = max(cwnd / 2, 2)` on the
-    /// window (`tcp_reno_ssthresh`); Reno and NewReno only.
+    /// Linux's window arithmetic for Reno, NewReno and CUBIC: a whole-number window, slow
+    /// start by every acknowledged segment (`tcp_slow_start`), congestion avoidance by a
+    /// counter of acknowledged segments (`tcp_cong_avoid_ai`); `ssthresh = max(cwnd / 2, 2)`
+    /// on the window for Reno and NewReno (`tcp_reno_ssthresh`), and for CUBIC the rest of
+    /// `tcp_cubic.c` (`bictcp_update` in jiffies from the smallest RTT,
+    /// `cubictcp_recalc_ssthresh` on the window).
     pub linux_window: bool,
+    /// Linux's congestion states and timer: a loss found during an ECN reduction
+    /// (`TCP_CA_CWR`) turns it into a recovery that goes on with the same `ssthresh`,
+    /// `high_seq` and PRR counts instead of reducing a second time (`tcp_enter_recovery`); a
+    /// timeout inside a reduction whose `high_seq` is not yet acknowledged keeps its
+    /// `ssthresh` (`tcp_enter_loss`); the window grows only while it is the limit
+    /// (`tcp_is_cwnd_limited`); every partial ACK re-arms the retransmission timer
+    /// (`tcp_clean_rtx_queue`'s `FLAG_SET_XMIT_TIMER`).
+    pub linux_states: bool,
 }
 
 impl TcpExtras {
@@ -438,7 +448,8 @@ impl TcpExtras {
             rack: sack,
             prague_pacing: false,
             rcvbuf: true,
-            linux_window: matches!(cc, CcKind::Reno | CcKind::Newreno),
+            linux_window: matches!(cc, CcKind::Reno | CcKind::Newreno | CcKind::Cubic),
+            linux_states: true,
         }
     }
 }

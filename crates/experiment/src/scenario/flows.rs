@@ -470,6 +470,7 @@ fn tcp_extras(
         prague_pacing: d.prague_pacing,
         rcvbuf: d.rcvbuf,
         linux_window: d.linux_window,
+        linux_states: d.linux_states,
     })
 }
 

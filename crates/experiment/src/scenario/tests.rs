@@ -85,6 +85,7 @@ fn tcp_profiles_defaults_and_overrides() {
         prague_pacing: false,
         rcvbuf: true,
         linux_window: true,
+        linux_states: true,
     };
     let g = groups(&format!(
         r#"{{{BASE}, "flows": [{{}}, {{"cc": "cubic"}}, {{"profile": "classic"}},
@@ -95,7 +96,6 @@ fn tcp_profiles_defaults_and_overrides() {
         g[1].3,
         TcpExtras {
             hystart: true,
-            linux_window: false,
             ..linux
         }
     );

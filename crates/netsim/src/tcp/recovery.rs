@@ -519,6 +519,20 @@ impl Recovery {
         }
     }
 
+    /// Enters fast recovery from an ECN reduction under way (Linux `tcp_enter_recovery` in
+    /// `TCP_CA_CWR`, where `tcp_in_cwnd_reduction` skips `tcp_init_cwnd_reduction`): the
+    /// recovery point is the reduction's `high_seq` and PRR goes on with the reduction's
+    /// `prior_cwnd`, `prr_delivered` and `prr_out`. Returns as [`Recovery::enter`].
+    #[inline]
+    pub fn enter_from_cwr(&mut self, high_seq: u32) -> bool {
+        let (prr, budget) = (self.prr.take(), self.prr_budget);
+        let retransmit = self.enter(high_seq);
+        if prr.is_some() {
+            (self.prr, self.prr_budget) = (prr, budget);
+        }
+        retransmit
+    }
+
     /// Retransmission timeout with `snd_max` outstanding: recovery is
     /// abandoned, and (RFC 6582 §3.2 step 1 after a timeout) duplicates of
     /// data sent before it do not trigger a fast retransmit; the scoreboard

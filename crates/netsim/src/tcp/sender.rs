@@ -106,6 +106,8 @@ pub struct TcpSender {
     /// Time of the pending `Rto` event, if any (lazy timer, see `sim.rs`).
     pub rto_event: Option<Ns>,
     last_reduction: Option<Ns>,
+    /// Whether the window limits the sender (Linux `tcp_cwnd_validate`; `linux_states`).
+    usage: CwndUsage,
     /// Counters.
     pub stats: TcpStats,
     /// Time the last byte of a finite flow was acknowledged.
@@ -123,6 +125,18 @@ pub struct TcpSender {
     /// The receiver's autotuned window ([`super::rcvbuf`]; the `linux` profile without a
     /// fixed `rwnd`).
     rcvbuf: Option<RcvBuf>,
+}
+
+/// Linux's record of how much of the window the sender used (`tcp_sock`'s
+/// `is_cwnd_limited`, `max_packets_out`, `cwnd_usage_seq`).
+#[derive(Clone, Copy, Debug, Default)]
+struct CwndUsage {
+    /// The window was the limit in the round that ends at `seq`.
+    limited: bool,
+    /// The largest flight of that round (segments).
+    max_out: u32,
+    /// The round ends when `snd_una` reaches it.
+    seq: u32,
 }
 
 impl TcpSender {
@@ -192,6 +206,7 @@ impl TcpSender {
             rto_deadline: None,
             rto_event: None,
             last_reduction: None,
+            usage: CwndUsage::default(),
             stats: TcpStats {
                 min_reduction_gap: u64::MAX,
                 ..TcpStats::default()
@@ -405,6 +420,7 @@ impl TcpSender {
     /// Sends as much as the windows and the application allow.
     pub fn send_allowed(&mut self, now: Ns, out: &mut Vec<Packet>) {
         let rwnd = self.rwnd();
+        let sent_before = out.len();
         if self.rec.in_sack_recovery() {
             self.send_sack_recovery(now, rwnd, out);
         } else {
@@ -440,10 +456,47 @@ impl TcpSender {
                 }
             }
         }
+        if self.p.extras.linux_states {
+            self.cwnd_validate(out.len() > sent_before);
+        }
         // RFC 6298 §5.1: arm the timer when data is outstanding.
         if self.rto_deadline.is_none() && self.snd_max > self.snd_una {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
+    }
+
+    /// Linux `tcp_cwnd_validate` after the transmissions of [`TcpSender::send_allowed`]
+    /// (`sent`: any): the flight at the window (`tcp_packets_in_flight >= snd_cwnd`; the pipe
+    /// in a SACK recovery) marks the window limited for the round, else the round's largest
+    /// flight is kept. Called only if something was sent or the window is the limit.
+    fn cwnd_validate(&mut self, sent: bool) {
+        let in_flight = if self.rec.in_sack_recovery() {
+            self.rec.sack_delivery(self.snd_max).1
+        } else {
+            self.flight()
+        };
+        let limited = in_flight >= whole(self.cc.window());
+        if !(sent || limited) {
+            return;
+        }
+        let packets_out = self.flight();
+        let u = &mut self.usage;
+        if self.snd_una >= u.seq || limited || (!u.limited && packets_out > u.max_out) {
+            *u = CwndUsage {
+                limited,
+                max_out: packets_out,
+                seq: self.snd_max,
+            };
+        }
+    }
+
+    /// Linux `tcp_is_cwnd_limited`: the window limited the round, or in slow start it is
+    /// below twice the round's largest flight ("ensure cwnd grows to twice what was ACKed").
+    #[inline]
+    fn is_cwnd_limited(&self) -> bool {
+        let cwnd = whole(self.cc.window());
+        self.usage.limited
+            || (self.cc.window() < self.cc.ssthresh() && cwnd < 2 * self.usage.max_out)
     }
 
     /// SACK-based recovery transmissions (RFC 6675 §5 with FACK's pipe):
@@ -757,7 +810,9 @@ impl TcpSender {
                 NewAck::Partial { restart_timer: r } => {
                     let seq = self.snd_una;
                     self.emit(seq, now, out);
-                    restart_timer = r;
+                    // Linux re-arms the timer on every ACK of new data (`tcp_clean_rtx_queue`
+                    // sets `FLAG_SET_XMIT_TIMER`): RFC 6582's "Slow-but-Steady" variant.
+                    restart_timer = r || self.p.extras.linux_states;
                 }
             }
             // RFC 6298 §5.2 / §5.3.
@@ -791,10 +846,16 @@ impl TcpSender {
             (Some(r), Some([.., hold_us])) => Some(r.saturating_sub(hold_us as Ns * 1000)),
             (r, _) => r,
         };
+        let delivered = if self.rec.kind() == RecoveryKind::Sack {
+            self.rec.sack_delivery(self.snd_max).0
+        } else {
+            acked
+        };
         AckEvent {
             ack: self.snd_una,
             snd_max: self.snd_max,
             acked,
+            delivered,
             acked_bytes,
             ece,
             ece_acked,
@@ -803,6 +864,7 @@ impl TcpSender {
             ca_rtt,
             srtt: self.rtt.srtt_ns(),
             state,
+            cwnd_limited: !self.p.extras.linux_states || self.is_cwnd_limited(),
         }
     }
 
@@ -929,18 +991,26 @@ impl TcpSender {
             // Linux `tcp_init_cwnd_reduction`: the probe episode ends.
             r.tlp_high_seq = None;
         }
-        let flight = self.flight_for_ssthresh();
-        self.cc.on_congestion(now, Congestion::Loss, flight);
-        // Recovery supersedes CWR (Linux `tcp_enter_recovery` from
-        // TCP_CA_CWR); the window is held by the recovery instead.
+        // Recovery supersedes CWR (Linux `tcp_enter_recovery` from TCP_CA_CWR); the window
+        // is held by the recovery instead. Linux goes on with the reduction under way
+        // (`linux_states`); otherwise the loss is a congestion response of its own, which
+        // is also this window's response to ECN (RFC 3168 §6.1.2).
+        let from_cwr = self.in_cwr && self.p.extras.linux_states;
+        if !from_cwr {
+            let flight = self.flight_for_ssthresh();
+            self.cc.on_congestion(now, Congestion::Loss, flight);
+            self.ecn_recover = self.snd_max;
+            self.note_reduction(now);
+        }
         self.in_cwr = false;
         self.stats.fast_retransmits += 1;
-        // The loss response is also this window's congestion response to
-        // ECN (RFC 3168 §6.1.2).
-        self.ecn_recover = self.snd_max;
-        self.note_reduction(now);
         self.rto_deadline = Some(now + self.rtt.rto());
-        if self.rec.enter(self.snd_max) {
+        let retransmit = if from_cwr {
+            self.rec.enter_from_cwr(self.ecn_recover)
+        } else {
+            self.rec.enter(self.snd_max)
+        };
+        if retransmit {
             let seq = self.snd_una;
             self.emit(seq, now, out);
         }
@@ -966,7 +1036,12 @@ impl TcpSender {
             r.on_timeout(self.snd_max, self.snd_max - self.snd_una);
         }
         let flight = self.flight_for_ssthresh();
-        let repeated = self.in_rto_backoff;
+        // Linux `tcp_enter_loss` recomputes ssthresh unless a reduction (CWR or Recovery)
+        // whose `high_seq` is not yet acknowledged already made it in this window.
+        let reduced = self.p.extras.linux_states
+            && (self.in_cwr || self.rec.in_recovery())
+            && self.ecn_recover > self.snd_una;
+        let repeated = self.in_rto_backoff || reduced;
         self.cc
             .on_congestion(now, Congestion::Timeout { repeated }, flight);
         self.in_rto_backoff = true;
@@ -1475,6 +1550,150 @@ mod tests {
         let w = s.cwnd();
         s.on_ack(40, &ack(21, 0), &mut out);
         assert!(s.cwnd() > w);
+    }
+
+    /// The parameters of [`params`] with Linux's congestion states (`linux_states`) on or off.
+    fn states(cc: CcKind, on: bool) -> TcpParams {
+        TcpParams {
+            extras: crate::tcp::TcpExtras {
+                linux_states: on,
+                ..Default::default()
+            },
+            ..params(cc)
+        }
+    }
+
+    /// Linux `tcp_enter_recovery` from `TCP_CA_CWR` skips `tcp_init_cwnd_reduction`
+    /// (`tcp_in_cwnd_reduction`), worked by hand: 20 out at cwnd 20, the ACK of segment 0
+    /// carries ECE (ssthresh 10), then three duplicates of it. With Linux's states the
+    /// recovery keeps ssthresh 10 and the ECN reduction's recovery point 20 (the ACK of 20
+    /// ends it), one reduction in all; without, the loss reduces again (ssthresh 5, half the
+    /// window of 10) and counts as a second reduction.
+    #[test]
+    fn a_loss_during_cwr_continues_the_reduction_as_linux() {
+        for (on, ssthresh, reductions) in [(true, 10.0, 1), (false, 5.0, 2)] {
+            let (mut s, mut out) = twenty_out(TcpParams {
+                ecn: true,
+                ..states(CcKind::Newreno, on)
+            });
+            let ece = Packet {
+                flags: F_ACK | F_ECE,
+                ..ack(1, 0)
+            };
+            s.on_ack(10, &ece, &mut out);
+            assert_eq!((s.in_cwr(), s.ssthresh()), (true, 10.0));
+            for _ in 0..3 {
+                s.on_ack(20, &ack(1, 0), &mut out);
+            }
+            assert!(s.in_recovery() && !s.in_cwr());
+            assert_eq!(s.ssthresh(), ssthresh, "linux_states {on}");
+            assert_eq!(s.stats.fast_retransmits, 1);
+            let gap = s.stats.min_reduction_gap;
+            assert_eq!(gap != u64::MAX, reductions == 2, "{gap}");
+            s.on_ack(30, &ack(20, 0), &mut out);
+            assert!(!s.in_recovery(), "the recovery point is 20");
+        }
+    }
+
+    /// Linux `tcp_enter_loss`: "Reduce ssthresh if it has not yet been made inside this
+    /// window". 20 out at cwnd 20, segment 0 lost: three duplicates enter recovery with
+    /// ssthresh 10; the timer then fires inside it (`high_seq` 20 not acknowledged): Linux's
+    /// states keep 10; without them the timeout halves the flight again (window 10 in
+    /// recovery: 5).
+    #[test]
+    fn a_timeout_inside_a_recovery_keeps_its_ssthresh_as_linux() {
+        for (on, want) in [(true, 10.0), (false, 5.0)] {
+            let (mut s, mut out) = twenty_out(states(CcKind::Newreno, on));
+            for _ in 0..3 {
+                s.on_ack(10, &ack(0, 0), &mut out);
+            }
+            assert!(s.in_recovery());
+            assert_eq!(s.ssthresh(), 10.0);
+            s.on_rto(1_000_000_000, &mut out);
+            assert_eq!((s.ssthresh(), s.cwnd()), (want, 1.0), "linux_states {on}");
+        }
+    }
+
+    /// RFC 6582 §3.2 step 5 leaves the timer's reset on partial ACKs to the implementation:
+    /// the `classic` sender resets it on the first only ("Impatient"), Linux on every ACK of
+    /// new data (`tcp_clean_rtx_queue`'s `FLAG_SET_XMIT_TIMER`, "Slow-but-Steady"). 20 out,
+    /// segments 0, 5 and 10 lost: recovery on three duplicates, partial ACKs of 5 and 10.
+    #[test]
+    fn partial_acks_rearm_the_timer_as_linux() {
+        for on in [true, false] {
+            let (mut s, mut out) = twenty_out(states(CcKind::Newreno, on));
+            for _ in 0..3 {
+                s.on_ack(10, &ack(0, 0), &mut out);
+            }
+            s.on_ack(20, &ack(5, 0), &mut out);
+            let first = s.rto_deadline;
+            assert_eq!(first, Some(20 + s.rto()), "the first partial ACK");
+            s.on_ack(30, &ack(10, 0), &mut out);
+            assert!(s.in_recovery());
+            let want = if on { Some(30 + s.rto()) } else { first };
+            assert_eq!(s.rto_deadline, want, "linux_states {on}");
+        }
+    }
+
+    /// Linux `tcp_is_cwnd_limited`, `tcp_cwnd_validate`: a sender held back by a receive
+    /// window of 5 segments with cwnd 10 in slow start sends 5; their ACKs do not grow the
+    /// window (10 is not below twice the largest flight, 5); without Linux's states each ACK
+    /// adds a segment (15). With the receive window at 50 the window is the limit and grows
+    /// (10 ACKs of the 10 sent: 20).
+    #[test]
+    fn the_window_grows_only_while_it_is_the_limit_as_linux() {
+        for (on, rwnd, want) in [(true, 5, 10.0), (false, 5, 15.0), (true, 50, 20.0)] {
+            let mut s = TcpSender::new(
+                0,
+                1,
+                TcpParams {
+                    rwnd: Some(rwnd),
+                    ..states(CcKind::Newreno, on)
+                },
+                None,
+            );
+            let mut out = Vec::new();
+            s.send_allowed(0, &mut out);
+            let sent = out.len() as u32;
+            assert_eq!(sent, rwnd.min(10));
+            for a in 1..=sent {
+                s.on_ack(10 + a as Ns, &ack(a, 0), &mut out);
+            }
+            assert_eq!(s.cwnd(), want, "linux_states {on}, rwnd {rwnd}");
+        }
+    }
+
+    /// Linux grows the window by `acked_sacked` (`tcp_cong_avoid(sk, ack, acked_sacked)`):
+    /// 10 out in slow start with SACK and Linux's Reno arithmetic; segment 0 arrives after
+    /// 1 and 2 (their ACKs duplicate 0 and SACK them, too few to recover). The cumulative
+    /// ACK of 3 delivers only segment 0: the window grows 10 to 11, not by the 3 segments the
+    /// ACK covers (13).
+    #[test]
+    fn a_cumulative_ack_over_sacked_segments_grows_the_window_by_what_it_delivers() {
+        let p = TcpParams {
+            sack: true,
+            extras: crate::tcp::TcpExtras {
+                linux_window: true,
+                linux_states: true,
+                ..Default::default()
+            },
+            ..params(CcKind::Reno)
+        };
+        let mut s = TcpSender::new(0, 1, p, None);
+        let mut out = Vec::new();
+        s.send_allowed(0, &mut out);
+        assert_eq!(out.len(), 10);
+        for (t, hi) in [(10, 2), (11, 3)] {
+            let dup = Packet {
+                sack: [1, hi, 0, 0, 0, 0],
+                ..ack(0, 0)
+            };
+            s.on_ack(t, &dup, &mut out);
+        }
+        assert!(!s.in_recovery());
+        assert_eq!(s.cwnd(), 10.0);
+        s.on_ack(12, &ack(3, 0), &mut out);
+        assert_eq!(s.cwnd(), 11.0);
     }
 
     /// A sender behind a drop-tail bottleneck, in 1 ms steps: the bottleneck forwards one

@@ -59,12 +59,14 @@ impl AnyController {
         self
     }
 
-    /// The same controller with Linux's window arithmetic ([`reno::Reno::linux`]) on or off
-    /// (Reno and NewReno; no effect on other controllers).
+    /// The same controller with Linux's window arithmetic ([`reno::Reno::linux`],
+    /// [`cubic::Cubic::linux`]) on or off (Reno, NewReno and CUBIC; no effect on other
+    /// controllers).
     pub fn with_linux_window(self, on: bool) -> Self {
         match self {
             AnyController::Reno(c) => AnyController::Reno(c.linux(on)),
             AnyController::Newreno(c) => AnyController::Newreno(c.linux(on)),
+            AnyController::Cubic(c) => AnyController::Cubic(c.linux(on)),
             other => other,
         }
     }
@@ -154,7 +156,9 @@ pub enum Congestion {
     /// expired again before the retransmission was acknowledged: RFC 5681
     /// §3.1 holds `ssthresh` on repeated timeouts).
     Timeout {
-        /// A further timeout of the same data.
+        /// A further timeout of the same data, or (Linux `tcp_enter_loss`, the
+        /// `linux_states` option) a timeout inside a reduction that already set `ssthresh`
+        /// in this window: `ssthresh` is kept.
         repeated: bool,
     },
 }
@@ -170,7 +174,12 @@ pub struct AckEvent {
     pub snd_max: u32,
     /// Segments newly acknowledged cumulatively (0 for a duplicate ACK).
     pub acked: u32,
-    /// Payload bytes of those segments.
+    /// Segments newly delivered (Linux `acked_sacked`, what `tcp_cong_avoid` grows the window
+    /// by): with SACK those cumulatively acknowledged that were not SACKed before plus those
+    /// newly SACKed, so a repaired hole does not count again what the receiver had already
+    /// reported; without SACK, `acked`.
+    pub delivered: u32,
+    /// Payload bytes of the segments of `acked`.
     pub acked_bytes: u64,
     /// The ACK carries ECN-Echo (never set without ECN).
     pub ece: bool,
@@ -192,6 +201,11 @@ pub struct AckEvent {
     /// The sender's state when the ACK arrived (after its ECN reaction to
     /// this ACK, before recovery processing ends a recovery).
     pub state: CaState,
+    /// Linux `tcp_is_cwnd_limited`: the window was the limit of the last transmissions, or
+    /// in slow start below twice the largest flight of the last round; a window that
+    /// the receive window, pacing or the application held back does not grow (the `linux`
+    /// profile; always true otherwise).
+    pub cwnd_limited: bool,
 }
 
 impl AckEvent {
@@ -202,7 +216,7 @@ impl AckEvent {
     /// the ACK carrying the ECE) or a fast recovery.
     #[inline]
     pub fn may_raise_cwnd(&self) -> bool {
-        self.state == CaState::Open && self.acked > 0
+        self.state == CaState::Open && self.acked > 0 && self.cwnd_limited
     }
 }
 
@@ -362,6 +376,7 @@ pub(crate) fn open_ack(acked: u32, srtt: Ns) -> AckEvent {
         ack: 0,
         snd_max: 0,
         acked,
+        delivered: acked,
         acked_bytes: 0,
         ece: false,
         ece_acked: 0,
@@ -370,6 +385,7 @@ pub(crate) fn open_ack(acked: u32, srtt: Ns) -> AckEvent {
         ca_rtt: None,
         srtt,
         state: CaState::Open,
+        cwnd_limited: true,
     }
 }
 

@@ -48,6 +48,33 @@ pub fn reno_increase(cwnd: &mut f64, ssthresh: f64, acked: u32) {
     }
 }
 
+/// Linux `tcp_slow_start` on a whole-number window: every acknowledged segment is added, up to
+/// `ssthresh` (no per-ACK limit); returns the segments left over for congestion avoidance.
+#[inline]
+pub fn linux_slow_start(cwnd: &mut f64, ssthresh: f64, acked: u32) -> u32 {
+    let grown = (*cwnd + acked as f64).min(ssthresh);
+    let left = acked - (grown - *cwnd) as u32;
+    *cwnd = grown;
+    left
+}
+
+/// Linux `tcp_cong_avoid_ai(tp, w, acked)`: `cnt` (`snd_cwnd_cnt`) counts acknowledged
+/// segments and the window grows by one per `w` of them, credit left from a larger `w` first.
+#[inline]
+pub fn linux_cong_avoid_ai(cwnd: &mut f64, cnt: &mut u32, w: u32, acked: u32) {
+    let w = w.max(1);
+    if *cnt >= w {
+        *cnt = 0;
+        *cwnd += 1.0;
+    }
+    *cnt += acked;
+    if *cnt >= w {
+        let delta = *cnt / w;
+        *cnt -= delta * w;
+        *cwnd += delta as f64;
+    }
+}
+
 /// Slow-start threshold after a congestion signal (loss or ECN):
 /// `max(FlightSize / 2, 2)` segments, according to RFC 5681 §3.1
 /// equation (4).
@@ -107,26 +134,13 @@ impl Reno {
     fn linux_increase(&mut self, acked: u32) {
         let mut acked = acked;
         if self.cwnd < self.ssthresh {
-            // tcp_slow_start
-            let cwnd = (self.cwnd + acked as f64).min(self.ssthresh);
-            acked -= (cwnd - self.cwnd) as u32;
-            self.cwnd = cwnd;
+            acked = linux_slow_start(&mut self.cwnd, self.ssthresh, acked);
             if acked == 0 {
                 return;
             }
         }
-        // tcp_cong_avoid_ai(tp, snd_cwnd, acked)
-        let w = (self.cwnd as u32).max(1);
-        if self.cnt >= w {
-            self.cnt = 0;
-            self.cwnd += 1.0;
-        }
-        self.cnt += acked;
-        if self.cnt >= w {
-            let delta = self.cnt / w;
-            self.cnt -= delta * w;
-            self.cwnd += delta as f64;
-        }
+        let w = self.cwnd as u32;
+        linux_cong_avoid_ai(&mut self.cwnd, &mut self.cnt, w, acked);
     }
 
     /// Linux `tcp_reno_ssthresh`: half the whole-number window, at least 2.
@@ -152,7 +166,7 @@ impl Controller for Reno {
             return;
         }
         if self.linux {
-            self.linux_increase(ack.acked);
+            self.linux_increase(ack.delivered);
         } else {
             reno_increase(&mut self.cwnd, self.ssthresh, ack.acked);
         }
