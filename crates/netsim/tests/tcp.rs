@@ -74,6 +74,22 @@ fn newreno_random_loss_matches_padhye() {
     }
 }
 
+/// The summary of flow group `group` alone on a 10 Mb/s, 100 ms dumbbell with a one-BDP
+/// drop-tail buffer (125 packets), 60 s with 10 s of warm-up, seed 3.
+fn clean_link(group: serde_json::Value) -> netsim::Summary {
+    run(dumbbell(
+        3,
+        60.0,
+        10.0,
+        10e6,
+        0.1,
+        125,
+        json!({"type": "droptail"}),
+        json!([group]),
+    ))
+    .summary()
+}
+
 /// One flow alone on a 10 Mb/s, 100 ms dumbbell with a one-BDP buffer
 /// (125 packets): Reno's sawtooth swings between 1 and 2 BDP, so the link
 /// never idles after slow start; CUBIC backs off less (beta 0.7). Reference:
@@ -99,21 +115,14 @@ fn reno_newreno_cubic_fill_a_clean_link() {
         ("cubic", true, 0.95),
         ("cubic", false, 0.90),
     ];
+    let go = |cc: &str, sack: bool, delayed_ack: bool, profile: &str| {
+        clean_link(json!({"kind": "tcp", "count": 1, "cc": cc, "sack": sack,
+                          "delack": delayed_ack, "profile": profile}))
+    };
     for (cc, sack, min_util) in cases {
         for delayed_ack in [false, true] {
             let profile = if sack { "linux" } else { "classic" };
-            let sim = run(dumbbell(
-                3,
-                60.0,
-                10.0,
-                10e6,
-                0.1,
-                125,
-                json!({"type": "droptail"}),
-                json!([{"kind": "tcp", "count": 1, "cc": cc, "sack": sack,
-                        "delack": delayed_ack, "profile": profile}]),
-            ));
-            let s = sim.summary();
+            let s = go(cc, sack, delayed_ack, profile);
             let u = bottleneck(&s).utilization;
             eprintln!("{cc} sack={sack} delack={delayed_ack}: utilization {u:.4}");
             assert!(
@@ -121,18 +130,8 @@ fn reno_newreno_cubic_fill_a_clean_link() {
                 "{cc} sack={sack} delayed_ack={delayed_ack}: {u}"
             );
             if !sack {
-                let sim = run(dumbbell(
-                    3,
-                    60.0,
-                    10.0,
-                    10e6,
-                    0.1,
-                    125,
-                    json!({"type": "droptail"}),
-                    json!([{"kind": "tcp", "count": 1, "cc": cc, "sack": false,
-                            "delack": delayed_ack, "profile": "linux"}]),
-                ));
-                let f = &sim.summary().flows[0];
+                let s = go(cc, false, delayed_ack, "linux");
+                let f = &s.flows[0];
                 eprintln!(
                     "{cc} linux sack=false delack={delayed_ack}: {} timeouts, {} retransmits",
                     f.timeouts, f.retransmits
@@ -157,18 +156,10 @@ fn reno_newreno_cubic_fill_a_clean_link() {
 fn sack_recovers_multiple_losses_without_timeout() {
     let go = |sack: bool| {
         let profile = if sack { "linux" } else { "classic" };
-        let sim = run(dumbbell(
-            3,
-            60.0,
-            10.0,
-            10e6,
-            0.1,
-            125,
-            json!({"type": "droptail"}),
-            json!([{"kind": "tcp", "count": 1, "cc": "cubic", "sack": sack,
-                    "profile": profile}]),
-        ));
-        let s = sim.summary();
+        let s = clean_link(
+            json!({"kind": "tcp", "count": 1, "cc": "cubic", "sack": sack,
+                                  "profile": profile}),
+        );
         (s.flows[0].clone(), bottleneck(&s).drops)
     };
     let (f, drops) = go(true);
