@@ -304,10 +304,16 @@ impl Recovery {
     }
 
     /// Segments the last ACK newly delivered by the SACK scoreboard's count (cumulatively
-    /// or by SACK; SACK flows only), and the scoreboard's pipe (RFC 6675) for `snd_max`.
+    /// or by SACK; SACK flows only).
     #[inline]
-    pub fn sack_delivery(&self, snd_max: u32) -> (u32, u32) {
-        (self.delivered_data, self.sb.pipe(snd_max))
+    pub fn delivered_data(&self) -> u32 {
+        self.delivered_data
+    }
+
+    /// The scoreboard's pipe (RFC 6675) for `snd_max`.
+    #[inline]
+    pub fn pipe(&self, snd_max: u32) -> u32 {
+        self.sb.pipe(snd_max)
     }
 
     /// The SACK information of an ACK for `ack` (SACK flows only): the
@@ -501,13 +507,28 @@ impl Recovery {
     /// pipe-limited loop ([`Recovery::sack_next`], RFC 6675 §5 step (4)).
     #[inline]
     pub fn enter(&mut self, snd_max: u32) -> bool {
+        self.begin(snd_max, false)
+    }
+
+    /// Enters fast recovery from an ECN reduction under way (Linux `tcp_enter_recovery` in
+    /// `TCP_CA_CWR`, where `tcp_in_cwnd_reduction` skips `tcp_init_cwnd_reduction`): the
+    /// recovery point is the reduction's `high_seq` and PRR goes on with the reduction's
+    /// `prior_cwnd`, `prr_delivered` and `prr_out`. Returns as [`Recovery::enter`].
+    #[inline]
+    pub fn enter_from_cwr(&mut self, high_seq: u32) -> bool {
+        self.begin(high_seq, true)
+    }
+
+    /// [`Recovery::enter`] with recovery point `snd_max`; `keep_prr`: a PRR under way goes on.
+    #[inline]
+    fn begin(&mut self, snd_max: u32, keep_prr: bool) -> bool {
         self.recover = snd_max;
         self.in_recovery = true;
         self.partial_seen = false;
         if self.kind == RecoveryKind::Sack {
             self.sb.new_episode();
             self.inflation = 0.0;
-            if self.prr_on {
+            if self.prr_on && !(keep_prr && self.prr.is_some()) {
                 let recover_fs = snd_max.saturating_sub(self.sb.base());
                 self.prr = Some(Prr::new(recover_fs));
                 self.prr_budget = 0;
@@ -517,20 +538,6 @@ impl Recovery {
             self.inflation = DUPTHRESH as f64;
             true
         }
-    }
-
-    /// Enters fast recovery from an ECN reduction under way (Linux `tcp_enter_recovery` in
-    /// `TCP_CA_CWR`, where `tcp_in_cwnd_reduction` skips `tcp_init_cwnd_reduction`): the
-    /// recovery point is the reduction's `high_seq` and PRR goes on with the reduction's
-    /// `prior_cwnd`, `prr_delivered` and `prr_out`. Returns as [`Recovery::enter`].
-    #[inline]
-    pub fn enter_from_cwr(&mut self, high_seq: u32) -> bool {
-        let (prr, budget) = (self.prr.take(), self.prr_budget);
-        let retransmit = self.enter(high_seq);
-        if prr.is_some() {
-            (self.prr, self.prr_budget) = (prr, budget);
-        }
-        retransmit
     }
 
     /// Retransmission timeout with `snd_max` outstanding: recovery is

@@ -248,7 +248,7 @@ impl TcpSender {
     #[inline]
     fn packets_in_flight(&self, rate: &RateSampler, loss: bool) -> u32 {
         if self.rec.in_sack_recovery() {
-            self.rec.sack_delivery(self.snd_max).1
+            self.rec.pipe(self.snd_max)
         } else if loss {
             self.snd_nxt - self.snd_una
         } else {
@@ -318,6 +318,18 @@ impl TcpSender {
     #[inline]
     fn flight_for_ssthresh(&self) -> u32 {
         self.flight().min(whole(self.cc.window()))
+    }
+
+    /// Segments the ACK being processed newly delivered (Linux `acked_sacked`): with SACK the
+    /// scoreboard's count (cumulatively acknowledged and not SACKed before, or newly
+    /// SACKed), without it the `acked` segments the cumulative ACK covers.
+    #[inline]
+    fn delivered(&self, acked: u32) -> u32 {
+        if self.rec.kind() == RecoveryKind::Sack {
+            self.rec.delivered_data()
+        } else {
+            acked
+        }
     }
 
     /// Payload bytes of segment `seq`.
@@ -470,16 +482,16 @@ impl TcpSender {
     /// in a SACK recovery) marks the window limited for the round, else the round's largest
     /// flight is kept. Called only if something was sent or the window is the limit.
     fn cwnd_validate(&mut self, sent: bool) {
+        let packets_out = self.flight();
         let in_flight = if self.rec.in_sack_recovery() {
-            self.rec.sack_delivery(self.snd_max).1
+            self.rec.pipe(self.snd_max)
         } else {
-            self.flight()
+            packets_out
         };
         let limited = in_flight >= whole(self.cc.window());
         if !(sent || limited) {
             return;
         }
-        let packets_out = self.flight();
         let u = &mut self.usage;
         if self.snd_una >= u.seq || limited || (!u.limited && packets_out > u.max_out) {
             *u = CwndUsage {
@@ -642,7 +654,7 @@ impl TcpSender {
             r.on_delivered(seq);
         }
         if self.rec.kind() == RecoveryKind::Sack {
-            r.count_delivered(self.rec.sack_delivery(self.snd_max).0);
+            r.count_delivered(self.rec.delivered_data());
         } else if ack > self.snd_una {
             r.on_reno_cumack(ack - self.snd_una, self.rec.in_recovery());
         } else if ack == self.snd_una && self.snd_max > self.snd_una {
@@ -704,16 +716,17 @@ impl TcpSender {
         }
         // The window this ACK advertises (Linux `tcp_ack_update_window`, before anything
         // is sent on it).
-        if let Some(b) = self.rcvbuf.as_mut() {
-            let (newly, high) = if self.rec.kind() == RecoveryKind::Sack {
-                (
-                    self.rec.sack_delivery(self.snd_max).0,
-                    self.rec.fack().max(ack),
-                )
+        if self.rcvbuf.is_some() {
+            let newly = self.delivered(ack.saturating_sub(self.snd_una));
+            let high = if self.rec.kind() == RecoveryKind::Sack {
+                self.rec.fack().max(ack)
             } else {
-                (ack.saturating_sub(self.snd_una), ack)
+                ack
             };
-            b.on_delivered(ack.max(self.snd_una), high, newly);
+            let una = ack.max(self.snd_una);
+            if let Some(b) = self.rcvbuf.as_mut() {
+                b.on_delivered(una, high, newly);
+            }
         }
         // End of the ECN reduction period: something above the recovery
         // point is acknowledged (Linux `tcp_fastretrans_alert`, TCP_CA_CWR:
@@ -846,11 +859,7 @@ impl TcpSender {
             (Some(r), Some([.., hold_us])) => Some(r.saturating_sub(hold_us as Ns * 1000)),
             (r, _) => r,
         };
-        let delivered = if self.rec.kind() == RecoveryKind::Sack {
-            self.rec.sack_delivery(self.snd_max).0
-        } else {
-            acked
-        };
+        let delivered = self.delivered(acked);
         AckEvent {
             ack: self.snd_una,
             snd_max: self.snd_max,
@@ -1779,7 +1788,7 @@ mod tests {
             last = sample;
             if s.rec.in_sack_recovery() {
                 recovery_acks += 1;
-                let pipe = s.rec.sack_delivery(s.snd_max).1;
+                let pipe = s.rec.pipe(s.snd_max);
                 assert!(pipe as f64 <= s.cwnd(), "pipe {pipe} > cwnd {}", s.cwnd());
             }
         });
