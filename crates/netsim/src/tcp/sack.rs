@@ -110,29 +110,47 @@ fn rack_skips(st: u8) -> bool {
     st & SACKED != 0 || st & (LOST | RETX) == LOST
 }
 
-/// Index of the first state in `s` that RACK does not skip, eight states at a time (a
-/// window of hundreds of SACKed segments in recovery is passed over in a few dozen steps on
-/// every ACK): a state byte is kept if its `SACKED` bit is clear and it is not `LOST`
-/// without `RETX`.
-#[inline]
-fn first_kept(s: &[u8]) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
+/// One in the low bit of each byte of a word of eight states.
+const ONES: u64 = 0x0101_0101_0101_0101;
+
+/// The states of a word of eight that RACK keeps (a one in the low bit of each kept byte):
+/// not SACKed, and not `LOST` without `RETX` ([`rack_skips`]).
+#[inline(always)]
+fn rack_kept_word(x: u64) -> u64 {
+    let sacked = x & (SACKED as u64 * ONES);
+    let lost_unretx = (x >> 2) & !(x >> 1) & ONES;
+    !(sacked | lost_unretx) & ONES
+}
+
+/// The states of a word of eight not SACKed (a one in the low bit of each such byte).
+#[inline(always)]
+fn unsacked_word(x: u64) -> u64 {
+    !x & (SACKED as u64 * ONES)
+}
+
+/// Index of the first state in `s` that `kept_word` keeps, eight states at a time (a window
+/// of hundreds of SACKed segments in recovery is passed over in a few dozen steps on every
+/// ACK); `kept_word` maps eight states to a one in the low bit of each kept byte, and
+/// `kept` is the same test of one state.
+#[inline(always)]
+fn first_kept(
+    s: &[u8],
+    kept_word: impl Fn(u64) -> u64,
+    kept: impl Fn(u8) -> bool,
+) -> Option<usize> {
     let mut chunks = s.chunks_exact(8);
     let mut at = 0;
     for c in &mut chunks {
-        let x = u64::from_le_bytes(c.try_into().expect("8 bytes"));
-        let sacked = x & (SACKED as u64 * ONES);
-        let lost_unretx = (x >> 2) & !(x >> 1) & ONES;
-        let kept = !(sacked | lost_unretx) & ONES;
-        if kept != 0 {
-            return Some(at + kept.trailing_zeros() as usize / 8);
+        let k = kept_word(u64::from_le_bytes(c.try_into().expect("8 bytes")));
+        if k != 0 {
+            return Some(at + k.trailing_zeros() as usize / 8);
         }
         at += 8;
     }
     chunks
         .remainder()
         .iter()
-        .position(|&st| !rack_skips(st))
+        .position(|&st| kept(st))
         .map(|p| at + p)
 }
 
@@ -243,11 +261,17 @@ impl Scoreboard {
                 // RACK: the first block holds the segment that triggered the ACK (RFC 2018
                 // §4), which may have joined two runs (a retransmission filling a hole):
                 // read all of it, or that segment would stay unSACKed and RACK would deem
-                // it lost again.
-                for s in start..end {
+                // it lost again. The SACKed runs in it are passed over eight at a time.
+                let mut s = start;
+                loop {
+                    s = self.next_unsacked(s, end);
+                    if s >= end {
+                        break;
+                    }
                     if self.mark_sacked(s) {
                         newly_sacked(s);
                     }
+                    s += 1;
                 }
                 self.fack = self.fack.max(end);
                 continue;
@@ -327,26 +351,65 @@ impl Scoreboard {
     /// one pass over their state bytes.
     #[inline]
     pub fn rack_next(&self, seq: u32, end: u32) -> u32 {
+        self.next_kept(seq, end, rack_kept_word, |st| !rack_skips(st))
+    }
+
+    /// The first segment in `[seq, end)` that RACK does not skip and that is not a
+    /// retransmission in flight ([`Scoreboard::is_retx_in_flight`]), else `end`: the first
+    /// pass of RACK's loss scan, eight states at a time.
+    #[inline]
+    pub fn rack_next_unretx(&self, seq: u32, end: u32) -> u32 {
+        self.next_kept(
+            seq,
+            end,
+            |x| !(x | x >> 1 | x >> 2) & ONES,
+            |st| st & (SACKED | RETX | LOST) == 0,
+        )
+    }
+
+    /// Segment `seq` is a retransmission in flight: retransmitted in this episode, not
+    /// SACKed, not deemed lost again since.
+    #[inline]
+    pub fn is_retx_in_flight(&self, seq: u32) -> bool {
+        self.get(seq) & (RETX | SACKED) == RETX
+    }
+
+    /// The first segment in `[seq, end)` not SACKed, else `end`, eight states at a time.
+    #[inline]
+    fn next_unsacked(&self, seq: u32, end: u32) -> u32 {
+        self.next_kept(seq, end, unsacked_word, |st| st & SACKED == 0)
+    }
+
+    /// The first segment in `[seq, end)` whose state `kept` keeps (`kept_word`: the same
+    /// test of eight states, [`first_kept`]), else `end`; a segment below the base or
+    /// beyond the recorded states (state 0) is kept.
+    #[inline(always)]
+    fn next_kept(
+        &self,
+        seq: u32,
+        end: u32,
+        kept_word: impl Fn(u64) -> u64 + Copy,
+        kept: impl Fn(u8) -> bool + Copy,
+    ) -> u32 {
         let Some(i) = seq.checked_sub(self.base) else {
             return seq.min(end);
         };
         let i = i as usize;
         match self.state.get(i) {
-            // beyond the recorded states (never SACKed or lost), or not skipped: the usual
-            // case, tested alone
+            // beyond the recorded states, or kept: the usual case, tested alone
             None => return seq.min(end),
-            Some(&st) if !rack_skips(st) => return seq.min(end),
+            Some(&st) if kept(st) => return seq.min(end),
             _ => {}
         }
         let (a, b) = self.state.as_slices();
         let found = if i < a.len() {
-            match first_kept(&a[i..]) {
+            match first_kept(&a[i..], kept_word, kept) {
                 Some(p) => i + p,
-                None => a.len() + first_kept(b).unwrap_or(b.len()),
+                None => a.len() + first_kept(b, kept_word, kept).unwrap_or(b.len()),
             }
         } else if i < a.len() + b.len() {
             let k = i - a.len();
-            a.len() + k + first_kept(&b[k..]).unwrap_or(b.len() - k)
+            a.len() + k + first_kept(&b[k..], kept_word, kept).unwrap_or(b.len() - k)
         } else {
             i
         };
@@ -436,11 +499,11 @@ impl Scoreboard {
 mod tests {
     use super::*;
 
-    /// `rack_next` (eight states at a time, over a ring split in two slices) finds what a
-    /// test of every state in turn finds: random states, every start and end, ring heads
+    /// `rack_next`, `rack_next_unretx` and `next_unsacked` (eight states at a time, over a ring split in two
+    /// slices) find what a test of every state in turn finds: random states, every start and end, ring heads
     /// at every offset.
     #[test]
-    fn rack_next_matches_a_scan_of_every_state() {
+    fn word_scans_match_a_scan_of_every_state() {
         let mut rng = experiment::rng::Rng::derive(5, experiment::rng::Stream::Flow, 0);
         let mut wrapped = 0;
         for round in 0..60 {
@@ -479,6 +542,24 @@ mod tests {
                         sb.rack_next(from, end),
                         want,
                         "{states:?} from {from} end {end}"
+                    );
+                    let want = (from..end)
+                        .find(|&q| q < 100 || !sb.rack_skips(q) && !sb.is_retx_in_flight(q))
+                        .unwrap_or(end.max(from))
+                        .min(end);
+                    assert_eq!(
+                        sb.rack_next_unretx(from, end),
+                        want,
+                        "unretransmitted: {states:?} from {from} end {end}"
+                    );
+                    let want = (from..end)
+                        .find(|&q| !sb.is_sacked(q))
+                        .unwrap_or(end.max(from))
+                        .min(end);
+                    assert_eq!(
+                        sb.next_unsacked(from, end),
+                        want,
+                        "unSACKed: {states:?} from {from} end {end}"
                     );
                 }
             }
