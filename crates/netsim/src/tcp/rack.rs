@@ -25,7 +25,8 @@
 //!
 //! Units: sequence numbers in segments, times in ns. State: the send time of each
 //! outstanding segment (8 bytes per segment in flight, the top bit flagging a
-//! retransmission) and 96 bytes, boxed, only for flows with RACK.
+//! retransmission), each retransmission since the oldest one in flight (16 bytes) and 128
+//! bytes, boxed, only for flows with RACK.
 
 use std::collections::VecDeque;
 
@@ -509,5 +510,11 @@ mod tests {
             scans > 10_000 && timers > 1_000 && marks > 5 && lost_retx > 100,
             "{scans} {timers} {marks} {lost_retx}"
         );
+    }
+
+    /// The boxed RACK state of a flow: the documented 128 bytes (docs/tcp.md).
+    #[test]
+    fn rack_state_stays_small() {
+        assert_eq!(std::mem::size_of::<Rack>(), 128);
     }
 }

@@ -45,13 +45,18 @@ pub enum RecoveryKind {
 }
 
 impl RecoveryKind {
-    /// The recovery for controller `cc`: SACK recovery if `sack`, else the one
-    /// its registry line names (Reno's for Reno, NewReno's for the others).
-    pub fn new(cc: CcKind, sack: bool) -> Self {
-        match (sack, cc.recovery()) {
-            (true, _) => RecoveryKind::Sack,
-            (false, experiment::cc::Recovery::Reno) => RecoveryKind::Reno,
-            (false, experiment::cc::Recovery::NewReno) => RecoveryKind::NewReno,
+    /// The recovery for controller `cc`: SACK recovery if `sack`; else, with Linux's
+    /// congestion states (`linux`), NewReno's for every controller, as Linux has no other
+    /// recovery without SACK (`tcp_is_reno`: a partial ACK retransmits the next hole,
+    /// `tcp_newreno_mark_lost`, and the sender stays in `TCP_CA_Recovery` until `high_seq`
+    /// is acknowledged); else the one its registry line names (Reno's for Reno, NewReno's
+    /// for the others).
+    pub fn new(cc: CcKind, sack: bool, linux: bool) -> Self {
+        match (sack, linux, cc.recovery()) {
+            (true, _, _) => RecoveryKind::Sack,
+            (false, true, _) => RecoveryKind::NewReno,
+            (false, false, experiment::cc::Recovery::Reno) => RecoveryKind::Reno,
+            (false, false, experiment::cc::Recovery::NewReno) => RecoveryKind::NewReno,
         }
     }
 }
@@ -607,7 +612,7 @@ mod tests {
     /// 4 - 5 + 1 = 0 and restarts the timer only the first time.
     #[test]
     fn newreno_inflation_and_partial_acks() {
-        let mut r = Recovery::new(RecoveryKind::new(CcKind::Newreno, false));
+        let mut r = Recovery::new(RecoveryKind::new(CcKind::Newreno, false, false));
         assert!(!r.on_dup_ack(0) && !r.on_dup_ack(0));
         assert!(r.on_dup_ack(0));
         assert!(r.enter(20));
@@ -732,11 +737,23 @@ mod tests {
 
     #[test]
     fn kinds() {
-        assert_eq!(RecoveryKind::new(CcKind::Reno, false), RecoveryKind::Reno);
         assert_eq!(
-            RecoveryKind::new(CcKind::Cubic, false),
+            RecoveryKind::new(CcKind::Reno, false, false),
+            RecoveryKind::Reno
+        );
+        assert_eq!(
+            RecoveryKind::new(CcKind::Reno, false, true),
             RecoveryKind::NewReno
         );
-        assert_eq!(RecoveryKind::new(CcKind::Reno, true), RecoveryKind::Sack);
+        assert_eq!(
+            RecoveryKind::new(CcKind::Cubic, false, false),
+            RecoveryKind::NewReno
+        );
+        for linux in [false, true] {
+            assert_eq!(
+                RecoveryKind::new(CcKind::Reno, true, linux),
+                RecoveryKind::Sack
+            );
+        }
     }
 }

@@ -185,7 +185,7 @@ impl TcpSender {
                 .with_hystart(p.extras.hystart)
                 .with_linux_window(p.extras.linux_window),
             rtt: RttEstimator::new(p.min_rto),
-            rec: Recovery::new(RecoveryKind::new(p.cc, p.sack))
+            rec: Recovery::new(RecoveryKind::new(p.cc, p.sack, p.extras.linux_states))
                 .with_prr(prr)
                 .with_rack(p.extras.rack),
             total_segs,
