@@ -354,26 +354,6 @@ impl Scoreboard {
         self.next_kept(seq, end, rack_kept_word, |st| !rack_skips(st))
     }
 
-    /// The first segment in `[seq, end)` that RACK does not skip and that is not a
-    /// retransmission in flight ([`Scoreboard::is_retx_in_flight`]), else `end`: the first
-    /// pass of RACK's loss scan, eight states at a time.
-    #[inline]
-    pub fn rack_next_unretx(&self, seq: u32, end: u32) -> u32 {
-        self.next_kept(
-            seq,
-            end,
-            |x| !(x | x >> 1 | x >> 2) & ONES,
-            |st| st & (SACKED | RETX | LOST) == 0,
-        )
-    }
-
-    /// Segment `seq` is a retransmission in flight: retransmitted in this episode, not
-    /// SACKed, not deemed lost again since.
-    #[inline]
-    pub fn is_retx_in_flight(&self, seq: u32) -> bool {
-        self.get(seq) & (RETX | SACKED) == RETX
-    }
-
     /// The first segment in `[seq, end)` not SACKed, else `end`, eight states at a time.
     #[inline]
     fn next_unsacked(&self, seq: u32, end: u32) -> u32 {
@@ -499,7 +479,7 @@ impl Scoreboard {
 mod tests {
     use super::*;
 
-    /// `rack_next`, `rack_next_unretx` and `next_unsacked` (eight states at a time, over a ring split in two
+    /// `rack_next` and `next_unsacked` (eight states at a time, over a ring split in two
     /// slices) find what a test of every state in turn finds: random states, every start and end, ring heads
     /// at every offset.
     #[test]
@@ -542,15 +522,6 @@ mod tests {
                         sb.rack_next(from, end),
                         want,
                         "{states:?} from {from} end {end}"
-                    );
-                    let want = (from..end)
-                        .find(|&q| q < 100 || !sb.rack_skips(q) && !sb.is_retx_in_flight(q))
-                        .unwrap_or(end.max(from))
-                        .min(end);
-                    assert_eq!(
-                        sb.rack_next_unretx(from, end),
-                        want,
-                        "unretransmitted: {states:?} from {from} end {end}"
                     );
                     let want = (from..end)
                         .find(|&q| !sb.is_sacked(q))
