@@ -106,9 +106,9 @@ fn clean_link(group: serde_json::Value) -> netsim::Summary {
 /// round trip, as the kernel does on this very scenario through the emulator (`aqmlab
 /// emulate --sysctl net.ipv4.tcp_sack=0`, 60 s): Reno 43.8-60.8 % and CUBIC 80.7-81.3 %
 /// utilised over the runs measured, no timeout in any; that profile's check is that it has
-/// no timeout either. Linux has
-/// no recovery without SACK but NewReno's (`tcp_newreno_mark_lost`, tcp_recovery.c), so
-/// under `linux` Reno and NewReno (the same window arithmetic) give the same run.
+/// no timeout either. Linux has no recovery without SACK but NewReno's
+/// (`tcp_newreno_mark_lost`, tcp_recovery.c), so under `linux` Reno and NewReno (the same
+/// window arithmetic) give the same run.
 #[test]
 fn reno_newreno_cubic_fill_a_clean_link() {
     let cases = [

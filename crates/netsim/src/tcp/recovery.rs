@@ -52,11 +52,10 @@ impl RecoveryKind {
     /// is acknowledged); else the one its registry line names (Reno's for Reno, NewReno's
     /// for the others).
     pub fn new(cc: CcKind, sack: bool, linux: bool) -> Self {
-        match (sack, linux, cc.recovery()) {
-            (true, _, _) => RecoveryKind::Sack,
-            (false, true, _) => RecoveryKind::NewReno,
-            (false, false, experiment::cc::Recovery::Reno) => RecoveryKind::Reno,
-            (false, false, experiment::cc::Recovery::NewReno) => RecoveryKind::NewReno,
+        match (sack, cc.recovery()) {
+            (true, _) => RecoveryKind::Sack,
+            (false, experiment::cc::Recovery::Reno) if !linux => RecoveryKind::Reno,
+            (false, _) => RecoveryKind::NewReno,
         }
     }
 }
